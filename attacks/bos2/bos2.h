@@ -1,0 +1,83 @@
+// BOS^2: Bayesian Optimization with dimension Selection and Bayesian optimal Stopping
+// (Kharkovskii 2020 thesis, Chapter 5: Algorithm 5 (attack), Algorithm 6 (dimension BO
+// loop), Algorithm 7 (perturbation BO loop), settings of Sec. 5.3).
+//
+// Black-box L_inf attack: the only access to the model is the QueryOracle, which counts
+// every image as a query, enforces the budget T and clips every query into the eps-ball.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bo/additive.h"
+#include "bo/hyperparameters.h"
+#include "bo/kernel.h"
+#include "bo/optimal_stopping.h"
+#include "bo/random.h"
+#include "oracle/oracle.h"
+
+namespace advbo::attacks {
+
+/// BOS^2 settings; the defaults are the thesis' (Sec. 5.3) unless noted.
+struct Bos2Options {
+  /// Allowed latent sides s (d = s*s*c): {6, 8, ..., 18} (Sec. 5.3).
+  std::vector<int> allowed_sides = {6, 8, 10, 12, 14, 16, 18};
+  /// Initial sides d_init = {6, 14, 18} with `init_per_side` random perturbations each.
+  std::vector<int> init_sides = {6, 14, 18};
+  int init_per_side = 10;
+  int i_max = 40;             ///< query budget of one perturbation loop
+  int i_0 = 8;                ///< warm-up iterations before the stopping rule is solved
+  int groups = 12;            ///< M, additive components (eq. 5.4)
+  int num_decompositions = 20;  ///< random decompositions scored by marginal likelihood
+  int refit_every = 5;        ///< perturbation-GP hyperparameter refit period (iterations)
+  bool stopping = true;       ///< Bayesian optimal stopping (false = the "no stopping" ablation)
+  double dimension_sqrt_beta = 2.0;  ///< beta^{1/2} of the dimension loop's GP-UCB (Alg. 6)
+  bo::KernelFamily perturbation_kernel = bo::KernelFamily::kSquaredExponential;
+  bo::AddGpUcbOptions acquisition;   ///< Add-GP-UCB maximiser (beta: kandasamy2015)
+  bo::FitOptions perturbation_fit = DefaultPerturbationFit();
+  /// Periodic refits every `refit_every` iterations: warm start only, 20 iterations.
+  bo::FitOptions perturbation_refit = DefaultPerturbationRefit();
+  bo::FitOptions dimension_fit = DefaultDimensionFit();
+  bo::BosOptions bos;                ///< BO-BOS parameters (DESIGN.md defaults)
+
+  /// Perturbation GP fit: 1 restart, 30 iterations, lengthscales in [0.05, 50] (inputs in
+  /// [-1, 1]), and at most 150 points per likelihood evaluation (advbo's speed setting;
+  /// the posterior always uses every point; 0 = fit on all points).
+  static bo::FitOptions DefaultPerturbationFit();
+  static bo::FitOptions DefaultPerturbationRefit();
+  /// Dimension GP fit (Matérn-5/2 ARD over (d/d_max, t/T)): 2 restarts, all points.
+  static bo::FitOptions DefaultDimensionFit();
+};
+
+/// One run of the perturbation BO loop (one chosen latent dimension).
+struct Bos2Loop {
+  int side = 0;             ///< s; latent dimension d = s*s*c
+  int latent_dim = 0;
+  long start_query = 0;     ///< queries used before the loop
+  int queries = 0;          ///< i, queries spent in the loop
+  bool stopped_early = false;  ///< Bayesian optimal stopping returned d1
+  double best_objective = 0;   ///< max y in the loop
+};
+
+/// Outcome of one attack instance.
+struct Bos2Result {
+  bool success = false;
+  long queries = 0;            ///< queries to success (1-based index), or all queries used
+  double best_objective = 0;   ///< max y over all queries (eq. 5.3)
+  std::vector<float> adversarial;  ///< the successful (or best) image, C*H*W in [0, 1]
+  std::vector<Bos2Loop> loops;     ///< the sequence of latent dimensions tried
+  double seconds = 0, model_seconds = 0, bo_seconds = 0;
+};
+
+/// Progress callback: (queries used, best objective so far).
+using Bos2Progress = std::function<void(long, double)>;
+
+/// Runs BOS^2 (Algorithm 5) against `oracle` until success or until the oracle's budget T
+/// is spent. All randomness comes from `rng`. Throws std::invalid_argument on inconsistent
+/// options (e.g. i_0 >= i_max, a side larger than the image); model failures propagate as
+/// oracle::ModelError.
+Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& options, bo::Rng& rng,
+                   const Bos2Progress& progress = nullptr);
+
+}  // namespace advbo::attacks

@@ -1,0 +1,166 @@
+#include "bo/additive.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "bo/hyperparameters.h"
+#include "bo/optimize.h"
+
+namespace advbo::bo {
+namespace {
+
+const AdditiveKernel& AsAdditive(const ExactGP& gp) {
+  const auto* k = dynamic_cast<const AdditiveKernel*>(&gp.kernel());
+  if (k == nullptr) throw std::invalid_argument("Add-GP-UCB needs a GP with an AdditiveKernel");
+  return *k;
+}
+
+}  // namespace
+
+void ComponentPosterior(const ExactGP& gp, int j, const Eigen::MatrixXd& xs,
+                        Eigen::VectorXd* mean, Eigen::VectorXd* var) {
+  const AdditiveKernel& k = AsAdditive(gp);
+  if (j < 0 || j >= k.num_groups())
+    throw std::invalid_argument("ComponentPosterior: group index out of range");
+  const StationaryKernel& kj = k.group(j);
+  Eigen::VectorXd prior = kj.Diag(xs);
+  if (gp.num_data() == 0) {
+    if (mean) mean->setZero(xs.rows());
+    if (var) *var = prior;
+    return;
+  }
+  Eigen::MatrixXd ks = kj.Eval(gp.X(), xs);  // [N, M]
+  if (mean) *mean = ks.transpose() * gp.alpha();
+  if (var) {
+    gp.cholesky().triangularView<Eigen::Lower>().solveInPlace(ks);
+    *var = (prior - ks.colwise().squaredNorm().transpose()).cwiseMax(0.0);
+  }
+}
+
+Eigen::VectorXd MaximizeAddGpUcb(const ExactGP& gp, const Eigen::VectorXd& lb,
+                                 const Eigen::VectorXd& ub, int t, const AddGpUcbOptions& opt,
+                                 const Eigen::VectorXd& incumbent, Rng& rng) {
+  const AdditiveKernel& k = AsAdditive(gp);
+  const Eigen::Index d = gp.X().cols();
+  if (lb.size() != d || ub.size() != d || incumbent.size() != d)
+    throw std::invalid_argument("MaximizeAddGpUcb: bounds/incumbent must have the GP's dimension");
+  if (gp.num_data() < 1) throw std::invalid_argument("MaximizeAddGpUcb: the GP has no data");
+  std::uniform_real_distribution<double> unif(0.0, 1.0);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  Eigen::VectorXd x = incumbent.cwiseMax(lb).cwiseMin(ub);
+  const auto& l = gp.cholesky();
+
+  for (int j = 0; j < k.num_groups(); ++j) {
+    const StationaryKernel& kj = k.group(j);
+    const std::vector<int>& dims = kj.active_dims();
+    const int dj = static_cast<int>(dims.size());
+    const double sqrt_beta = std::sqrt(std::max(0.0, opt.beta.Beta(t, dj)));
+    // Candidate matrix (only the group's columns matter to k_j).
+    const int nc = opt.random_candidates + opt.local_candidates + 1;
+    Eigen::MatrixXd cand(nc, d);
+    cand.rowwise() = x.transpose();
+    for (int c = 0; c < nc - 1; ++c)
+      for (int a : dims) {
+        const double w = ub(a) - lb(a);
+        cand(c, a) = c < opt.random_candidates
+                         ? lb(a) + unif(rng) * w
+                         : std::clamp(x(a) + opt.local_scale * w * normal(rng), lb(a), ub(a));
+      }
+    Eigen::VectorXd mu, var;
+    ComponentPosterior(gp, j, cand, &mu, &var);
+    Eigen::VectorXd score = Ucb(mu, var, sqrt_beta * sqrt_beta);
+    std::vector<int> order(nc);
+    for (int c = 0; c < nc; ++c) order[c] = c;
+    const int starts = std::min(opt.polish_starts, nc);
+    std::partial_sort(order.begin(), order.begin() + std::max(starts, 1), order.end(),
+                      [&](int a, int b) { return score(a) > score(b); });
+    Eigen::VectorXd best_z(dj);
+    for (int i = 0; i < dj; ++i) best_z(i) = cand(order[0], dims[i]);
+    double best = score(order[0]);
+
+    if (opt.polish_iterations > 0) {
+      Eigen::VectorXd zlb(dj), zub(dj);
+      for (int i = 0; i < dj; ++i) {
+        zlb(i) = lb(dims[i]);
+        zub(i) = ub(dims[i]);
+      }
+      // -(mu_j + sqrt(beta) sigma_j) as a function of the group's coordinates z.
+      GradObjective neg_ucb = [&](const Eigen::VectorXd& z, Eigen::VectorXd* g) {
+        Eigen::VectorXd xf = x;
+        for (int i = 0; i < dj; ++i) xf(dims[i]) = z(i);
+        Eigen::MatrixXd xr = xf.transpose();
+        Eigen::VectorXd kx = kj.Eval(gp.X(), xr).col(0);  // [N]
+        Eigen::MatrixXd gx = kj.GradX(xf, gp.X());         // [N, D]
+        Eigen::VectorXd v = l.triangularView<Eigen::Lower>().solve(kx);
+        const double m = kx.dot(gp.alpha());
+        const double s2 = std::max(kj.variance() - v.squaredNorm(), 1e-12);
+        const double s = std::sqrt(s2);
+        if (g) {
+          l.triangularView<Eigen::Lower>().transpose().solveInPlace(v);  // v = K^{-1} k
+          g->resize(dj);
+          for (int i = 0; i < dj; ++i) {
+            const auto col = gx.col(dims[i]);
+            const double dm = col.dot(gp.alpha());
+            const double ds2 = -2.0 * col.dot(v);
+            (*g)(i) = -(dm + sqrt_beta * ds2 / (2.0 * s));
+          }
+        }
+        return -(m + sqrt_beta * s);
+      };
+      for (int s = 0; s < starts; ++s) {
+        Eigen::VectorXd z0(dj);
+        for (int i = 0; i < dj; ++i) z0(i) = cand(order[s], dims[i]);
+        BoxedResult r = MinimizeBoxed(neg_ucb, z0, zlb, zub, opt.polish_iterations);
+        if (-r.f > best) {
+          best = -r.f;
+          best_z = r.x;
+        }
+      }
+    }
+    for (int i = 0; i < dj; ++i) x(dims[i]) = best_z(i);
+  }
+  return x;
+}
+
+std::vector<std::vector<int>> SelectDecomposition(ExactGP* gp, KernelFamily family, int groups,
+                                                  int num_partitions, Rng& rng,
+                                                  int max_points) {
+  if (gp == nullptr || gp->num_data() < 1)
+    throw std::invalid_argument("SelectDecomposition: the GP has no data");
+  const int d = static_cast<int>(gp->X().cols());
+  double ls = 1.0, var = 1.0;
+  if (const auto* k = dynamic_cast<const AdditiveKernel*>(&gp->kernel())) {
+    Eigen::VectorXd p = k->LogParams();
+    double sl = 0, sv = 0;
+    for (int j = 0; j < k->num_groups(); ++j) {
+      sl += p(2 * j);
+      sv += p(2 * j + 1);
+    }
+    ls = std::exp(sl / k->num_groups());
+    var = std::exp(sv / k->num_groups());
+  }
+  const ExactGP* scorer = gp;
+  ExactGP subset = *gp;
+  if (max_points > 0 && gp->num_data() > max_points) {
+    subset = SubsetOf(*gp, max_points, rng);
+    scorer = &subset;
+  }
+  std::vector<std::vector<int>> best_groups;
+  double best_lml = -std::numeric_limits<double>::infinity();
+  for (int i = 0; i < std::max(1, num_partitions); ++i) {
+    auto part = RandomPartition(d, groups, rng);
+    AdditiveKernel cand(family, d, part, ls, var / groups);
+    const double lml = scorer->LogMarginalLikelihoodWith(cand, gp->noise_variance(),
+                                                         cand.Precompute(scorer->X()), nullptr);
+    if (lml > best_lml || best_groups.empty()) {
+      best_lml = lml;
+      best_groups = part;
+    }
+  }
+  gp->SetKernel(std::make_unique<AdditiveKernel>(family, d, best_groups, ls, var / groups));
+  return best_groups;
+}
+
+}  // namespace advbo::bo

@@ -1,0 +1,56 @@
+// Add-GP-UCB (Kandasamy, Schneider & Poczos 2015): with an additive kernel
+// k = sum_j k_j over disjoint groups, the GP-UCB acquisition splits into independent
+// per-group terms  alpha(x) = sum_j mu_j(x^(j)) + beta^{1/2} sigma_j(x^(j))  (BOS^2 eq. 5.4,
+// Kharkovskii 2020 thesis), each maximised on its own low-dimensional box.
+#pragma once
+
+#include <Eigen/Dense>
+#include <vector>
+
+#include "bo/acquisition.h"
+#include "bo/gp.h"
+#include "bo/random.h"
+
+namespace advbo::bo {
+
+/// Posterior of the additive component f_j (Kandasamy 2015 eq. 3) at Xs [M, D]:
+/// mean [M] and variance [M] in the GP's standardised output units.
+/// Throws std::invalid_argument if gp's kernel is not an AdditiveKernel or j is out of range.
+void ComponentPosterior(const ExactGP& gp, int j, const Eigen::MatrixXd& xs,
+                        Eigen::VectorXd* mean, Eigen::VectorXd* var);
+
+/// Options of MaximizeAddGpUcb; defaults are the ones BOS^2 uses.
+struct AddGpUcbOptions {
+  /// beta_t policy; d in the schedule is the group dimension d_j.
+  ExplorationWeight beta{BetaPolicy::kKandasamy2015, 4.0, 0.1};
+  int random_candidates = 100;  ///< uniform candidates per group
+  int local_candidates = 30;    ///< Gaussian candidates around the incumbent per group
+  double local_scale = 0.15;    ///< their std. dev., as a fraction of the box width
+  int polish_starts = 1;        ///< best candidates refined by L-BFGS-B per group
+  int polish_iterations = 15;   ///< L-BFGS-B iterations per refinement
+};
+
+/// Maximises the Add-GP-UCB acquisition group by group over the box [lb, ub] (each [D]):
+/// for each group, scores random and local candidates, then polishes the best with
+/// bounded L-BFGS-B using the analytic gradient of mu_j + beta^{1/2} sigma_j.
+/// `incumbent` [D] supplies the coordinates that no group covers and the centre of the
+/// local candidates. `t` (>= 1) is the BO iteration for the beta schedule.
+/// Returns the maximiser x [D] inside the box. Requires gp.num_data() >= 1.
+Eigen::VectorXd MaximizeAddGpUcb(const ExactGP& gp, const Eigen::VectorXd& lb,
+                                 const Eigen::VectorXd& ub, int t,
+                                 const AddGpUcbOptions& options,
+                                 const Eigen::VectorXd& incumbent, Rng& rng);
+
+/// Chooses an additive decomposition of the GP inputs into `groups` groups: draws
+/// `num_partitions` random partitions (RandomPartition), scores each by the log marginal
+/// likelihood with every group at the current mean lengthscale/variance of gp's kernel
+/// (or 1 if it is not additive), and installs the best as gp's kernel
+/// (Kandasamy 2015 Sec. 4.4; BOS^2 Sec. 5.3: 20 random decompositions).
+/// `max_points` > 0 scores on a random subset of at most that many observations (bounds the
+/// O(N^3) cost per partition; 0 = all). Returns the chosen groups. Requires
+/// gp.num_data() >= 1.
+std::vector<std::vector<int>> SelectDecomposition(ExactGP* gp, KernelFamily family, int groups,
+                                                  int num_partitions, Rng& rng,
+                                                  int max_points = 0);
+
+}  // namespace advbo::bo

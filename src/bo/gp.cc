@@ -1,0 +1,248 @@
+#include "bo/gp.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace advbo::bo {
+namespace {
+constexpr double kLog2Pi = 1.8378770664093453;
+}  // namespace
+
+Eigen::MatrixXd CholeskyWithJitter(const Eigen::MatrixXd& a, double* jitter_used) {
+  const Eigen::Index n = a.rows();
+  const double scale = n > 0 ? std::max(a.diagonal().mean(), 1e-300) : 1.0;
+  double jitter = 0.0;
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    Eigen::MatrixXd m = a;
+    if (jitter > 0) m.diagonal().array() += jitter;
+    Eigen::LLT<Eigen::MatrixXd> llt(m);
+    if (llt.info() == Eigen::Success && llt.matrixLLT().diagonal().allFinite() &&
+        (llt.matrixLLT().diagonal().array() > 0).all()) {
+      if (jitter_used) *jitter_used = jitter;
+      return llt.matrixL();
+    }
+    jitter = jitter == 0.0 ? 1e-10 * scale : jitter * 10.0;
+    if (jitter > 1e-2 * scale) break;
+  }
+  throw NumericalError("GP covariance matrix of size " + std::to_string(n) +
+                       " is not positive definite even with jitter " + std::to_string(jitter));
+}
+
+ExactGP::ExactGP(std::unique_ptr<Kernel> kernel, double noise_variance, bool standardize)
+    : kernel_(std::move(kernel)), noise_(noise_variance), standardize_(standardize) {
+  if (!kernel_) throw std::invalid_argument("ExactGP: null kernel");
+  if (!(noise_variance > 0)) throw std::invalid_argument("ExactGP: noise variance must be > 0");
+}
+
+ExactGP::ExactGP(const ExactGP& o)
+    : kernel_(o.kernel_->Clone()),
+      noise_(o.noise_),
+      standardize_(o.standardize_),
+      x_(o.x_),
+      y_(o.y_),
+      l_(o.l_),
+      alpha_(o.alpha_),
+      jitter_(o.jitter_),
+      y_shift_(o.y_shift_),
+      y_scale_(o.y_scale_),
+      num_factorizations_(o.num_factorizations_) {}
+
+ExactGP& ExactGP::operator=(const ExactGP& o) {
+  if (this != &o) {
+    kernel_ = o.kernel_->Clone();
+    noise_ = o.noise_;
+    standardize_ = o.standardize_;
+    x_ = o.x_;
+    y_ = o.y_;
+    l_ = o.l_;
+    alpha_ = o.alpha_;
+    jitter_ = o.jitter_;
+    y_shift_ = o.y_shift_;
+    y_scale_ = o.y_scale_;
+    num_factorizations_ = o.num_factorizations_;
+  }
+  return *this;
+}
+
+void ExactGP::UpdateStandardization() {
+  const Eigen::Index n = y_.size();
+  if (!standardize_ || n == 0) {
+    y_shift_ = 0.0;
+    y_scale_ = 1.0;
+    return;
+  }
+  y_shift_ = y_.mean();
+  const double var = n > 1 ? (y_.array() - y_shift_).square().sum() / (n - 1) : 0.0;
+  y_scale_ = var > 1e-24 ? std::sqrt(var) : 1.0;
+}
+
+void ExactGP::SolveAlpha() {
+  Eigen::VectorXd yt = (y_.array() - y_shift_) / y_scale_;
+  alpha_ = l_.triangularView<Eigen::Lower>().solve(yt);
+  l_.triangularView<Eigen::Lower>().transpose().solveInPlace(alpha_);
+}
+
+void ExactGP::SetData(const Eigen::MatrixXd& x, const Eigen::VectorXd& y) {
+  if (x.rows() != y.size())
+    throw std::invalid_argument("ExactGP::SetData: X has " + std::to_string(x.rows()) +
+                                " rows but y has " + std::to_string(y.size()) + " values");
+  if (!y.allFinite()) throw NumericalError("ExactGP::SetData: non-finite observation");
+  if (!x.allFinite()) throw NumericalError("ExactGP::SetData: non-finite input");
+  x_ = x;
+  y_ = y;
+  Refactorize();
+}
+
+void ExactGP::Refactorize() {
+  UpdateStandardization();
+  if (x_.rows() == 0) {
+    l_.resize(0, 0);
+    alpha_.resize(0);
+    return;
+  }
+  Eigen::MatrixXd k = kernel_->Eval(x_, x_);
+  k.diagonal().array() += noise_;
+  l_ = CholeskyWithJitter(k, &jitter_);
+  ++num_factorizations_;
+  SolveAlpha();
+}
+
+void ExactGP::AddObservation(const Eigen::VectorXd& x, double y) {
+  if (x_.rows() > 0 && x.size() != x_.cols())
+    throw std::invalid_argument("ExactGP::AddObservation: point has " + std::to_string(x.size()) +
+                                " coordinates, expected " + std::to_string(x_.cols()));
+  if (!std::isfinite(y)) throw NumericalError("ExactGP::AddObservation: non-finite observation");
+  const Eigen::Index n = x_.rows();
+  if (n == 0) {
+    SetData(x.transpose(), Eigen::VectorXd::Constant(1, y));
+    return;
+  }
+  Eigen::MatrixXd xr = x.transpose();
+  Eigen::VectorXd kx = kernel_->Eval(x_, xr).col(0);
+  const double kxx = kernel_->Diag(xr)(0) + noise_ + jitter_;
+  Eigen::VectorXd l = l_.triangularView<Eigen::Lower>().solve(kx);
+  const double d2 = kxx - l.squaredNorm();
+  x_.conservativeResize(n + 1, Eigen::NoChange);
+  x_.row(n) = xr;
+  y_.conservativeResize(n + 1);
+  y_(n) = y;
+  if (!(d2 > 1e-10 * kxx)) {  // pivot lost to round-off: refactorise (with jitter if needed)
+    Refactorize();
+    return;
+  }
+  l_.conservativeResize(n + 1, n + 1);
+  l_.col(n).setZero();
+  l_.row(n).head(n) = l.transpose();
+  l_(n, n) = std::sqrt(d2);
+  UpdateStandardization();
+  SolveAlpha();
+}
+
+void ExactGP::Predict(const Eigen::MatrixXd& xs, Eigen::VectorXd* mean,
+                      Eigen::VectorXd* var) const {
+  Eigen::VectorXd prior = kernel_->Diag(xs);
+  if (x_.rows() == 0) {
+    if (mean) *mean = Eigen::VectorXd::Constant(xs.rows(), y_shift_);
+    if (var) *var = prior * y_scale_ * y_scale_;
+    return;
+  }
+  Eigen::MatrixXd ks = kernel_->Eval(x_, xs);  // [N, M]
+  if (mean) *mean = ((ks.transpose() * alpha_).array() * y_scale_ + y_shift_).matrix();
+  if (var) {
+    l_.triangularView<Eigen::Lower>().solveInPlace(ks);
+    *var = ((prior - ks.colwise().squaredNorm().transpose()).array().max(0.0) * y_scale_ *
+            y_scale_)
+               .matrix();
+  }
+}
+
+void ExactGP::PredictJoint(const Eigen::MatrixXd& xs, Eigen::VectorXd* mean,
+                           Eigen::MatrixXd* cov) const {
+  Eigen::MatrixXd prior = kernel_->Eval(xs, xs);
+  const double s2 = y_scale_ * y_scale_;
+  if (x_.rows() == 0) {
+    *mean = Eigen::VectorXd::Constant(xs.rows(), y_shift_);
+    *cov = prior * s2;
+    return;
+  }
+  Eigen::MatrixXd ks = kernel_->Eval(x_, xs);
+  *mean = ((ks.transpose() * alpha_).array() * y_scale_ + y_shift_).matrix();
+  l_.triangularView<Eigen::Lower>().solveInPlace(ks);
+  *cov = (prior - ks.transpose() * ks) * s2;
+}
+
+double ExactGP::LogMarginalLikelihood(Eigen::VectorXd* grad) const {
+  return LogMarginalLikelihoodAt(LogHyperparameters(), kernel_->Precompute(x_), grad);
+}
+
+double ExactGP::LogMarginalLikelihoodAt(const Eigen::VectorXd& theta, const PairwiseCache& cache,
+                                        Eigen::VectorXd* grad) const {
+  const int p = kernel_->NumParams();
+  if (theta.size() != p + 1)
+    throw std::invalid_argument("ExactGP::LogMarginalLikelihoodAt: expected " +
+                                std::to_string(p + 1) + " log-hyperparameters");
+  std::unique_ptr<Kernel> k = kernel_->Clone();
+  k->SetLogParams(theta.head(p));
+  return LogMarginalLikelihoodWith(*k, std::exp(theta(p)), cache, grad);
+}
+
+double ExactGP::LogMarginalLikelihoodWith(const Kernel& k, double noise,
+                                          const PairwiseCache& cache,
+                                          Eigen::VectorXd* grad) const {
+  const int p = k.NumParams();
+  const Eigen::Index n = x_.rows();
+  if (n == 0) throw std::invalid_argument("ExactGP: log marginal likelihood needs data");
+  std::vector<Eigen::MatrixXd> dks;
+  Eigen::MatrixXd kmat = k.GramFromCache(cache, grad ? &dks : nullptr);
+  kmat.diagonal().array() += noise;
+  double jitter = 0.0;
+  Eigen::MatrixXd l;
+  try {
+    l = CholeskyWithJitter(kmat, &jitter);
+  } catch (const NumericalError&) {
+    if (grad) grad->setZero(p + 1);
+    return -std::numeric_limits<double>::infinity();
+  }
+  Eigen::VectorXd yt = (y_.array() - y_shift_) / y_scale_;
+  Eigen::VectorXd a = l.triangularView<Eigen::Lower>().solve(yt);
+  const double fit = a.squaredNorm();
+  l.triangularView<Eigen::Lower>().transpose().solveInPlace(a);
+  const double lml =
+      -0.5 * fit - l.diagonal().array().log().sum() - 0.5 * static_cast<double>(n) * kLog2Pi;
+  if (grad) {
+    // dLML/dtheta_p = 1/2 tr((a a^T - K^{-1}) dK/dtheta_p)   (RW06 eq. 5.9)
+    Eigen::MatrixXd kinv = Eigen::MatrixXd::Identity(n, n);
+    l.triangularView<Eigen::Lower>().solveInPlace(kinv);
+    l.triangularView<Eigen::Lower>().transpose().solveInPlace(kinv);
+    Eigen::MatrixXd w = a * a.transpose() - kinv;
+    grad->resize(p + 1);
+    for (int i = 0; i < p; ++i) (*grad)(i) = 0.5 * w.cwiseProduct(dks[i]).sum();
+    (*grad)(p) = 0.5 * noise * w.trace();
+  }
+  return lml;
+}
+
+void ExactGP::SetKernel(std::unique_ptr<Kernel> kernel) {
+  if (!kernel) throw std::invalid_argument("ExactGP::SetKernel: null kernel");
+  kernel_ = std::move(kernel);
+  if (x_.rows() > 0) Refactorize();
+}
+
+Eigen::VectorXd ExactGP::LogHyperparameters() const {
+  Eigen::VectorXd kp = kernel_->LogParams();
+  Eigen::VectorXd t(kp.size() + 1);
+  t << kp, std::log(noise_);
+  return t;
+}
+
+void ExactGP::SetLogHyperparameters(const Eigen::VectorXd& theta) {
+  const int p = kernel_->NumParams();
+  if (theta.size() != p + 1)
+    throw std::invalid_argument("ExactGP::SetLogHyperparameters: wrong length");
+  kernel_->SetLogParams(theta.head(p));
+  noise_ = std::exp(theta(p));
+  if (x_.rows() > 0) Refactorize();
+}
+
+}  // namespace advbo::bo

@@ -1,0 +1,300 @@
+#include "bo/kernel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <sstream>
+#include <stdexcept>
+
+namespace advbo::bo {
+namespace {
+
+constexpr double kSqrt5 = 2.23606797749978969640;
+
+// Squared Euclidean distances between rows of a [N1, k] and b [N2, k].
+Eigen::MatrixXd SqDist(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
+  Eigen::MatrixXd d = (-2.0 * a * b.transpose()).eval();
+  d.colwise() += a.rowwise().squaredNorm();
+  d.rowwise() += b.rowwise().squaredNorm().transpose();
+  return d.cwiseMax(0.0);
+}
+
+Eigen::MatrixXd Columns(const Eigen::MatrixXd& x, const std::vector<int>& cols) {
+  Eigen::MatrixXd out(x.rows(), static_cast<Eigen::Index>(cols.size()));
+  for (size_t j = 0; j < cols.size(); ++j) out.col(j) = x.col(cols[j]);
+  return out;
+}
+
+}  // namespace
+
+StationaryKernel::StationaryKernel(KernelFamily family, int input_dim, bool ard,
+                                   std::vector<int> active_dims, double lengthscale,
+                                   double variance)
+    : family_(family), input_dim_(input_dim), ard_(ard), active_(std::move(active_dims)) {
+  if (input_dim <= 0) throw std::invalid_argument("StationaryKernel: input_dim must be > 0");
+  if (active_.empty()) {
+    active_.resize(input_dim);
+    std::iota(active_.begin(), active_.end(), 0);
+  }
+  for (int a : active_)
+    if (a < 0 || a >= input_dim)
+      throw std::invalid_argument("StationaryKernel: active dimension " + std::to_string(a) +
+                                  " outside [0, " + std::to_string(input_dim) + ")");
+  if (!(lengthscale > 0) || !(variance > 0))
+    throw std::invalid_argument("StationaryKernel: lengthscale and variance must be > 0");
+  log_ls_ = Eigen::VectorXd::Constant(ard ? static_cast<int>(active_.size()) : 1,
+                                      std::log(lengthscale));
+  log_var_ = std::log(variance);
+}
+
+Eigen::VectorXd StationaryKernel::LogParams() const {
+  Eigen::VectorXd p(NumParams());
+  p << log_ls_, log_var_;
+  return p;
+}
+
+void StationaryKernel::SetLogParams(const Eigen::VectorXd& p) {
+  if (p.size() != NumParams())
+    throw std::invalid_argument("StationaryKernel::SetLogParams: expected " +
+                                std::to_string(NumParams()) + " values, got " +
+                                std::to_string(p.size()));
+  if (!p.allFinite()) throw std::invalid_argument("StationaryKernel::SetLogParams: non-finite");
+  log_ls_ = p.head(log_ls_.size());
+  log_var_ = p(p.size() - 1);
+}
+
+std::vector<ParamKind> StationaryKernel::ParamKinds() const {
+  std::vector<ParamKind> k(log_ls_.size(), ParamKind::kLengthscale);
+  k.push_back(ParamKind::kSignalVariance);
+  return k;
+}
+
+void StationaryKernel::Profile(const Eigen::ArrayXXd& r2, Eigen::ArrayXXd* k,
+                               Eigen::ArrayXXd* dk_dr2) const {
+  const double s2 = std::exp(log_var_);
+  if (family_ == KernelFamily::kSquaredExponential) {
+    *k = s2 * (-0.5 * r2).exp();
+    if (dk_dr2) *dk_dr2 = -0.5 * (*k);
+  } else {
+    Eigen::ArrayXXd r = r2.sqrt();
+    Eigen::ArrayXXd e = (-kSqrt5 * r).exp();
+    *k = s2 * (1.0 + kSqrt5 * r + (5.0 / 3.0) * r2) * e;
+    // d/d(r^2) of the Matérn-5/2 profile: -(5/6) s2 (1 + sqrt5 r) exp(-sqrt5 r).
+    if (dk_dr2) *dk_dr2 = (-5.0 / 6.0) * s2 * (1.0 + kSqrt5 * r) * e;
+  }
+}
+
+Eigen::MatrixXd StationaryKernel::ScaledSqDist(const Eigen::MatrixXd& x1,
+                                               const Eigen::MatrixXd& x2) const {
+  Eigen::MatrixXd a = Columns(x1, active_), b = Columns(x2, active_);
+  if (ard_) {
+    Eigen::RowVectorXd inv = (-log_ls_).array().exp().matrix().transpose();
+    a = a.array().rowwise() * inv.array();
+    b = b.array().rowwise() * inv.array();
+    return SqDist(a, b);
+  }
+  return SqDist(a, b) * std::exp(-2.0 * log_ls_(0));
+}
+
+Eigen::MatrixXd StationaryKernel::Eval(const Eigen::MatrixXd& x1, const Eigen::MatrixXd& x2) const {
+  if (x1.cols() != input_dim_ || x2.cols() != input_dim_)
+    throw std::invalid_argument("StationaryKernel::Eval: inputs must have " +
+                                std::to_string(input_dim_) + " columns");
+  Eigen::ArrayXXd k;
+  Profile(ScaledSqDist(x1, x2).array(), &k, nullptr);
+  return k.matrix();
+}
+
+Eigen::VectorXd StationaryKernel::Diag(const Eigen::MatrixXd& x) const {
+  return Eigen::VectorXd::Constant(x.rows(), std::exp(log_var_));
+}
+
+PairwiseCache StationaryKernel::Precompute(const Eigen::MatrixXd& x) const {
+  if (x.cols() != input_dim_)
+    throw std::invalid_argument("StationaryKernel::Precompute: wrong number of columns");
+  PairwiseCache cache;
+  if (ard_) {
+    for (int a : active_) {
+      Eigen::MatrixXd c = x.col(a);
+      cache.push_back(SqDist(c, c));
+    }
+  } else {
+    Eigen::MatrixXd a = Columns(x, active_);
+    cache.push_back(SqDist(a, a));
+  }
+  return cache;
+}
+
+Eigen::MatrixXd StationaryKernel::GramFromSqDist(const Eigen::MatrixXd& sq_dist,
+                                                 std::vector<Eigen::MatrixXd>* grads) const {
+  if (ard_) throw std::logic_error("GramFromSqDist is for isotropic kernels");
+  Eigen::ArrayXXd r2 = sq_dist.array() * std::exp(-2.0 * log_ls_(0));
+  Eigen::ArrayXXd k, dk;
+  Profile(r2, &k, grads ? &dk : nullptr);
+  if (grads) {
+    grads->clear();
+    grads->push_back((dk * (-2.0) * r2).matrix());
+    grads->push_back(k.matrix());
+  }
+  return k.matrix();
+}
+
+Eigen::MatrixXd StationaryKernel::GramFromCache(const PairwiseCache& cache,
+                                                std::vector<Eigen::MatrixXd>* grads) const {
+  if (!ard_) return GramFromSqDist(cache[0], grads);
+  Eigen::ArrayXXd r2;
+  if (ard_) {
+    r2 = cache[0].array() * std::exp(-2.0 * log_ls_(0));
+    for (size_t j = 1; j < cache.size(); ++j) r2 += cache[j].array() * std::exp(-2.0 * log_ls_(j));
+  } else {
+    r2 = cache[0].array() * std::exp(-2.0 * log_ls_(0));
+  }
+  Eigen::ArrayXXd k, dk;
+  Profile(r2, &k, grads ? &dk : nullptr);
+  if (grads) {
+    grads->clear();
+    // d r^2 / d log l_j = -2 * (scaled distance along group j).
+    if (ard_) {
+      for (size_t j = 0; j < cache.size(); ++j)
+        grads->push_back((dk * (-2.0 * std::exp(-2.0 * log_ls_(j))) * cache[j].array()).matrix());
+    } else {
+      grads->push_back((dk * (-2.0) * r2).matrix());
+    }
+    grads->push_back(k.matrix());  // d k / d log s2 = k
+  }
+  return k.matrix();
+}
+
+Eigen::MatrixXd StationaryKernel::GradX(const Eigen::VectorXd& x, const Eigen::MatrixXd& xs) const {
+  Eigen::MatrixXd xr = x.transpose();
+  Eigen::ArrayXXd r2 = ScaledSqDist(xr, xs).array();  // [1, N]
+  Eigen::ArrayXXd k, dk;
+  Profile(r2, &k, &dk);
+  Eigen::MatrixXd g = Eigen::MatrixXd::Zero(xs.rows(), input_dim_);
+  for (size_t j = 0; j < active_.size(); ++j) {
+    const int a = active_[j];
+    const double inv_l2 = std::exp(-2.0 * log_ls_(ard_ ? j : 0));
+    g.col(a) = (dk.row(0).transpose() * 2.0 * inv_l2 * (x(a) - xs.col(a).array())).matrix();
+  }
+  return g;
+}
+
+std::unique_ptr<Kernel> StationaryKernel::Clone() const {
+  return std::make_unique<StationaryKernel>(*this);
+}
+
+std::string StationaryKernel::Describe() const {
+  std::ostringstream s;
+  s << (family_ == KernelFamily::kSquaredExponential ? "SE" : "Matern52")
+    << (ard_ ? "-ARD" : "") << "(dims=" << active_.size() << ", lengthscale=";
+  for (int i = 0; i < log_ls_.size(); ++i) s << (i ? "," : "") << std::exp(log_ls_(i));
+  s << ", variance=" << std::exp(log_var_) << ")";
+  return s.str();
+}
+
+AdditiveKernel::AdditiveKernel(KernelFamily family, int input_dim,
+                               const std::vector<std::vector<int>>& groups, double lengthscale,
+                               double variance)
+    : input_dim_(input_dim) {
+  if (groups.empty()) throw std::invalid_argument("AdditiveKernel: no groups");
+  std::vector<char> used(input_dim, 0);
+  for (const auto& g : groups) {
+    if (g.empty()) throw std::invalid_argument("AdditiveKernel: empty group");
+    for (int a : g) {
+      if (a < 0 || a >= input_dim)
+        throw std::invalid_argument("AdditiveKernel: coordinate " + std::to_string(a) +
+                                    " outside [0, " + std::to_string(input_dim) + ")");
+      if (used[a]) throw std::invalid_argument("AdditiveKernel: groups overlap at coordinate " +
+                                               std::to_string(a));
+      used[a] = 1;
+    }
+    parts_.emplace_back(family, input_dim, false, g, lengthscale, variance);
+  }
+}
+
+int AdditiveKernel::NumParams() const { return 2 * num_groups(); }
+
+Eigen::VectorXd AdditiveKernel::LogParams() const {
+  Eigen::VectorXd p(NumParams());
+  for (int j = 0; j < num_groups(); ++j) p.segment(2 * j, 2) = parts_[j].LogParams();
+  return p;
+}
+
+void AdditiveKernel::SetLogParams(const Eigen::VectorXd& p) {
+  if (p.size() != NumParams())
+    throw std::invalid_argument("AdditiveKernel::SetLogParams: expected " +
+                                std::to_string(NumParams()) + " values");
+  for (int j = 0; j < num_groups(); ++j) parts_[j].SetLogParams(p.segment(2 * j, 2));
+}
+
+std::vector<ParamKind> AdditiveKernel::ParamKinds() const {
+  std::vector<ParamKind> k;
+  for (int j = 0; j < num_groups(); ++j) {
+    k.push_back(ParamKind::kLengthscale);
+    k.push_back(ParamKind::kSignalVariance);
+  }
+  return k;
+}
+
+Eigen::MatrixXd AdditiveKernel::Eval(const Eigen::MatrixXd& x1, const Eigen::MatrixXd& x2) const {
+  Eigen::MatrixXd k = parts_[0].Eval(x1, x2);
+  for (int j = 1; j < num_groups(); ++j) k += parts_[j].Eval(x1, x2);
+  return k;
+}
+
+Eigen::VectorXd AdditiveKernel::Diag(const Eigen::MatrixXd& x) const {
+  Eigen::VectorXd d = Eigen::VectorXd::Zero(x.rows());
+  for (const auto& p : parts_) d += p.Diag(x);
+  return d;
+}
+
+PairwiseCache AdditiveKernel::Precompute(const Eigen::MatrixXd& x) const {
+  PairwiseCache c;
+  for (const auto& p : parts_) c.push_back(p.Precompute(x)[0]);
+  return c;
+}
+
+Eigen::MatrixXd AdditiveKernel::GramFromCache(const PairwiseCache& cache,
+                                              std::vector<Eigen::MatrixXd>* grads) const {
+  const Eigen::Index n = cache[0].rows();
+  Eigen::MatrixXd k = Eigen::MatrixXd::Zero(n, n);
+  if (grads) grads->clear();
+  std::vector<Eigen::MatrixXd> g;
+  for (int j = 0; j < num_groups(); ++j) {
+    k += parts_[j].GramFromSqDist(cache[j], grads ? &g : nullptr);
+    if (grads)
+      for (auto& m : g) grads->push_back(std::move(m));
+  }
+  return k;
+}
+
+Eigen::MatrixXd AdditiveKernel::GradX(const Eigen::VectorXd& x, const Eigen::MatrixXd& xs) const {
+  Eigen::MatrixXd g = parts_[0].GradX(x, xs);
+  for (int j = 1; j < num_groups(); ++j) g += parts_[j].GradX(x, xs);
+  return g;
+}
+
+std::unique_ptr<Kernel> AdditiveKernel::Clone() const {
+  return std::make_unique<AdditiveKernel>(*this);
+}
+
+std::string AdditiveKernel::Describe() const {
+  std::ostringstream s;
+  s << "Additive[" << num_groups() << " groups]";
+  return s.str();
+}
+
+std::vector<std::vector<int>> RandomPartition(int d, int m, Rng& rng) {
+  if (m < 1 || m > d)
+    throw std::invalid_argument("RandomPartition: need 1 <= groups (" + std::to_string(m) +
+                                ") <= dimension (" + std::to_string(d) + ")");
+  std::vector<int> perm(d);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), rng);
+  std::vector<std::vector<int>> groups(m);
+  for (int i = 0; i < d; ++i) groups[i % m].push_back(perm[i]);
+  for (auto& g : groups) std::sort(g.begin(), g.end());
+  return groups;
+}
+
+}  // namespace advbo::bo

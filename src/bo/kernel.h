@@ -1,0 +1,159 @@
+// Covariance functions for GP regression: squared exponential and Matérn-5/2 (isotropic or
+// ARD) over a subset of input coordinates, and the additive kernel over disjoint coordinate
+// groups (Duvenaud et al. 2011; Kandasamy et al. 2015, used by BOS^2 eq. 5.4 of the
+// Kharkovskii 2020 thesis).
+//
+// All hyperparameters are handled in log space: a kernel exposes a flat vector of
+// log-parameters together with their kinds (lengthscale or signal variance), so the GP's
+// maximum-likelihood fit can box-bound them. Inputs are row-major design matrices
+// X [N, D] (one point per row), in whatever units the caller chose (advbo uses [-1, 1]).
+#pragma once
+
+#include <Eigen/Dense>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bo/random.h"
+
+namespace advbo::bo {
+
+/// The radial profile of a stationary kernel.
+enum class KernelFamily {
+  kSquaredExponential,  ///< k = s2 * exp(-r^2 / 2)                     (RW06 eq. 4.9)
+  kMatern52,            ///< k = s2 * (1 + sqrt5 r + 5r^2/3) exp(-sqrt5 r) (RW06 eq. 4.17)
+};
+
+/// What a log-parameter means, for bounds and initialisation.
+enum class ParamKind { kLengthscale, kSignalVariance, kShape };
+
+/// Pairwise statistics of a training set that do not depend on hyperparameters (squared
+/// distances per lengthscale group), computed once and reused across likelihood evaluations.
+using PairwiseCache = std::vector<Eigen::MatrixXd>;
+
+/// Interface of every covariance function of the BO core.
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  /// Number of log-hyperparameters.
+  virtual int NumParams() const = 0;
+  /// Current log-hyperparameters, length NumParams().
+  virtual Eigen::VectorXd LogParams() const = 0;
+  /// Sets the log-hyperparameters. Throws std::invalid_argument on a wrong length or NaN.
+  virtual void SetLogParams(const Eigen::VectorXd& log_params) = 0;
+  /// Kind of each log-parameter, length NumParams().
+  virtual std::vector<ParamKind> ParamKinds() const = 0;
+  /// Cross covariance K(X1, X2): [N1, N2] for X1 [N1, D], X2 [N2, D].
+  virtual Eigen::MatrixXd Eval(const Eigen::MatrixXd& x1, const Eigen::MatrixXd& x2) const = 0;
+  /// Prior variances k(x, x) for each row of X: [N].
+  virtual Eigen::VectorXd Diag(const Eigen::MatrixXd& x) const = 0;
+  /// Hyperparameter-independent pairwise statistics of X [N, D] for GramFromCache.
+  virtual PairwiseCache Precompute(const Eigen::MatrixXd& x) const = 0;
+  /// Gram matrix K(X, X) [N, N] from a cache of Precompute(X); when grads is non-null it
+  /// receives dK/d(log-param p) for every p (NumParams() matrices [N, N]).
+  virtual Eigen::MatrixXd GramFromCache(const PairwiseCache& cache,
+                                        std::vector<Eigen::MatrixXd>* grads) const = 0;
+  /// Gradient of k(x, X_i) with respect to the query point x for every row i:
+  /// returns [N, D]; x is [D], X is [N, D].
+  virtual Eigen::MatrixXd GradX(const Eigen::VectorXd& x, const Eigen::MatrixXd& xs) const = 0;
+  /// Deep copy.
+  virtual std::unique_ptr<Kernel> Clone() const = 0;
+  /// Human-readable description with current hyperparameters.
+  virtual std::string Describe() const = 0;
+};
+
+/// Stationary SE / Matérn-5/2 kernel k(x, x') = s2 * rho(r), with
+/// r^2 = sum_{k in active} (x_k - x'_k)^2 / l_k^2; isotropic (one l) or ARD (one l per
+/// active coordinate). Log-parameters: [log l (1 or |active|), log s2].
+class StationaryKernel final : public Kernel {
+ public:
+  /// @param family       radial profile.
+  /// @param input_dim    D, the number of columns of the design matrices.
+  /// @param ard          one lengthscale per active coordinate if true.
+  /// @param active_dims  the coordinates the kernel looks at (empty = all D). Throws
+  ///                     std::invalid_argument if an index is outside [0, D).
+  /// @param lengthscale  initial lengthscale (> 0), same units as X.
+  /// @param variance     initial signal variance s2 (> 0).
+  StationaryKernel(KernelFamily family, int input_dim, bool ard, std::vector<int> active_dims = {},
+                   double lengthscale = 1.0, double variance = 1.0);
+
+  int NumParams() const override { return static_cast<int>(log_ls_.size()) + 1; }
+  Eigen::VectorXd LogParams() const override;
+  void SetLogParams(const Eigen::VectorXd& log_params) override;
+  std::vector<ParamKind> ParamKinds() const override;
+  Eigen::MatrixXd Eval(const Eigen::MatrixXd& x1, const Eigen::MatrixXd& x2) const override;
+  Eigen::VectorXd Diag(const Eigen::MatrixXd& x) const override;
+  PairwiseCache Precompute(const Eigen::MatrixXd& x) const override;
+  Eigen::MatrixXd GramFromCache(const PairwiseCache& cache,
+                                std::vector<Eigen::MatrixXd>* grads) const override;
+  Eigen::MatrixXd GradX(const Eigen::VectorXd& x, const Eigen::MatrixXd& xs) const override;
+  std::unique_ptr<Kernel> Clone() const override;
+  std::string Describe() const override;
+
+  /// Gram matrix from one hyperparameter-free squared-distance matrix (isotropic kernels
+  /// only; what AdditiveKernel calls per group without copying its cache).
+  Eigen::MatrixXd GramFromSqDist(const Eigen::MatrixXd& sq_dist,
+                                 std::vector<Eigen::MatrixXd>* grads) const;
+
+  /// Active coordinates, in order.
+  const std::vector<int>& active_dims() const { return active_; }
+  KernelFamily family() const { return family_; }
+  double variance() const { return std::exp(log_var_); }
+  /// Lengthscales [1] (isotropic) or [|active|] (ARD).
+  Eigen::VectorXd lengthscales() const { return log_ls_.array().exp(); }
+
+ private:
+  // rho(r^2) * s2 and its derivative with respect to r^2, elementwise on r2.
+  void Profile(const Eigen::ArrayXXd& r2, Eigen::ArrayXXd* k, Eigen::ArrayXXd* dk_dr2) const;
+  // Scaled squared distances r^2 between rows of x1 and x2 [N1, N2].
+  Eigen::MatrixXd ScaledSqDist(const Eigen::MatrixXd& x1, const Eigen::MatrixXd& x2) const;
+
+  KernelFamily family_;
+  int input_dim_;
+  bool ard_;
+  std::vector<int> active_;
+  Eigen::VectorXd log_ls_;
+  double log_var_;
+};
+
+/// Additive kernel k(x, x') = sum_j k_j(x^(j), x'^(j)) over disjoint coordinate groups
+/// (BOS^2 eq. 5.4; Kandasamy et al. 2015 eq. 2). Each group has its own isotropic
+/// lengthscale and signal variance. Log-parameters: [l_1, s2_1, l_2, s2_2, ...] in log.
+class AdditiveKernel final : public Kernel {
+ public:
+  /// @param family  radial profile shared by all groups.
+  /// @param input_dim D.
+  /// @param groups  disjoint coordinate groups (need not cover all of [0, D)). Throws
+  ///                std::invalid_argument on an empty, overlapping or out-of-range group.
+  AdditiveKernel(KernelFamily family, int input_dim, const std::vector<std::vector<int>>& groups,
+                 double lengthscale = 1.0, double variance = 1.0);
+
+  int NumParams() const override;
+  Eigen::VectorXd LogParams() const override;
+  void SetLogParams(const Eigen::VectorXd& log_params) override;
+  std::vector<ParamKind> ParamKinds() const override;
+  Eigen::MatrixXd Eval(const Eigen::MatrixXd& x1, const Eigen::MatrixXd& x2) const override;
+  Eigen::VectorXd Diag(const Eigen::MatrixXd& x) const override;
+  PairwiseCache Precompute(const Eigen::MatrixXd& x) const override;
+  Eigen::MatrixXd GramFromCache(const PairwiseCache& cache,
+                                std::vector<Eigen::MatrixXd>* grads) const override;
+  Eigen::MatrixXd GradX(const Eigen::VectorXd& x, const Eigen::MatrixXd& xs) const override;
+  std::unique_ptr<Kernel> Clone() const override;
+  std::string Describe() const override;
+
+  /// Number of groups M.
+  int num_groups() const { return static_cast<int>(parts_.size()); }
+  /// The kernel k_j of group j (0 <= j < M).
+  const StationaryKernel& group(int j) const { return parts_.at(j); }
+
+ private:
+  int input_dim_;
+  std::vector<StationaryKernel> parts_;
+};
+
+/// Splits coordinates {0..D-1} into M disjoint groups of near-equal size uniformly at
+/// random (Kandasamy et al. 2015 Sec. 4.4 random decompositions). Requires 1 <= M <= D,
+/// else throws std::invalid_argument.
+std::vector<std::vector<int>> RandomPartition(int d, int m, Rng& rng);
+
+}  // namespace advbo::bo

@@ -1,0 +1,213 @@
+#include "bo/optimal_stopping.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+#include "bo/hyperparameters.h"
+
+namespace advbo::bo {
+
+LearningCurveKernel::LearningCurveKernel(double alpha, double beta) {
+  if (!(alpha > 0) || !(beta > 0))
+    throw std::invalid_argument("LearningCurveKernel: alpha and beta must be > 0");
+  log_alpha_ = std::log(alpha);
+  log_beta_ = std::log(beta);
+}
+
+Eigen::VectorXd LearningCurveKernel::LogParams() const {
+  return Eigen::Vector2d(log_alpha_, log_beta_);
+}
+
+void LearningCurveKernel::SetLogParams(const Eigen::VectorXd& p) {
+  if (p.size() != 2 || !p.allFinite())
+    throw std::invalid_argument("LearningCurveKernel::SetLogParams: need 2 finite values");
+  log_alpha_ = p(0);
+  log_beta_ = p(1);
+}
+
+std::vector<ParamKind> LearningCurveKernel::ParamKinds() const {
+  return {ParamKind::kShape, ParamKind::kShape};
+}
+
+Eigen::MatrixXd LearningCurveKernel::Eval(const Eigen::MatrixXd& x1,
+                                          const Eigen::MatrixXd& x2) const {
+  if (x1.cols() != 1 || x2.cols() != 1)
+    throw std::invalid_argument("LearningCurveKernel: inputs must be [N, 1] step numbers");
+  const double a = alpha(), b = beta();
+  Eigen::ArrayXXd u = (x1.col(0).replicate(1, x2.rows()) +
+                       x2.col(0).transpose().replicate(x1.rows(), 1))
+                          .array() +
+                      b;
+  return (a * (std::log(b) - u.log())).exp().matrix();
+}
+
+Eigen::VectorXd LearningCurveKernel::Diag(const Eigen::MatrixXd& x) const {
+  const double a = alpha(), b = beta();
+  return (a * (std::log(b) - (2.0 * x.col(0).array() + b).log())).exp().matrix();
+}
+
+PairwiseCache LearningCurveKernel::Precompute(const Eigen::MatrixXd& x) const {
+  if (x.cols() != 1) throw std::invalid_argument("LearningCurveKernel: inputs must be [N, 1]");
+  Eigen::MatrixXd s = x.col(0).replicate(1, x.rows()) + x.col(0).transpose().replicate(x.rows(), 1);
+  return {s};
+}
+
+Eigen::MatrixXd LearningCurveKernel::GramFromCache(const PairwiseCache& cache,
+                                                   std::vector<Eigen::MatrixXd>* grads) const {
+  const double a = alpha(), b = beta();
+  Eigen::ArrayXXd u = cache[0].array() + b;
+  Eigen::ArrayXXd k = (a * (std::log(b) - u.log())).exp();
+  if (grads) {
+    grads->clear();
+    // d k / d log alpha = alpha * log(b / u) * k ; d k / d log beta = alpha * k * (1 - b / u)
+    grads->push_back((a * (std::log(b) - u.log()) * k).matrix());
+    grads->push_back((a * k * (1.0 - b / u)).matrix());
+  }
+  return k.matrix();
+}
+
+Eigen::MatrixXd LearningCurveKernel::GradX(const Eigen::VectorXd& x,
+                                           const Eigen::MatrixXd& xs) const {
+  Eigen::MatrixXd xr = x.transpose();
+  Eigen::ArrayXd k = Eval(xs, xr).col(0).array();
+  Eigen::ArrayXd u = xs.col(0).array() + x(0) + beta();
+  return (-alpha() * k / u).matrix();
+}
+
+std::unique_ptr<Kernel> LearningCurveKernel::Clone() const {
+  return std::make_unique<LearningCurveKernel>(*this);
+}
+
+std::string LearningCurveKernel::Describe() const {
+  std::ostringstream s;
+  s << "LearningCurve(alpha=" << alpha() << ", beta=" << beta() << ")";
+  return s.str();
+}
+
+BosDecisionTable BosDecisionTable::Solve(const Eigen::VectorXd& initial_errors, int horizon,
+                                         double threshold, int outer_iteration,
+                                         const BosOptions& opt, Rng& rng) {
+  const int n0 = static_cast<int>(initial_errors.size());
+  if (n0 < 2) throw std::invalid_argument("BOS: need at least 2 warm-up observations");
+  if (horizon <= n0) throw std::invalid_argument("BOS: horizon must exceed the warm-up length");
+  if (!initial_errors.allFinite() || !std::isfinite(threshold))
+    throw std::invalid_argument("BOS: non-finite learning curve or threshold");
+  if (opt.num_paths < 1 || opt.grid_size < 1)
+    throw std::invalid_argument("BOS: num_paths and grid_size must be >= 1");
+
+  BosDecisionTable table;
+  table.n0_ = n0;
+  table.horizon_ = horizon;
+
+  // 1. Fit the learning-curve GP (eq. A.1) on the warm-up errors by marginal likelihood.
+  Eigen::MatrixXd steps(n0, 1);
+  for (int i = 0; i < n0; ++i) steps(i, 0) = i + 1;
+  ExactGP gp(std::make_unique<LearningCurveKernel>(1.0, 1.0), opt.noise_variance, false);
+  gp.SetData(steps, initial_errors);
+  FitOptions fit;
+  fit.fit_noise = false;
+  fit.restarts = 2;
+  fit.max_iterations = 50;
+  FitHyperparameters(&gp, fit, rng);
+  const auto& lck = static_cast<const LearningCurveKernel&>(gp.kernel());
+  table.alpha_ = lck.alpha();
+  table.beta_ = lck.beta();
+
+  // 2. Forward simulation of sample paths for steps N0+1..N from the GP posterior.
+  const int h = horizon - n0;
+  Eigen::MatrixXd future(h, 1);
+  for (int i = 0; i < h; ++i) future(i, 0) = n0 + 1 + i;
+  Eigen::VectorXd mu;
+  Eigen::MatrixXd cov;
+  gp.PredictJoint(future, &mu, &cov);
+  cov.diagonal().array() += opt.noise_variance;  // simulate noisy observations
+  double jitter = 0;
+  Eigen::MatrixXd l = CholeskyWithJitter(0.5 * (cov + cov.transpose()), &jitter);
+  const int p = opt.num_paths;
+  Eigen::MatrixXd z(h, p);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  for (Eigen::Index c = 0; c < z.cols(); ++c)
+    for (Eigen::Index r = 0; r < z.rows(); ++r) z(r, c) = normal(rng);
+  Eigen::MatrixXd paths = l.triangularView<Eigen::Lower>() * z;
+  paths.colwise() += mu;
+
+  // Summary statistic: running mean of the post-warm-up errors.
+  Eigen::MatrixXd stat(h, p);
+  stat.row(0) = paths.row(0);
+  for (int r = 1; r < h; ++r) stat.row(r) = (stat.row(r - 1) * r + paths.row(r)) / (r + 1);
+  table.lo_ = stat.minCoeff();
+  table.hi_ = stat.maxCoeff();
+  if (!(table.hi_ > table.lo_)) table.hi_ = table.lo_ + 1e-12;
+  const int g = opt.grid_size;
+  auto cell = [&](double v) {
+    int c = static_cast<int>(std::floor((v - table.lo_) / (table.hi_ - table.lo_) * g));
+    return std::clamp(c, 0, g - 1);
+  };
+  Eigen::MatrixXi cells(h, p);
+  for (int c = 0; c < p; ++c)
+    for (int r = 0; r < h; ++r) cells(r, c) = cell(stat(r, c));
+  std::vector<char> success(p);
+  int n_success = 0;
+  for (int c = 0; c < p; ++c) n_success += success[c] = paths(h - 1, c) < threshold;
+  table.prior_success_ = static_cast<double>(n_success) / p;
+
+  // 3. Backward induction (Algorithm 1.1).
+  const double k1 = opt.k1_base / std::pow(opt.k1_decay, std::max(1, outer_iteration));
+  table.decisions_ = Eigen::MatrixXi::Zero(h, g);
+  Eigen::VectorXd rho_next = Eigen::VectorXd::Zero(g), rho = Eigen::VectorXd::Zero(g);
+  Eigen::VectorXd cnt(g), win(g), cont(g);
+  for (int r = h - 1; r >= 0; --r) {
+    cnt.setZero();
+    win.setZero();
+    cont.setZero();
+    for (int c = 0; c < p; ++c) {
+      const int m = cells(r, c);
+      cnt(m) += 1;
+      win(m) += success[c];
+      if (r + 1 < h) cont(m) += rho_next(cells(r + 1, c));
+    }
+    for (int m = 0; m < g; ++m) {
+      if (cnt(m) == 0) {
+        rho(m) = 0;
+        table.decisions_(r, m) = static_cast<int>(BosDecision::kContinue);
+        continue;
+      }
+      const double p2 = win(m) / cnt(m);
+      const double loss_d1 = k1 * p2;          // eq. 4.3: wrongly concluding theta_1
+      const double loss_d2 = opt.k2 * (1 - p2);  // wrongly concluding theta_2
+      double best = std::min(loss_d1, loss_d2);
+      BosDecision d = loss_d1 <= loss_d2 ? BosDecision::kStop : BosDecision::kConcludeBetter;
+      if (r + 1 < h) {
+        const double loss_d0 = cont(m) / cnt(m) + opt.cost;
+        if (loss_d0 < best) {
+          best = loss_d0;
+          d = BosDecision::kContinue;
+        }
+      }
+      if (cnt(m) <= opt.min_cell_paths) d = BosDecision::kContinue;
+      rho(m) = best;
+      table.decisions_(r, m) = static_cast<int>(d);
+    }
+    std::swap(rho, rho_next);
+  }
+  return table;
+}
+
+BosDecision BosDecisionTable::Decide(int step, double stat) const {
+  const int r = step - n0_ - 1;
+  if (r < 0 || r >= decisions_.rows() || !std::isfinite(stat)) return BosDecision::kContinue;
+  const int g = static_cast<int>(decisions_.cols());
+  int c = static_cast<int>(std::floor((stat - lo_) / (hi_ - lo_) * g));
+  c = std::clamp(c, 0, g - 1);
+  return static_cast<BosDecision>(decisions_(r, c));
+}
+
+double BosDecisionTable::SummaryStatistic(const Eigen::VectorXd& errors) const {
+  const Eigen::Index n = errors.size();
+  if (n <= n0_) return errors.size() ? errors.tail(1)(0) : 0.0;
+  return errors.segment(n0_, n - n0_).mean();
+}
+
+}  // namespace advbo::bo

@@ -1,0 +1,407 @@
+// `advbo attack`: runs a black-box attack (BOS^2) on images of a dataset through a
+// TorchScript classifier, writes one JSONL record per attack instance and prints a
+// summary table.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "attacks/bos2/bos2.h"
+#include "cli/commands.h"
+#include "cli/progress.h"
+#include "data/datasets.h"
+#include "oracle/classifier.h"
+#include "oracle/oracle.h"
+
+#ifndef ADVBO_SOURCE_DIR
+#define ADVBO_SOURCE_DIR "."
+#endif
+
+namespace advbo::cli {
+namespace fs = std::filesystem;
+namespace {
+
+struct AttackArgs {
+  std::string model, dataset, data, format = "auto", attack = "bos2", output = "auto";
+  bool targeted = false, untargeted = false, no_stopping = false, quiet = false, verbose = false;
+  int target = -1, threads = 0, num_images = 10;
+  double eps = -1;
+  long budget = 900;
+  std::vector<int> indices;
+  uint64_t seed = 0;
+  std::string out, save_images, beta = "kandasamy2015";
+};
+
+// The shipped data/ and models/ folders: next to the build dir, or the source tree.
+fs::path RepoRoot() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (fs::path p = exe.parent_path(); !p.empty() && p != p.root_path(); p = p.parent_path())
+      if (fs::exists(p / "data" / "mnist") && fs::exists(p / "models")) return p;
+  }
+  return fs::path(ADVBO_SOURCE_DIR);
+}
+
+data::ImageSet LoadData(const AttackArgs& a) {
+  const fs::path root = RepoRoot();
+  if (!a.data.empty()) {
+    std::string fmt = a.format;
+    const fs::path p(a.data);
+    if (fmt == "auto") {
+      const std::string name = p.filename().string();
+      if (name.find("idx3") != std::string::npos) fmt = "mnist";
+      else if (p.extension() == ".bin") fmt = "cifar10";
+      else fmt = "images";
+    }
+    if (fmt == "mnist") {
+      std::string labels = a.data;
+      auto pos = labels.find("images-idx3");
+      if (pos == std::string::npos)
+        throw data::DataError(a.data + ": cannot derive the labels file name (expected "
+                                       "'*-images-idx3-ubyte[.gz]')");
+      labels.replace(pos, 11, "labels-idx1");
+      return data::ReadMnist(a.data, labels);
+    }
+    if (fmt == "cifar10") {
+      data::ImageSet s = data::ReadCifar10({a.data});
+      s.class_names = data::ReadClassNames((p.parent_path() / "batches.meta.txt").string());
+      return s;
+    }
+    if (fmt == "images") return data::ReadImages(a.data);
+    throw std::invalid_argument("unknown --format '" + fmt + "' (auto, mnist, cifar10, images)");
+  }
+  if (a.dataset == "mnist")
+    return data::ReadMnist((root / "data/mnist/t10k-images-idx3-ubyte.gz").string(),
+                           (root / "data/mnist/t10k-labels-idx1-ubyte.gz").string());
+  if (a.dataset == "cifar10") {
+    data::ImageSet s = data::ReadCifar10({(root / "data/cifar10/test_batch_first2000.bin").string()});
+    s.class_names = data::ReadClassNames((root / "data/cifar10/batches.meta.txt").string());
+    return s;
+  }
+  throw std::invalid_argument("--dataset must be mnist or cifar10 (or give --data PATH)");
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string Fmt(double v, int prec = 1) {
+  if (!std::isfinite(v)) return "-";
+  char b[64];
+  std::snprintf(b, sizeof(b), "%.*f", prec, v);
+  return b;
+}
+
+int RunAttack(const AttackArgs& a) {
+  // ---- Validate everything before any work, so bad input loses nothing.
+  if (a.attack != "bos2")
+    throw std::invalid_argument("unknown --attack '" + a.attack + "' (available: bos2)");
+  if (int(a.targeted) + int(a.untargeted) + int(a.target >= 0) > 1)
+    throw std::invalid_argument("choose one of --targeted, --target K, --untargeted");
+  if (a.budget < 1) throw std::invalid_argument("--budget must be >= 1");
+  const std::string dataset_name = a.data.empty() ? a.dataset : a.data;
+  const double eps = a.eps > 0 ? a.eps : (a.dataset == "cifar10" ? 0.05 : 0.3);
+  if (!(eps > 0 && eps <= 1)) throw std::invalid_argument("--eps must be in (0, 1]");
+  bo::ExplorationWeight beta = bo::ParseExplorationWeight(a.beta);
+  if (!a.out.empty()) {
+    fs::path dir = fs::path(a.out).parent_path();
+    if (!dir.empty() && !fs::exists(dir)) fs::create_directories(dir);
+  }
+  if (!a.save_images.empty()) fs::create_directories(a.save_images);
+
+  data::ImageSet images = LoadData(a);
+  if (images.size() == 0) throw data::DataError(dataset_name + ": no images");
+  std::string model_path = a.model;
+  if (model_path.empty())
+    model_path = (RepoRoot() / "models" / (a.dataset == "cifar10" ? "cifar10_cw.pt" : "mnist_cw.pt"))
+                     .string();
+  oracle::ClassifierOptions copt;
+  copt.output = oracle::ParseOutputKind(a.output);
+  copt.channels = images.channels;
+  copt.height = images.height;
+  copt.width = images.width;
+  copt.threads = a.threads;
+  auto model = oracle::Classifier::Load(model_path, copt);
+  if (a.target >= model->num_classes())
+    throw std::invalid_argument("--target " + std::to_string(a.target) + " but the model has " +
+                                std::to_string(model->num_classes()) + " classes");
+
+  // ---- Choose images: explicit indices, or the first N correctly classified.
+  std::vector<int> chosen, skipped;
+  auto classify = [&](const std::vector<int>& idx) {
+    std::vector<float> batch;
+    for (int i : idx) {
+      const float* p = images.image(i);
+      batch.insert(batch.end(), p, p + images.image_size());
+    }
+    Eigen::MatrixXd lp = model->LogProbabilities(batch.data(), static_cast<int>(idx.size()));
+    std::vector<int> pred(idx.size());
+    for (size_t k = 0; k < idx.size(); ++k) lp.row(k).maxCoeff(&pred[k]);
+    return pred;
+  };
+  std::vector<int> candidates;
+  if (!a.indices.empty()) {
+    for (int i : a.indices)
+      if (i < 0 || static_cast<size_t>(i) >= images.size())
+        throw std::invalid_argument("--indices: " + std::to_string(i) + " outside 0.." +
+                                    std::to_string(images.size() - 1));
+    candidates = a.indices;
+  }
+  for (size_t start = 0; start < images.size(); start += 200) {
+    std::vector<int> idx;
+    if (!a.indices.empty()) {
+      if (start >= candidates.size()) break;
+      idx.assign(candidates.begin() + start,
+                 candidates.begin() + std::min(candidates.size(), start + 200));
+    } else {
+      if (static_cast<int>(chosen.size()) >= a.num_images) break;
+      for (size_t i = start; i < std::min(images.size(), start + 200); ++i) idx.push_back(i);
+    }
+    std::vector<int> pred = classify(idx);
+    for (size_t k = 0; k < idx.size(); ++k) {
+      if (images.labels[idx[k]] < 0)
+        throw data::DataError(dataset_name + ": image " + std::to_string(idx[k]) +
+                              " has no label (needed to check it is correctly classified)");
+      if (pred[k] == images.labels[idx[k]]) {
+        if (!a.indices.empty() || static_cast<int>(chosen.size()) < a.num_images)
+          chosen.push_back(idx[k]);
+      } else if (!a.indices.empty() || static_cast<int>(chosen.size()) < a.num_images) {
+        skipped.push_back(idx[k]);
+      }
+    }
+  }
+  struct Instance {
+    int index, label, target;
+  };
+  std::vector<Instance> instances;
+  for (int i : chosen) {
+    const int y = images.labels[i];
+    if (a.untargeted) {
+      instances.push_back({i, y, -1});
+    } else if (a.target >= 0) {
+      if (a.target != y) instances.push_back({i, y, a.target});
+    } else {
+      for (int t = 0; t < model->num_classes(); ++t)
+        if (t != y) instances.push_back({i, y, t});
+    }
+  }
+  if (!a.quiet) {
+    std::fprintf(stderr,
+                 "advbo attack: %s on %s (%zu images), model %s (%s), eps %.4g L_inf, budget %ld, "
+                 "seed %llu\n",
+                 a.attack.c_str(), dataset_name.c_str(), images.size(), model_path.c_str(),
+                 model->outputs_logits() ? "logits" : "probabilities", eps, a.budget,
+                 static_cast<unsigned long long>(a.seed));
+    std::fprintf(stderr, "  attacking %zu correctly classified images (%zu instances)", chosen.size(),
+                 instances.size());
+    if (!skipped.empty()) {
+      std::fprintf(stderr, "; skipped %zu misclassified: ", skipped.size());
+      for (size_t k = 0; k < skipped.size(); ++k) std::fprintf(stderr, "%s%d", k ? "," : "", skipped[k]);
+    }
+    std::fprintf(stderr, "\n");
+  }
+  if (instances.empty()) throw std::invalid_argument("no attack instances (no correctly classified image)");
+
+  attacks::Bos2Options bopt;
+  bopt.stopping = !a.no_stopping;
+  bopt.acquisition.beta = beta;
+  const int max_side = std::min(images.height, images.width);
+  auto clip_sides = [&](std::vector<int>& v) {
+    v.erase(std::remove_if(v.begin(), v.end(), [&](int s) { return s > max_side; }), v.end());
+    if (v.empty()) v.push_back(max_side);
+  };
+  clip_sides(bopt.allowed_sides);
+  clip_sides(bopt.init_sides);
+
+  // ---- Output: write to FILE.partial, renamed to FILE when the run completes.
+  std::ofstream jsonl;
+  const std::string partial = a.out.empty() ? "" : a.out + ".partial";
+  if (!a.out.empty()) {
+    jsonl.open(partial);
+    if (!jsonl) throw std::runtime_error(a.out + ": cannot write results file");
+  }
+
+  ProgressBar bar(static_cast<long>(instances.size()), !a.quiet);
+  std::vector<double> success_queries, all_queries, seconds, model_secs;
+  long successes = 0;
+  for (size_t k = 0; k < instances.size(); ++k) {
+    const Instance& inst = instances[k];
+    bo::Rng rng(bo::DeriveSeed(a.seed, k));
+    oracle::QueryOracle orc(*model, images.image(inst.index), inst.label, inst.target, eps,
+                            a.budget);
+    auto status = [&](long q, double best) {
+      char b[160];
+      std::snprintf(b, sizeof(b), "ASR %s%% | inst %zu q=%ld best y=%.3f",
+                    k ? Fmt(100.0 * successes / k, 1).c_str() : "-", k + 1, q, best);
+      return std::string(b);
+    };
+    attacks::Bos2Result r =
+        attacks::RunBos2(orc, bopt, rng, [&](long q, double best) { bar.Update(k, status(q, best), false); });
+    successes += r.success;
+    if (r.success) success_queries.push_back(static_cast<double>(r.queries));
+    all_queries.push_back(r.success ? r.queries : static_cast<double>(a.budget));
+    seconds.push_back(r.seconds);
+    model_secs.push_back(r.model_seconds);
+
+    double linf = 0, l2 = 0;
+    for (size_t i = 0; i < r.adversarial.size(); ++i) {
+      const double dlt = r.adversarial[i] - orc.clean()[i];
+      linf = std::max(linf, std::abs(dlt));
+      l2 += dlt * dlt;
+    }
+    nlohmann::json rec;
+    rec["image_index"] = inst.index;
+    rec["true_class"] = inst.label;
+    rec["target"] = inst.target >= 0 ? nlohmann::json(inst.target) : nlohmann::json(nullptr);
+    rec["attack"] = a.attack;
+    rec["success"] = r.success;
+    rec["queries"] = r.queries;
+    rec["queries_used"] = orc.queries();
+    rec["budget"] = a.budget;
+    rec["epsilon"] = eps;
+    rec["linf"] = linf;
+    rec["l2"] = std::sqrt(l2);
+    rec["final_objective"] = r.best_objective;
+    nlohmann::json loops = nlohmann::json::array();
+    for (const auto& l : r.loops)
+      loops.push_back({{"side", l.side}, {"latent_dim", l.latent_dim}, {"start_query", l.start_query},
+                       {"queries", l.queries}, {"stopped_early", l.stopped_early},
+                       {"best_objective", l.best_objective}});
+    rec["loops"] = loops;
+    rec["stopping"] = bopt.stopping;
+    rec["seconds"] = r.seconds;
+    rec["model_seconds"] = r.model_seconds;
+    rec["bo_seconds"] = r.bo_seconds;
+    rec["seed"] = a.seed;
+    rec["instance_seed"] = bo::DeriveSeed(a.seed, k);
+    rec["model"] = model_path;
+    rec["dataset"] = dataset_name;
+    if (jsonl.is_open()) {
+      jsonl << rec.dump() << "\n";
+      jsonl.flush();
+    }
+    if (a.verbose) {
+      std::string dims;
+      for (const auto& l : r.loops)
+        dims += std::to_string(l.latent_dim) + (l.stopped_early ? "(stop)" : "") + " ";
+      std::fprintf(stderr, "\n  image %d %d->%s: %s after %ld queries, y=%.3f, dims %s\n",
+                   inst.index, inst.label,
+                   inst.target >= 0 ? std::to_string(inst.target).c_str() : "any",
+                   r.success ? "SUCCESS" : "failed", r.queries, r.best_objective, dims.c_str());
+    }
+    if (!a.save_images.empty()) {
+      const std::string tag = std::to_string(inst.index) + "_t" +
+                              (inst.target >= 0 ? std::to_string(inst.target) : "u");
+      const int c = images.channels, h = images.height, w = images.width;
+      std::vector<float> amp(r.adversarial.size());
+      for (size_t i = 0; i < amp.size(); ++i)
+        amp[i] = static_cast<float>(0.5 + (r.adversarial[i] - orc.clean()[i]) / (2 * eps));
+      const fs::path dir(a.save_images);
+      data::WritePng((dir / ("clean_" + tag + ".png")).string(), orc.clean().data(), c, h, w);
+      data::WritePng((dir / ("adversarial_" + tag + ".png")).string(), r.adversarial.data(), c, h, w);
+      data::WritePng((dir / ("perturbation_" + tag + ".png")).string(), amp.data(), c, h, w);
+    }
+    bar.Update(k + 1, status(r.queries, r.best_objective), true);
+  }
+  bar.Finish();
+  if (jsonl.is_open()) {
+    jsonl.close();
+    fs::rename(partial, a.out);
+  }
+
+  // ---- Summary table.
+  const double n = static_cast<double>(instances.size());
+  const double total_s = std::accumulate(seconds.begin(), seconds.end(), 0.0);
+  const double model_s = std::accumulate(model_secs.begin(), model_secs.end(), 0.0);
+  const double mx = success_queries.empty()
+                        ? NAN
+                        : *std::max_element(success_queries.begin(), success_queries.end());
+  const double mean_s = success_queries.empty()
+                            ? NAN
+                            : std::accumulate(success_queries.begin(), success_queries.end(), 0.0) /
+                                  success_queries.size();
+  std::printf("\n%-26s %s\n", "attack", a.attack.c_str());
+  std::printf("%-26s %s (eps %.4g L_inf, budget %ld, %s, seed %llu)\n", "data", dataset_name.c_str(),
+              eps, a.budget,
+              a.untargeted ? "untargeted" : (a.target >= 0 ? "single target" : "all targets"),
+              static_cast<unsigned long long>(a.seed));
+  std::printf("%-26s %zu\n", "instances", instances.size());
+  std::printf("%-26s %s %% (%ld/%zu)\n", "ASR", Fmt(100.0 * successes / n, 1).c_str(), successes,
+              instances.size());
+  std::printf("%-26s %s / %s / %s\n", "queries max/mean/median", Fmt(mx, 0).c_str(),
+              Fmt(mean_s, 1).c_str(), Fmt(Median(success_queries), 1).c_str());
+  std::printf("%-26s %s\n", "mean queries (fail=budget)",
+              Fmt(std::accumulate(all_queries.begin(), all_queries.end(), 0.0) / n, 1).c_str());
+  std::printf("%-26s %s s (model %s s = %s %%, BO %s s)\n", "seconds per instance",
+              Fmt(total_s / n, 2).c_str(), Fmt(model_s / n, 2).c_str(),
+              Fmt(total_s > 0 ? 100.0 * model_s / total_s : NAN, 1).c_str(),
+              Fmt((total_s - model_s) / n, 2).c_str());
+  if (!a.out.empty()) std::printf("%-26s %s\n", "records", a.out.c_str());
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> RegisterAttackCommand(CLI::App& app) {
+  auto args = std::make_shared<AttackArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "attack",
+      "Run a black-box attack on dataset images through a TorchScript classifier.\n"
+      "Only correctly classified images are attacked. Writes one JSONL record per instance\n"
+      "(--out) and prints a summary table (ASR, queries, time split model/BO).");
+  cmd->add_option("--model", args->model,
+                  "TorchScript classifier (float32 NCHW in [0,1] -> [N, classes]); default: "
+                  "the shipped models/<dataset>_cw.pt");
+  cmd->add_option("--dataset", args->dataset, "shipped dataset: mnist | cifar10")
+      ->check(CLI::IsMember({"mnist", "cifar10"}))
+      ->default_val("mnist");
+  cmd->add_option("--data", args->data,
+                  "your own data instead: MNIST IDX images file (labels found beside it), "
+                  "CIFAR-10 .bin batch, or an image file/folder (folder/<label>/*.png)");
+  cmd->add_option("--format", args->format, "format of --data: auto | mnist | cifar10 | images")
+      ->default_val("auto");
+  cmd->add_option("--attack", args->attack, "attack method: bos2")->default_val("bos2");
+  cmd->add_flag("--targeted", args->targeted, "targeted attack on every other class (default)");
+  cmd->add_option("--target", args->target, "targeted attack on this one class");
+  cmd->add_flag("--untargeted", args->untargeted, "untargeted attack (argmax != true class)");
+  cmd->add_option("--eps", args->eps,
+                  "L_inf radius in [0,1] pixel units (default 0.3 MNIST, 0.05 CIFAR-10)");
+  cmd->add_option("--budget", args->budget, "maximum queries per instance (T)")->default_val(900);
+  cmd->add_option("--num-images,-n", args->num_images,
+                  "attack the first N correctly classified images")
+      ->default_val(10);
+  cmd->add_option("--indices", args->indices, "attack these image indices instead (comma list)")
+      ->delimiter(',');
+  cmd->add_option("--seed", args->seed, "run seed; instance k uses a seed derived from it")
+      ->default_val(0);
+  cmd->add_option("--threads", args->threads, "LibTorch intra-op threads (0 = default)")
+      ->default_val(0);
+  cmd->add_option("--output", args->output, "model output: auto | logits | probs")
+      ->default_val("auto");
+  cmd->add_option("--beta", args->beta,
+                  "Add-GP-UCB exploration weight: kandasamy2015 | srinivas2010 | constant:V")
+      ->default_val("kandasamy2015");
+  cmd->add_flag("--no-stopping", args->no_stopping, "disable Bayesian optimal stopping (ablation)");
+  cmd->add_option("--out,-o", args->out, "JSONL results file (one record per instance)");
+  cmd->add_option("--save-images", args->save_images,
+                  "folder for clean / adversarial / amplified-perturbation PNGs");
+  cmd->add_flag("-q,--quiet", args->quiet, "no progress bar or banner");
+  cmd->add_flag("-v,--verbose", args->verbose, "one line per instance with the latent dimensions");
+  return [cmd, args]() { return cmd->parsed() ? RunAttack(*args) : 0; };
+}
+
+}  // namespace advbo::cli

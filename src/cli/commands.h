@@ -1,0 +1,13 @@
+// Subcommand registration for the advbo binary.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace advbo::cli {
+
+/// Adds `advbo attack` to app; the returned function runs it after parsing (returns the
+/// process exit code; 0 when the subcommand was not selected).
+std::function<int()> RegisterAttackCommand(CLI::App& app);
+
+}  // namespace advbo::cli

@@ -1,0 +1,26 @@
+// The advbo command-line tool: one subcommand per file (attack_command.cc, ...).
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "advbo - black-box adversarial attacks and defenses driven by Bayesian optimization.\n"
+      "Every image the model evaluates is one query; budgets and the L_inf threat model are\n"
+      "enforced by the query oracle."};
+  app.require_subcommand(1);
+  auto run_attack = advbo::cli::RegisterAttackCommand(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    return run_attack();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "advbo: error: %s\n", e.what());
+    return 1;
+  }
+}

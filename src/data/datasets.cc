@@ -1,0 +1,203 @@
+#include "data/datasets.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+
+namespace advbo::data {
+namespace fs = std::filesystem;
+namespace {
+
+// Whole file, transparently gunzipped (zlib reads plain files as-is).
+std::vector<uint8_t> ReadAllMaybeGz(const std::string& path) {
+  if (!fs::exists(path)) throw DataError(path + ": file not found");
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (!f) throw DataError(path + ": cannot open");
+  std::vector<uint8_t> out;
+  uint8_t buf[1 << 16];
+  int n;
+  while ((n = gzread(f, buf, sizeof(buf))) > 0) out.insert(out.end(), buf, buf + n);
+  int err = 0;
+  const char* msg = gzerror(f, &err);
+  std::string detail = msg ? msg : "";
+  gzclose(f);
+  if (n < 0 || (err != Z_OK && err != Z_STREAM_END))
+    throw DataError(path + ": corrupt or truncated gzip stream (" + detail + ")");
+  return out;
+}
+
+uint32_t BigEndian32(const std::vector<uint8_t>& b, size_t off) {
+  return (uint32_t(b[off]) << 24) | (uint32_t(b[off + 1]) << 16) | (uint32_t(b[off + 2]) << 8) |
+         uint32_t(b[off + 3]);
+}
+
+}  // namespace
+
+const float* ImageSet::image(size_t i) const {
+  if (i >= size()) throw std::out_of_range("ImageSet::image: index out of range");
+  return pixels.data() + i * image_size();
+}
+
+ImageSet ReadMnist(const std::string& images_path, const std::string& labels_path, size_t limit) {
+  std::vector<uint8_t> img = ReadAllMaybeGz(images_path);
+  if (img.size() < 16) throw DataError(images_path + ": too short for an IDX image header");
+  if (BigEndian32(img, 0) != 0x00000803)
+    throw DataError(images_path + ": wrong magic number (expected 0x00000803 for IDX images)");
+  const size_t n = BigEndian32(img, 4), h = BigEndian32(img, 8), w = BigEndian32(img, 12);
+  if (h == 0 || w == 0 || h > 4096 || w > 4096)
+    throw DataError(images_path + ": implausible image size " + std::to_string(h) + "x" +
+                    std::to_string(w));
+  if (img.size() != 16 + n * h * w)
+    throw DataError(images_path + ": size mismatch: header says " + std::to_string(n) +
+                    " images of " + std::to_string(h) + "x" + std::to_string(w) + " (" +
+                    std::to_string(16 + n * h * w) + " bytes) but the file has " +
+                    std::to_string(img.size()) + " bytes");
+  ImageSet set;
+  set.channels = 1;
+  set.height = static_cast<int>(h);
+  set.width = static_cast<int>(w);
+  const size_t keep = limit ? std::min(limit, n) : n;
+  set.pixels.resize(keep * h * w);
+  for (size_t i = 0; i < keep * h * w; ++i) set.pixels[i] = img[16 + i] / 255.0f;
+  set.labels.assign(keep, -1);
+  if (!labels_path.empty()) {
+    std::vector<uint8_t> lab = ReadAllMaybeGz(labels_path);
+    if (lab.size() < 8) throw DataError(labels_path + ": too short for an IDX label header");
+    if (BigEndian32(lab, 0) != 0x00000801)
+      throw DataError(labels_path + ": wrong magic number (expected 0x00000801 for IDX labels)");
+    const size_t nl = BigEndian32(lab, 4);
+    if (lab.size() != 8 + nl)
+      throw DataError(labels_path + ": size mismatch: header says " + std::to_string(nl) +
+                      " labels but the file has " + std::to_string(lab.size() - 8));
+    if (nl != n)
+      throw DataError(labels_path + ": " + std::to_string(nl) + " labels for " +
+                      std::to_string(n) + " images in " + images_path);
+    for (size_t i = 0; i < keep; ++i) {
+      if (lab[8 + i] > 9)
+        throw DataError(labels_path + ": label " + std::to_string(lab[8 + i]) + " at index " +
+                        std::to_string(i) + " is outside 0..9");
+      set.labels[i] = lab[8 + i];
+    }
+  }
+  for (size_t i = 0; i < 10; ++i) set.class_names.push_back(std::to_string(i));
+  return set;
+}
+
+ImageSet ReadCifar10(const std::vector<std::string>& paths, size_t limit) {
+  constexpr size_t kRecord = 3073, kPixels = 3072;
+  if (paths.empty()) throw DataError("CIFAR-10: no batch files given");
+  ImageSet set;
+  set.channels = 3;
+  set.height = set.width = 32;
+  for (const auto& path : paths) {
+    if (!fs::exists(path)) throw DataError(path + ": file not found");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw DataError(path + ": cannot open");
+    std::vector<uint8_t> raw((std::istreambuf_iterator<char>(in)), {});
+    if (raw.empty()) throw DataError(path + ": empty file");
+    if (raw.size() % kRecord)
+      throw DataError(path + ": size " + std::to_string(raw.size()) +
+                      " bytes is not a multiple of the 3073-byte CIFAR-10 record (truncated?)");
+    const size_t n = raw.size() / kRecord;
+    for (size_t r = 0; r < n; ++r) {
+      if (limit && set.size() >= limit) break;
+      const uint8_t* rec = raw.data() + r * kRecord;
+      if (rec[0] > 9)
+        throw DataError(path + ": label " + std::to_string(rec[0]) + " in record " +
+                        std::to_string(r) + " is outside 0..9 (not a CIFAR-10 batch?)");
+      set.labels.push_back(rec[0]);
+      for (size_t k = 0; k < kPixels; ++k) set.pixels.push_back(rec[1 + k] / 255.0f);
+    }
+  }
+  return set;
+}
+
+ImageSet ReadImages(const std::string& path, int channels, size_t limit) {
+  if (!fs::exists(path)) throw DataError(path + ": file or folder not found");
+  std::vector<std::pair<std::string, int>> files;
+  auto is_image = [](const fs::path& p) {
+    std::string e = p.extension().string();
+    std::transform(e.begin(), e.end(), e.begin(), ::tolower);
+    return e == ".png" || e == ".jpg" || e == ".jpeg" || e == ".bmp";
+  };
+  auto label_of = [](const std::string& name) {
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) return -1;
+    return std::stoi(name);
+  };
+  if (fs::is_directory(path)) {
+    for (const auto& e : fs::directory_iterator(path)) {
+      if (e.is_regular_file() && is_image(e.path())) files.push_back({e.path().string(), -1});
+      if (e.is_directory())
+        for (const auto& f : fs::directory_iterator(e.path()))
+          if (f.is_regular_file() && is_image(f.path()))
+            files.push_back({f.path().string(), label_of(e.path().filename().string())});
+    }
+    std::sort(files.begin(), files.end());
+    if (files.empty()) throw DataError(path + ": no PNG/JPEG/BMP images in this folder");
+  } else {
+    files.push_back({path, -1});
+  }
+  if (channels != 0 && channels != 1 && channels != 3)
+    throw DataError(path + ": channels must be 1, 3 or 0 (auto), got " + std::to_string(channels));
+  ImageSet set;
+  for (const auto& [file, label] : files) {
+    if (limit && set.size() >= limit) break;
+    cv::Mat m = cv::imread(file, cv::IMREAD_UNCHANGED);
+    if (m.empty()) throw DataError(file + ": not a readable image (corrupt or unsupported)");
+    if (m.depth() != CV_8U) m.convertTo(m, CV_8U, m.depth() == CV_16U ? 1.0 / 257 : 1.0);
+    if (set.channels == 0) set.channels = channels ? channels : (m.channels() == 1 ? 1 : 3);
+    if (set.channels == 1 && m.channels() != 1)
+      cv::cvtColor(m, m, m.channels() == 4 ? cv::COLOR_BGRA2GRAY : cv::COLOR_BGR2GRAY);
+    else if (set.channels == 3 && m.channels() == 1)
+      cv::cvtColor(m, m, cv::COLOR_GRAY2RGB);
+    else if (set.channels == 3)
+      cv::cvtColor(m, m, m.channels() == 4 ? cv::COLOR_BGRA2RGB : cv::COLOR_BGR2RGB);
+    if (set.size() == 0) {
+      set.height = m.rows;
+      set.width = m.cols;
+    } else if (m.rows != set.height || m.cols != set.width) {
+      throw DataError(file + ": size " + std::to_string(m.cols) + "x" + std::to_string(m.rows) +
+                      " differs from the first image's " + std::to_string(set.width) + "x" +
+                      std::to_string(set.height));
+    }
+    const size_t base = set.pixels.size();
+    set.pixels.resize(base + set.image_size());
+    for (int c = 0; c < set.channels; ++c)
+      for (int y = 0; y < m.rows; ++y)
+        for (int x = 0; x < m.cols; ++x)
+          set.pixels[base + (size_t(c) * m.rows + y) * m.cols + x] =
+              m.ptr<uint8_t>(y)[x * set.channels + c] / 255.0f;
+    set.labels.push_back(label);
+    set.sources.push_back(file);
+  }
+  return set;
+}
+
+std::vector<std::string> ReadClassNames(const std::string& path) {
+  std::vector<std::string> names;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) names.push_back(line);
+  return names;
+}
+
+void WritePng(const std::string& path, const float* chw, int channels, int height, int width) {
+  cv::Mat m(height, width, channels == 1 ? CV_8UC1 : CV_8UC3);
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x)
+      for (int c = 0; c < channels; ++c) {
+        const float v = chw[(size_t(c) * height + y) * width + x];
+        // OpenCV stores BGR: channel c (RGB order) goes to slot channels-1-c.
+        const int slot = channels == 3 ? 2 - c : 0;
+        m.ptr<uint8_t>(y)[x * channels + slot] =
+            static_cast<uint8_t>(std::lround(std::clamp(v, 0.0f, 1.0f) * 255.0f));
+      }
+  if (!cv::imwrite(path, m)) throw DataError(path + ": cannot write PNG");
+}
+
+}  // namespace advbo::data

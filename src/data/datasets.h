@@ -1,0 +1,58 @@
+// Dataset readers: MNIST IDX (LeCun et al. 1998; .gz or raw), CIFAR-10 binary batches
+// (Krizhevsky 2009) and image files/folders (PNG/JPEG via OpenCV). All return float32
+// NCHW pixels in [0, 1] (uint8 / 255) plus integer labels. No LibTorch dependency.
+#pragma once
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace advbo::data {
+
+/// A missing, truncated or corrupt dataset file; the message names the file and problem.
+class DataError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A batch of images, row-major [N, C, H, W], pixels in [0, 1].
+struct ImageSet {
+  int channels = 0, height = 0, width = 0;
+  std::vector<float> pixels;             ///< N * C * H * W values in [0, 1]
+  std::vector<int> labels;               ///< N labels (-1 where unknown)
+  std::vector<std::string> class_names;  ///< optional, index = label
+  std::vector<std::string> sources;      ///< optional per-image origin (file names)
+
+  size_t size() const { return labels.size(); }
+  size_t image_size() const { return static_cast<size_t>(channels) * height * width; }
+  /// Pointer to image i's C*H*W pixels. Throws std::out_of_range if i >= size().
+  const float* image(size_t i) const;
+};
+
+/// Reads MNIST IDX images (magic 0x00000803, [N, 28, 28] uint8) and, unless labels_path
+/// is empty, labels (magic 0x00000801, [N]); gzip-compressed or raw. `limit` > 0 keeps the
+/// first `limit` images. Throws DataError naming the file on a missing file, wrong magic,
+/// count mismatch between images and labels, labels outside 0..9, or truncated data.
+ImageSet ReadMnist(const std::string& images_path, const std::string& labels_path,
+                   size_t limit = 0);
+
+/// Reads CIFAR-10 binary batch files (records of 1 label byte + 3072 pixel bytes, planes
+/// R, G, B row-major 32x32), concatenated in order. Throws DataError naming the file on a
+/// missing/empty file, a size that is not a multiple of 3073, or a label outside 0..9.
+ImageSet ReadCifar10(const std::vector<std::string>& paths, size_t limit = 0);
+
+/// Reads one image file or every PNG/JPEG/BMP in a folder (sorted by path, recursing one
+/// level: root/<label>/img.png gives the integer label of the sub-folder, else -1).
+/// channels: 1 (grey), 3 (RGB) or 0 (keep the first image's). All images must share one
+/// size. Throws DataError naming the file that is missing, unreadable or differently sized.
+ImageSet ReadImages(const std::string& path, int channels = 0, size_t limit = 0);
+
+/// Reads class names, one per line (CIFAR-10 batches.meta.txt); empty vector if missing.
+std::vector<std::string> ReadClassNames(const std::string& path);
+
+/// Writes image i of a [C, H, W] float buffer in [0,1] as 8-bit PNG (grey or RGB). Throws
+/// DataError if the file cannot be written.
+void WritePng(const std::string& path, const float* chw, int channels, int height, int width);
+
+}  // namespace advbo::data

@@ -1,0 +1,92 @@
+// The black-box query oracle and threat model (DESIGN.md, "The oracle contract").
+// Every image evaluated by the model is one query; the oracle itself enforces the
+// per-instance budget (a batch that would exceed it is refused whole) and the L_inf
+// threat model (every query is clipped into the eps-ball around the clean image,
+// intersected with [0, 1], before the model sees it).
+#pragma once
+
+#include <Eigen/Dense>
+#include <chrono>
+#include <functional>
+#include <limits>
+#include <stdexcept>
+#include <vector>
+
+#include "oracle/classifier.h"
+
+namespace advbo::oracle {
+
+/// Thrown when a batch would take the query count past the budget; nothing was evaluated.
+class BudgetExhausted : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Result of one batch of queries.
+struct QueryResult {
+  Eigen::VectorXd objective;       ///< [n] attack objective, > 0 on the success side
+  std::vector<int> predicted;      ///< [n] argmax classes
+  std::vector<bool> success;       ///< [n] argmax == target (targeted) / != true (untargeted)
+};
+
+/// Per-instance oracle for one clean image and one goal.
+///
+/// Objective (Kharkovskii 2020 thesis eq. 5.3, computed from log-softmax):
+///   targeted:   y = log p_target - log sum_{c != target} p_c     (y > 0 => success)
+///   untargeted: y = max_{c != true} log p_c - log p_true          (y > 0 <=> success)
+class QueryOracle {
+ public:
+  /// @param model      the (possibly defended) classifier; must outlive the oracle.
+  /// @param clean      C*H*W pixels in [0, 1] of the clean image.
+  /// @param true_class its label, 0 <= true_class < classes.
+  /// @param target     target class for a targeted attack (!= true_class), or -1 for
+  ///                   an untargeted attack.
+  /// @param epsilon    L_inf radius (pixel units, [0, 1] scale), >= 0.
+  /// @param budget     maximum number of queries (images evaluated), >= 1.
+  /// Throws std::invalid_argument on bad arguments.
+  QueryOracle(const Classifier& model, const float* clean, int true_class, int target,
+              double epsilon, long budget);
+
+  /// Clips each of the n images (n * C*H*W floats, modified in place) into the eps-ball
+  /// around the clean image intersected with [0, 1], evaluates them in one batch and
+  /// counts n queries. Throws BudgetExhausted (evaluating nothing) if n > remaining().
+  QueryResult Query(float* images, int n);
+
+  /// Projects n images in place onto the threat model (what Query does first).
+  void Project(float* images, int n) const;
+
+  long queries() const { return queries_; }
+  long budget() const { return budget_; }
+  long remaining() const { return budget_ - queries_; }
+  /// 1-based index of the first successful query, or -1.
+  long first_success_query() const { return first_success_; }
+  bool succeeded() const { return first_success_ > 0; }
+  /// Best (largest) objective seen, -inf before any query, and its (clipped) image.
+  double best_objective() const { return best_objective_; }
+  const std::vector<float>& best_image() const { return best_image_; }
+  /// The first successful image (empty if none).
+  const std::vector<float>& success_image() const { return success_image_; }
+  const std::vector<float>& clean() const { return clean_; }
+  double epsilon() const { return epsilon_; }
+  int true_class() const { return true_class_; }
+  int target() const { return target_; }
+  const Classifier& model() const { return model_; }
+  /// Wall seconds spent inside the model's forward passes.
+  double model_seconds() const { return model_seconds_; }
+  /// Optional observer called with every image actually evaluated (after clipping) and
+  /// its 1-based query index (used by tests to check the threat model independently).
+  void set_observer(std::function<void(const float*, long)> f) { observer_ = std::move(f); }
+
+ private:
+  const Classifier& model_;
+  std::vector<float> clean_, lo_, hi_;
+  int true_class_, target_;
+  double epsilon_;
+  long budget_, queries_ = 0, first_success_ = -1;
+  double best_objective_ = -std::numeric_limits<double>::infinity();
+  std::vector<float> best_image_, success_image_;
+  double model_seconds_ = 0.0;
+  std::function<void(const float*, long)> observer_;
+};
+
+}  // namespace advbo::oracle

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Idempotent set-up for a fresh Debian 12 machine (run as root, or with sudo available):
+# installs exactly the Debian packages advbo builds and tests with, then configures and
+# builds the project into build/ (Release). Re-running only rebuilds what changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PKGS=(cmake g++ make pkg-config zlib1g-dev libtorch-dev libeigen3-dev libopencv-dev
+      libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev liblbfgspp-dev
+      libgtest-dev libgmock-dev)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "[setup] installing: ${missing[*]}" >&2
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+JOBS=${JOBS:-$(nproc)}
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >&2
+cmake --build build -j "$JOBS" >&2
