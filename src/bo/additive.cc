@@ -61,12 +61,16 @@ Eigen::VectorXd MaximizeAddGpUcb(const ExactGP& gp, const Eigen::VectorXd& lb,
     const int nc = opt.random_candidates + opt.local_candidates + 1;
     Eigen::MatrixXd cand(nc, d);
     cand.rowwise() = x.transpose();
+    const int n_vertex = static_cast<int>(std::lround(opt.vertex_fraction * opt.random_candidates));
     for (int c = 0; c < nc - 1; ++c)
       for (int a : dims) {
         const double w = ub(a) - lb(a);
-        cand(c, a) = c < opt.random_candidates
-                         ? lb(a) + unif(rng) * w
-                         : std::clamp(x(a) + opt.local_scale * w * normal(rng), lb(a), ub(a));
+        if (c < n_vertex)
+          cand(c, a) = unif(rng) < 0.5 ? lb(a) : ub(a);
+        else if (c < opt.random_candidates)
+          cand(c, a) = lb(a) + unif(rng) * w;
+        else
+          cand(c, a) = std::clamp(x(a) + opt.local_scale * w * normal(rng), lb(a), ub(a));
       }
     Eigen::VectorXd mu, var;
     ComponentPosterior(gp, j, cand, &mu, &var);

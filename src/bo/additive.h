@@ -24,6 +24,10 @@ struct AddGpUcbOptions {
   /// beta_t policy; d in the schedule is the group dimension d_j.
   ExplorationWeight beta{BetaPolicy::kKandasamy2015, 4.0, 0.1};
   int random_candidates = 100;  ///< uniform candidates per group
+  /// Of the random candidates, this fraction are box vertices (each coordinate at lb or
+  /// ub with probability 1/2): L_inf attacks have their best perturbations on the
+  /// boundary of the eps-ball. 0 = all uniform.
+  double vertex_fraction = 0.0;
   int local_candidates = 30;    ///< Gaussian candidates around the incumbent per group
   double local_scale = 0.15;    ///< their std. dev., as a fraction of the box width
   int polish_starts = 1;        ///< best candidates refined by L-BFGS-B per group

@@ -219,6 +219,7 @@ int RunAttack(const AttackArgs& a) {
   attacks::Bos2Options bopt;
   bopt.stopping = !a.no_stopping;
   bopt.acquisition.beta = beta;
+  if (const char* v = std::getenv("ADVBO_VERTEX")) bopt.acquisition.vertex_fraction = std::atof(v);
   const int max_side = std::min(images.height, images.width);
   auto clip_sides = [&](std::vector<int>& v) {
     v.erase(std::remove_if(v.begin(), v.end(), [&](int s) { return s > max_side; }), v.end());

@@ -1,0 +1,103 @@
+// End-to-end: the advbo binary on the shipped model and data, and on bad input.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace {
+namespace fs = std::filesystem;
+
+const std::string kBin = std::string(ADVBO_BINARY_DIR) + "/advbo";
+const std::string kRoot = ADVBO_SOURCE_DIR;
+
+int RunAdvbo(const std::string& args, const fs::path& log) {
+  const std::string cmd = kBin + " " + args + " > " + log.string() + " 2>&1";
+  const int rc = std::system(cmd.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("advbo_cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(Cli, AttackWritesRecordsSummaryAndImages) {
+  const fs::path out = dir_ / "r.jsonl";
+  const int rc = RunAdvbo("attack --dataset mnist --indices 0,1 --target 3 --budget 200 --seed 4 -q -o " +
+                         out.string() + " --save-images " + (dir_ / "png").string(),
+                     dir_ / "log");
+  const std::string log = Slurp(dir_ / "log");
+  ASSERT_EQ(rc, 0) << log;
+  EXPECT_NE(log.find("ASR"), std::string::npos);
+  EXPECT_NE(log.find("queries max/mean/median"), std::string::npos);
+  std::ifstream in(out);
+  int n = 0;
+  for (std::string line; std::getline(in, line); ++n) {
+    auto r = nlohmann::json::parse(line);
+    for (const char* key : {"image_index", "true_class", "target", "success", "queries", "linf", "l2",
+                            "final_objective", "loops", "seconds", "model_seconds", "seed"})
+      EXPECT_TRUE(r.contains(key)) << key;
+    EXPECT_EQ(r["target"], 3);
+    EXPECT_EQ(r["seed"], 4);
+    EXPECT_LE(r["queries_used"].get<long>(), 200);
+    EXPECT_LE(r["linf"].get<double>(), 0.3 + 1e-6);
+  }
+  EXPECT_EQ(n, 2);
+  EXPECT_TRUE(fs::exists(dir_ / "png" / "adversarial_0_t3.png"));
+  EXPECT_TRUE(fs::exists(dir_ / "png" / "perturbation_1_t3.png"));
+  EXPECT_FALSE(fs::exists(out.string() + ".partial"));
+}
+
+TEST_F(Cli, SameSeedGivesIdenticalRecordsApartFromTimings) {
+  auto run = [&](const std::string& name) {
+    const fs::path out = dir_ / name;
+    EXPECT_EQ(RunAdvbo("attack --indices 3 --target 5 --budget 120 --seed 9 -q -o " + out.string(),
+                  dir_ / "log"),
+              0);
+    auto r = nlohmann::json::parse(Slurp(out));
+    for (const char* k : {"seconds", "model_seconds", "bo_seconds"}) r.erase(k);
+    return r;
+  };
+  EXPECT_EQ(run("a.jsonl"), run("b.jsonl"));
+}
+
+TEST_F(Cli, BadInputFailsClearlyAndWritesNothing) {
+  const fs::path out = dir_ / "r.jsonl";
+  EXPECT_NE(RunAdvbo("attack --model " + (dir_ / "nope.pt").string() + " -o " + out.string(), dir_ / "log"), 0);
+  EXPECT_NE(Slurp(dir_ / "log").find("nope.pt: model file not found"), std::string::npos);
+  std::ofstream(dir_ / "bad.pt") << "garbage";
+  EXPECT_NE(RunAdvbo("attack --model " + (dir_ / "bad.pt").string() + " -o " + out.string(), dir_ / "log"), 0);
+  EXPECT_NE(Slurp(dir_ / "log").find("not a loadable TorchScript"), std::string::npos);
+  std::ofstream(dir_ / "x-images-idx3-ubyte") << "short";
+  EXPECT_NE(RunAdvbo("attack --data " + (dir_ / "x-images-idx3-ubyte").string() + " -o " + out.string(),
+                dir_ / "log"),
+            0);
+  EXPECT_NE(Slurp(dir_ / "log").find("x-images-idx3-ubyte"), std::string::npos);
+  // CIFAR model on MNIST data: shape mismatch is reported.
+  EXPECT_NE(RunAdvbo("attack --model " + kRoot + "/models/cifar10_cw.pt --dataset mnist -o " + out.string(),
+                dir_ / "log"),
+            0);
+  EXPECT_NE(Slurp(dir_ / "log").find("rejects input [N, 1, 28, 28]"), std::string::npos);
+  EXPECT_NE(RunAdvbo("attack --eps 2 -o " + out.string(), dir_ / "log"), 0);
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_FALSE(fs::exists(out.string() + ".partial"));
+  // --help explains the options.
+  EXPECT_EQ(RunAdvbo("attack --help", dir_ / "log"), 0);
+  EXPECT_NE(Slurp(dir_ / "log").find("--budget"), std::string::npos);
+}
+
+}  // namespace

@@ -1,0 +1,141 @@
+// Dataset readers on the shipped real data and on deliberately broken copies.
+#include "data/datasets.h"
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace advbo::data {
+namespace {
+namespace fs = std::filesystem;
+
+const std::string kRoot = ADVBO_SOURCE_DIR;
+const std::string kMnistImages = kRoot + "/data/mnist/t10k-images-idx3-ubyte.gz";
+const std::string kMnistLabels = kRoot + "/data/mnist/t10k-labels-idx1-ubyte.gz";
+const std::string kCifar = kRoot + "/data/cifar10/test_batch_first2000.bin";
+
+class TempDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("advbo_data_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+            "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string Write(const std::string& name, const std::string& bytes) {
+    std::ofstream(dir_ / name, std::ios::binary) << bytes;
+    return (dir_ / name).string();
+  }
+  fs::path dir_;
+};
+
+std::string Gunzip(const std::string& path) {
+  gzFile f = gzopen(path.c_str(), "rb");
+  std::string out;
+  char buf[65536];
+  int n;
+  while ((n = gzread(f, buf, sizeof(buf))) > 0) out.append(buf, n);
+  gzclose(f);
+  return out;
+}
+
+std::string ReadFile(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+TEST(ReadMnist, ShippedOfficialTestSet) {
+  ImageSet s = ReadMnist(kMnistImages, kMnistLabels);
+  ASSERT_EQ(s.size(), 10000u);
+  EXPECT_EQ(s.channels, 1);
+  EXPECT_EQ(s.height, 28);
+  EXPECT_EQ(s.width, 28);
+  // The official t10k labels start 7, 2, 1, 0, 4.
+  EXPECT_EQ(std::vector<int>(s.labels.begin(), s.labels.begin() + 5),
+            (std::vector<int>{7, 2, 1, 0, 4}));
+  float lo = 1, hi = 0;
+  for (float v : s.pixels) lo = std::min(lo, v), hi = std::max(hi, v);
+  EXPECT_EQ(lo, 0.0f);
+  EXPECT_EQ(hi, 1.0f);
+  EXPECT_EQ(ReadMnist(kMnistImages, kMnistLabels, 3).size(), 3u);
+}
+
+TEST_F(TempDir, MnistRawAndCorruptFiles) {
+  const std::string raw = Gunzip(kMnistImages), labels = Gunzip(kMnistLabels);
+  // Raw (uncompressed) files read the same.
+  ImageSet a = ReadMnist(Write("img", raw), Write("lab", labels), 10);
+  ImageSet b = ReadMnist(kMnistImages, kMnistLabels, 10);
+  EXPECT_EQ(a.pixels, b.pixels);
+  // Truncated image data.
+  std::string trunc = Write("trunc", raw.substr(0, raw.size() - 100));
+  try {
+    ReadMnist(trunc, "");
+    FAIL() << "expected DataError";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find(trunc), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("size mismatch"), std::string::npos);
+  }
+  // Wrong magic.
+  std::string bad = raw;
+  bad[3] = 0x01;
+  EXPECT_THROW(ReadMnist(Write("magic", bad), ""), DataError);
+  // Labels for another file (count mismatch) and labels outside 0..9.
+  std::string few = labels.substr(0, 8 + 5);
+  few[7] = 5;  // header count 5
+  EXPECT_THROW(ReadMnist(kMnistImages, Write("few", few)), DataError);
+  std::string bad_label = labels;
+  bad_label[8] = 42;
+  EXPECT_THROW(ReadMnist(kMnistImages, Write("badlab", bad_label)), DataError);
+  // Truncated gzip stream and a missing file.
+  std::string gz = ReadFile(kMnistImages);
+  EXPECT_THROW(ReadMnist(Write("t.gz", gz.substr(0, gz.size() / 2)), ""), DataError);
+  EXPECT_THROW(ReadMnist((dir_ / "missing.gz").string(), ""), DataError);
+}
+
+TEST_F(TempDir, Cifar10ShippedAndCorrupt) {
+  ImageSet s = ReadCifar10({kCifar});
+  ASSERT_EQ(s.size(), 2000u);
+  EXPECT_EQ(s.channels, 3);
+  for (int l : s.labels) ASSERT_TRUE(l >= 0 && l <= 9);
+  // Pixel layout: record 0's byte k+1 is pixel k (R plane first).
+  const std::string raw = ReadFile(kCifar);
+  EXPECT_FLOAT_EQ(s.pixels[0], static_cast<unsigned char>(raw[1]) / 255.0f);
+  EXPECT_FLOAT_EQ(s.pixels[1024], static_cast<unsigned char>(raw[1 + 1024]) / 255.0f);
+  EXPECT_EQ(s.labels[1], static_cast<unsigned char>(raw[3073]));
+  std::string cut = Write("cut.bin", raw.substr(0, 3073 * 3 + 10));
+  try {
+    ReadCifar10({cut});
+    FAIL();
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("3073"), std::string::npos);
+  }
+  std::string lab = raw.substr(0, 3073);
+  lab[0] = 17;
+  EXPECT_THROW(ReadCifar10({Write("lab.bin", lab)}), DataError);
+  EXPECT_THROW(ReadCifar10({Write("empty.bin", "")}), DataError);
+}
+
+TEST_F(TempDir, ImageFolderRoundTripAndErrors) {
+  ImageSet cifar = ReadCifar10({kCifar}, 3);
+  fs::create_directories(dir_ / "imgs" / "7");
+  for (int i = 0; i < 3; ++i)
+    WritePng((dir_ / "imgs" / "7" / ("im" + std::to_string(i) + ".png")).string(), cifar.image(i),
+             3, 32, 32);
+  ImageSet back = ReadImages((dir_ / "imgs").string());
+  ASSERT_EQ(back.size(), 3u);
+  EXPECT_EQ(back.channels, 3);
+  EXPECT_EQ(back.labels[0], 7);
+  for (size_t k = 0; k < back.pixels.size(); ++k)
+    ASSERT_NEAR(back.pixels[k], cifar.pixels[k], 0.5 / 255 + 1e-6);  // 8-bit PNG round trip
+  ImageSet grey = ReadImages((dir_ / "imgs").string(), 1);
+  EXPECT_EQ(grey.channels, 1);
+  Write("imgs/7/broken.png", "not a png at all");
+  EXPECT_THROW(ReadImages((dir_ / "imgs").string()), DataError);
+  EXPECT_THROW(ReadImages((dir_ / "nothing").string()), DataError);
+}
+
+}  // namespace
+}  // namespace advbo::data

@@ -1,0 +1,168 @@
+// The classifier loader and the query oracle: budget, threat model, output kinds, bad models.
+#include "oracle/oracle.h"
+
+#include <gtest/gtest.h>
+#include <torch/script.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "oracle/classifier.h"
+
+namespace advbo::oracle {
+namespace {
+namespace fs = std::filesystem;
+
+// Writes small TorchScript models defined from C++ into a temp folder.
+class Models : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = fs::temp_directory_path() / ("advbo_oracle_test_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    torch::manual_seed(0);
+    torch::Tensor w = torch::randn({784, 10}) * 0.05, b = torch::randn({10});
+    Save("linear", w, b, "return torch.addmm(self.b, torch.flatten(x, 1), self.w)");
+    Save("softmax", w, b, "return torch.softmax(torch.addmm(self.b, torch.flatten(x, 1), self.w), 1)");
+    Save("image_out", w, b, "return x");
+    Save("nan_out", w, b, "return torch.log(torch.addmm(self.b, torch.flatten(x, 1), self.w) * 0.0 - 1.0)");
+    Save("cifar_shape", torch::randn({3072, 10}), b,
+         "return torch.addmm(self.b, torch.flatten(x, 1), self.w)");
+    std::ofstream(dir_ / "garbage.pt") << "this is not a TorchScript archive";
+  }
+  static void TearDownTestSuite() { fs::remove_all(dir_); }
+  static void Save(const std::string& name, torch::Tensor w, torch::Tensor b,
+                   const std::string& body) {
+    torch::jit::Module m("Net");
+    m.register_parameter("w", w, false);
+    m.register_parameter("b", b, false);
+    m.define("def forward(self, x):\n    " + body + "\n");
+    m.save((dir_ / (name + ".pt")).string());
+  }
+  static std::string Path(const std::string& name) { return (dir_ / (name + ".pt")).string(); }
+  static fs::path dir_;
+};
+fs::path Models::dir_;
+
+std::vector<float> RandomImage(int n, uint32_t seed) {
+  std::mt19937 g(seed);
+  std::uniform_real_distribution<float> u(0, 1);
+  std::vector<float> v(n * 784);
+  for (auto& x : v) x = u(g);
+  return v;
+}
+
+TEST_F(Models, LoadsInfersShapeAndDetectsOutputKind) {
+  auto lin = Classifier::Load(Path("linear"));
+  EXPECT_EQ(lin->channels(), 1);
+  EXPECT_EQ(lin->height(), 28);
+  EXPECT_EQ(lin->num_classes(), 10);
+  EXPECT_TRUE(lin->outputs_logits());
+  auto sm = Classifier::Load(Path("softmax"));
+  EXPECT_FALSE(sm->outputs_logits());
+  // Same network as logits or as probabilities gives the same log-probabilities.
+  std::vector<float> x = RandomImage(4, 1);
+  Eigen::MatrixXd a = lin->LogProbabilities(x.data(), 4), b = sm->LogProbabilities(x.data(), 4);
+  EXPECT_LT((a - b).cwiseAbs().maxCoeff(), 1e-5);
+  EXPECT_LT(((a.array().exp().rowwise().sum()) - 1.0).abs().maxCoeff(), 1e-9);
+  // Forcing the wrong kind changes the result (the flag is honoured).
+  ClassifierOptions force;
+  force.output = OutputKind::kLogits;
+  auto forced = Classifier::Load(Path("softmax"), force);
+  EXPECT_GT((forced->LogProbabilities(x.data(), 4) - a).cwiseAbs().maxCoeff(), 1e-3);
+}
+
+TEST_F(Models, BadModelsGiveClearErrors) {
+  auto expect_error = [](const std::string& path, const std::string& needle,
+                         ClassifierOptions opt = {}) {
+    try {
+      Classifier::Load(path, opt);
+      ADD_FAILURE() << "expected ModelError for " << path;
+    } catch (const ModelError& e) {
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  expect_error((dir_ / "missing.pt").string(), "not found");
+  expect_error(Path("garbage"), "not a loadable TorchScript");
+  expect_error(Path("image_out"), "output must be [N, classes]");
+  expect_error(Path("nan_out"), "non-finite");
+  ClassifierOptions mnist_shape;
+  mnist_shape.channels = 1;
+  mnist_shape.height = 28;
+  mnist_shape.width = 28;
+  expect_error(Path("cifar_shape"), "rejects input [N, 1, 28, 28]", mnist_shape);
+}
+
+TEST_F(Models, OracleEnforcesBudgetAndThreatModel) {
+  auto lin = Classifier::Load(Path("linear"));
+  std::vector<float> clean = RandomImage(1, 2);
+  Eigen::MatrixXd lp0 = lin->LogProbabilities(clean.data(), 1);
+  Eigen::Index truth;
+  lp0.row(0).maxCoeff(&truth);
+  const int target = (truth + 1) % 10;
+  const double eps = 0.1;
+  QueryOracle o(*lin, clean.data(), static_cast<int>(truth), target, eps, 7);
+  long seen = 0;
+  double worst = 0;
+  o.set_observer([&](const float* img, long index) {
+    EXPECT_EQ(index, ++seen);
+    for (int i = 0; i < 784; ++i) {
+      worst = std::max(worst, std::abs(static_cast<double>(img[i]) - clean[i]));
+      ASSERT_TRUE(img[i] >= 0.0f && img[i] <= 1.0f);
+    }
+  });
+  // Wild queries (far outside the ball and [0,1], NaN) are clipped, not evaluated raw.
+  std::vector<float> batch(5 * 784);
+  for (size_t i = 0; i < batch.size(); ++i) batch[i] = (i % 3 == 0) ? 5.0f : (i % 3 == 1 ? -3.0f : NAN);
+  QueryResult r = o.Query(batch.data(), 5);
+  EXPECT_EQ(o.queries(), 5);
+  EXPECT_LE(worst, eps);
+  ASSERT_EQ(r.objective.size(), 5);
+  // A batch past the budget is refused whole and nothing is counted.
+  EXPECT_THROW(o.Query(batch.data(), 3), BudgetExhausted);
+  EXPECT_EQ(o.queries(), 5);
+  EXPECT_EQ(seen, 5);
+  o.Query(batch.data(), 2);
+  EXPECT_EQ(o.remaining(), 0);
+  EXPECT_THROW(o.Query(batch.data(), 1), BudgetExhausted);
+}
+
+TEST_F(Models, ObjectiveMatchesEquation53AndRecordsFirstSuccess) {
+  auto lin = Classifier::Load(Path("linear"));
+  std::vector<float> x = RandomImage(3, 3);
+  Eigen::MatrixXd lp = lin->LogProbabilities(x.data(), 3);
+  Eigen::Index truth;
+  lp.row(0).maxCoeff(&truth);
+  // eps = 1 makes every image reachable, so the oracle evaluates x unchanged.
+  std::vector<float> clean(784, 0.5f);
+  for (int target = 0; target < 10; ++target) {
+    if (target == truth) continue;
+    QueryOracle o(*lin, clean.data(), static_cast<int>(truth), target, 1.0, 10);
+    std::vector<float> q = x;
+    QueryResult r = o.Query(q.data(), 3);
+    for (int b = 0; b < 3; ++b) {
+      const double pt = std::exp(lp(b, target));
+      const double expected = std::log(pt) - std::log(1.0 - pt);
+      EXPECT_NEAR(r.objective(b), expected, 1e-6);
+      Eigen::Index arg;
+      lp.row(b).maxCoeff(&arg);
+      EXPECT_EQ(r.success[b], arg == target);
+    }
+    long first = -1;
+    for (int b = 0; b < 3 && first < 0; ++b)
+      if (r.success[b]) first = b + 1;
+    EXPECT_EQ(o.first_success_query(), first);
+  }
+  // Untargeted: y = max_{c != y} log p_c - log p_y; success iff argmax != y.
+  QueryOracle u(*lin, clean.data(), static_cast<int>(truth), -1, 1.0, 10);
+  std::vector<float> q = x;
+  QueryResult r = u.Query(q.data(), 3);
+  for (int b = 0; b < 3; ++b) EXPECT_EQ(r.objective(b) > 0, r.success[b]);
+  EXPECT_THROW(QueryOracle(*lin, clean.data(), 0, 0, 0.1, 10), std::invalid_argument);
+  EXPECT_THROW(QueryOracle(*lin, clean.data(), 0, 1, 0.1, 0), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace advbo::oracle

@@ -1,0 +1,59 @@
+// Re-measures the committed models on the shipped data samples and compares with the
+// accuracy their model cards claim (fails if more than 0.5 points lower).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+
+#include "data/datasets.h"
+#include "oracle/classifier.h"
+
+namespace advbo::oracle {
+namespace {
+
+const std::string kRoot = ADVBO_SOURCE_DIR;
+
+double CardSampleAccuracy(const std::string& card) {
+  std::ifstream in(card);
+  EXPECT_TRUE(in.good()) << card << " missing";
+  std::regex re(R"(\| accuracy, shipped sample[^|]*\| ([0-9.]+) %)");
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (std::regex_search(line, m, re)) return std::stod(m[1]);
+  }
+  ADD_FAILURE() << card << " has no 'accuracy, shipped sample' row";
+  return 100.0;
+}
+
+double Accuracy(const Classifier& model, const data::ImageSet& s) {
+  long correct = 0;
+  for (size_t start = 0; start < s.size(); start += 500) {
+    const int n = static_cast<int>(std::min<size_t>(500, s.size() - start));
+    Eigen::MatrixXd lp = model.LogProbabilities(s.image(start), n);
+    for (int i = 0; i < n; ++i) {
+      Eigen::Index arg;
+      lp.row(i).maxCoeff(&arg);
+      correct += arg == s.labels[start + i];
+    }
+  }
+  return 100.0 * correct / s.size();
+}
+
+TEST(ShippedModels, MnistAccuracyMatchesItsCard) {
+  auto m = Classifier::Load(kRoot + "/models/mnist_cw.pt");
+  auto s = data::ReadMnist(kRoot + "/data/mnist/t10k-images-idx3-ubyte.gz",
+                           kRoot + "/data/mnist/t10k-labels-idx1-ubyte.gz");
+  const double acc = Accuracy(*m, s);
+  EXPECT_GE(acc, CardSampleAccuracy(kRoot + "/models/mnist_cw.md") - 0.5);
+  EXPECT_GE(acc, 99.0);
+}
+
+TEST(ShippedModels, Cifar10AccuracyMatchesItsCard) {
+  auto m = Classifier::Load(kRoot + "/models/cifar10_cw.pt");
+  auto s = data::ReadCifar10({kRoot + "/data/cifar10/test_batch_first2000.bin"});
+  const double acc = Accuracy(*m, s);
+  EXPECT_GE(acc, CardSampleAccuracy(kRoot + "/models/cifar10_cw.md") - 0.5);
+}
+
+}  // namespace
+}  // namespace advbo::oracle
