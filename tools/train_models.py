@@ -78,18 +78,18 @@ def load_cifar(root):
 class CWNet(nn.Module):
     """C&W CNN with BN; input [N,C,H,W] in [0,1], output logits [N,10]."""
 
-    def __init__(self, in_ch, c1, c2, fc, flat, mean, std):
+    def __init__(self, in_ch, c1, c2, fc, flat, mean, std, bn=True, dropout=0.3):
         super().__init__()
         self.register_buffer("mean", torch.tensor(mean).view(1, -1, 1, 1))
         self.register_buffer("std", torch.tensor(std).view(1, -1, 1, 1))
 
         def block(i, o):
-            return [nn.Conv2d(i, o, 3), nn.BatchNorm2d(o), nn.ReLU(inplace=True)]
+            return [nn.Conv2d(i, o, 3)] + ([nn.BatchNorm2d(o)] if bn else []) + [nn.ReLU(inplace=True)]
 
         self.features = nn.Sequential(*block(in_ch, c1), *block(c1, c1), nn.MaxPool2d(2),
                                       *block(c1, c2), *block(c2, c2), nn.MaxPool2d(2))
-        self.classifier = nn.Sequential(nn.Flatten(), nn.Dropout(0.3), nn.Linear(flat, fc),
-                                        nn.ReLU(inplace=True), nn.Dropout(0.3),
+        self.classifier = nn.Sequential(nn.Flatten(), nn.Dropout(dropout), nn.Linear(flat, fc),
+                                        nn.ReLU(inplace=True), nn.Dropout(dropout),
                                         nn.Linear(fc, fc), nn.ReLU(inplace=True),
                                         nn.Linear(fc, 10))
 
@@ -149,6 +149,9 @@ def main():
     ap.add_argument("--epochs", type=int, default=None)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--plain", action="store_true",
+                    help="C&W-faithful MNIST recipe: no batch norm, no label smoothing, no "
+                         "augmentation, dropout 0.5")
     args = ap.parse_args()
 
     torch.manual_seed(args.seed)
@@ -158,8 +161,12 @@ def main():
 
     if args.dataset == "mnist":
         (xtr, ytr), (xte, yte) = load_mnist(args.data)
-        model = CWNet(1, 32, 64, 200, 64 * 4 * 4, [0.1307], [0.3081])
-        epochs, lr, shift, flip, bs = args.epochs or 12, 2e-3, 2, False, 128
+        if args.plain:
+            model = CWNet(1, 32, 64, 200, 64 * 4 * 4, [0.1307], [0.3081], bn=False, dropout=0.5)
+            epochs, lr, shift, flip, bs = args.epochs or 12, 1e-3, 0, False, 128
+        else:
+            model = CWNet(1, 32, 64, 200, 64 * 4 * 4, [0.1307], [0.3081])
+            epochs, lr, shift, flip, bs = args.epochs or 12, 2e-3, 2, False, 128
         name, example = "mnist_cw", torch.rand(1, 1, 28, 28)
         sample_desc = "data/mnist (the full official t10k set)"
         xs, ys = xte, yte
@@ -185,7 +192,7 @@ def main():
         for i in range(0, len(xtr) - bs + 1, bs):
             idx = perm[i:i + bs]
             xb = augment(xtr[idx].clone(), shift, flip, gen)
-            loss = F.cross_entropy(model(xb), ytr[idx], label_smoothing=0.05)
+            loss = F.cross_entropy(model(xb), ytr[idx], label_smoothing=0.0 if args.plain else 0.05)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
@@ -204,14 +211,20 @@ def main():
     arch = ("conv32-conv32-pool-conv64-conv64-pool-fc200-fc200-fc10" if args.dataset == "mnist"
             else "conv64-conv64-pool-conv128-conv128-pool-fc256-fc256-fc10")
     shape = "[N, 1, 28, 28]" if args.dataset == "mnist" else "[N, 3, 32, 32]"
+    plain = args.dataset == "mnist" and args.plain
+    layers = ("3x3 valid convs with ReLU (no batch norm); 2x2 max-pool; dropout 0.5 before fc layers"
+              if plain else "3x3 valid convs, each followed by batch norm and ReLU; 2x2 max-pool; "
+              "dropout 0.3 before fc layers")
+    aug = "none" if not shift else f"random shifts up to {shift} px" + (", horizontal flips" if flip else "")
+    smoothing = 0.0 if plain else 0.05
     card = f"""# {name}.pt — Carlini & Wagner (2017) {args.dataset.upper()} CNN
 
 | field | value |
 | --- | --- |
-| architecture | {arch}; 3x3 valid convs, each followed by batch norm and ReLU; 2x2 max-pool; dropout 0.3 before fc layers |
+| architecture | {arch}; {layers} |
 | training data | `../shared/datasets/{args.dataset}/` ({len(xtr)} training images) |
-| augmentation | random shifts up to {shift} px{', horizontal flips' if flip else ''} |
-| optimiser | AdamW lr {lr} (one-cycle), weight decay 5e-4, batch {bs}, label smoothing 0.05 |
+| augmentation | {aug} |
+| optimiser | AdamW lr {lr} (one-cycle), weight decay 5e-4, batch {bs}, label smoothing {smoothing} |
 | epochs | {epochs} (the final epoch is exported; no model selection on the test set) |
 | seed | {args.seed} |
 | training wall time | {wall:.0f} s on {args.threads} CPU threads |
@@ -220,7 +233,7 @@ def main():
 | input contract | float32 NCHW {shape}, pixels in [0, 1]; normalisation is inside the module |
 | output | logits [N, 10] (use `--output auto` or `logits`) |
 | sha256 | `{sha256(pt_path)}` |
-| produced by | `python3 tools/train_models.py {args.dataset} --data ../shared/datasets/{args.dataset} --out {args.out} --seed {args.seed} --threads {args.threads}` (Debian python3-torch {torch.__version__}) |
+| produced by | `python3 tools/train_models.py {args.dataset} --data ../shared/datasets/{args.dataset} --out {args.out} --seed {args.seed} --threads {args.threads}{' --plain' if plain else ''}` (Debian python3-torch {torch.__version__}) |
 
 Exported with `torch.jit.trace` in eval mode; loads with `torch::jit::load` (LibTorch)
 and Python's `torch.jit.load`.

@@ -33,6 +33,7 @@ namespace {
 
 struct AttackArgs {
   std::string model, dataset, data, format = "auto", attack = "bos2", output = "auto";
+  bool rescale_compat = false;
   bool targeted = false, untargeted = false, no_stopping = false, quiet = false, verbose = false;
   int target = -1, threads = 0, num_images = 10;
   double eps = -1;
@@ -219,7 +220,6 @@ int RunAttack(const AttackArgs& a) {
   attacks::Bos2Options bopt;
   bopt.stopping = !a.no_stopping;
   bopt.acquisition.beta = beta;
-  if (const char* v = std::getenv("ADVBO_VERTEX")) bopt.acquisition.vertex_fraction = std::atof(v);
   const int max_side = std::min(images.height, images.width);
   auto clip_sides = [&](std::vector<int>& v) {
     v.erase(std::remove_if(v.begin(), v.end(), [&](int s) { return s > max_side; }), v.end());
@@ -244,6 +244,7 @@ int RunAttack(const AttackArgs& a) {
     bo::Rng rng(bo::DeriveSeed(a.seed, k));
     oracle::QueryOracle orc(*model, images.image(inst.index), inst.label, inst.target, eps,
                             a.budget);
+    orc.set_rescale_compat(a.rescale_compat);
     auto status = [&](long q, double best) {
       char b[160];
       std::snprintf(b, sizeof(b), "ASR %s%% | inst %zu q=%ld best y=%.3f",
@@ -284,6 +285,7 @@ int RunAttack(const AttackArgs& a) {
                        {"best_objective", l.best_objective}});
     rec["loops"] = loops;
     rec["stopping"] = bopt.stopping;
+    rec["threat_model"] = a.rescale_compat ? "rescale_compat" : "clip";
     rec["seconds"] = r.seconds;
     rec["model_seconds"] = r.model_seconds;
     rec["bo_seconds"] = r.bo_seconds;
@@ -396,6 +398,9 @@ std::function<int()> RegisterAttackCommand(CLI::App& app) {
   cmd->add_option("--beta", args->beta,
                   "Add-GP-UCB exploration weight: kandasamy2015 | srinivas2010 | constant:V")
       ->default_val("kandasamy2015");
+  cmd->add_flag("--rescale-compat", args->rescale_compat,
+                "reproduce the BayesOpt reference code's (x+delta+eps)/(1+2eps) rescaling instead "
+                "of clipping: a LOOSER threat model (L_inf up to 2eps/(1+2eps)); for comparisons");
   cmd->add_flag("--no-stopping", args->no_stopping, "disable Bayesian optimal stopping (ablation)");
   cmd->add_option("--out,-o", args->out, "JSONL results file (one record per instance)");
   cmd->add_option("--save-images", args->save_images,

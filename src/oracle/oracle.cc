@@ -35,6 +35,17 @@ QueryOracle::QueryOracle(const Classifier& model, const float* clean, int true_c
 
 void QueryOracle::Project(float* images, int n) const {
   const size_t d = clean_.size();
+  if (rescale_compat_) {
+    const float e = static_cast<float>(epsilon_), scale = 1.0f / (1.0f + 2.0f * e);
+    for (int b = 0; b < n; ++b) {
+      float* x = images + b * d;
+      for (size_t i = 0; i < d; ++i) {
+        const float delta = std::isfinite(x[i]) ? std::clamp(x[i] - clean_[i], -e, e) : 0.0f;
+        x[i] = std::clamp((clean_[i] + delta + e) * scale, 0.0f, 1.0f);
+      }
+    }
+    return;
+  }
   for (int b = 0; b < n; ++b) {
     float* x = images + b * d;
     for (size_t i = 0; i < d; ++i) {

@@ -55,6 +55,14 @@ class QueryOracle {
   /// Projects n images in place onto the threat model (what Query does first).
   void Project(float* images, int n) const;
 
+  /// Compatibility with the BayesOpt-attack reference code (DESIGN.md "Clip, don't
+  /// rescale"): when on, a query x becomes (x0 + clip(x - x0, -eps, eps) + eps) / (1 + 2 eps)
+  /// instead of being clipped. This is a *different, looser* threat model: the evaluated
+  /// image can be up to 2 eps / (1 + 2 eps) from the clean one (0.375 for eps = 0.3).
+  /// Off by default; only for reproducing published numbers.
+  void set_rescale_compat(bool on) { rescale_compat_ = on; }
+  bool rescale_compat() const { return rescale_compat_; }
+
   long queries() const { return queries_; }
   long budget() const { return budget_; }
   long remaining() const { return budget_ - queries_; }
@@ -87,6 +95,7 @@ class QueryOracle {
   std::vector<float> best_image_, success_image_;
   double model_seconds_ = 0.0;
   std::function<void(const float*, long)> observer_;
+  bool rescale_compat_ = false;
 };
 
 }  // namespace advbo::oracle

@@ -129,6 +129,24 @@ TEST_F(Models, OracleEnforcesBudgetAndThreatModel) {
   EXPECT_THROW(o.Query(batch.data(), 1), BudgetExhausted);
 }
 
+TEST_F(Models, RescaleCompatibilityIsTheDocumentedLooserBall) {
+  auto lin = Classifier::Load(Path("linear"));
+  std::vector<float> clean = RandomImage(1, 4);
+  const double eps = 0.3;
+  QueryOracle o(*lin, clean.data(), 0, 1, eps, 10);
+  o.set_rescale_compat(true);
+  std::vector<float> q(784);
+  for (int i = 0; i < 784; ++i) q[i] = clean[i] + (i % 2 ? 1.0f : -1.0f);  // beyond +-eps
+  o.Project(q.data(), 1);
+  double worst = 0;
+  for (int i = 0; i < 784; ++i) {
+    const double delta = i % 2 ? eps : -eps;
+    EXPECT_NEAR(q[i], (clean[i] + delta + eps) / (1 + 2 * eps), 1e-6);
+    worst = std::max(worst, std::abs(double(q[i]) - clean[i]));
+  }
+  EXPECT_LE(worst, 2 * eps / (1 + 2 * eps) + 1e-6);
+}
+
 TEST_F(Models, ObjectiveMatchesEquation53AndRecordsFirstSuccess) {
   auto lin = Classifier::Load(Path("linear"));
   std::vector<float> x = RandomImage(3, 3);
