@@ -35,12 +35,12 @@ struct AttackArgs {
   std::string model, dataset, data, format = "auto", attack = "bos2", output = "auto";
   bool rescale_compat = false;
   bool targeted = false, untargeted = false, no_stopping = false, quiet = false, verbose = false;
-  int target = -1, threads = 0, num_images = 10;
+  int target = -1, threads = 0, num_images = 10, candidates = 100;
   double eps = -1;
   long budget = 900;
   std::vector<int> indices;
   uint64_t seed = 0;
-  std::string out, save_images, beta = "kandasamy2015";
+  std::string out, save_images, beta = "kandasamy2015", kernel = "se";
 };
 
 // The shipped data/ and models/ folders: next to the build dir, or the source tree.
@@ -220,6 +220,9 @@ int RunAttack(const AttackArgs& a) {
   attacks::Bos2Options bopt;
   bopt.stopping = !a.no_stopping;
   bopt.acquisition.beta = beta;
+  bopt.acquisition.random_candidates = a.candidates;
+  bopt.perturbation_kernel = a.kernel == "matern52" ? bo::KernelFamily::kMatern52
+                                                    : bo::KernelFamily::kSquaredExponential;
   const int max_side = std::min(images.height, images.width);
   auto clip_sides = [&](std::vector<int>& v) {
     v.erase(std::remove_if(v.begin(), v.end(), [&](int s) { return s > max_side; }), v.end());
@@ -285,6 +288,8 @@ int RunAttack(const AttackArgs& a) {
                        {"best_objective", l.best_objective}});
     rec["loops"] = loops;
     rec["stopping"] = bopt.stopping;
+    rec["kernel"] = a.kernel;
+    rec["beta"] = a.beta;
     rec["threat_model"] = a.rescale_compat ? "rescale_compat" : "clip";
     rec["seconds"] = r.seconds;
     rec["model_seconds"] = r.model_seconds;
@@ -401,6 +406,13 @@ std::function<int()> RegisterAttackCommand(CLI::App& app) {
   cmd->add_flag("--rescale-compat", args->rescale_compat,
                 "reproduce the BayesOpt reference code's (x+delta+eps)/(1+2eps) rescaling instead "
                 "of clipping: a LOOSER threat model (L_inf up to 2eps/(1+2eps)); for comparisons");
+  cmd->add_option("--kernel", args->kernel, "kernel of the additive perturbation GP: se | matern52")
+      ->check(CLI::IsMember({"se", "matern52"}))
+      ->default_val("se");
+  cmd->add_option("--candidates", args->candidates,
+                  "random candidates per additive group when maximising Add-GP-UCB")
+      ->check(CLI::PositiveNumber)
+      ->default_val(100);
   cmd->add_flag("--no-stopping", args->no_stopping, "disable Bayesian optimal stopping (ablation)");
   cmd->add_option("--out,-o", args->out, "JSONL results file (one record per instance)");
   cmd->add_option("--save-images", args->save_images,

@@ -84,12 +84,15 @@ TEST_F(Bos2OnMnist, EveryQueryInsideTheBallAndBudgetRespected) {
 }
 
 TEST_F(Bos2OnMnist, FindsTargetedAdversarialsWithFewQueries) {
-  // Image 1 (a "2") against three targets: all succeed within 300 queries, and the
-  // adversarial image really is classified as the target by the model.
-  const int idx = 1;
-  for (int target : {3, 7, 8}) {
+  // Image 0 (a "7") against three targets, with the seeds `advbo attack --seed 0` gives
+  // these instances (instance k = target index among the 9 targets): all succeed within
+  // 300 queries (the README benchmark needed 47, 32 and 40), and the adversarial image
+  // really is classified as the target by the model.
+  const int idx = 0;
+  for (int target : {0, 2, 9}) {
+    const int k = target < data_->labels[idx] ? target : target - 1;
     oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx], target, 0.3, 300);
-    bo::Rng rng(bo::DeriveSeed(5, target));
+    bo::Rng rng(bo::DeriveSeed(0, k));
     Bos2Result r = RunBos2(o, Bos2Options{}, rng);
     ASSERT_TRUE(r.success) << "target " << target << " best y " << r.best_objective;
     Eigen::MatrixXd lp = model_->LogProbabilities(r.adversarial.data(), 1);

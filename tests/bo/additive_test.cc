@@ -91,6 +91,22 @@ TEST(AddGpUcb, MaximiserStaysInTheBoxAndOptimisesTheAdditiveFunction) {
   EXPECT_GT(best, 0.95);
 }
 
+TEST(AddGpUcb, VertexCandidatesLandOnTheBoxCorners) {
+  Rng rng(3);
+  Eigen::MatrixXd x = Uniform(12, 4, rng).array().sign().matrix();  // data at vertices
+  ExactGP gp(std::make_unique<AdditiveKernel>(KernelFamily::kSquaredExponential, 4,
+                                              std::vector<std::vector<int>>{{0, 1}, {2, 3}}),
+             1e-3);
+  gp.SetData(x, Eval(x));
+  AddGpUcbOptions opt;
+  opt.vertex_fraction = 1.0;
+  opt.local_candidates = 0;
+  opt.polish_iterations = 0;
+  Eigen::VectorXd lb = Eigen::VectorXd::Constant(4, -1), ub = Eigen::VectorXd::Constant(4, 1);
+  Eigen::VectorXd xn = MaximizeAddGpUcb(gp, lb, ub, 1, opt, x.row(0).transpose(), rng);
+  EXPECT_TRUE((xn.array().abs() == 1.0).all()) << xn.transpose();
+}
+
 TEST(ExplorationWeight, PoliciesAndParsing) {
   ExplorationWeight c = ParseExplorationWeight("constant:4");
   EXPECT_DOUBLE_EQ(c.Beta(10, 3), 4.0);
