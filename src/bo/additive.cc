@@ -39,6 +39,40 @@ void ComponentPosterior(const ExactGP& gp, int j, const Eigen::MatrixXd& xs,
   }
 }
 
+ComponentUcb::ComponentUcb(const ExactGP& gp, int j, double sqrt_beta)
+    : gp_(gp), sqrt_beta_(sqrt_beta) {
+  const AdditiveKernel& k = AsAdditive(gp);
+  if (j < 0 || j >= k.num_groups())
+    throw std::invalid_argument("ComponentUcb: group index out of range");
+  if (gp.num_data() < 1) throw std::invalid_argument("ComponentUcb: the GP has no data");
+  kj_ = &k.group(j);
+  const auto& dims = kj_->active_dims();
+  xj_.resize(gp.num_data(), static_cast<Eigen::Index>(dims.size()));
+  for (size_t i = 0; i < dims.size(); ++i) xj_.col(i) = gp.X().col(dims[i]);
+  inv_l2_ = 1.0 / std::pow(kj_->lengthscales()(0), 2);
+}
+
+double ComponentUcb::Value(const Eigen::VectorXd& z, Eigen::VectorXd* grad) const {
+  const auto& l = gp_.cholesky();
+  Eigen::MatrixXd diff = (-xj_).rowwise() + z.transpose();  // [N, d_j]: z - x_i
+  Eigen::ArrayXXd r2 = diff.rowwise().squaredNorm().array() * inv_l2_;
+  Eigen::ArrayXXd kx, dk;
+  kj_->Profile(r2, &kx, grad ? &dk : nullptr);
+  Eigen::VectorXd v = l.triangularView<Eigen::Lower>().solve(kx.matrix());
+  const double m = kx.matrix().col(0).dot(gp_.alpha());
+  const double s = std::sqrt(std::max(kj_->variance() - v.squaredNorm(), 1e-12));
+  if (grad) {
+    l.triangularView<Eigen::Lower>().transpose().solveInPlace(v);  // v = K^{-1} k
+    // d k(z, x_i) / dz = dk/dr2_i * 2 (z - x_i) / l^2
+    const Eigen::VectorXd w_mean = (dk.col(0) * gp_.alpha().array()).matrix();
+    const Eigen::VectorXd w_var = (dk.col(0) * v.array()).matrix();
+    const Eigen::VectorXd dm = 2.0 * inv_l2_ * diff.transpose() * w_mean;
+    const Eigen::VectorXd ds2 = -4.0 * inv_l2_ * diff.transpose() * w_var;
+    *grad = dm + sqrt_beta_ * ds2 / (2.0 * s);
+  }
+  return m + sqrt_beta_ * s;
+}
+
 Eigen::VectorXd MaximizeAddGpUcb(const ExactGP& gp, const Eigen::VectorXd& lb,
                                  const Eigen::VectorXd& ub, int t, const AddGpUcbOptions& opt,
                                  const Eigen::VectorXd& incumbent, Rng& rng) {
@@ -90,28 +124,11 @@ Eigen::VectorXd MaximizeAddGpUcb(const ExactGP& gp, const Eigen::VectorXd& lb,
         zlb(i) = lb(dims[i]);
         zub(i) = ub(dims[i]);
       }
-      // -(mu_j + sqrt(beta) sigma_j) as a function of the group's coordinates z.
+      ComponentUcb ucb(gp, j, sqrt_beta);
       GradObjective neg_ucb = [&](const Eigen::VectorXd& z, Eigen::VectorXd* g) {
-        Eigen::VectorXd xf = x;
-        for (int i = 0; i < dj; ++i) xf(dims[i]) = z(i);
-        Eigen::MatrixXd xr = xf.transpose();
-        Eigen::VectorXd kx = kj.Eval(gp.X(), xr).col(0);  // [N]
-        Eigen::MatrixXd gx = kj.GradX(xf, gp.X());         // [N, D]
-        Eigen::VectorXd v = l.triangularView<Eigen::Lower>().solve(kx);
-        const double m = kx.dot(gp.alpha());
-        const double s2 = std::max(kj.variance() - v.squaredNorm(), 1e-12);
-        const double s = std::sqrt(s2);
-        if (g) {
-          l.triangularView<Eigen::Lower>().transpose().solveInPlace(v);  // v = K^{-1} k
-          g->resize(dj);
-          for (int i = 0; i < dj; ++i) {
-            const auto col = gx.col(dims[i]);
-            const double dm = col.dot(gp.alpha());
-            const double ds2 = -2.0 * col.dot(v);
-            (*g)(i) = -(dm + sqrt_beta * ds2 / (2.0 * s));
-          }
-        }
-        return -(m + sqrt_beta * s);
+        const double v = ucb.Value(z, g);
+        if (g) *g = -*g;
+        return -v;
       };
       for (int s = 0; s < starts; ++s) {
         Eigen::VectorXd z0(dj);

@@ -19,6 +19,23 @@ namespace advbo::bo {
 void ComponentPosterior(const ExactGP& gp, int j, const Eigen::MatrixXd& xs,
                         Eigen::VectorXd* mean, Eigen::VectorXd* var);
 
+/// The UCB term of one additive component, mu_j(z) + beta^{1/2} sigma_j(z) (eq. 5.4), as a
+/// function of the group's own coordinates z [d_j] (standardised output units), with its
+/// analytic gradient. Holds references to gp, which must outlive it and stay unchanged.
+/// Throws std::invalid_argument if gp is not additive, has no data, or j is out of range.
+class ComponentUcb {
+ public:
+  ComponentUcb(const ExactGP& gp, int j, double sqrt_beta);
+  /// Value at z [d_j]; if grad is non-null it receives d/dz [d_j].
+  double Value(const Eigen::VectorXd& z, Eigen::VectorXd* grad) const;
+
+ private:
+  const ExactGP& gp_;
+  const StationaryKernel* kj_;
+  double sqrt_beta_, inv_l2_;
+  Eigen::MatrixXd xj_;
+};
+
 /// Options of MaximizeAddGpUcb; defaults are the ones BOS^2 uses.
 struct AddGpUcbOptions {
   /// beta_t policy; d in the schedule is the group dimension d_j.

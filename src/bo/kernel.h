@@ -95,6 +95,10 @@ class StationaryKernel final : public Kernel {
   Eigen::MatrixXd GramFromSqDist(const Eigen::MatrixXd& sq_dist,
                                  std::vector<Eigen::MatrixXd>* grads) const;
 
+  /// The radial profile: k = s2 * rho(r2) and dk/d(r2) elementwise on scaled squared
+  /// distances r2 (dk_dr2 may be null). Exposed for fast specialised evaluators.
+  void Profile(const Eigen::ArrayXXd& r2, Eigen::ArrayXXd* k, Eigen::ArrayXXd* dk_dr2) const;
+
   /// Active coordinates, in order.
   const std::vector<int>& active_dims() const { return active_; }
   KernelFamily family() const { return family_; }
@@ -103,8 +107,6 @@ class StationaryKernel final : public Kernel {
   Eigen::VectorXd lengthscales() const { return log_ls_.array().exp(); }
 
  private:
-  // rho(r^2) * s2 and its derivative with respect to r^2, elementwise on r2.
-  void Profile(const Eigen::ArrayXXd& r2, Eigen::ArrayXXd* k, Eigen::ArrayXXd* dk_dr2) const;
   // Scaled squared distances r^2 between rows of x1 and x2 [N1, N2].
   Eigen::MatrixXd ScaledSqDist(const Eigen::MatrixXd& x1, const Eigen::MatrixXd& x2) const;
 

@@ -45,6 +45,32 @@ TEST(AddGpUcb, ComponentMeansSumToThePosteriorMean) {
   EXPECT_THROW(ComponentPosterior(gp, 2, xs, &m0, &v0), std::invalid_argument);
 }
 
+TEST(AddGpUcb, ComponentUcbMatchesPosteriorAndFiniteDifferences) {
+  Rng rng(5);
+  Eigen::MatrixXd x = Uniform(25, 4, rng);
+  for (auto fam : {KernelFamily::kSquaredExponential, KernelFamily::kMatern52}) {
+    ExactGP gp(std::make_unique<AdditiveKernel>(fam, 4,
+                                                std::vector<std::vector<int>>{{0, 3}, {1, 2}}, 0.6,
+                                                0.7),
+               1e-3);
+    gp.SetData(x, Eval(x));
+    ComponentUcb ucb(gp, 1, 1.5);
+    Eigen::Vector2d z(0.2, -0.4);
+    Eigen::MatrixXd xs = Eigen::MatrixXd::Zero(1, 4);
+    xs(0, 1) = z(0);
+    xs(0, 2) = z(1);
+    Eigen::VectorXd m, v, g;
+    ComponentPosterior(gp, 1, xs, &m, &v);
+    EXPECT_NEAR(ucb.Value(z, &g), m(0) + 1.5 * std::sqrt(v(0)), 1e-9);
+    for (int i = 0; i < 2; ++i) {
+      Eigen::Vector2d zp = z, zm = z;
+      zp(i) += 1e-6;
+      zm(i) -= 1e-6;
+      EXPECT_NEAR(g(i), (ucb.Value(zp, nullptr) - ucb.Value(zm, nullptr)) / 2e-6, 1e-5);
+    }
+  }
+}
+
 TEST(AddGpUcb, DecompositionSelectionFindsTheTrueGroups) {
   Rng rng(1);
   Eigen::MatrixXd x = Uniform(80, 4, rng);
