@@ -60,6 +60,18 @@ TEST_F(Cli, AttackWritesRecordsSummaryAndImages) {
   EXPECT_TRUE(fs::exists(dir_ / "png" / "adversarial_0_t3.png"));
   EXPECT_TRUE(fs::exists(dir_ / "png" / "perturbation_1_t3.png"));
   EXPECT_FALSE(fs::exists(out.string() + ".partial"));
+  // The saved clean PNG, in a folder named by its label, is valid input for --data.
+  fs::create_directories(dir_ / "imgs" / "7");
+  fs::copy_file(dir_ / "png" / "clean_0_t3.png", dir_ / "imgs" / "7" / "a.png");
+  const fs::path out2 = dir_ / "r2.jsonl";
+  ASSERT_EQ(RunAdvbo("attack --data " + (dir_ / "imgs").string() + " --target 3 --budget 40 -q -o " +
+                         out2.string(),
+                     dir_ / "log2"),
+            0)
+      << Slurp(dir_ / "log2");
+  auto r = nlohmann::json::parse(Slurp(out2));
+  EXPECT_EQ(r["true_class"], 7);
+  EXPECT_LE(r["queries_used"].get<long>(), 40);
 }
 
 TEST_F(Cli, SameSeedGivesIdenticalRecordsApartFromTimings) {
