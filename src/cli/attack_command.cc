@@ -248,14 +248,15 @@ int RunAttack(const AttackArgs& a) {
     oracle::QueryOracle orc(*model, images.image(inst.index), inst.label, inst.target, eps,
                             a.budget);
     orc.set_rescale_compat(a.rescale_compat);
-    auto status = [&](long q, double best) {
+    // `finished`: instances whose outcome is in `successes` (k while instance k runs).
+    auto status = [&](size_t finished, long q, double best) {
       char b[160];
       std::snprintf(b, sizeof(b), "ASR %s%% | inst %zu q=%ld best y=%.3f",
-                    k ? Fmt(100.0 * successes / k, 1).c_str() : "-", k + 1, q, best);
+                    finished ? Fmt(100.0 * successes / finished, 1).c_str() : "-", k + 1, q, best);
       return std::string(b);
     };
     attacks::Bos2Result r =
-        attacks::RunBos2(orc, bopt, rng, [&](long q, double best) { bar.Update(k, status(q, best), false); });
+        attacks::RunBos2(orc, bopt, rng, [&](long q, double best) { bar.Update(k, status(k, q, best), false); });
     successes += r.success;
     if (r.success) success_queries.push_back(static_cast<double>(r.queries));
     all_queries.push_back(r.success ? r.queries : static_cast<double>(a.budget));
@@ -323,7 +324,7 @@ int RunAttack(const AttackArgs& a) {
       data::WritePng((dir / ("adversarial_" + tag + ".png")).string(), r.adversarial.data(), c, h, w);
       data::WritePng((dir / ("perturbation_" + tag + ".png")).string(), amp.data(), c, h, w);
     }
-    bar.Update(k + 1, status(r.queries, r.best_objective), true);
+    bar.Update(k + 1, status(k + 1, r.queries, r.best_objective), true);
   }
   bar.Finish();
   if (jsonl.is_open()) {
