@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 #include "bo/hyperparameters.h"
@@ -162,12 +163,9 @@ std::vector<std::vector<int>> SelectDecomposition(ExactGP* gp, KernelFamily fami
     ls = std::exp(sl / k->num_groups());
     var = std::exp(sv / k->num_groups());
   }
-  const ExactGP* scorer = gp;
-  ExactGP subset = *gp;
-  if (max_points > 0 && gp->num_data() > max_points) {
-    subset = SubsetOf(*gp, max_points, rng);
-    scorer = &subset;
-  }
+  std::optional<ExactGP> subset;
+  if (max_points > 0 && gp->num_data() > max_points) subset = SubsetOf(*gp, max_points, rng);
+  const ExactGP* scorer = subset ? &*subset : gp;
   std::vector<std::vector<int>> best_groups;
   double best_lml = -std::numeric_limits<double>::infinity();
   for (int i = 0; i < std::max(1, num_partitions); ++i) {
