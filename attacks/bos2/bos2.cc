@@ -212,6 +212,7 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
     loop.start_query = oracle.queries();
     loop.best_objective = -std::numeric_limits<double>::infinity();
     Eigen::VectorXd incumbent = xp.row(inc).transpose();
+    double incumbent_y = yp(inc);
     Eigen::VectorXd lb = Eigen::VectorXd::Constant(d, -1.0), ub = Eigen::VectorXd::Constant(d, 1.0);
     std::vector<double> curve;  // running best errors of this loop (mapped into (0, 1])
     double y_first = 0.0, running_best = -std::numeric_limits<double>::infinity();
@@ -221,7 +222,10 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
       const double y = querier.Query({u}, side)(0);
       d_per.push_back({side, u, y});
       per_gp.AddObservation(u, y);
-      if (y > per_gp.y().head(per_gp.num_data() - 1).maxCoeff()) incumbent = u;
+      if (y > incumbent_y) {
+        incumbent_y = y;
+        incumbent = u;
+      }
       loop.queries = i;
       loop.best_objective = std::max(loop.best_objective, y);
       report();

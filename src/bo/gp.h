@@ -75,6 +75,8 @@ class ExactGP {
   const Kernel& kernel() const { return *kernel_; }
   Kernel& mutable_kernel() { return *kernel_; }
   double noise_variance() const { return noise_; }
+  /// Whether outputs are standardised.
+  bool standardize() const { return standardize_; }
   int num_data() const { return static_cast<int>(x_.rows()); }
   const Eigen::MatrixXd& X() const { return x_; }
   const Eigen::VectorXd& y() const { return y_; }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 
 #include "bo/optimize.h"
@@ -10,8 +11,8 @@
 namespace advbo::bo {
 
 ExactGP SubsetOf(const ExactGP& gp, int max_points, Rng& rng) {
-  ExactGP sub = gp;
-  if (max_points <= 0 || gp.num_data() <= max_points) return sub;
+  if (max_points <= 0 || gp.num_data() <= max_points) return gp;
+  ExactGP sub(gp.kernel().Clone(), gp.noise_variance(), gp.standardize());
   std::vector<int> idx(gp.num_data());
   std::iota(idx.begin(), idx.end(), 0);
   std::shuffle(idx.begin(), idx.end(), rng);
@@ -31,9 +32,10 @@ FitResult FitHyperparameters(ExactGP* gp, const FitOptions& opt, Rng& rng) {
   if (gp == nullptr || gp->num_data() < 1)
     throw std::invalid_argument("FitHyperparameters: the GP has no data");
   // Optional subset for the likelihood.
-  ExactGP sub = opt.max_points > 0 && gp->num_data() > opt.max_points
-                    ? SubsetOf(*gp, opt.max_points, rng)
-                    : *gp;
+  std::optional<ExactGP> subset;
+  if (opt.max_points > 0 && gp->num_data() > opt.max_points)
+    subset = SubsetOf(*gp, opt.max_points, rng);
+  const ExactGP& sub = subset ? *subset : *gp;
   const PairwiseCache cache = sub.kernel().Precompute(sub.X());
   const std::vector<ParamKind> kinds = sub.kernel().ParamKinds();
   const int p = static_cast<int>(kinds.size());
