@@ -1,9 +1,19 @@
-// GP-UCB acquisition (Srinivas et al. 2010) with the exploration weight beta_t as an
-// explicit, named policy (DESIGN.md: beta conventions differ between codes).
+// Acquisition functions on the exact GP: GP-UCB/LCB (Srinivas et al. 2010) with the
+// exploration weight beta_t as an explicit, named policy (DESIGN.md: beta conventions differ
+// between codes), expected improvement (Jones et al. 1998), probability of improvement
+// (Kushner 1964), Thompson sampling (random Fourier features, or exact over a finite set),
+// and the expected UCB over another agent's action samples (R2-B2 level 1, Dai 2021 thesis
+// eq. 8.3). Every Acquisition is to be MAXIMISED; a minimisation goal flips signs inside.
 #pragma once
 
 #include <Eigen/Dense>
+#include <memory>
 #include <string>
+#include <vector>
+
+#include "bo/gp.h"
+#include "bo/random.h"
+#include "bo/random_features.h"
 
 namespace advbo::bo {
 
@@ -32,5 +42,116 @@ ExplorationWeight ParseExplorationWeight(const std::string& spec);
 
 /// UCB scores mean + sqrt(beta) * sqrt(var), elementwise; mean and var are [M].
 Eigen::VectorXd Ucb(const Eigen::VectorXd& mean, const Eigen::VectorXd& var, double beta);
+
+/// Whether the objective is maximised or minimised.
+enum class Goal { kMaximize, kMinimize };
+
+/// An acquisition function a(x) over inputs x [d], to be maximised.
+class Acquisition {
+ public:
+  virtual ~Acquisition() = default;
+  /// Input dimension d.
+  virtual int dim() const = 0;
+  /// Values at every row of X [M, d]: [M] (batched: one kernel evaluation for all rows).
+  virtual Eigen::VectorXd Evaluate(const Eigen::MatrixXd& x) const = 0;
+  /// Value at x [d]; if grad is non-null it receives da/dx [d].
+  virtual double ValueAndGradient(const Eigen::VectorXd& x, Eigen::VectorXd* grad) const = 0;
+};
+
+/// GP-UCB (Srinivas 2010; Dai 2021 eq. 8.2): a(x) = mu(x) + beta^{1/2} sigma(x) for
+/// kMaximize; for kMinimize it is the LCB of f turned into a score,
+/// a(x) = -(mu(x) - beta^{1/2} sigma(x)). Holds a reference to gp (must outlive it).
+class UcbAcquisition final : public Acquisition {
+ public:
+  /// beta >= 0 (the squared sigma multiplier), else std::invalid_argument.
+  UcbAcquisition(const ExactGP& gp, double beta, Goal goal = Goal::kMaximize);
+  int dim() const override { return static_cast<int>(gp_.X().cols()); }
+  Eigen::VectorXd Evaluate(const Eigen::MatrixXd& x) const override;
+  double ValueAndGradient(const Eigen::VectorXd& x, Eigen::VectorXd* grad) const override;
+
+ private:
+  const ExactGP& gp_;
+  double sqrt_beta_, sign_;
+};
+
+/// Expected improvement over the incumbent `best` (Jones et al. 1998):
+/// EI(x) = (I) Phi(I / sigma) + sigma phi(I / sigma), I = mu(x) - best - xi (kMaximize) or
+/// best - mu(x) - xi (kMinimize); max(I, 0) where sigma = 0. Gradient analytic.
+class ExpectedImprovement final : public Acquisition {
+ public:
+  /// best: incumbent objective value (original units); xi >= 0 exploration margin.
+  ExpectedImprovement(const ExactGP& gp, double best, double xi = 0.0,
+                      Goal goal = Goal::kMaximize);
+  int dim() const override { return static_cast<int>(gp_.X().cols()); }
+  Eigen::VectorXd Evaluate(const Eigen::MatrixXd& x) const override;
+  double ValueAndGradient(const Eigen::VectorXd& x, Eigen::VectorXd* grad) const override;
+
+ private:
+  const ExactGP& gp_;
+  double best_, xi_, sign_;
+};
+
+/// Probability of improvement PI(x) = Phi(I / sigma) with I as for EI (Kushner 1964).
+class ProbabilityOfImprovement final : public Acquisition {
+ public:
+  ProbabilityOfImprovement(const ExactGP& gp, double best, double xi = 0.0,
+                           Goal goal = Goal::kMaximize);
+  int dim() const override { return static_cast<int>(gp_.X().cols()); }
+  Eigen::VectorXd Evaluate(const Eigen::MatrixXd& x) const override;
+  double ValueAndGradient(const Eigen::VectorXd& x, Eigen::VectorXd* grad) const override;
+
+ private:
+  const ExactGP& gp_;
+  double best_, xi_, sign_;
+};
+
+/// Thompson sampling with random Fourier features: one function drawn from the RFF
+/// approximation of gp's posterior (RffPosterior on the GP's standardised targets), a(x) =
+/// sign * f~(x) (standardised units; same argmax as original units). Requires gp's kernel
+/// to be a StationaryKernel (else std::invalid_argument). Noise-free GPs use noise 1e-6.
+class ThompsonSample final : public Acquisition {
+ public:
+  ThompsonSample(const ExactGP& gp, int num_features, Rng& rng, Goal goal = Goal::kMaximize);
+  int dim() const override { return f_->input_dim(); }
+  Eigen::VectorXd Evaluate(const Eigen::MatrixXd& x) const override;
+  double ValueAndGradient(const Eigen::VectorXd& x, Eigen::VectorXd* grad) const override;
+
+ private:
+  std::unique_ptr<FeatureFunction> f_;
+  double sign_;
+};
+
+/// Exact Thompson sampling over a finite set X [M, D]: draws f ~ GP posterior jointly at the
+/// M points and returns the index of its maximum (kMaximize) or minimum (kMinimize).
+int ThompsonSampleIndex(const ExactGP& gp, const Eigen::MatrixXd& candidates, Rng& rng,
+                        Goal goal = Goal::kMaximize);
+
+/// R2-B2 level-1 acquisition (Dai 2021 thesis eq. 8.3): the expected GP-UCB (eq. 8.2) of the
+/// joint GP over the other agent's action, approximated by S weighted samples:
+/// a(x_own) = sum_s w_s [mu(x_own, x_other_s) + beta^{1/2} sigma(x_own, x_other_s)].
+/// The joint input places x_own at own_dims and x_other at other_dims (disjoint, covering
+/// the GP's D inputs).
+class ExpectedUcb final : public Acquisition {
+ public:
+  /// other_samples [S, |other_dims|]; weights [S] (>= 0, normalised here; empty = uniform).
+  /// Throws std::invalid_argument on inconsistent dimensions or negative weights.
+  ExpectedUcb(const ExactGP& gp, std::vector<int> own_dims, std::vector<int> other_dims,
+              Eigen::MatrixXd other_samples, double beta, Eigen::VectorXd weights = {});
+  int dim() const override { return static_cast<int>(own_.size()); }
+  Eigen::VectorXd Evaluate(const Eigen::MatrixXd& x) const override;
+  double ValueAndGradient(const Eigen::VectorXd& x, Eigen::VectorXd* grad) const override;
+
+ private:
+  Eigen::MatrixXd Joint(const Eigen::VectorXd& x_own) const;  // [S, D]
+  const ExactGP& gp_;
+  std::vector<int> own_, other_;
+  Eigen::MatrixXd samples_;
+  Eigen::VectorXd weights_;
+  double sqrt_beta_;
+};
+
+/// Standard normal pdf and cdf (cdf via erfc, accurate in both tails).
+double NormalPdf(double z);
+double NormalCdf(double z);
 
 }  // namespace advbo::bo

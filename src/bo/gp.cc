@@ -32,7 +32,8 @@ Eigen::MatrixXd CholeskyWithJitter(const Eigen::MatrixXd& a, double* jitter_used
 ExactGP::ExactGP(std::unique_ptr<Kernel> kernel, double noise_variance, bool standardize)
     : kernel_(std::move(kernel)), noise_(noise_variance), standardize_(standardize) {
   if (!kernel_) throw std::invalid_argument("ExactGP: null kernel");
-  if (!(noise_variance > 0)) throw std::invalid_argument("ExactGP: noise variance must be > 0");
+  if (!(noise_variance >= 0))
+    throw std::invalid_argument("ExactGP: noise variance must be >= 0 (0 = noise-free)");
 }
 
 ExactGP::ExactGP(const ExactGP& o)
@@ -170,6 +171,68 @@ void ExactGP::PredictJoint(const Eigen::MatrixXd& xs, Eigen::VectorXd* mean,
   *mean = ((ks.transpose() * alpha_).array() * y_scale_ + y_shift_).matrix();
   l_.triangularView<Eigen::Lower>().solveInPlace(ks);
   *cov = (prior - ks.transpose() * ks) * s2;
+}
+
+void ExactGP::PredictWithGradient(const Eigen::MatrixXd& xs, Eigen::VectorXd* mean,
+                                  Eigen::VectorXd* var, Eigen::MatrixXd* dmean,
+                                  Eigen::MatrixXd* dvar) const {
+  const Eigen::Index m = xs.rows(), d = xs.cols();
+  if (x_.rows() == 0) {
+    Predict(xs, mean, var);
+    if (dmean) dmean->setZero(m, d);
+    if (dvar) dvar->setZero(m, d);
+    return;
+  }
+  if (d != x_.cols())
+    throw std::invalid_argument("ExactGP::PredictWithGradient: points have " + std::to_string(d) +
+                                " coordinates, expected " + std::to_string(x_.cols()));
+  const double s2 = y_scale_ * y_scale_;
+  Eigen::MatrixXd ks = kernel_->Eval(x_, xs);  // [N, M]
+  if (mean) *mean = ((ks.transpose() * alpha_).array() * y_scale_ + y_shift_).matrix();
+  Eigen::MatrixXd w;  // K^{-1} k(X, x) per column, needed for the variance gradient
+  if (var || dvar) {
+    l_.triangularView<Eigen::Lower>().solveInPlace(ks);  // ks <- L^{-1} k
+    if (var)
+      *var = ((kernel_->Diag(xs) - ks.colwise().squaredNorm().transpose()).array().max(0.0) * s2)
+                 .matrix();
+    if (dvar) {
+      w = std::move(ks);
+      l_.triangularView<Eigen::Lower>().transpose().solveInPlace(w);
+    }
+  }
+  if (dmean) dmean->resize(m, d);
+  if (dvar) dvar->resize(m, d);
+  if (!dmean && !dvar) return;
+  for (Eigen::Index i = 0; i < m; ++i) {
+    const Eigen::MatrixXd g = kernel_->GradX(xs.row(i).transpose(), x_);  // [N, D]
+    if (dmean) dmean->row(i) = (g.transpose() * alpha_).transpose() * y_scale_;
+    if (dvar) dvar->row(i) = (g.transpose() * w.col(i)).transpose() * (-2.0 * s2);
+  }
+}
+
+Eigen::MatrixXd ExactGP::SamplePosterior(const Eigen::MatrixXd& xs, int num_samples,
+                                         Rng& rng) const {
+  if (num_samples < 1) throw std::invalid_argument("SamplePosterior: num_samples must be >= 1");
+  Eigen::VectorXd mu;
+  Eigen::MatrixXd cov;
+  PredictJoint(xs, &mu, &cov);
+  cov = 0.5 * (cov + cov.transpose());
+  double jitter = 0.0;
+  const Eigen::MatrixXd l = CholeskyWithJitter(cov, &jitter);
+  std::normal_distribution<double> n01(0.0, 1.0);
+  Eigen::MatrixXd z = Eigen::MatrixXd::NullaryExpr(xs.rows(), num_samples, [&]() { return n01(rng); });
+  Eigen::MatrixXd f = l * z;
+  f.colwise() += mu;
+  return f;
+}
+
+ExactGP ExactGP::Fantasize(const Eigen::MatrixXd& xs, const Eigen::VectorXd& ys) const {
+  if (xs.rows() != ys.size())
+    throw std::invalid_argument("ExactGP::Fantasize: " + std::to_string(xs.rows()) +
+                                " points but " + std::to_string(ys.size()) + " values");
+  ExactGP g(*this);
+  for (Eigen::Index i = 0; i < xs.rows(); ++i) g.AddObservation(xs.row(i).transpose(), ys(i));
+  return g;
 }
 
 double ExactGP::LogMarginalLikelihood(Eigen::VectorXd* grad) const {

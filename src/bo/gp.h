@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "bo/kernel.h"
+#include "bo/random.h"
 
 namespace advbo::bo {
 
@@ -25,10 +26,15 @@ class NumericalError : public std::runtime_error {
 /// Targets are standardised internally (y~ = (y - mean(y)) / std(y); std 1 when N < 2
 /// or the targets are constant), so the kernel's signal variance and the noise variance
 /// are in standardised units; Predict returns original units.
+///
+/// Noise modes: a positive noise variance that FitHyperparameters fits (FitOptions::fit_noise,
+/// the default) or keeps fixed (fit_noise = false), or noise-free interpolation with
+/// noise_variance = 0, where only the escalating Cholesky jitter regularises K.
 class ExactGP {
  public:
   /// @param kernel          covariance function (owned).
-  /// @param noise_variance  Gaussian observation noise in standardised units (> 0).
+  /// @param noise_variance  Gaussian observation noise in standardised units (>= 0; 0 is
+  ///                        the noise-free mode). Throws std::invalid_argument if < 0 or NaN.
   /// @param standardize     standardise outputs (default true).
   ExactGP(std::unique_ptr<Kernel> kernel, double noise_variance, bool standardize = true);
   ExactGP(const ExactGP& other);
@@ -49,6 +55,25 @@ class ExactGP {
   /// Joint posterior of the latent f at Xs [M, D]: mean [M] and covariance [M, M], original
   /// units (used for forward simulation of sample paths).
   void PredictJoint(const Eigen::MatrixXd& xs, Eigen::VectorXd* mean, Eigen::MatrixXd* cov) const;
+
+  /// Posterior mean and variance at Xs [M, D] with their gradients with respect to the
+  /// input: dmean [M, D], dvar [M, D] (original units; RW06 eq. 2.25-2.26 differentiated:
+  /// dmu/dx = dk(x,X)^T alpha, dvar/dx = -2 dk(x,X)^T K^{-1} k(X,x)). Assumes k(x, x) does
+  /// not depend on x (true for stationary kernels and their sums/products). Any output
+  /// pointer may be null.
+  void PredictWithGradient(const Eigen::MatrixXd& xs, Eigen::VectorXd* mean, Eigen::VectorXd* var,
+                           Eigen::MatrixXd* dmean, Eigen::MatrixXd* dvar) const;
+
+  /// num_samples joint draws of the latent f at Xs [M, D] from the posterior: [M, S],
+  /// original units. The joint covariance is factorised with escalating jitter; throws
+  /// NumericalError if even that fails.
+  Eigen::MatrixXd SamplePosterior(const Eigen::MatrixXd& xs, int num_samples, Rng& rng) const;
+
+  /// A copy of this GP conditioned on hypothetical observations ("fantasies") ys [B] at
+  /// Xs [B, D], e.g. the posterior mean for GP-BUCB-style batch selection (Desautels et al.
+  /// 2014). Each fantasy is a row-append Cholesky update, O(N^2) per point, no refit of
+  /// hyperparameters. Throws std::invalid_argument on a shape mismatch.
+  ExactGP Fantasize(const Eigen::MatrixXd& xs, const Eigen::VectorXd& ys) const;
 
   /// Log marginal likelihood of the standardised targets (RW06 eq. 2.30) at the current
   /// hyperparameters; if grad is non-null it receives d/d[kernel log-params..., log noise].

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <stdexcept>
@@ -57,28 +58,77 @@ FitResult FitHyperparameters(ExactGP* gp, const FitOptions& opt, Rng& rng) {
     }
   }
   const double log_noise = std::log(gp->noise_variance());
-  lb(p) = opt.fit_noise ? std::log(opt.noise_min) : log_noise;
-  ub(p) = opt.fit_noise ? std::log(opt.noise_max) : log_noise;
+  // Noise-free mode (noise 0, not fitted): optimise the kernel parameters only.
+  const bool noise_free = !opt.fit_noise && gp->noise_variance() == 0.0;
+  const int nfree = noise_free ? p : p + 1;
+  lb.conservativeResize(nfree);
+  ub.conservativeResize(nfree);
+  if (!noise_free) {
+    lb(p) = opt.fit_noise ? std::log(opt.noise_min) : log_noise;
+    ub(p) = opt.fit_noise ? std::log(opt.noise_max) : log_noise;
+  }
+  // Log prior over the free coordinates (MAP), with its gradient.
+  std::vector<const LogNormalPrior*> priors(nfree, nullptr);
+  for (int i = 0; i < p; ++i) {
+    if (kinds[i] == ParamKind::kLengthscale && opt.lengthscale_prior.enabled())
+      priors[i] = &opt.lengthscale_prior;
+    if (kinds[i] == ParamKind::kSignalVariance && opt.variance_prior.enabled())
+      priors[i] = &opt.variance_prior;
+  }
+  if (!noise_free && opt.fit_noise && opt.noise_prior.enabled()) priors[p] = &opt.noise_prior;
+  auto log_prior = [&](const Eigen::VectorXd& theta, Eigen::VectorXd* g) {
+    double lp = 0.0;
+    for (int i = 0; i < nfree; ++i) {
+      if (!priors[i]) continue;
+      const double z = (theta(i) - priors[i]->mean) / priors[i]->sd;
+      lp -= 0.5 * z * z;
+      if (g) (*g)(i) -= z / priors[i]->sd;
+    }
+    return lp;
+  };
 
   int evals = 0;
   GradObjective neg_lml = [&](const Eigen::VectorXd& theta, Eigen::VectorXd* g) {
     ++evals;
-    double v = sub.LogMarginalLikelihoodAt(theta, cache, g);
+    double v;
+    if (noise_free) {
+      Eigen::VectorXd full(p + 1), gf;
+      full << theta, -std::numeric_limits<double>::infinity();
+      v = sub.LogMarginalLikelihoodAt(full, cache, g ? &gf : nullptr);
+      if (g) *g = gf.head(p);
+    } else {
+      v = sub.LogMarginalLikelihoodAt(theta, cache, g);
+    }
+    if (g && !noise_free && !opt.fit_noise) (*g)(p) = 0.0;
+    if (std::isfinite(v)) v += log_prior(theta, g);
     if (g) *g = -*g;
-    if (g && !opt.fit_noise) (*g)(p) = 0.0;
     return -v;
   };
-  Eigen::VectorXd start = gp->LogHyperparameters().cwiseMax(lb).cwiseMin(ub);
+  Eigen::VectorXd start = gp->LogHyperparameters().head(nfree).cwiseMax(lb).cwiseMin(ub);
   BoxedResult best = MinimizeBoxed(neg_lml, start, lb, ub, opt.max_iterations);
   std::uniform_real_distribution<double> u(0.0, 1.0);
   for (int r = 0; r < opt.restarts; ++r) {
-    Eigen::VectorXd x0(p + 1);
-    for (int i = 0; i <= p; ++i) x0(i) = lb(i) + u(rng) * (ub(i) - lb(i));
+    Eigen::VectorXd x0(nfree);
+    for (int i = 0; i < nfree; ++i) x0(i) = lb(i) + u(rng) * (ub(i) - lb(i));
     BoxedResult res = MinimizeBoxed(neg_lml, x0, lb, ub, opt.max_iterations);
     if (res.f < best.f) best = res;
   }
-  if (std::isfinite(best.f)) gp->SetLogHyperparameters(best.x);
-  return FitResult{-best.f, evals};
+  Eigen::VectorXd theta = gp->LogHyperparameters();
+  theta.head(nfree) = best.x;
+  if (std::isfinite(best.f)) gp->SetLogHyperparameters(theta);
+  const double lp = std::isfinite(best.f) ? log_prior(best.x, nullptr) : 0.0;
+  return FitResult{-best.f - lp, evals, -best.f};
+}
+
+FitResult FitHyperparametersOn(ExactGP* gp, const Eigen::MatrixXd& x, const Eigen::VectorXd& y,
+                               const FitOptions& options, Rng& rng) {
+  if (gp == nullptr) throw std::invalid_argument("FitHyperparametersOn: null GP");
+  if (x.rows() < 1) throw std::invalid_argument("FitHyperparametersOn: empty fitting dataset");
+  ExactGP fit(gp->kernel().Clone(), gp->noise_variance(), gp->standardize());
+  fit.SetData(x, y);
+  FitResult r = FitHyperparameters(&fit, options, rng);
+  gp->SetLogHyperparameters(fit.LogHyperparameters());
+  return r;
 }
 
 }  // namespace advbo::bo

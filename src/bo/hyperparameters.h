@@ -1,12 +1,22 @@
 // Maximum-likelihood GP hyperparameters (type-II ML, Rasmussen & Williams 2006 Sec. 5.4.1):
 // the log marginal likelihood is maximised over log-hyperparameters with L-BFGS-B using
 // analytic gradients (RW06 eq. 5.9), from the current values plus random restarts.
+// Optional log-normal priors turn it into a MAP estimate (RW06 Sec. 5.2), and the fit can
+// use a dataset other than the one the GP predicts from (UHE-BO, Ha et al., Sec. 5.2).
 #pragma once
 
 #include "bo/gp.h"
 #include "bo/random.h"
 
 namespace advbo::bo {
+
+/// A Gaussian prior on a log-hyperparameter (a log-normal prior on the parameter):
+/// log p(theta) = -0.5 ((log v - mean) / sd)^2 + const. sd = 0 disables it.
+struct LogNormalPrior {
+  double mean = 0.0;  ///< mean of log v
+  double sd = 0.0;    ///< standard deviation of log v (> 0 enables the prior)
+  bool enabled() const { return sd > 0; }
+};
 
 /// Options of FitHyperparameters. Bounds are in natural units (not log) and apply in
 /// the GP's standardised output scale and the caller's input units.
@@ -21,12 +31,16 @@ struct FitOptions {
   /// Fit on a random subset of at most this many points (0 = all). The posterior keeps
   /// using all points; this only bounds the O(N^3) cost of each likelihood evaluation.
   int max_points = 0;
+  /// Priors for a MAP fit (all disabled by default = maximum likelihood). They apply to
+  /// every lengthscale / signal variance of the kernel and to the noise variance.
+  LogNormalPrior lengthscale_prior, variance_prior, noise_prior;
 };
 
 /// Result of a fit.
 struct FitResult {
   double log_marginal_likelihood;  ///< at the chosen hyperparameters (on the fit subset)
   int evaluations;                 ///< likelihood evaluations used
+  double log_posterior;            ///< LML + log prior (= LML without priors), up to a constant
 };
 
 /// A copy of gp (same kernel and noise; outputs re-standardised on the subset) holding a
@@ -36,7 +50,15 @@ ExactGP SubsetOf(const ExactGP& gp, int max_points, Rng& rng);
 /// Fits the kernel hyperparameters (and the noise, unless fixed) of gp by maximum
 /// marginal likelihood and refactorises gp. Requires gp.num_data() >= 1, else throws
 /// std::invalid_argument. The current hyperparameters are the first start, so a fit
-/// never returns a worse likelihood than it began with.
+/// never returns a worse likelihood than it began with. A GP with noise variance 0
+/// (noise-free mode) keeps it at 0 unless options.fit_noise is set.
 FitResult FitHyperparameters(ExactGP* gp, const FitOptions& options, Rng& rng);
+
+/// Fits gp's hyperparameters on another dataset X [N, D], y [N] (N >= 1; e.g. UHE-BO's
+/// pseudo-i.i.d. points) and installs them in gp, which keeps its own data and is
+/// refactorised. The fit uses gp's kernel, noise and standardisation on (X, y). Throws
+/// std::invalid_argument on shape mismatch, NumericalError on non-finite data.
+FitResult FitHyperparametersOn(ExactGP* gp, const Eigen::MatrixXd& x, const Eigen::VectorXd& y,
+                               const FitOptions& options, Rng& rng);
 
 }  // namespace advbo::bo

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <sstream>
 #include <stdexcept>
@@ -10,6 +11,7 @@ namespace advbo::bo {
 namespace {
 
 constexpr double kSqrt5 = 2.23606797749978969640;
+constexpr double kSqrt3 = 1.73205080756887729353;
 
 // Squared Euclidean distances between rows of a [N1, k] and b [N2, k].
 Eigen::MatrixXd SqDist(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
@@ -19,6 +21,16 @@ Eigen::MatrixXd SqDist(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
   return d.cwiseMax(0.0);
 }
 
+// Same, by explicit differences: exactly 0 for identical rows. Used by the Matérn-1/2
+// kernel, whose value depends on sqrt(r^2) and so turns the ~1e-16 round-off of the
+// expanded form into ~1e-8 errors on the diagonal.
+Eigen::MatrixXd SqDistExact(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
+  Eigen::MatrixXd d(a.rows(), b.rows());
+  for (Eigen::Index j = 0; j < b.rows(); ++j)
+    d.col(j) = (a.rowwise() - b.row(j)).rowwise().squaredNorm();
+  return d;
+}
+
 Eigen::MatrixXd Columns(const Eigen::MatrixXd& x, const std::vector<int>& cols) {
   Eigen::MatrixXd out(x.rows(), static_cast<Eigen::Index>(cols.size()));
   for (size_t j = 0; j < cols.size(); ++j) out.col(j) = x.col(cols[j]);
@@ -26,6 +38,42 @@ Eigen::MatrixXd Columns(const Eigen::MatrixXd& x, const std::vector<int>& cols) 
 }
 
 }  // namespace
+
+KernelFamily ParseKernelFamily(const std::string& name) {
+  if (name == "se") return KernelFamily::kSquaredExponential;
+  if (name == "matern12") return KernelFamily::kMatern12;
+  if (name == "matern32") return KernelFamily::kMatern32;
+  if (name == "matern52") return KernelFamily::kMatern52;
+  throw std::invalid_argument("unknown kernel '" + name +
+                              "' (use se, matern12, matern32, matern52)");
+}
+
+std::string KernelFamilyName(KernelFamily family) {
+  switch (family) {
+    case KernelFamily::kSquaredExponential:
+      return "se";
+    case KernelFamily::kMatern12:
+      return "matern12";
+    case KernelFamily::kMatern32:
+      return "matern32";
+    case KernelFamily::kMatern52:
+      return "matern52";
+  }
+  return "?";
+}
+
+double MaternNu(KernelFamily family) {
+  switch (family) {
+    case KernelFamily::kMatern12:
+      return 0.5;
+    case KernelFamily::kMatern32:
+      return 1.5;
+    case KernelFamily::kMatern52:
+      return 2.5;
+    default:
+      return std::numeric_limits<double>::infinity();
+  }
+}
 
 StationaryKernel::StationaryKernel(KernelFamily family, int input_dim, bool ard,
                                    std::vector<int> active_dims, double lengthscale,
@@ -72,28 +120,49 @@ std::vector<ParamKind> StationaryKernel::ParamKinds() const {
 void StationaryKernel::Profile(const Eigen::ArrayXXd& r2, Eigen::ArrayXXd* k,
                                Eigen::ArrayXXd* dk_dr2) const {
   const double s2 = std::exp(log_var_);
-  if (family_ == KernelFamily::kSquaredExponential) {
-    *k = s2 * (-0.5 * r2).exp();
-    if (dk_dr2) *dk_dr2 = -0.5 * (*k);
-  } else {
-    Eigen::ArrayXXd r = r2.sqrt();
-    Eigen::ArrayXXd e = (-kSqrt5 * r).exp();
-    *k = s2 * (1.0 + kSqrt5 * r + (5.0 / 3.0) * r2) * e;
-    // d/d(r^2) of the Matérn-5/2 profile: -(5/6) s2 (1 + sqrt5 r) exp(-sqrt5 r).
-    if (dk_dr2) *dk_dr2 = (-5.0 / 6.0) * s2 * (1.0 + kSqrt5 * r) * e;
+  switch (family_) {
+    case KernelFamily::kSquaredExponential:
+      *k = s2 * (-0.5 * r2).exp();
+      if (dk_dr2) *dk_dr2 = -0.5 * (*k);
+      break;
+    case KernelFamily::kMatern52: {
+      Eigen::ArrayXXd r = r2.sqrt();
+      Eigen::ArrayXXd e = (-kSqrt5 * r).exp();
+      *k = s2 * (1.0 + kSqrt5 * r + (5.0 / 3.0) * r2) * e;
+      // d/d(r^2) of the Matérn-5/2 profile: -(5/6) s2 (1 + sqrt5 r) exp(-sqrt5 r).
+      if (dk_dr2) *dk_dr2 = (-5.0 / 6.0) * s2 * (1.0 + kSqrt5 * r) * e;
+      break;
+    }
+    case KernelFamily::kMatern32: {
+      Eigen::ArrayXXd r = r2.sqrt();
+      Eigen::ArrayXXd e = (-kSqrt3 * r).exp();
+      *k = s2 * (1.0 + kSqrt3 * r) * e;
+      // dk/dr = -3 s2 r exp(-sqrt3 r), so dk/d(r^2) = -(3/2) s2 exp(-sqrt3 r).
+      if (dk_dr2) *dk_dr2 = -1.5 * s2 * e;
+      break;
+    }
+    case KernelFamily::kMatern12: {
+      Eigen::ArrayXXd r = r2.sqrt();
+      *k = s2 * (-r).exp();
+      // dk/d(r^2) = -s2 exp(-r) / (2r): unbounded at r = 0, where every caller multiplies
+      // it by a factor that vanishes (r^2 or x - x'), so r is floored to keep that product 0.
+      if (dk_dr2) *dk_dr2 = -0.5 * (*k) / r.max(1e-150);
+      break;
+    }
   }
 }
 
 Eigen::MatrixXd StationaryKernel::ScaledSqDist(const Eigen::MatrixXd& x1,
                                                const Eigen::MatrixXd& x2) const {
   Eigen::MatrixXd a = Columns(x1, active_), b = Columns(x2, active_);
+  const bool exact = family_ == KernelFamily::kMatern12;
   if (ard_) {
     Eigen::RowVectorXd inv = (-log_ls_).array().exp().matrix().transpose();
     a = a.array().rowwise() * inv.array();
     b = b.array().rowwise() * inv.array();
-    return SqDist(a, b);
+    return exact ? SqDistExact(a, b) : SqDist(a, b);
   }
-  return SqDist(a, b) * std::exp(-2.0 * log_ls_(0));
+  return (exact ? SqDistExact(a, b) : SqDist(a, b)) * std::exp(-2.0 * log_ls_(0));
 }
 
 Eigen::MatrixXd StationaryKernel::Eval(const Eigen::MatrixXd& x1, const Eigen::MatrixXd& x2) const {
@@ -116,11 +185,11 @@ PairwiseCache StationaryKernel::Precompute(const Eigen::MatrixXd& x) const {
   if (ard_) {
     for (int a : active_) {
       Eigen::MatrixXd c = x.col(a);
-      cache.push_back(SqDist(c, c));
+      cache.push_back(family_ == KernelFamily::kMatern12 ? SqDistExact(c, c) : SqDist(c, c));
     }
   } else {
     Eigen::MatrixXd a = Columns(x, active_);
-    cache.push_back(SqDist(a, a));
+    cache.push_back(family_ == KernelFamily::kMatern12 ? SqDistExact(a, a) : SqDist(a, a));
   }
   return cache;
 }
@@ -185,7 +254,7 @@ std::unique_ptr<Kernel> StationaryKernel::Clone() const {
 
 std::string StationaryKernel::Describe() const {
   std::ostringstream s;
-  s << (family_ == KernelFamily::kSquaredExponential ? "SE" : "Matern52")
+  s << KernelFamilyName(family_)
     << (ard_ ? "-ARD" : "") << "(dims=" << active_.size() << ", lengthscale=";
   for (int i = 0; i < log_ls_.size(); ++i) s << (i ? "," : "") << std::exp(log_ls_(i));
   s << ", variance=" << std::exp(log_var_) << ")";
@@ -282,6 +351,172 @@ std::string AdditiveKernel::Describe() const {
   std::ostringstream s;
   s << "Additive[" << num_groups() << " groups]";
   return s.str();
+}
+
+CompositeKernel::CompositeKernel(Op op, std::vector<std::unique_ptr<Kernel>> children)
+    : op_(op), children_(std::move(children)) {
+  if (children_.empty()) throw std::invalid_argument("CompositeKernel: no child kernels");
+  for (const auto& c : children_)
+    if (!c) throw std::invalid_argument("CompositeKernel: null child kernel");
+}
+
+CompositeKernel::CompositeKernel(const CompositeKernel& o) : Kernel(o), op_(o.op_) {
+  for (const auto& c : o.children_) children_.push_back(c->Clone());
+}
+
+int CompositeKernel::NumParams() const {
+  int n = 0;
+  for (const auto& c : children_) n += c->NumParams();
+  return n;
+}
+
+Eigen::VectorXd CompositeKernel::LogParams() const {
+  Eigen::VectorXd p(NumParams());
+  int o = 0;
+  for (const auto& c : children_) {
+    p.segment(o, c->NumParams()) = c->LogParams();
+    o += c->NumParams();
+  }
+  return p;
+}
+
+void CompositeKernel::SetLogParams(const Eigen::VectorXd& p) {
+  if (p.size() != NumParams())
+    throw std::invalid_argument("CompositeKernel::SetLogParams: expected " +
+                                std::to_string(NumParams()) + " values, got " +
+                                std::to_string(p.size()));
+  int o = 0;
+  for (auto& c : children_) {
+    c->SetLogParams(p.segment(o, c->NumParams()));
+    o += c->NumParams();
+  }
+}
+
+std::vector<ParamKind> CompositeKernel::ParamKinds() const {
+  std::vector<ParamKind> k;
+  for (const auto& c : children_) {
+    auto ck = c->ParamKinds();
+    k.insert(k.end(), ck.begin(), ck.end());
+  }
+  return k;
+}
+
+Eigen::MatrixXd CompositeKernel::Eval(const Eigen::MatrixXd& x1, const Eigen::MatrixXd& x2) const {
+  Eigen::MatrixXd k = children_[0]->Eval(x1, x2);
+  for (size_t i = 1; i < children_.size(); ++i) {
+    if (op_ == Op::kSum)
+      k += children_[i]->Eval(x1, x2);
+    else
+      k.array() *= children_[i]->Eval(x1, x2).array();
+  }
+  return k;
+}
+
+Eigen::VectorXd CompositeKernel::Diag(const Eigen::MatrixXd& x) const {
+  Eigen::VectorXd d = children_[0]->Diag(x);
+  for (size_t i = 1; i < children_.size(); ++i) {
+    if (op_ == Op::kSum)
+      d += children_[i]->Diag(x);
+    else
+      d.array() *= children_[i]->Diag(x).array();
+  }
+  return d;
+}
+
+PairwiseCache CompositeKernel::Precompute(const Eigen::MatrixXd& x) const {
+  PairwiseCache cache;
+  for (const auto& c : children_) {
+    PairwiseCache cc = c->Precompute(x);
+    for (auto& m : cc) cache.push_back(std::move(m));
+  }
+  return cache;
+}
+
+int CompositeKernel::CacheSize() const {
+  int n = 0;
+  for (const auto& c : children_) n += c->CacheSize();
+  return n;
+}
+
+Eigen::MatrixXd CompositeKernel::GramFromCache(const PairwiseCache& cache,
+                                               std::vector<Eigen::MatrixXd>* grads) const {
+  if (static_cast<int>(cache.size()) != CacheSize())
+    throw std::invalid_argument("CompositeKernel::GramFromCache: cache of the wrong kernel");
+  std::vector<Eigen::MatrixXd> grams;
+  std::vector<std::vector<Eigen::MatrixXd>> child_grads(children_.size());
+  size_t o = 0;
+  for (size_t i = 0; i < children_.size(); ++i) {
+    const int cs = children_[i]->CacheSize();
+    PairwiseCache sub(cache.begin() + o, cache.begin() + o + cs);
+    o += cs;
+    grams.push_back(children_[i]->GramFromCache(sub, grads ? &child_grads[i] : nullptr));
+  }
+  Eigen::MatrixXd k = grams[0];
+  for (size_t i = 1; i < grams.size(); ++i) {
+    if (op_ == Op::kSum)
+      k += grams[i];
+    else
+      k.array() *= grams[i].array();
+  }
+  if (grads) {
+    grads->clear();
+    for (size_t i = 0; i < children_.size(); ++i) {
+      for (auto& g : child_grads[i]) {
+        if (op_ == Op::kProduct) {  // d(prod k_j)/d theta_i = dk_i * prod_{j != i} k_j
+          for (size_t j = 0; j < grams.size(); ++j)
+            if (j != i) g.array() *= grams[j].array();
+        }
+        grads->push_back(std::move(g));
+      }
+    }
+  }
+  return k;
+}
+
+Eigen::MatrixXd CompositeKernel::GradX(const Eigen::VectorXd& x, const Eigen::MatrixXd& xs) const {
+  if (op_ == Op::kSum) {
+    Eigen::MatrixXd g = children_[0]->GradX(x, xs);
+    for (size_t i = 1; i < children_.size(); ++i) g += children_[i]->GradX(x, xs);
+    return g;
+  }
+  const Eigen::MatrixXd xr = x.transpose();
+  std::vector<Eigen::VectorXd> vals;
+  for (const auto& c : children_) vals.push_back(c->Eval(xr, xs).row(0).transpose());
+  Eigen::MatrixXd g = Eigen::MatrixXd::Zero(xs.rows(), xs.cols());
+  for (size_t i = 0; i < children_.size(); ++i) {
+    Eigen::VectorXd others = Eigen::VectorXd::Ones(xs.rows());
+    for (size_t j = 0; j < children_.size(); ++j)
+      if (j != i) others.array() *= vals[j].array();
+    g += (children_[i]->GradX(x, xs).array().colwise() * others.array()).matrix();
+  }
+  return g;
+}
+
+std::unique_ptr<Kernel> CompositeKernel::Clone() const {
+  return std::make_unique<CompositeKernel>(*this);
+}
+
+std::string CompositeKernel::Describe() const {
+  std::ostringstream s;
+  s << "(";
+  for (size_t i = 0; i < children_.size(); ++i)
+    s << (i ? (op_ == Op::kSum ? " + " : " * ") : "") << children_[i]->Describe();
+  s << ")";
+  return s.str();
+}
+
+std::unique_ptr<Kernel> SumOf(const Kernel& a, const Kernel& b) {
+  std::vector<std::unique_ptr<Kernel>> c;
+  c.push_back(a.Clone());
+  c.push_back(b.Clone());
+  return std::make_unique<CompositeKernel>(CompositeKernel::Op::kSum, std::move(c));
+}
+
+std::unique_ptr<Kernel> ProductOf(const Kernel& a, const Kernel& b) {
+  std::vector<std::unique_ptr<Kernel>> c;
+  c.push_back(a.Clone());
+  c.push_back(b.Clone());
+  return std::make_unique<CompositeKernel>(CompositeKernel::Op::kProduct, std::move(c));
 }
 
 std::vector<std::vector<int>> RandomPartition(int d, int m, Rng& rng) {

@@ -1,7 +1,9 @@
-// Covariance functions for GP regression: squared exponential and Matérn-5/2 (isotropic or
-// ARD) over a subset of input coordinates, and the additive kernel over disjoint coordinate
-// groups (Duvenaud et al. 2011; Kandasamy et al. 2015, used by BOS^2 eq. 5.4 of the
-// Kharkovskii 2020 thesis).
+// Covariance functions for GP regression: squared exponential and Matérn-1/2, 3/2, 5/2
+// (isotropic or ARD) over a subset of input coordinates (Rasmussen & Williams 2006 [RW06]
+// Sec. 4.2), sums and products of kernels (RW06 Sec. 4.2.4), and the additive kernel over
+// disjoint coordinate groups (Duvenaud et al. 2011; Kandasamy et al. 2015, used by BOS^2
+// eq. 5.4 of the Kharkovskii 2020 thesis). The learning-curve kernel of BO-BOS lives in
+// bo/optimal_stopping.h; random Fourier features (spectral sampling) in bo/random_features.h.
 //
 // All hyperparameters are handled in log space: a kernel exposes a flat vector of
 // log-parameters together with their kinds (lengthscale or signal variance), so the GP's
@@ -22,7 +24,17 @@ namespace advbo::bo {
 enum class KernelFamily {
   kSquaredExponential,  ///< k = s2 * exp(-r^2 / 2)                     (RW06 eq. 4.9)
   kMatern52,            ///< k = s2 * (1 + sqrt5 r + 5r^2/3) exp(-sqrt5 r) (RW06 eq. 4.17)
+  kMatern32,            ///< k = s2 * (1 + sqrt3 r) exp(-sqrt3 r)          (RW06 eq. 4.17)
+  kMatern12,            ///< k = s2 * exp(-r) (exponential / Ornstein-Uhlenbeck, RW06 eq. 4.18)
 };
+
+/// Parses "se", "matern12", "matern32", "matern52" (case-sensitive). Throws
+/// std::invalid_argument listing the accepted names otherwise.
+KernelFamily ParseKernelFamily(const std::string& name);
+/// The name ParseKernelFamily accepts for a family.
+std::string KernelFamilyName(KernelFamily family);
+/// Smoothness nu of a Matérn family (0.5, 1.5, 2.5); +inf for the squared exponential.
+double MaternNu(KernelFamily family);
 
 /// What a log-parameter means, for bounds and initialisation.
 enum class ParamKind { kLengthscale, kSignalVariance, kShape };
@@ -49,12 +61,15 @@ class Kernel {
   virtual Eigen::VectorXd Diag(const Eigen::MatrixXd& x) const = 0;
   /// Hyperparameter-independent pairwise statistics of X [N, D] for GramFromCache.
   virtual PairwiseCache Precompute(const Eigen::MatrixXd& x) const = 0;
+  /// Number of matrices Precompute returns (lets composite kernels split a cache).
+  virtual int CacheSize() const = 0;
   /// Gram matrix K(X, X) [N, N] from a cache of Precompute(X); when grads is non-null it
   /// receives dK/d(log-param p) for every p (NumParams() matrices [N, N]).
   virtual Eigen::MatrixXd GramFromCache(const PairwiseCache& cache,
                                         std::vector<Eigen::MatrixXd>* grads) const = 0;
   /// Gradient of k(x, X_i) with respect to the query point x for every row i:
-  /// returns [N, D]; x is [D], X is [N, D].
+  /// returns [N, D]; x is [D], X is [N, D]. (At r = 0 the Matérn-1/2 kernel is not
+  /// differentiable; the returned value there is 0.)
   virtual Eigen::MatrixXd GradX(const Eigen::VectorXd& x, const Eigen::MatrixXd& xs) const = 0;
   /// Deep copy.
   virtual std::unique_ptr<Kernel> Clone() const = 0;
@@ -62,7 +77,7 @@ class Kernel {
   virtual std::string Describe() const = 0;
 };
 
-/// Stationary SE / Matérn-5/2 kernel k(x, x') = s2 * rho(r), with
+/// Stationary SE / Matérn kernel k(x, x') = s2 * rho(r), with
 /// r^2 = sum_{k in active} (x_k - x'_k)^2 / l_k^2; isotropic (one l) or ARD (one l per
 /// active coordinate). Log-parameters: [log l (1 or |active|), log s2].
 class StationaryKernel final : public Kernel {
@@ -84,6 +99,7 @@ class StationaryKernel final : public Kernel {
   Eigen::MatrixXd Eval(const Eigen::MatrixXd& x1, const Eigen::MatrixXd& x2) const override;
   Eigen::VectorXd Diag(const Eigen::MatrixXd& x) const override;
   PairwiseCache Precompute(const Eigen::MatrixXd& x) const override;
+  int CacheSize() const override { return ard_ ? static_cast<int>(active_.size()) : 1; }
   Eigen::MatrixXd GramFromCache(const PairwiseCache& cache,
                                 std::vector<Eigen::MatrixXd>* grads) const override;
   Eigen::MatrixXd GradX(const Eigen::VectorXd& x, const Eigen::MatrixXd& xs) const override;
@@ -102,6 +118,8 @@ class StationaryKernel final : public Kernel {
   /// Active coordinates, in order.
   const std::vector<int>& active_dims() const { return active_; }
   KernelFamily family() const { return family_; }
+  bool ard() const { return ard_; }
+  int input_dim() const { return input_dim_; }
   double variance() const { return std::exp(log_var_); }
   /// Lengthscales [1] (isotropic) or [|active|] (ARD).
   Eigen::VectorXd lengthscales() const { return log_ls_.array().exp(); }
@@ -137,6 +155,7 @@ class AdditiveKernel final : public Kernel {
   Eigen::MatrixXd Eval(const Eigen::MatrixXd& x1, const Eigen::MatrixXd& x2) const override;
   Eigen::VectorXd Diag(const Eigen::MatrixXd& x) const override;
   PairwiseCache Precompute(const Eigen::MatrixXd& x) const override;
+  int CacheSize() const override { return num_groups(); }
   Eigen::MatrixXd GramFromCache(const PairwiseCache& cache,
                                 std::vector<Eigen::MatrixXd>* grads) const override;
   Eigen::MatrixXd GradX(const Eigen::VectorXd& x, const Eigen::MatrixXd& xs) const override;
@@ -152,6 +171,47 @@ class AdditiveKernel final : public Kernel {
   int input_dim_;
   std::vector<StationaryKernel> parts_;
 };
+
+/// Sum or product of kernels over the same inputs (RW06 Sec. 4.2.4): k = k_1 + ... + k_m or
+/// k = k_1 * ... * k_m. Log-parameters are the children's, concatenated in order; a
+/// product of kernels that each carry a signal variance is over-parameterised (only the
+/// product of the variances is identified), which the ML-II fit tolerates.
+class CompositeKernel final : public Kernel {
+ public:
+  enum class Op { kSum, kProduct };
+  /// @param op        sum or product.
+  /// @param children  at least one kernel (owned); throws std::invalid_argument if empty
+  ///                  or a child is null.
+  CompositeKernel(Op op, std::vector<std::unique_ptr<Kernel>> children);
+  CompositeKernel(const CompositeKernel& other);
+
+  int NumParams() const override;
+  Eigen::VectorXd LogParams() const override;
+  void SetLogParams(const Eigen::VectorXd& log_params) override;
+  std::vector<ParamKind> ParamKinds() const override;
+  Eigen::MatrixXd Eval(const Eigen::MatrixXd& x1, const Eigen::MatrixXd& x2) const override;
+  Eigen::VectorXd Diag(const Eigen::MatrixXd& x) const override;
+  PairwiseCache Precompute(const Eigen::MatrixXd& x) const override;
+  int CacheSize() const override;
+  Eigen::MatrixXd GramFromCache(const PairwiseCache& cache,
+                                std::vector<Eigen::MatrixXd>* grads) const override;
+  Eigen::MatrixXd GradX(const Eigen::VectorXd& x, const Eigen::MatrixXd& xs) const override;
+  std::unique_ptr<Kernel> Clone() const override;
+  std::string Describe() const override;
+
+  Op op() const { return op_; }
+  int num_children() const { return static_cast<int>(children_.size()); }
+  const Kernel& child(int i) const { return *children_.at(i); }
+
+ private:
+  Op op_;
+  std::vector<std::unique_ptr<Kernel>> children_;
+};
+
+/// k_1 + k_2 (copies of both).
+std::unique_ptr<Kernel> SumOf(const Kernel& a, const Kernel& b);
+/// k_1 * k_2 (copies of both).
+std::unique_ptr<Kernel> ProductOf(const Kernel& a, const Kernel& b);
 
 /// Splits coordinates {0..D-1} into M disjoint groups of near-equal size uniformly at
 /// random (Kandasamy et al. 2015 Sec. 4.4 random decompositions). Requires 1 <= M <= D,

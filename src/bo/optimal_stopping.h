@@ -35,6 +35,7 @@ class LearningCurveKernel final : public Kernel {
   Eigen::MatrixXd Eval(const Eigen::MatrixXd& x1, const Eigen::MatrixXd& x2) const override;
   Eigen::VectorXd Diag(const Eigen::MatrixXd& x) const override;
   PairwiseCache Precompute(const Eigen::MatrixXd& x) const override;
+  int CacheSize() const override { return 1; }
   Eigen::MatrixXd GramFromCache(const PairwiseCache& cache,
                                 std::vector<Eigen::MatrixXd>* grads) const override;
   Eigen::MatrixXd GradX(const Eigen::VectorXd& x, const Eigen::MatrixXd& xs) const override;

@@ -26,6 +26,12 @@ TEST(StationaryKernel, ClosedFormValues) {
   EXPECT_NEAR(m52.Eval(a, b)(0, 0),
               1.5 * (1 + std::sqrt(5.0) * r + 5.0 * r * r / 3.0) * std::exp(-std::sqrt(5.0) * r),
               1e-12);
+  StationaryKernel m32(KernelFamily::kMatern32, 2, false, {}, 2.0, 1.5);
+  EXPECT_NEAR(m32.Eval(a, b)(0, 0), 1.5 * (1 + std::sqrt(3.0) * r) * std::exp(-std::sqrt(3.0) * r),
+              1e-12);
+  StationaryKernel m12(KernelFamily::kMatern12, 2, false, {}, 2.0, 1.5);
+  EXPECT_NEAR(m12.Eval(a, b)(0, 0), 1.5 * std::exp(-r), 1e-12);
+  EXPECT_NEAR(m12.Eval(a, a)(0, 0), 1.5, 1e-12);
   // Active dims: only coordinate 1 counts.
   StationaryKernel only1(KernelFamily::kSquaredExponential, 2, false, {1}, 1.0, 1.0);
   EXPECT_NEAR(only1.Eval(a, b)(0, 0), std::exp(-0.5 * 16.0), 1e-12);
@@ -76,7 +82,8 @@ void CheckInputGradient(const Kernel& k, int d) {
 TEST(StationaryKernel, GradientsMatchFiniteDifferences) {
   Rng rng(1);
   Eigen::MatrixXd x = RandomPoints(9, 3, rng);
-  for (auto fam : {KernelFamily::kSquaredExponential, KernelFamily::kMatern52}) {
+  for (auto fam : {KernelFamily::kSquaredExponential, KernelFamily::kMatern52,
+                   KernelFamily::kMatern32, KernelFamily::kMatern12}) {
     for (bool ard : {false, true}) {
       StationaryKernel k(fam, 3, ard, {}, 0.7, 1.3);
       if (ard) k.SetLogParams(Eigen::Vector4d(std::log(0.5), std::log(1.1), std::log(2.0), 0.2));
@@ -100,6 +107,35 @@ TEST(AdditiveKernel, SumOfGroupsAndGradients) {
   CheckInputGradient(k, 5);
   EXPECT_THROW(AdditiveKernel(KernelFamily::kMatern52, 3, {{0, 1}, {1, 2}}), std::invalid_argument);
   EXPECT_THROW(AdditiveKernel(KernelFamily::kMatern52, 3, {{0, 3}}), std::invalid_argument);
+}
+
+TEST(KernelFamily, ParseRoundTripAndErrors) {
+  for (auto fam : {KernelFamily::kSquaredExponential, KernelFamily::kMatern52,
+                   KernelFamily::kMatern32, KernelFamily::kMatern12})
+    EXPECT_EQ(ParseKernelFamily(KernelFamilyName(fam)), fam);
+  EXPECT_THROW(ParseKernelFamily("rbf"), std::invalid_argument);
+}
+
+TEST(CompositeKernel, SumAndProductValuesAndGradients) {
+  Rng rng(6);
+  Eigen::MatrixXd x = RandomPoints(8, 3, rng);
+  StationaryKernel a(KernelFamily::kSquaredExponential, 3, true, {0, 2}, 0.6, 1.4);
+  StationaryKernel b(KernelFamily::kMatern32, 3, false, {1}, 0.9, 0.7);
+  auto sum = SumOf(a, b);
+  auto prod = ProductOf(a, b);
+  EXPECT_EQ(sum->NumParams(), a.NumParams() + b.NumParams());
+  EXPECT_LT((sum->Eval(x, x) - a.Eval(x, x) - b.Eval(x, x)).cwiseAbs().maxCoeff(), 1e-12);
+  EXPECT_LT((prod->Eval(x, x) - a.Eval(x, x).cwiseProduct(b.Eval(x, x))).cwiseAbs().maxCoeff(),
+            1e-12);
+  EXPECT_NEAR(prod->Diag(x)(0), 1.4 * 0.7, 1e-12);
+  CheckParamGradients(*sum, x);
+  CheckParamGradients(*prod, x);
+  CheckInputGradient(*sum, 3);
+  CheckInputGradient(*prod, 3);
+  // Nested: (a + b) * a.
+  auto nested = ProductOf(*sum, a);
+  CheckParamGradients(*nested, x);
+  CheckInputGradient(*nested, 3);
 }
 
 TEST(LearningCurveKernel, ClosedFormAndGradients) {

@@ -1,0 +1,72 @@
+#include "bo/design.h"
+
+#include <algorithm>
+#include <boost/random/sobol.hpp>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+#include <vector>
+
+namespace advbo::bo {
+
+DesignKind ParseDesign(const std::string& name) {
+  if (name == "uniform") return DesignKind::kUniform;
+  if (name == "lhs") return DesignKind::kLatinHypercube;
+  if (name == "sobol") return DesignKind::kSobol;
+  throw std::invalid_argument("unknown design '" + name + "' (use uniform, lhs, sobol)");
+}
+
+std::string DesignName(DesignKind kind) {
+  switch (kind) {
+    case DesignKind::kUniform:
+      return "uniform";
+    case DesignKind::kLatinHypercube:
+      return "lhs";
+    case DesignKind::kSobol:
+      return "sobol";
+  }
+  return "?";
+}
+
+Eigen::MatrixXd MakeDesign(DesignKind kind, int n, const Eigen::VectorXd& lb,
+                           const Eigen::VectorXd& ub, Rng& rng) {
+  const int d = static_cast<int>(lb.size());
+  if (n < 0) throw std::invalid_argument("MakeDesign: negative number of points");
+  if (ub.size() != d || d < 1) throw std::invalid_argument("MakeDesign: bad bounds");
+  if ((ub.array() < lb.array()).any()) throw std::invalid_argument("MakeDesign: lb > ub");
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  Eigen::MatrixXd unit(n, d);
+  switch (kind) {
+    case DesignKind::kUniform:
+      unit = Eigen::MatrixXd::NullaryExpr(n, d, [&]() { return u(rng); });
+      break;
+    case DesignKind::kLatinHypercube: {
+      std::vector<int> perm(n);
+      for (int j = 0; j < d; ++j) {
+        std::iota(perm.begin(), perm.end(), 0);
+        std::shuffle(perm.begin(), perm.end(), rng);
+        for (int i = 0; i < n; ++i) unit(i, j) = (perm[i] + u(rng)) / n;
+      }
+      break;
+    }
+    case DesignKind::kSobol: {
+      if (d > 3667) throw std::invalid_argument("MakeDesign: Sobol supports d <= 3667");
+      using Engine = boost::random::sobol_engine<uint32_t, 32,
+                                                 boost::random::default_sobol_table>;
+      Engine sobol(static_cast<std::size_t>(d));
+      std::uniform_int_distribution<uint32_t> bits;
+      std::vector<uint32_t> shift(d);
+      for (auto& s : shift) s = bits(rng);
+      sobol.discard(static_cast<boost::uintmax_t>(d));  // skip the all-zero first point
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < d; ++j)
+          unit(i, j) = std::ldexp(static_cast<double>(sobol() ^ shift[j]) + 0.5, -32);
+      break;
+    }
+  }
+  Eigen::MatrixXd x = unit.array().rowwise() * (ub - lb).transpose().array();
+  x.rowwise() += lb.transpose();
+  return x;
+}
+
+}  // namespace advbo::bo
