@@ -57,10 +57,13 @@ Eigen::MatrixXd MakeDesign(DesignKind kind, int n, const Eigen::VectorXd& lb,
       std::uniform_int_distribution<uint32_t> bits;
       std::vector<uint32_t> shift(d);
       for (auto& s : shift) s = bits(rng);
-      sobol.discard(static_cast<boost::uintmax_t>(d));  // skip the all-zero first point
+      // Boost starts after the all-zero point; prepend it so the first 2^m points form a
+      // (0, m, d)-net. The random digital shift moves it off the corner.
       for (int i = 0; i < n; ++i)
-        for (int j = 0; j < d; ++j)
-          unit(i, j) = std::ldexp(static_cast<double>(sobol() ^ shift[j]) + 0.5, -32);
+        for (int j = 0; j < d; ++j) {
+          const uint32_t v = i == 0 ? 0u : static_cast<uint32_t>(sobol());
+          unit(i, j) = std::ldexp(static_cast<double>(v ^ shift[j]) + 0.5, -32);
+        }
       break;
     }
   }

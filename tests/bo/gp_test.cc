@@ -1,5 +1,7 @@
 // Exact GP: posterior against a direct dense solve, incremental vs full factorisation,
-// likelihood gradient vs finite differences, ML-II recovering a known lengthscale.
+// likelihood and predictive gradients vs finite differences, posterior samples, fantasies,
+// the noise-free mode, ML-II recovering a known lengthscale, MAP priors, fitting on
+// another dataset.
 #include "bo/gp.h"
 
 #include <gtest/gtest.h>
@@ -124,29 +126,171 @@ TEST(ExactGP, LogMarginalLikelihoodGradientMatchesFiniteDifferences) {
   }
 }
 
+// Issue #3: maximum likelihood recovers the lengthscale of a GP sample (n = 300) within 20%.
 TEST(FitHyperparameters, RecoversKnownLengthscaleFromGpSamples) {
-  // Draw y ~ GP(0, SE(l = 0.3, s2 = 1)) + noise at 150 points, then fit from l = 2.
-  Rng rng(7);
-  const double true_ls = 0.3;
-  Eigen::MatrixXd x = Uniform(150, 1, rng, 0, 3);
-  StationaryKernel truth(KernelFamily::kSquaredExponential, 1, false, {}, true_ls, 1.0);
-  Eigen::MatrixXd kk = truth.Eval(x, x) + 1e-4 * Eigen::MatrixXd::Identity(150, 150);
-  Eigen::MatrixXd l = kk.llt().matrixL();
-  std::normal_distribution<double> n(0, 1);
-  Eigen::VectorXd z = Eigen::VectorXd::NullaryExpr(150, [&]() { return n(rng); });
-  Eigen::VectorXd y = l * z;
+  for (auto fam : {KernelFamily::kSquaredExponential, KernelFamily::kMatern52}) {
+    Rng rng(7);
+    const double true_ls = 0.3;
+    const int n = 300;
+    Eigen::MatrixXd x = Uniform(n, 2, rng, 0, 2);
+    StationaryKernel truth(fam, 2, false, {}, true_ls, 1.0);
+    Eigen::MatrixXd kk = truth.Eval(x, x) + 1e-4 * Eigen::MatrixXd::Identity(n, n);
+    Eigen::MatrixXd l = kk.llt().matrixL();
+    std::normal_distribution<double> nd(0, 1);
+    Eigen::VectorXd z = Eigen::VectorXd::NullaryExpr(n, [&]() { return nd(rng); });
+    Eigen::VectorXd y = l * z;
+    ExactGP gp(std::make_unique<StationaryKernel>(fam, 2, false, std::vector<int>{}, 2.0, 1.0), 0.1);
+    gp.SetData(x, y);
+    const double before = gp.LogMarginalLikelihood();
+    FitOptions opt;
+    opt.restarts = 3;
+    FitResult r = FitHyperparameters(&gp, opt, rng);
+    const auto& k = static_cast<const StationaryKernel&>(gp.kernel());
+    EXPECT_NEAR(k.lengthscales()(0), true_ls, 0.2 * true_ls) << KernelFamilyName(fam);
+    EXPECT_GE(r.log_marginal_likelihood, before);
+    EXPECT_NEAR(gp.LogMarginalLikelihood(), r.log_marginal_likelihood, 1e-6);
+  }
+}
+
+TEST(ExactGP, PredictiveGradientsMatchFiniteDifferences) {
+  Rng rng(11);
+  Eigen::MatrixXd x = Uniform(25, 3, rng);
+  Eigen::VectorXd y = (2 * x.col(0)).array().sin().matrix() + x.col(1).cwiseAbs2() - x.col(2);
+  std::vector<std::unique_ptr<Kernel>> kernels;
+  kernels.push_back(std::make_unique<StationaryKernel>(KernelFamily::kSquaredExponential, 3, true));
+  kernels.push_back(std::make_unique<StationaryKernel>(KernelFamily::kMatern32, 3, false,
+                                                       std::vector<int>{}, 0.7));
+  kernels.push_back(SumOf(StationaryKernel(KernelFamily::kMatern52, 3, false, {0, 1}, 0.5),
+                          StationaryKernel(KernelFamily::kSquaredExponential, 3, false, {2})));
+  for (auto& k : kernels) {
+    ExactGP gp(k->Clone(), 1e-3);
+    gp.SetData(x, y);
+    Eigen::MatrixXd xs = Uniform(4, 3, rng);
+    Eigen::VectorXd m, v;
+    Eigen::MatrixXd dm, dv;
+    gp.PredictWithGradient(xs, &m, &v, &dm, &dv);
+    Eigen::VectorXd m0, v0;
+    gp.Predict(xs, &m0, &v0);
+    EXPECT_LT((m - m0).cwiseAbs().maxCoeff(), 1e-12);
+    EXPECT_LT((v - v0).cwiseAbs().maxCoeff(), 1e-12);
+    for (int i = 0; i < 4; ++i) {
+      for (int a = 0; a < 3; ++a) {
+        const double h = 1e-6;
+        Eigen::MatrixXd p = xs.row(i), q = xs.row(i);
+        p(0, a) += h;
+        q(0, a) -= h;
+        Eigen::VectorXd mp, vp, mq, vq;
+        gp.Predict(p, &mp, &vp);
+        gp.Predict(q, &mq, &vq);
+        EXPECT_NEAR(dm(i, a), (mp(0) - mq(0)) / (2 * h), 1e-5) << k->Describe();
+        EXPECT_NEAR(dv(i, a), (vp(0) - vq(0)) / (2 * h), 1e-5) << k->Describe();
+      }
+    }
+  }
+}
+
+TEST(ExactGP, PosteriorSamplesHaveThePosteriorMeanAndCovariance) {
+  Rng rng(12);
+  Eigen::MatrixXd x = Uniform(8, 1, rng);
+  Eigen::VectorXd y = (3 * x.col(0)).array().sin();
   ExactGP gp(std::make_unique<StationaryKernel>(KernelFamily::kSquaredExponential, 1, false,
-                                                std::vector<int>{}, 2.0, 1.0),
-             0.1);
+                                                std::vector<int>{}, 0.4),
+             1e-2);
   gp.SetData(x, y);
-  const double before = gp.LogMarginalLikelihood();
+  Eigen::MatrixXd xs = Uniform(3, 1, rng);
+  Eigen::VectorXd mu;
+  Eigen::MatrixXd cov;
+  gp.PredictJoint(xs, &mu, &cov);
+  const int s = 40000;
+  Eigen::MatrixXd f = gp.SamplePosterior(xs, s, rng);  // [3, S]
+  Eigen::VectorXd emp_mean = f.rowwise().mean();
+  Eigen::MatrixXd c = f.colwise() - emp_mean;
+  Eigen::MatrixXd emp_cov = c * c.transpose() / (s - 1);
+  const double scale = std::sqrt(cov.diagonal().maxCoeff());
+  EXPECT_LT((emp_mean - mu).cwiseAbs().maxCoeff(), 5 * scale / std::sqrt(s) + 1e-12);
+  EXPECT_LT((emp_cov - cov).cwiseAbs().maxCoeff(), 0.03 * scale * scale + 1e-12);
+}
+
+TEST(ExactGP, FantasiesEqualConditioningOnTheUnion) {
+  Rng rng(13);
+  Eigen::MatrixXd x = Uniform(15, 2, rng), xf = Uniform(3, 2, rng);
+  Eigen::VectorXd y = x.rowwise().sum(), yf(3);
+  yf << 0.1, -0.4, 0.7;
+  StationaryKernel k(KernelFamily::kMatern52, 2, false, {}, 0.5, 1.0);
+  ExactGP gp(k.Clone(), 1e-3);
+  gp.SetData(x, y);
+  const long f0 = gp.num_factorizations();
+  ExactGP fant = gp.Fantasize(xf, yf);
+  EXPECT_EQ(fant.num_factorizations(), f0) << "fantasies must be rank-1 updates";
+  EXPECT_EQ(gp.num_data(), 15) << "the original GP is unchanged";
+  Eigen::MatrixXd xu(18, 2);
+  xu << x, xf;
+  Eigen::VectorXd yu(18);
+  yu << y, yf;
+  ExactGP full(k.Clone(), 1e-3);
+  full.SetData(xu, yu);
+  Eigen::MatrixXd xs = Uniform(5, 2, rng);
+  Eigen::VectorXd m1, v1, m2, v2;
+  fant.Predict(xs, &m1, &v1);
+  full.Predict(xs, &m2, &v2);
+  EXPECT_LT((m1 - m2).cwiseAbs().maxCoeff(), 1e-8);
+  EXPECT_LT((v1 - v2).cwiseAbs().maxCoeff(), 1e-8);
+}
+
+TEST(ExactGP, NoiseFreeModeInterpolatesAndFitsWithoutNoise) {
+  Rng rng(14);
+  Eigen::MatrixXd x = Uniform(12, 1, rng);
+  Eigen::VectorXd y = (4 * x.col(0)).array().cos();
+  ExactGP gp(std::make_unique<StationaryKernel>(KernelFamily::kSquaredExponential, 1, false,
+                                                std::vector<int>{}, 0.5),
+             0.0);
+  gp.SetData(x, y);
+  Eigen::VectorXd m, v;
+  gp.Predict(x, &m, &v);
+  EXPECT_LT((m - y).cwiseAbs().maxCoeff(), 1e-5);
+  EXPECT_LT(v.maxCoeff(), 1e-6);
   FitOptions opt;
-  opt.restarts = 3;
+  opt.fit_noise = false;
   FitResult r = FitHyperparameters(&gp, opt, rng);
-  const auto& k = static_cast<const StationaryKernel&>(gp.kernel());
-  EXPECT_NEAR(k.lengthscales()(0), true_ls, 0.3 * true_ls);
-  EXPECT_GE(r.log_marginal_likelihood, before);
-  EXPECT_NEAR(gp.LogMarginalLikelihood(), r.log_marginal_likelihood, 1e-6);
+  EXPECT_TRUE(std::isfinite(r.log_marginal_likelihood));
+  EXPECT_EQ(gp.noise_variance(), 0.0);
+  EXPECT_THROW(ExactGP(std::make_unique<StationaryKernel>(KernelFamily::kSquaredExponential, 1, false),
+                       -1.0),
+               std::invalid_argument);
+}
+
+TEST(FitHyperparameters, PriorsPullTheEstimateAndOtherDatasetsAreUsed) {
+  Rng rng(15);
+  Eigen::MatrixXd x = Uniform(40, 1, rng);
+  Eigen::VectorXd y = (6 * x.col(0)).array().sin();
+  auto make = [] {
+    return ExactGP(std::make_unique<StationaryKernel>(KernelFamily::kSquaredExponential, 1, false,
+                                                      std::vector<int>{}, 1.0),
+                   1e-2);
+  };
+  ExactGP ml = make(), map = make();
+  ml.SetData(x, y);
+  map.SetData(x, y);
+  FitOptions opt;
+  FitHyperparameters(&ml, opt, rng);
+  opt.lengthscale_prior = {std::log(3.0), 0.05};  // a tight prior far from the ML value
+  FitResult r = FitHyperparameters(&map, opt, rng);
+  const double l_ml = static_cast<const StationaryKernel&>(ml.kernel()).lengthscales()(0);
+  const double l_map = static_cast<const StationaryKernel&>(map.kernel()).lengthscales()(0);
+  EXPECT_LT(l_ml, 1.0);
+  EXPECT_GT(l_map, 2.0);
+  EXPECT_LT(r.log_posterior, r.log_marginal_likelihood);  // the prior term is negative
+
+  // Fit on another dataset: a slowly varying function gives a long lengthscale, installed
+  // into a GP that keeps its own (wiggly) data.
+  ExactGP gp = make();
+  gp.SetData(x, y);
+  Eigen::MatrixXd x2 = Uniform(40, 1, rng);
+  Eigen::VectorXd y2 = (0.5 * x2.col(0)).array().sin();
+  FitHyperparametersOn(&gp, x2, y2, FitOptions{}, rng);
+  EXPECT_EQ(gp.num_data(), 40);
+  EXPECT_EQ(gp.X(), x);
+  EXPECT_GT(static_cast<const StationaryKernel&>(gp.kernel()).lengthscales()(0), 2 * l_ml);
 }
 
 }  // namespace
