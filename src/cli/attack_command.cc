@@ -18,6 +18,7 @@
 
 #include "attacks/bos2/bos2.h"
 #include "cli/commands.h"
+#include "cli/format.h"
 #include "cli/progress.h"
 #include "data/datasets.h"
 #include "oracle/classifier.h"
@@ -91,20 +92,6 @@ data::ImageSet LoadData(const AttackArgs& a) {
     return s;
   }
   throw std::invalid_argument("--dataset must be mnist or cifar10 (or give --data PATH)");
-}
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-std::string Fmt(double v, int prec = 1) {
-  if (!std::isfinite(v)) return "-";
-  char b[64];
-  std::snprintf(b, sizeof(b), "%.*f", prec, v);
-  return b;
 }
 
 int RunAttack(const AttackArgs& a) {

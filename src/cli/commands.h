@@ -10,4 +10,7 @@ namespace advbo::cli {
 /// process exit code; 0 when the subcommand was not selected).
 std::function<int()> RegisterAttackCommand(CLI::App& app);
 
+/// Adds `advbo bo` (Bayesian optimisation of a test function or an external command).
+std::function<int()> RegisterBoCommand(CLI::App& app);
+
 }  // namespace advbo::cli

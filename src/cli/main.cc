@@ -12,13 +12,15 @@ int main(int argc, char** argv) {
       "enforced by the query oracle."};
   app.require_subcommand(1);
   auto run_attack = advbo::cli::RegisterAttackCommand(app);
+  auto run_bo = advbo::cli::RegisterBoCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
   try {
-    return run_attack();
+    if (int rc = run_attack()) return rc;
+    return run_bo();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "advbo: error: %s\n", e.what());
     return 1;

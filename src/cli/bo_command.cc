@@ -1,0 +1,371 @@
+// `advbo bo`: Bayesian optimisation of a built-in test function or of an external command
+// on the shared BO core (GP-UCB / EI / PI / Thompson sampling), with a JSONL trace and a
+// summary (best x, best y, simple regret where the optimum is known).
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bo/bo_loop.h"
+#include "bo/test_functions.h"
+#include "cli/commands.h"
+#include "cli/format.h"
+#include "cli/progress.h"
+
+namespace advbo::cli {
+namespace fs = std::filesystem;
+namespace {
+
+struct BoArgs {
+  std::string function, command, bounds, acq = "ei", beta = "kandasamy2015", kernel = "matern52";
+  std::string noise = "fit", init = "sobol", on_error = "stop", out;
+  int dim = 0, budget = 40, refit_every = 1, patience = 0, ts_features = 500;
+  uint64_t seed = 0;
+  long long function_seed = -1;
+  double lengthscale = 0.2, target = NAN, xi = 0.0;
+  bool maximize = false, isotropic = false, quiet = false;
+};
+
+std::string Quote(const std::string& s) {  // single-quote for /bin/sh
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string FormatX(const Eigen::VectorXd& x) {
+  std::string s;
+  char b[40];
+  for (Eigen::Index i = 0; i < x.size(); ++i) {
+    std::snprintf(b, sizeof(b), "%.17g", x(i));
+    s += (i ? " " : "") + std::string(b);
+  }
+  return s;
+}
+
+// Runs `command x_1 ... x_d` through /bin/sh (x also exported as ADVBO_X); the last
+// non-empty stdout line must be the objective value.
+double RunExternal(const std::string& command, const Eigen::VectorXd& x) {
+  const std::string xs = FormatX(x);
+  std::string args;
+  for (Eigen::Index i = 0; i < x.size(); ++i) {
+    char b[40];
+    std::snprintf(b, sizeof(b), " %.17g", x(i));
+    args += b;
+  }
+  const std::string full = "export ADVBO_X=" + Quote(xs) + "; " + command + args;
+  FILE* p = popen(full.c_str(), "r");
+  if (!p) throw bo::EvaluationError("cannot start the objective command");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  const int status = pclose(p);
+  if (status == -1) throw bo::EvaluationError("cannot wait for the objective command");
+  if (WIFSIGNALED(status))
+    throw bo::EvaluationError("objective command killed by signal " +
+                              std::to_string(WTERMSIG(status)));
+  if (WEXITSTATUS(status) != 0)
+    throw bo::EvaluationError("objective command exited with status " +
+                              std::to_string(WEXITSTATUS(status)));
+  std::istringstream lines(out);
+  std::string line, last;
+  while (std::getline(lines, line))
+    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+  const char* s = last.c_str();
+  char* end = nullptr;
+  const double v = std::strtod(s, &end);
+  while (end && (*end == ' ' || *end == '\t' || *end == '\r')) ++end;
+  if (last.empty() || end == s || (end && *end != '\0'))
+    throw bo::EvaluationError("objective command printed '" + last.substr(0, 60) +
+                              "' as its last line, not a number");
+  return v;
+}
+
+// "LO:HI" (every coordinate) or "LO:HI,LO:HI,..." (one per coordinate).
+void ParseBounds(const std::string& spec, int dim, Eigen::VectorXd* lb, Eigen::VectorXd* ub) {
+  std::vector<std::pair<double, double>> parts;
+  std::stringstream ss(spec);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    const auto c = item.find(':');
+    if (c == std::string::npos)
+      throw std::invalid_argument("--bounds: '" + item + "' is not LO:HI");
+    try {
+      parts.emplace_back(std::stod(item.substr(0, c)), std::stod(item.substr(c + 1)));
+    } catch (const std::exception&) {
+      throw std::invalid_argument("--bounds: '" + item + "' is not LO:HI with numbers");
+    }
+  }
+  if (parts.empty()) throw std::invalid_argument("--bounds: empty");
+  if (parts.size() == 1 && dim > 1) parts.resize(dim, parts[0]);
+  if (dim > 0 && static_cast<int>(parts.size()) != dim)
+    throw std::invalid_argument("--bounds gives " + std::to_string(parts.size()) +
+                                " ranges but --dim is " + std::to_string(dim));
+  lb->resize(parts.size());
+  ub->resize(parts.size());
+  for (size_t i = 0; i < parts.size(); ++i) {
+    (*lb)(i) = parts[i].first;
+    (*ub)(i) = parts[i].second;
+    if (!(parts[i].first < parts[i].second) || !std::isfinite(parts[i].first) ||
+        !std::isfinite(parts[i].second))
+      throw std::invalid_argument("--bounds: range " + std::to_string(i) + " must be finite with LO < HI");
+  }
+}
+
+// "sobol", "lhs:10", "12" (count only).
+void ParseInit(const std::string& spec, bo::DesignKind* kind, int* n) {
+  const auto c = spec.find(':');
+  std::string name = spec.substr(0, c), count = c == std::string::npos ? "" : spec.substr(c + 1);
+  if (!name.empty() && std::isdigit(static_cast<unsigned char>(name[0]))) {
+    count = name;
+    name = "sobol";
+  }
+  *kind = bo::ParseDesign(name);
+  *n = 0;
+  if (!count.empty()) {
+    try {
+      size_t used = 0;
+      *n = std::stoi(count, &used);
+      if (used != count.size() || *n < 1) throw std::invalid_argument("");
+    } catch (const std::exception&) {
+      throw std::invalid_argument("--init: '" + spec + "' is not DESIGN[:N] or N (N >= 1)");
+    }
+  }
+}
+
+nlohmann::json Vec(const Eigen::VectorXd& v) {
+  return nlohmann::json(std::vector<double>(v.data(), v.data() + v.size()));
+}
+
+int RunBoCommand(const BoArgs& a) {
+  // ---- Validate everything before any evaluation or output file.
+  if (a.function.empty() == a.command.empty())
+    throw std::invalid_argument("give exactly one of --function NAME or --command CMD");
+  bo::BoLoopOptions opt;
+  opt.goal = a.maximize ? bo::Goal::kMaximize : bo::Goal::kMinimize;
+  opt.budget = a.budget;
+  opt.acquisition = bo::ParseAcquisition(a.acq);
+  opt.beta = bo::ParseExplorationWeight(a.beta);
+  opt.kernel = bo::ParseKernelFamily(a.kernel);
+  opt.ard = !a.isotropic;
+  opt.refit_every = a.refit_every;
+  opt.patience = a.patience;
+  opt.target = a.target;
+  opt.xi = a.xi;
+  opt.ts_features = a.ts_features;
+  ParseInit(a.init, &opt.initial_design, &opt.initial_points);
+  if (a.noise == "fit") {
+    opt.fit.fit_noise = true;
+  } else {
+    char* end = nullptr;
+    const double v = std::strtod(a.noise.c_str(), &end);
+    if (end == a.noise.c_str() || *end != '\0' || !(v >= 0))
+      throw std::invalid_argument("--noise must be 'fit' or a variance >= 0 (0 = noise-free), got '" +
+                                  a.noise + "'");
+    opt.fit.fit_noise = false;
+    opt.noise_variance = v;
+  }
+  if (a.on_error == "stop")
+    opt.on_error = bo::OnError::kStop;
+  else if (a.on_error == "continue")
+    opt.on_error = bo::OnError::kContinue;
+  else
+    throw std::invalid_argument("--on-error must be stop or continue");
+
+  bo::TestFunction tf;
+  bo::Objective objective;
+  Eigen::VectorXd lb, ub;
+  std::string name;
+  if (!a.function.empty()) {
+    if (!a.bounds.empty())
+      throw std::invalid_argument("--bounds is for --command; test functions have fixed domains");
+    const uint64_t fseed = a.function_seed >= 0 ? static_cast<uint64_t>(a.function_seed) : a.seed;
+    tf = bo::MakeTestFunction(a.function, a.dim, fseed, a.lengthscale);
+    objective = tf.f;
+    lb = tf.lb;
+    ub = tf.ub;
+    name = tf.name;
+  } else {
+    if (a.bounds.empty()) throw std::invalid_argument("--command needs --bounds LO:HI[,LO:HI...]");
+    ParseBounds(a.bounds, a.dim, &lb, &ub);
+    const std::string cmd = a.command;
+    objective = [cmd](const Eigen::VectorXd& x) { return RunExternal(cmd, x); };
+    name = "command";
+  }
+  const bool regret_known = !a.maximize && std::isfinite(tf.minimum);
+
+  std::ofstream trace;
+  const std::string partial = a.out.empty() ? "" : a.out + ".partial";
+  if (!a.out.empty()) {
+    trace.open(partial);
+    if (!trace) throw std::runtime_error(a.out + ": cannot write the trace file");
+    nlohmann::json cfg = {{"type", "config"},
+                          {"objective", name},
+                          {"command", a.command.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.command)},
+                          {"dim", lb.size()},
+                          {"lb", Vec(lb)},
+                          {"ub", Vec(ub)},
+                          {"goal", a.maximize ? "max" : "min"},
+                          {"acquisition", a.acq},
+                          {"beta", a.beta},
+                          {"kernel", a.kernel},
+                          {"ard", !a.isotropic},
+                          {"noise", a.noise},
+                          {"init", a.init},
+                          {"budget", a.budget},
+                          {"refit_every", a.refit_every},
+                          {"seed", a.seed}};
+    if (a.function == "gp-sample") {
+      cfg["lengthscale"] = a.lengthscale;
+      cfg["function_seed"] = a.function_seed >= 0 ? static_cast<uint64_t>(a.function_seed) : a.seed;
+    }
+    trace << cfg.dump() << "\n";
+  }
+
+  ProgressBar bar(a.budget, !a.quiet);
+  bo::Rng rng(a.seed);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto on_step = [&](const bo::BoStep& s) {
+    if (trace.is_open()) {
+      nlohmann::json r = {{"type", "evaluation"},       {"evaluation", s.evaluation},
+                          {"phase", s.phase},           {"x", Vec(s.x)},
+                          {"y", s.y},                   {"ok", s.ok},
+                          {"best_y", s.best_y},         {"acquisition_value", s.acquisition_value},
+                          {"beta", s.beta},             {"seconds_objective", s.seconds_objective},
+                          {"seconds_bo", s.seconds_bo}};
+      r["error"] = s.ok ? nlohmann::json(nullptr) : nlohmann::json(s.error);
+      if (regret_known) r["simple_regret"] = s.best_y - tf.minimum;
+      trace << r.dump() << "\n";
+      trace.flush();
+    }
+    if (!s.ok) std::fprintf(stderr, "\nadvbo bo: evaluation %d failed: %s\n", s.evaluation, s.error.c_str());
+    std::string status = "best y=" + Fmt(s.best_y, 5);
+    if (regret_known) status += " regret=" + Fmt(s.best_y - tf.minimum, 5);
+    bar.Update(s.evaluation, status, true);
+    return true;
+  };
+  const bo::BoResult res = bo::RunBo(objective, lb, ub, opt, rng, on_step);
+  bar.Finish();
+  const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  double t_obj = 0, t_bo = 0;
+  for (const auto& s : res.steps) {
+    t_obj += s.seconds_objective;
+    t_bo += s.seconds_bo;
+  }
+  const double regret = regret_known ? res.best_y - tf.minimum : NAN;
+  if (trace.is_open()) {
+    nlohmann::json sum = {{"type", "summary"},
+                          {"objective", name},
+                          {"evaluations", res.steps.size()},
+                          {"failures", res.failures},
+                          {"best_x", res.best_x.size() ? Vec(res.best_x) : nlohmann::json(nullptr)},
+                          {"best_y", res.best_y},
+                          {"stop_reason", res.stop_reason},
+                          {"final_kernel", res.kernel},
+                          {"seconds_total", total},
+                          {"seconds_bo", t_bo},
+                          {"seconds_objective", t_obj},
+                          {"seed", a.seed}};
+    sum["known_minimum"] = std::isfinite(tf.minimum) ? nlohmann::json(tf.minimum) : nlohmann::json(nullptr);
+    sum["minimum_estimated"] = tf.minimum_estimated;
+    sum["simple_regret"] = regret_known ? nlohmann::json(regret) : nlohmann::json(nullptr);
+    trace << sum.dump() << "\n";
+    trace.close();
+    fs::rename(partial, a.out);
+  }
+
+  std::printf("\n%-22s %s%s\n", "objective", name.c_str(),
+              a.command.empty() ? "" : (" (" + a.command + ")").c_str());
+  std::printf("%-22s %s, %s%s kernel, noise %s, seed %llu\n", "BO", a.acq.c_str(),
+              a.kernel.c_str(), a.isotropic ? "" : "-ARD", a.noise.c_str(),
+              static_cast<unsigned long long>(a.seed));
+  std::printf("%-22s %zu of %d (%d failed), stopped by %s\n", "evaluations", res.steps.size(),
+              a.budget, res.failures, res.stop_reason.c_str());
+  std::printf("%-22s %s\n", a.maximize ? "best y (max)" : "best y (min)", Fmt(res.best_y, 6).c_str());
+  std::printf("%-22s [%s]\n", "best x", res.best_x.size() ? FormatX(res.best_x).c_str() : "");
+  if (std::isfinite(tf.minimum))
+    std::printf("%-22s %s%s\n", "known minimum", Fmt(tf.minimum, 6).c_str(),
+                tf.minimum_estimated ? " (estimated numerically)" : "");
+  if (regret_known) std::printf("%-22s %s\n", "simple regret", Fmt(regret, 6).c_str());
+  std::printf("%-22s %s s (BO %s s, objective %s s)\n", "time", Fmt(total, 2).c_str(),
+              Fmt(t_bo, 2).c_str(), Fmt(t_obj, 2).c_str());
+  if (!a.out.empty()) std::printf("%-22s %s\n", "trace", a.out.c_str());
+  return res.stop_reason == "evaluation failed" || res.best_x.size() == 0 ? 2 : 0;
+}
+
+}  // namespace
+
+std::function<int()> RegisterBoCommand(CLI::App& app) {
+  auto a = std::make_shared<BoArgs>();
+  std::string names;
+  for (const auto& n : bo::TestFunctionNames()) names += (names.empty() ? "" : ", ") + n;
+  CLI::App* cmd = app.add_subcommand(
+      "bo",
+      "Bayesian optimisation of a black-box function with a GP surrogate.\n"
+      "Minimises a built-in test function (--function) or an external command (--command,\n"
+      "run once per evaluation as `CMD x1 ... xd`, x also in $ADVBO_X; its last stdout line\n"
+      "is y). Writes a JSONL trace (--out: config line, one line per evaluation, summary)\n"
+      "and prints best x, best y and the simple regret where the optimum is known.\n"
+      "Exit status: 0 done, 1 bad input, 2 stopped by a failed evaluation or nothing succeeded.");
+  cmd->add_option("--function,-f", a->function, "test function: " + names);
+  cmd->add_option("--command,-c", a->command, "external objective command (see above)");
+  cmd->add_option("--bounds", a->bounds,
+                  "box for --command: LO:HI (all coordinates, with --dim) or LO:HI,LO:HI,...");
+  cmd->add_option("--dim,-d", a->dim,
+                  "dimension: for ackley, rosenbrock, michalewicz, gp-sample (default 2) and "
+                  "for --command with a single LO:HI");
+  cmd->add_flag("--maximize", a->maximize, "maximise instead of minimise");
+  cmd->add_option("--acq", a->acq, "acquisition: ucb | ei | pi | ts (Thompson sampling, RFF)")
+      ->default_val("ei");
+  cmd->add_option("--beta", a->beta,
+                  "UCB exploration weight: kandasamy2015 (0.2 d log 2t) | srinivas2010 | "
+                  "r2b2_ref (0.5 d log 2t) | constant:V")
+      ->default_val("kandasamy2015");
+  cmd->add_option("--xi", a->xi, "EI/PI improvement margin (standardised units)")->default_val(0.0);
+  cmd->add_option("--kernel", a->kernel, "GP kernel: se | matern12 | matern32 | matern52")
+      ->default_val("matern52");
+  cmd->add_flag("--isotropic", a->isotropic, "one lengthscale for all inputs (default: ARD)");
+  cmd->add_option("--noise", a->noise,
+                  "observation noise variance (standardised units): fit | VALUE (0 = noise-free)")
+      ->default_val("fit");
+  cmd->add_option("--budget,-b", a->budget, "total evaluations, initial design included")
+      ->check(CLI::PositiveNumber)
+      ->default_val(40);
+  cmd->add_option("--init", a->init,
+                  "initial design: sobol | lhs | uniform, optionally :N points (default "
+                  "max(3, d+1)); a bare N means sobol:N")
+      ->default_val("sobol");
+  cmd->add_option("--refit-every", a->refit_every, "refit GP hyperparameters every N iterations")
+      ->check(CLI::PositiveNumber)
+      ->default_val(1);
+  cmd->add_option("--ts-features", a->ts_features, "random Fourier features for --acq ts")
+      ->check(CLI::PositiveNumber)
+      ->default_val(500);
+  cmd->add_option("--target", a->target, "stop once the best value reaches this");
+  cmd->add_option("--patience", a->patience,
+                  "stop after N evaluations without improvement (0 = never)")
+      ->default_val(0);
+  cmd->add_option("--on-error", a->on_error,
+                  "failed evaluation: stop (end cleanly, exit 2) | continue (impute the worst "
+                  "value seen so far)")
+      ->default_val("stop");
+  cmd->add_option("--seed", a->seed, "seed of the BO run")->default_val(0);
+  cmd->add_option("--function-seed", a->function_seed,
+                  "seed of the gp-sample function (default: --seed)");
+  cmd->add_option("--lengthscale", a->lengthscale, "SE lengthscale of gp-sample on [0,1]^d")
+      ->default_val(0.2);
+  cmd->add_option("--out,-o", a->out, "JSONL trace file");
+  cmd->add_flag("-q,--quiet", a->quiet, "no progress bar");
+  return [cmd, a]() { return cmd->parsed() ? RunBoCommand(*a) : 0; };
+}
+
+}  // namespace advbo::cli

@@ -1,0 +1,140 @@
+// End-to-end: `advbo bo` on a test function and on external commands, and on bad input.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+namespace {
+namespace fs = std::filesystem;
+
+const std::string kBin = std::string(ADVBO_BINARY_DIR) + "/advbo";
+
+int RunAdvbo(const std::string& args, const fs::path& log) {
+  const std::string cmd = kBin + " " + args + " > " + log.string() + " 2>&1";
+  const int rc = std::system(cmd.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+std::vector<nlohmann::json> ReadJsonl(const fs::path& p) {
+  std::vector<nlohmann::json> v;
+  std::ifstream in(p);
+  for (std::string line; std::getline(in, line);) v.push_back(nlohmann::json::parse(line));
+  return v;
+}
+
+class BoCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("advbo_bocli_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(BoCli, TestFunctionTraceAndSummary) {
+  const fs::path out = dir_ / "t.jsonl";
+  const int rc = RunAdvbo("bo -f branin --acq ei --budget 40 --seed 3 -q -o " + out.string(), dir_ / "log");
+  const std::string log = Slurp(dir_ / "log");
+  ASSERT_EQ(rc, 0) << log;
+  EXPECT_NE(log.find("simple regret"), std::string::npos);
+  auto lines = ReadJsonl(out);
+  ASSERT_EQ(lines.size(), 42u);  // config + 40 evaluations + summary
+  EXPECT_EQ(lines.front()["type"], "config");
+  EXPECT_EQ(lines.front()["seed"], 3);
+  EXPECT_EQ(lines.back()["type"], "summary");
+  EXPECT_LT(lines.back()["simple_regret"].get<double>(), 0.01);
+  double best = 1e300;
+  for (size_t i = 1; i + 1 < lines.size(); ++i) {
+    const auto& e = lines[i];
+    EXPECT_EQ(e["evaluation"], static_cast<int>(i));
+    best = std::min(best, e["y"].get<double>());
+    EXPECT_DOUBLE_EQ(e["best_y"].get<double>(), best);
+    const auto x = e["x"].get<std::vector<double>>();
+    EXPECT_TRUE(x[0] >= -5 && x[0] <= 10 && x[1] >= 0 && x[1] <= 15);
+  }
+  EXPECT_DOUBLE_EQ(lines.back()["best_y"].get<double>(), best);
+  // Same seed, same trace.
+  const fs::path out2 = dir_ / "t2.jsonl";
+  ASSERT_EQ(RunAdvbo("bo -f branin --acq ei --budget 40 --seed 3 -q -o " + out2.string(), dir_ / "log2"), 0);
+  auto lines2 = ReadJsonl(out2);
+  for (size_t i = 1; i + 1 < lines.size(); ++i) EXPECT_EQ(lines[i]["x"], lines2[i]["x"]);
+}
+
+TEST_F(BoCli, ExternalCommandReceivesXAndReturnsY) {
+  const fs::path script = dir_ / "obj.sh";
+  {
+    std::ofstream s(script);
+    s << "#!/bin/sh\necho \"log line for $ADVBO_X\"\n"
+         "awk -v a=\"$1\" -v b=\"$2\" 'BEGIN { print (a-0.25)^2 + (b-0.5)^2 }'\n";
+  }
+  fs::permissions(script, fs::perms::owner_all);
+  const fs::path out = dir_ / "c.jsonl";
+  const int rc = RunAdvbo("bo -c " + script.string() + " --bounds 0:1 --dim 2 --budget 15 -q -o " +
+                              out.string(),
+                          dir_ / "log");
+  ASSERT_EQ(rc, 0) << Slurp(dir_ / "log");
+  auto lines = ReadJsonl(out);
+  ASSERT_EQ(lines.size(), 17u);
+  for (size_t i = 1; i + 1 < lines.size(); ++i) {
+    const auto x = lines[i]["x"].get<std::vector<double>>();
+    EXPECT_NEAR(lines[i]["y"].get<double>(), (x[0] - 0.25) * (x[0] - 0.25) + (x[1] - 0.5) * (x[1] - 0.5),
+                1e-5);
+  }
+  EXPECT_LT(lines.back()["best_y"].get<double>(), 1e-2);
+}
+
+TEST_F(BoCli, FailingCommandStopsCleanlyOrContinues) {
+  const fs::path script = dir_ / "flaky.sh";
+  {
+    std::ofstream s(script);
+    // Fails (non-numeric output) whenever x1 > 0.5, else returns x1.
+    s << "#!/bin/sh\nawk -v a=\"$1\" 'BEGIN { if (a > 0.5) print \"oops\"; else print a }'\n";
+  }
+  fs::permissions(script, fs::perms::owner_all);
+  const fs::path out = dir_ / "f.jsonl";
+  int rc = RunAdvbo("bo -c " + script.string() + " --bounds 0:1 --dim 1 --budget 12 --seed 1 -q -o " +
+                        out.string(),
+                    dir_ / "log");
+  EXPECT_EQ(rc, 2) << Slurp(dir_ / "log");
+  auto lines = ReadJsonl(out);  // complete file: config, evaluations, summary
+  ASSERT_GE(lines.size(), 3u);
+  EXPECT_EQ(lines.back()["stop_reason"], "evaluation failed");
+  EXPECT_FALSE(lines[lines.size() - 2]["ok"].get<bool>());
+  EXPECT_NE(Slurp(dir_ / "log").find("not a number"), std::string::npos);
+
+  rc = RunAdvbo("bo -c " + script.string() +
+                    " --bounds 0:1 --dim 1 --budget 12 --seed 1 --on-error continue -q -o " + out.string(),
+                dir_ / "log");
+  EXPECT_EQ(rc, 0) << Slurp(dir_ / "log");
+  lines = ReadJsonl(out);
+  EXPECT_EQ(lines.size(), 14u);
+  EXPECT_EQ(lines.back()["stop_reason"], "budget");
+  EXPECT_GT(lines.back()["failures"].get<int>(), 0);
+}
+
+TEST_F(BoCli, BadInputIsRejectedBeforeAnyOutput) {
+  const fs::path out = dir_ / "never.jsonl";
+  for (const std::string args :
+       {"bo -f nope", "bo -f branin --dim 3", "bo -c true", "bo -c true --bounds 1:0",
+        "bo -f branin --acq xyz", "bo -f branin --kernel rbf", "bo -f branin --noise -1",
+        "bo -f branin -c true --bounds 0:1", "bo -f branin --init grid"}) {
+    EXPECT_EQ(RunAdvbo(args + " -q -o " + out.string(), dir_ / "log"), 1) << args;
+    EXPECT_NE(Slurp(dir_ / "log").find("error"), std::string::npos) << args;
+    EXPECT_FALSE(fs::exists(out)) << args;
+    EXPECT_FALSE(fs::exists(out.string() + ".partial")) << args;
+  }
+}
+
+}  // namespace
