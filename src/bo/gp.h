@@ -118,6 +118,7 @@ class ExactGP {
   long num_factorizations() const { return num_factorizations_; }
 
  private:
+  void PredictBlock(const Eigen::MatrixXd& xs, Eigen::VectorXd* mean, Eigen::VectorXd* var) const;
   void UpdateStandardization();
   void SolveAlpha();
 

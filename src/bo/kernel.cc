@@ -75,6 +75,15 @@ double MaternNu(KernelFamily family) {
   }
 }
 
+Eigen::VectorXd Kernel::WeightedGradients(const PairwiseCache& cache,
+                                          const Eigen::MatrixXd& w) const {
+  std::vector<Eigen::MatrixXd> g;
+  GramFromCache(cache, &g);
+  Eigen::VectorXd out(static_cast<Eigen::Index>(g.size()));
+  for (size_t i = 0; i < g.size(); ++i) out(i) = w.cwiseProduct(g[i]).sum();
+  return out;
+}
+
 StationaryKernel::StationaryKernel(KernelFamily family, int input_dim, bool ard,
                                    std::vector<int> active_dims, double lengthscale,
                                    double variance)
@@ -234,6 +243,32 @@ Eigen::MatrixXd StationaryKernel::GramFromCache(const PairwiseCache& cache,
   return k.matrix();
 }
 
+Eigen::Vector2d StationaryKernel::WeightedGradientsFromSqDist(const Eigen::MatrixXd& sq_dist,
+                                                             const Eigen::MatrixXd& w) const {
+  if (ard_) throw std::logic_error("WeightedGradientsFromSqDist is for isotropic kernels");
+  // Same element-wise arithmetic as GramFromSqDist's gradient matrices, fused with the
+  // weighted sum (no [N, N] temporaries per parameter).
+  Eigen::ArrayXXd r2 = sq_dist.array() * std::exp(-2.0 * log_ls_(0));
+  Eigen::ArrayXXd k, dk;
+  Profile(r2, &k, &dk);
+  return Eigen::Vector2d((w.array() * (dk * (-2.0) * r2)).sum(), (w.array() * k).sum());
+}
+
+Eigen::VectorXd StationaryKernel::WeightedGradients(const PairwiseCache& cache,
+                                                    const Eigen::MatrixXd& w) const {
+  if (!ard_) return WeightedGradientsFromSqDist(cache[0], w);
+  Eigen::ArrayXXd r2 = cache[0].array() * std::exp(-2.0 * log_ls_(0));
+  for (size_t j = 1; j < cache.size(); ++j) r2 += cache[j].array() * std::exp(-2.0 * log_ls_(j));
+  Eigen::ArrayXXd k, dk;
+  Profile(r2, &k, &dk);
+  Eigen::VectorXd out(NumParams());
+  // W .* dk is shared by every lengthscale: d K / d log l_j = dk * (-2 / l_j^2) * D_j.
+  for (size_t j = 0; j < cache.size(); ++j)
+    out(j) = (w.array() * (dk * (-2.0 * std::exp(-2.0 * log_ls_(j))) * cache[j].array())).sum();
+  out(NumParams() - 1) = (w.array() * k).sum();
+  return out;
+}
+
 Eigen::MatrixXd StationaryKernel::GradX(const Eigen::VectorXd& x, const Eigen::MatrixXd& xs) const {
   Eigen::MatrixXd xr = x.transpose();
   Eigen::ArrayXXd r2 = ScaledSqDist(xr, xs).array();  // [1, N]
@@ -335,6 +370,14 @@ Eigen::MatrixXd AdditiveKernel::GramFromCache(const PairwiseCache& cache,
       for (auto& m : g) grads->push_back(std::move(m));
   }
   return k;
+}
+
+Eigen::VectorXd AdditiveKernel::WeightedGradients(const PairwiseCache& cache,
+                                                  const Eigen::MatrixXd& w) const {
+  Eigen::VectorXd out(NumParams());
+  for (int j = 0; j < num_groups(); ++j)
+    out.segment(2 * j, 2) = parts_[j].WeightedGradientsFromSqDist(cache[j], w);
+  return out;
 }
 
 Eigen::MatrixXd AdditiveKernel::GradX(const Eigen::VectorXd& x, const Eigen::MatrixXd& xs) const {

@@ -67,6 +67,12 @@ class Kernel {
   /// receives dK/d(log-param p) for every p (NumParams() matrices [N, N]).
   virtual Eigen::MatrixXd GramFromCache(const PairwiseCache& cache,
                                         std::vector<Eigen::MatrixXd>* grads) const = 0;
+  /// Weighted hyperparameter gradients g_p = sum_ab W_ab dK_ab/d(log-param p) for a weight
+  /// matrix W [N, N] (the LML gradient, RW06 eq. 5.9, is 0.5 g with W = a a^T - K^{-1}),
+  /// without materialising the NumParams() matrices dK/dp. Returns [NumParams()]. The
+  /// default goes through GramFromCache; stationary and additive kernels fuse it.
+  virtual Eigen::VectorXd WeightedGradients(const PairwiseCache& cache,
+                                            const Eigen::MatrixXd& w) const;
   /// Gradient of k(x, X_i) with respect to the query point x for every row i:
   /// returns [N, D]; x is [D], X is [N, D]. (At r = 0 the Matérn-1/2 kernel is not
   /// differentiable; the returned value there is 0.)
@@ -102,9 +108,16 @@ class StationaryKernel final : public Kernel {
   int CacheSize() const override { return ard_ ? static_cast<int>(active_.size()) : 1; }
   Eigen::MatrixXd GramFromCache(const PairwiseCache& cache,
                                 std::vector<Eigen::MatrixXd>* grads) const override;
+  Eigen::VectorXd WeightedGradients(const PairwiseCache& cache,
+                                    const Eigen::MatrixXd& w) const override;
   Eigen::MatrixXd GradX(const Eigen::VectorXd& x, const Eigen::MatrixXd& xs) const override;
   std::unique_ptr<Kernel> Clone() const override;
   std::string Describe() const override;
+
+  /// WeightedGradients for one hyperparameter-free squared-distance matrix (isotropic
+  /// kernels only): [d/d log l, d/d log s2].
+  Eigen::Vector2d WeightedGradientsFromSqDist(const Eigen::MatrixXd& sq_dist,
+                                              const Eigen::MatrixXd& w) const;
 
   /// Gram matrix from one hyperparameter-free squared-distance matrix (isotropic kernels
   /// only; what AdditiveKernel calls per group without copying its cache).
@@ -158,6 +171,8 @@ class AdditiveKernel final : public Kernel {
   int CacheSize() const override { return num_groups(); }
   Eigen::MatrixXd GramFromCache(const PairwiseCache& cache,
                                 std::vector<Eigen::MatrixXd>* grads) const override;
+  Eigen::VectorXd WeightedGradients(const PairwiseCache& cache,
+                                    const Eigen::MatrixXd& w) const override;
   Eigen::MatrixXd GradX(const Eigen::VectorXd& x, const Eigen::MatrixXd& xs) const override;
   std::unique_ptr<Kernel> Clone() const override;
   std::string Describe() const override;

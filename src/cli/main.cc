@@ -3,9 +3,11 @@
 #include <cstdio>
 #include <exception>
 
+#include "bo/allocator.h"
 #include "cli/commands.h"
 
 int main(int argc, char** argv) {
+  advbo::bo::ConfigureAllocatorForLargeMatrices();
   CLI::App app{
       "advbo - black-box adversarial attacks and defenses driven by Bayesian optimization.\n"
       "Every image the model evaluates is one query; budgets and the L_inf threat model are\n"

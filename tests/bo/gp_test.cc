@@ -48,6 +48,26 @@ TEST(ExactGP, PosteriorMatchesDirectSolve) {
   EXPECT_LT((cov.diagonal() - var).cwiseAbs().maxCoeff(), 1e-9);
 }
 
+TEST(ExactGP, BlockedPredictionEqualsOnePointAtATime) {
+  // 3,000 query points at N = 300 are predicted in blocks; results must not depend on it.
+  Rng rng(21);
+  Eigen::MatrixXd x = Uniform(300, 4, rng), xs = Uniform(3000, 4, rng);
+  Eigen::VectorXd y = x.rowwise().squaredNorm();
+  ExactGP gp(std::make_unique<StationaryKernel>(KernelFamily::kMatern52, 4, true), 1e-3);
+  gp.SetData(x, y);
+  Eigen::VectorXd m, v;
+  gp.Predict(xs, &m, &v);
+  double dm = 0, dv = 0;
+  for (int i = 0; i < 3000; i += 7) {
+    Eigen::VectorXd mi, vi;
+    gp.Predict(xs.row(i), &mi, &vi);
+    dm = std::max(dm, std::abs(mi(0) - m(i)));
+    dv = std::max(dv, std::abs(vi(0) - v(i)));
+  }
+  EXPECT_LT(dm, 1e-12);
+  EXPECT_LT(dv, 1e-12);
+}
+
 TEST(ExactGP, IncrementalUpdateEqualsRefactorisation) {
   Rng rng(1);
   Eigen::MatrixXd x = Uniform(40, 3, rng);
