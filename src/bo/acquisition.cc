@@ -69,18 +69,14 @@ void PointPosterior(const ExactGP& gp, const Eigen::VectorXd& x, double* mu, dou
   if (dvar) *dvar = dv.row(0).transpose();
 }
 
-// EI / PI values and derivatives with respect to (mu, sigma) for improvement I.
-struct ImprovementTerms {
-  double value, d_mu, d_sigma;
-};
-
-ImprovementTerms EiTerms(double imp, double sigma) {
+// EI and PI as functions of (improvement I, sigma), with their partial derivatives.
+ImprovementAcquisition::Terms EiTerms(double imp, double sigma) {
   if (sigma < kMinStd) return {std::max(imp, 0.0), imp > 0 ? 1.0 : 0.0, 0.0};
   const double z = imp / sigma, cdf = NormalCdf(z), pdf = NormalPdf(z);
   return {imp * cdf + sigma * pdf, cdf, pdf};
 }
 
-ImprovementTerms PiTerms(double imp, double sigma) {
+ImprovementAcquisition::Terms PiTerms(double imp, double sigma) {
   if (sigma < kMinStd) return {imp > 0 ? 1.0 : 0.0, 0.0, 0.0};
   const double z = imp / sigma, pdf = NormalPdf(z);
   return {NormalCdf(z), pdf / sigma, -z * pdf / sigma};
@@ -111,64 +107,42 @@ double UcbAcquisition::ValueAndGradient(const Eigen::VectorXd& x, Eigen::VectorX
   return sign_ * mu + sqrt_beta_ * sd;
 }
 
-ExpectedImprovement::ExpectedImprovement(const ExactGP& gp, double best, double xi, Goal goal)
-    : gp_(gp), best_(best), xi_(xi), sign_(GoalSign(goal)) {
+ImprovementAcquisition::ImprovementAcquisition(const ExactGP& gp, double best, double xi,
+                                               Goal goal, TermsFunction h)
+    : gp_(gp), best_(best), xi_(xi), sign_(GoalSign(goal)), h_(h) {
   if (!std::isfinite(best) || !(xi >= 0))
-    throw std::invalid_argument("ExpectedImprovement: best must be finite and xi >= 0");
+    throw std::invalid_argument("EI/PI: the incumbent must be finite and xi >= 0");
 }
 
-Eigen::VectorXd ExpectedImprovement::Evaluate(const Eigen::MatrixXd& x) const {
+Eigen::VectorXd ImprovementAcquisition::Evaluate(const Eigen::MatrixXd& x) const {
   Eigen::VectorXd mu, var;
   gp_.Predict(x, &mu, &var);
   Eigen::VectorXd out(x.rows());
   for (Eigen::Index i = 0; i < x.rows(); ++i)
-    out(i) = EiTerms(sign_ * (mu(i) - best_) - xi_, std::sqrt(std::max(var(i), 0.0))).value;
+    out(i) = h_(sign_ * (mu(i) - best_) - xi_, std::sqrt(std::max(var(i), 0.0))).value;
   return out;
 }
 
-double ExpectedImprovement::ValueAndGradient(const Eigen::VectorXd& x,
-                                             Eigen::VectorXd* grad) const {
+double ImprovementAcquisition::ValueAndGradient(const Eigen::VectorXd& x,
+                                                Eigen::VectorXd* grad) const {
   double mu, var;
   Eigen::VectorXd dmu, dvar;
   PointPosterior(gp_, x, &mu, &var, grad ? &dmu : nullptr, grad ? &dvar : nullptr);
   const double sd = std::sqrt(std::max(var, 0.0));
-  const ImprovementTerms t = EiTerms(sign_ * (mu - best_) - xi_, sd);
+  const Terms t = h_(sign_ * (mu - best_) - xi_, sd);
   if (grad) {
-    *grad = t.d_mu * sign_ * dmu;
+    *grad = t.d_improvement * sign_ * dmu;
     if (sd > kMinStd) *grad += t.d_sigma * dvar / (2.0 * sd);
   }
   return t.value;
 }
+
+ExpectedImprovement::ExpectedImprovement(const ExactGP& gp, double best, double xi, Goal goal)
+    : ImprovementAcquisition(gp, best, xi, goal, &EiTerms) {}
 
 ProbabilityOfImprovement::ProbabilityOfImprovement(const ExactGP& gp, double best, double xi,
                                                    Goal goal)
-    : gp_(gp), best_(best), xi_(xi), sign_(GoalSign(goal)) {
-  if (!std::isfinite(best) || !(xi >= 0))
-    throw std::invalid_argument("ProbabilityOfImprovement: best must be finite and xi >= 0");
-}
-
-Eigen::VectorXd ProbabilityOfImprovement::Evaluate(const Eigen::MatrixXd& x) const {
-  Eigen::VectorXd mu, var;
-  gp_.Predict(x, &mu, &var);
-  Eigen::VectorXd out(x.rows());
-  for (Eigen::Index i = 0; i < x.rows(); ++i)
-    out(i) = PiTerms(sign_ * (mu(i) - best_) - xi_, std::sqrt(std::max(var(i), 0.0))).value;
-  return out;
-}
-
-double ProbabilityOfImprovement::ValueAndGradient(const Eigen::VectorXd& x,
-                                                  Eigen::VectorXd* grad) const {
-  double mu, var;
-  Eigen::VectorXd dmu, dvar;
-  PointPosterior(gp_, x, &mu, &var, grad ? &dmu : nullptr, grad ? &dvar : nullptr);
-  const double sd = std::sqrt(std::max(var, 0.0));
-  const ImprovementTerms t = PiTerms(sign_ * (mu - best_) - xi_, sd);
-  if (grad) {
-    *grad = t.d_mu * sign_ * dmu;
-    if (sd > kMinStd) *grad += t.d_sigma * dvar / (2.0 * sd);
-  }
-  return t.value;
-}
+    : ImprovementAcquisition(gp, best, xi, goal, &PiTerms) {}
 
 ThompsonSample::ThompsonSample(const ExactGP& gp, int num_features, Rng& rng, Goal goal)
     : sign_(GoalSign(goal)) {

@@ -74,35 +74,45 @@ class UcbAcquisition final : public Acquisition {
   double sqrt_beta_, sign_;
 };
 
-/// Expected improvement over the incumbent `best` (Jones et al. 1998):
-/// EI(x) = (I) Phi(I / sigma) + sigma phi(I / sigma), I = mu(x) - best - xi (kMaximize) or
-/// best - mu(x) - xi (kMinimize); max(I, 0) where sigma = 0. Gradient analytic.
-class ExpectedImprovement final : public Acquisition {
+/// Improvement-based acquisitions a(x) = h(I(x), sigma(x)) with the improvement
+/// I = mu(x) - best - xi (kMaximize) or best - mu(x) - xi (kMinimize) over the incumbent
+/// `best` (original units) and margin xi >= 0: the common part of EI and PI. Gradients are
+/// analytic (dh/dI, dh/dsigma and the GP's predictive gradients). Throws
+/// std::invalid_argument on a non-finite best or a negative xi.
+class ImprovementAcquisition : public Acquisition {
  public:
-  /// best: incumbent objective value (original units); xi >= 0 exploration margin.
-  ExpectedImprovement(const ExactGP& gp, double best, double xi = 0.0,
-                      Goal goal = Goal::kMaximize);
   int dim() const override { return static_cast<int>(gp_.X().cols()); }
   Eigen::VectorXd Evaluate(const Eigen::MatrixXd& x) const override;
   double ValueAndGradient(const Eigen::VectorXd& x, Eigen::VectorXd* grad) const override;
 
+  /// h and its partial derivatives at (I, sigma).
+  struct Terms {
+    double value, d_improvement, d_sigma;
+  };
+  using TermsFunction = Terms (*)(double improvement, double sigma);
+
+ protected:
+  ImprovementAcquisition(const ExactGP& gp, double best, double xi, Goal goal, TermsFunction h);
+
  private:
   const ExactGP& gp_;
   double best_, xi_, sign_;
+  TermsFunction h_;
 };
 
-/// Probability of improvement PI(x) = Phi(I / sigma) with I as for EI (Kushner 1964).
-class ProbabilityOfImprovement final : public Acquisition {
+/// Expected improvement (Jones et al. 1998): EI = I Phi(I / sigma) + sigma phi(I / sigma);
+/// max(I, 0) where sigma = 0.
+class ExpectedImprovement final : public ImprovementAcquisition {
+ public:
+  ExpectedImprovement(const ExactGP& gp, double best, double xi = 0.0,
+                      Goal goal = Goal::kMaximize);
+};
+
+/// Probability of improvement (Kushner 1964): PI = Phi(I / sigma); 1[I > 0] where sigma = 0.
+class ProbabilityOfImprovement final : public ImprovementAcquisition {
  public:
   ProbabilityOfImprovement(const ExactGP& gp, double best, double xi = 0.0,
                            Goal goal = Goal::kMaximize);
-  int dim() const override { return static_cast<int>(gp_.X().cols()); }
-  Eigen::VectorXd Evaluate(const Eigen::MatrixXd& x) const override;
-  double ValueAndGradient(const Eigen::VectorXd& x, Eigen::VectorXd* grad) const override;
-
- private:
-  const ExactGP& gp_;
-  double best_, xi_, sign_;
 };
 
 /// Thompson sampling with random Fourier features: one function drawn from the RFF

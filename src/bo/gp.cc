@@ -1,5 +1,7 @@
 #include "bo/gp.h"
 
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -151,7 +153,8 @@ void ExactGP::Predict(const Eigen::MatrixXd& xs, Eigen::VectorXd* mean,
   }
   // Large query sets are processed in blocks of ~512 KiB of cross-covariance, so temporaries
   // stay in cache and are reused instead of touching fresh pages (measured 7x faster for
-  // 10^4 points at N = 500, d = 10); each point's result does not depend on the blocking.
+  // 10^4 points at N = 500, d = 10), and blocks run in parallel; each point's result does
+  // not depend on the blocking or the thread count.
   const Eigen::Index m = xs.rows();
   const Eigen::Index block = std::max<Eigen::Index>(64, (Eigen::Index{1} << 16) / x_.rows());
   if (m <= block) {
@@ -160,13 +163,16 @@ void ExactGP::Predict(const Eigen::MatrixXd& xs, Eigen::VectorXd* mean,
   }
   if (mean) mean->resize(m);
   if (var) var->resize(m);
-  Eigen::VectorXd mb, vb;
-  for (Eigen::Index s = 0; s < m; s += block) {
-    const Eigen::Index b = std::min(block, m - s);
+  // Blocks are independent: predict them in parallel (TBB); results do not depend on the
+  // number of threads.
+  const Eigen::Index nblocks = (m + block - 1) / block;
+  tbb::parallel_for(Eigen::Index{0}, nblocks, [&](Eigen::Index i) {
+    const Eigen::Index s = i * block, b = std::min(block, m - s);
+    Eigen::VectorXd mb, vb;
     PredictBlock(xs.middleRows(s, b), mean ? &mb : nullptr, var ? &vb : nullptr);
     if (mean) mean->segment(s, b) = mb;
     if (var) var->segment(s, b) = vb;
-  }
+  });
 }
 
 void ExactGP::PredictBlock(const Eigen::MatrixXd& xs, Eigen::VectorXd* mean,

@@ -49,7 +49,9 @@ class ExactGP {
   void Refactorize();
 
   /// Posterior mean and variance (latent f, noise excluded) at Xs [M, D], original units:
-  /// mean [M], var [M] (>= 0). Prior (mean(y) or 0, kernel diag) when N = 0.
+  /// mean [M], var [M] (>= 0). Prior (mean(y) or 0, kernel diag) when N = 0. Large M is
+  /// split into cache-sized blocks predicted in parallel (TBB); results are independent of
+  /// the blocking and thread count.
   void Predict(const Eigen::MatrixXd& xs, Eigen::VectorXd* mean, Eigen::VectorXd* var) const;
 
   /// Joint posterior of the latent f at Xs [M, D]: mean [M] and covariance [M, M], original

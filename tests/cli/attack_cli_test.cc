@@ -6,34 +6,16 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cli/cli_test_util.h"
+
 namespace {
 namespace fs = std::filesystem;
 
-const std::string kBin = std::string(ADVBO_BINARY_DIR) + "/advbo";
-const std::string kRoot = ADVBO_SOURCE_DIR;
+using advbo::testing::kRoot;
+using advbo::testing::RunAdvbo;
+using advbo::testing::Slurp;
 
-int RunAdvbo(const std::string& args, const fs::path& log) {
-  const std::string cmd = kBin + " " + args + " > " + log.string() + " 2>&1";
-  const int rc = std::system(cmd.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p);
-  return std::string((std::istreambuf_iterator<char>(in)), {});
-}
-
-class Cli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("advbo_cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-};
+class Cli : public advbo::testing::TempDirTest {};
 
 TEST_F(Cli, AttackWritesRecordsSummaryAndImages) {
   const fs::path out = dir_ / "r.jsonl";

@@ -7,21 +7,13 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "cli/cli_test_util.h"
+
 namespace {
 namespace fs = std::filesystem;
 
-const std::string kBin = std::string(ADVBO_BINARY_DIR) + "/advbo";
-
-int RunAdvbo(const std::string& args, const fs::path& log) {
-  const std::string cmd = kBin + " " + args + " > " + log.string() + " 2>&1";
-  const int rc = std::system(cmd.c_str());
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p);
-  return std::string((std::istreambuf_iterator<char>(in)), {});
-}
+using advbo::testing::RunAdvbo;
+using advbo::testing::Slurp;
 
 std::vector<nlohmann::json> ReadJsonl(const fs::path& p) {
   std::vector<nlohmann::json> v;
@@ -30,18 +22,7 @@ std::vector<nlohmann::json> ReadJsonl(const fs::path& p) {
   return v;
 }
 
-class BoCli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("advbo_bocli_" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-};
+class BoCli : public advbo::testing::TempDirTest {};
 
 TEST_F(BoCli, TestFunctionTraceAndSummary) {
   const fs::path out = dir_ / "t.jsonl";

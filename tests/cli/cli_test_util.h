@@ -1,0 +1,47 @@
+// Helpers shared by the CLI end-to-end tests: run the advbo binary, read files, and a fixture
+// with a fresh temporary folder per test.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace advbo::testing {
+
+inline const std::string kBin = std::string(ADVBO_BINARY_DIR) + "/advbo";
+inline const std::string kRoot = ADVBO_SOURCE_DIR;
+
+/// Runs `advbo ARGS` with stdout and stderr into `log`; returns the exit status (-1 if it
+/// did not exit normally).
+inline int RunAdvbo(const std::string& args, const std::filesystem::path& log) {
+  const std::string cmd = kBin + " " + args + " > " + log.string() + " 2>&1";
+  const int rc = std::system(cmd.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/// Whole file as a string ("" if missing).
+inline std::string Slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+/// A fixture owning an empty temporary folder dir_ named after the test.
+class TempDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("advbo_test_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->test_suite_name()) +
+            "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+};
+
+}  // namespace advbo::testing
