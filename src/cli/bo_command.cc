@@ -7,8 +7,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -17,12 +15,12 @@
 
 #include "bo/bo_loop.h"
 #include "bo/test_functions.h"
+#include "bo/trace.h"
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/progress.h"
 
 namespace advbo::cli {
-namespace fs = std::filesystem;
 namespace {
 
 struct BoArgs {
@@ -142,10 +140,6 @@ void ParseInit(const std::string& spec, bo::DesignKind* kind, int* n) {
   }
 }
 
-nlohmann::json Vec(const Eigen::VectorXd& v) {
-  return nlohmann::json(std::vector<double>(v.data(), v.data() + v.size()));
-}
-
 int RunBoCommand(const BoArgs& a) {
   // ---- Validate everything before any evaluation or output file.
   if (a.function.empty() == a.command.empty())
@@ -203,17 +197,15 @@ int RunBoCommand(const BoArgs& a) {
   }
   const bool regret_known = !a.maximize && std::isfinite(tf.minimum);
 
-  std::ofstream trace;
-  const std::string partial = a.out.empty() ? "" : a.out + ".partial";
+  std::unique_ptr<bo::JsonlTrace> trace;
   if (!a.out.empty()) {
-    trace.open(partial);
-    if (!trace) throw std::runtime_error(a.out + ": cannot write the trace file");
+    trace = std::make_unique<bo::JsonlTrace>(a.out);
     nlohmann::json cfg = {{"type", "config"},
                           {"objective", name},
                           {"command", a.command.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.command)},
                           {"dim", lb.size()},
-                          {"lb", Vec(lb)},
-                          {"ub", Vec(ub)},
+                          {"lb", bo::JsonArray(lb)},
+                          {"ub", bo::JsonArray(ub)},
                           {"goal", a.maximize ? "max" : "min"},
                           {"acquisition", a.acq},
                           {"beta", a.beta},
@@ -228,24 +220,17 @@ int RunBoCommand(const BoArgs& a) {
       cfg["lengthscale"] = a.lengthscale;
       cfg["function_seed"] = a.function_seed >= 0 ? static_cast<uint64_t>(a.function_seed) : a.seed;
     }
-    trace << cfg.dump() << "\n";
+    trace->Write(cfg);
   }
 
   ProgressBar bar(a.budget, !a.quiet);
   bo::Rng rng(a.seed);
   const auto t0 = std::chrono::steady_clock::now();
   auto on_step = [&](const bo::BoStep& s) {
-    if (trace.is_open()) {
-      nlohmann::json r = {{"type", "evaluation"},       {"evaluation", s.evaluation},
-                          {"phase", s.phase},           {"x", Vec(s.x)},
-                          {"y", s.y},                   {"ok", s.ok},
-                          {"best_y", s.best_y},         {"acquisition_value", s.acquisition_value},
-                          {"beta", s.beta},             {"seconds_objective", s.seconds_objective},
-                          {"seconds_bo", s.seconds_bo}};
-      r["error"] = s.ok ? nlohmann::json(nullptr) : nlohmann::json(s.error);
+    if (trace) {
+      nlohmann::json r = bo::StepRecord(s);
       if (regret_known) r["simple_regret"] = s.best_y - tf.minimum;
-      trace << r.dump() << "\n";
-      trace.flush();
+      trace->Write(r);
     }
     if (!s.ok) std::fprintf(stderr, "\nadvbo bo: evaluation %d failed: %s\n", s.evaluation, s.error.c_str());
     std::string status = "best y=" + Fmt(s.best_y, 5);
@@ -262,12 +247,12 @@ int RunBoCommand(const BoArgs& a) {
     t_bo += s.seconds_bo;
   }
   const double regret = regret_known ? res.best_y - tf.minimum : NAN;
-  if (trace.is_open()) {
+  if (trace) {
     nlohmann::json sum = {{"type", "summary"},
                           {"objective", name},
                           {"evaluations", res.steps.size()},
                           {"failures", res.failures},
-                          {"best_x", res.best_x.size() ? Vec(res.best_x) : nlohmann::json(nullptr)},
+                          {"best_x", res.best_x.size() ? bo::JsonArray(res.best_x) : nlohmann::json(nullptr)},
                           {"best_y", res.best_y},
                           {"stop_reason", res.stop_reason},
                           {"final_kernel", res.kernel},
@@ -278,9 +263,8 @@ int RunBoCommand(const BoArgs& a) {
     sum["known_minimum"] = std::isfinite(tf.minimum) ? nlohmann::json(tf.minimum) : nlohmann::json(nullptr);
     sum["minimum_estimated"] = tf.minimum_estimated;
     sum["simple_regret"] = regret_known ? nlohmann::json(regret) : nlohmann::json(nullptr);
-    trace << sum.dump() << "\n";
-    trace.close();
-    fs::rename(partial, a.out);
+    trace->Write(sum);
+    trace->Commit();
   }
 
   std::printf("\n%-22s %s%s\n", "objective", name.c_str(),
