@@ -15,8 +15,8 @@ For each n in {100, 500, 2000} and d in {2, 10, 50}:
     advbo's hyperparameters (must equal advbo's LML) and the largest difference between
     advbo's predictions and scikit-learn's predictions at advbo's hyperparameters.
 
-Writes tools/results/gp_benchmark.jsonl (one line per configuration, appended as each
-finishes) and tools/results/gp_benchmark.md (table).
+Appends to tools/results/gp_benchmark.jsonl (one line per configuration, as each finishes)
+and rewrites tools/results/gp_benchmark.md (table of every line in the JSONL file).
 
 Usage: tools/bench_gp.py [--restarts 2] [--sizes 100,500,2000] [--dims 2,10,50]
                          [--timeout 1200] [--blas-dir DIR] [--out-prefix tools/results/gp_benchmark]
@@ -165,7 +165,9 @@ def main():
                 with open(jsonl, "a") as f:
                     f.write(json.dumps(row) + "\n")
                 print(summary_line(row), flush=True)
-    write_table(args.out_prefix + ".md", rows, args)
+    # The table covers every configuration in the JSONL file (earlier invocations included).
+    with open(jsonl) as f:
+        write_table(args.out_prefix + ".md", [json.loads(l) for l in f], args)
 
 
 def fmt(v, p=2):
