@@ -16,7 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "attacks/bos2/bos2.h"
+#include "attacks/attack.h"
+#include "attacks/bos2/bos2_attack.h"
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/progress.h"
@@ -96,8 +97,14 @@ data::ImageSet LoadData(const AttackArgs& a) {
 
 int RunAttack(const AttackArgs& a) {
   // ---- Validate everything before any work, so bad input loses nothing.
-  if (a.attack != "bos2")
-    throw std::invalid_argument("unknown --attack '" + a.attack + "' (available: bos2)");
+  {
+    const auto names = attacks::AttackNames();
+    if (std::find(names.begin(), names.end(), a.attack) == names.end()) {
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+      throw std::invalid_argument("unknown --attack '" + a.attack + "' (available: " + list + ")");
+    }
+  }
   if (int(a.targeted) + int(a.untargeted) + int(a.target >= 0) > 1)
     throw std::invalid_argument("choose one of --targeted, --target K, --untargeted");
   if (a.budget < 1) throw std::invalid_argument("--budget must be >= 1");
@@ -204,19 +211,25 @@ int RunAttack(const AttackArgs& a) {
   }
   if (instances.empty()) throw std::invalid_argument("no attack instances (no correctly classified image)");
 
-  attacks::Bos2Options bopt;
-  bopt.stopping = !a.no_stopping;
-  bopt.acquisition.beta = beta;
-  bopt.acquisition.random_candidates = a.candidates;
-  bopt.perturbation_kernel = a.kernel == "matern52" ? bo::KernelFamily::kMatern52
-                                                    : bo::KernelFamily::kSquaredExponential;
-  const int max_side = std::min(images.height, images.width);
-  auto clip_sides = [&](std::vector<int>& v) {
-    v.erase(std::remove_if(v.begin(), v.end(), [&](int s) { return s > max_side; }), v.end());
-    if (v.empty()) v.push_back(max_side);
-  };
-  clip_sides(bopt.allowed_sides);
-  clip_sides(bopt.init_sides);
+  attacks::AttackContext ctx;
+  ctx.dataset = a.data.empty() ? a.dataset : "custom";
+  ctx.channels = images.channels;
+  ctx.height = images.height;
+  ctx.width = images.width;
+  std::unique_ptr<attacks::Attack> attack;
+  const bool is_bos2 = a.attack == "bos2" || a.attack == "bos2-nostop";
+  if (is_bos2) {
+    attacks::Bos2Options bopt = attacks::Bos2Attack::OptionsFor(ctx, a.attack == "bos2" && !a.no_stopping);
+    bopt.acquisition.beta = beta;
+    bopt.acquisition.random_candidates = a.candidates;
+    bopt.perturbation_kernel = a.kernel == "matern52" ? bo::KernelFamily::kMatern52
+                                                      : bo::KernelFamily::kSquaredExponential;
+    attack = std::make_unique<attacks::Bos2Attack>(bopt);
+  } else {
+    attack = attacks::MakeAttack(a.attack, ctx);
+  }
+  if (a.untargeted && !attack->supports_untargeted())
+    throw std::invalid_argument("--attack " + a.attack + " has no untargeted mode");
 
   // ---- Output: write to FILE.partial, renamed to FILE when the run completes.
   std::ofstream jsonl;
@@ -242,8 +255,8 @@ int RunAttack(const AttackArgs& a) {
                     finished ? Fmt(100.0 * successes / finished, 1).c_str() : "-", k + 1, q, best);
       return std::string(b);
     };
-    attacks::Bos2Result r =
-        attacks::RunBos2(orc, bopt, rng, [&](long q, double best) { bar.Update(k, status(k, q, best), false); });
+    attacks::AttackResult r =
+        attack->Run(orc, rng, [&](long q, double best) { bar.Update(k, status(k, q, best), false); });
     successes += r.success;
     if (r.success) success_queries.push_back(static_cast<double>(r.queries));
     all_queries.push_back(r.success ? r.queries : static_cast<double>(a.budget));
@@ -269,15 +282,11 @@ int RunAttack(const AttackArgs& a) {
     rec["linf"] = linf;
     rec["l2"] = std::sqrt(l2);
     rec["final_objective"] = r.best_objective;
-    nlohmann::json loops = nlohmann::json::array();
-    for (const auto& l : r.loops)
-      loops.push_back({{"side", l.side}, {"latent_dim", l.latent_dim}, {"start_query", l.start_query},
-                       {"queries", l.queries}, {"stopped_early", l.stopped_early},
-                       {"best_objective", l.best_objective}});
-    rec["loops"] = loops;
-    rec["stopping"] = bopt.stopping;
-    rec["kernel"] = a.kernel;
-    rec["beta"] = a.beta;
+    for (const auto& [key, value] : r.details.items()) rec[key] = value;
+    if (is_bos2) {
+      rec["kernel"] = a.kernel;
+      rec["beta"] = a.beta;
+    }
     rec["threat_model"] = a.rescale_compat ? "rescale_compat" : "clip";
     rec["seconds"] = r.seconds;
     rec["model_seconds"] = r.model_seconds;
@@ -292,8 +301,10 @@ int RunAttack(const AttackArgs& a) {
     }
     if (a.verbose) {
       std::string dims;
-      for (const auto& l : r.loops)
-        dims += std::to_string(l.latent_dim) + (l.stopped_early ? "(stop)" : "") + " ";
+      if (r.details.contains("loops"))
+        for (const auto& l : r.details["loops"])
+          dims += std::to_string(l["latent_dim"].get<int>()) +
+                  (l["stopped_early"].get<bool>() ? "(stop)" : "") + " ";
       std::fprintf(stderr, "\n  image %d %d->%s: %s after %ld queries, y=%.3f, dims %s\n",
                    inst.index, inst.label,
                    inst.target >= 0 ? std::to_string(inst.target).c_str() : "any",
@@ -370,7 +381,9 @@ std::function<int()> RegisterAttackCommand(CLI::App& app) {
                   "CIFAR-10 .bin batch, or an image file/folder (folder/<label>/*.png)");
   cmd->add_option("--format", args->format, "format of --data: auto | mnist | cifar10 | images")
       ->default_val("auto");
-  cmd->add_option("--attack", args->attack, "attack method: bos2")->default_val("bos2");
+  cmd->add_option("--attack", args->attack,
+                  "attack: bos2 | bos2-nostop | random | square | genattack | zoo | autozoom")
+      ->default_val("bos2");
   cmd->add_flag("--targeted", args->targeted, "targeted attack on every other class (default)");
   cmd->add_option("--target", args->target, "targeted attack on this one class");
   cmd->add_flag("--untargeted", args->untargeted, "untargeted attack (argmax != true class)");

@@ -68,6 +68,7 @@ QueryResult QueryOracle::Query(float* images, int n) {
   const size_t d = clean_.size();
   QueryResult r;
   r.objective.resize(n);
+  r.log_probs = lp;
   for (int b = 0; b < n; ++b) {
     const long index = ++queries_;
     if (observer_) observer_(images + b * d, index);

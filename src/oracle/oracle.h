@@ -27,6 +27,7 @@ struct QueryResult {
   Eigen::VectorXd objective;       ///< [n] attack objective, > 0 on the success side
   std::vector<int> predicted;      ///< [n] argmax classes
   std::vector<bool> success;       ///< [n] argmax == target (targeted) / != true (untargeted)
+  Eigen::MatrixXd log_probs;       ///< [n, classes] log-softmax scores (for losses like C&W's)
 };
 
 /// Per-instance oracle for one clean image and one goal.

@@ -1,0 +1,56 @@
+#include "attacks/attack.h"
+
+#include <chrono>
+#include <stdexcept>
+
+#include "attacks/autozoom/autozoom.h"
+#include "attacks/bos2/bos2_attack.h"
+#include "attacks/genattack/genattack.h"
+#include "attacks/random/random_search.h"
+#include "attacks/square/square.h"
+#include "attacks/zoo/zoo.h"
+
+namespace advbo::attacks {
+
+double NowSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void FinishResult(const oracle::QueryOracle& oracle, double start_seconds, AttackResult* r) {
+  r->success = oracle.succeeded();
+  r->queries = r->success ? oracle.first_success_query() : oracle.queries();
+  r->best_objective = oracle.best_objective();
+  r->adversarial = r->success ? oracle.success_image() : oracle.best_image();
+  if (r->adversarial.empty()) r->adversarial = oracle.clean();
+  r->seconds = NowSeconds() - start_seconds;
+  r->model_seconds = oracle.model_seconds();
+  r->bo_seconds = r->seconds - r->model_seconds;
+}
+
+std::vector<std::string> AttackNames() {
+  return {"bos2", "bos2-nostop", "random", "square", "genattack", "zoo", "autozoom"};
+}
+
+std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext& ctx) {
+  const bool mnist = ctx.dataset == "mnist";
+  if (name == "bos2" || name == "bos2-nostop")
+    return std::make_unique<Bos2Attack>(Bos2Attack::OptionsFor(ctx, name == "bos2"));
+  if (name == "random") return std::make_unique<RandomSearch>();
+  if (name == "square") {
+    SquareOptions o;
+    o.p_init = mnist ? 0.8 : 0.05;
+    return std::make_unique<SquareAttack>(o);
+  }
+  if (name == "genattack") return std::make_unique<GenAttack>();
+  if (name == "zoo") return std::make_unique<ZooAttack>();
+  if (name == "autozoom") {
+    AutoZoomOptions o;
+    o.latent_side = mnist ? 14 : 16;
+    return std::make_unique<AutoZoomAttack>(o);
+  }
+  std::string names;
+  for (const auto& n : AttackNames()) names += (names.empty() ? "" : ", ") + n;
+  throw std::invalid_argument("unknown attack '" + name + "' (available: " + names + ")");
+}
+
+}  // namespace advbo::attacks

@@ -1,0 +1,70 @@
+// The common interface of every black-box attack in advbo. An attack talks to the model
+// only through a QueryOracle, which counts every image as a query, enforces the budget
+// and clips every query into the L_inf eps-ball (DESIGN.md, "The oracle contract"), so
+// all attacks are compared under the same accounting rule.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "bo/random.h"
+#include "oracle/oracle.h"
+
+namespace advbo::attacks {
+
+/// Outcome of one attack instance (one image, one goal).
+struct AttackResult {
+  bool success = false;
+  long queries = 0;               ///< 1-based index of the first successful query, or all used
+  double best_objective = 0;      ///< max of the oracle's objective (thesis eq. 5.3)
+  std::vector<float> adversarial; ///< successful (or best) image, C*H*W in [0, 1]
+  double seconds = 0;             ///< wall time of the instance
+  double model_seconds = 0;       ///< of which inside the model
+  double bo_seconds = 0;          ///< the rest: the attack's own computation
+  nlohmann::json details;         ///< attack-specific record fields (e.g. BOS^2 loops)
+};
+
+/// Progress callback: (queries used, best objective so far).
+using AttackProgress = std::function<void(long, double)>;
+
+/// A black-box attack. Implementations are stateless between instances; all randomness
+/// comes from the engine passed to Run.
+class Attack {
+ public:
+  virtual ~Attack() = default;
+  /// Registry name (e.g. "bos2", "square").
+  virtual std::string name() const = 0;
+  /// Whether untargeted attacks are supported.
+  virtual bool supports_untargeted() const { return true; }
+  /// Runs until success or until the oracle's budget is spent (never more: the oracle
+  /// refuses). Model failures propagate as oracle::ModelError.
+  virtual AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,
+                           const AttackProgress& progress) const = 0;
+};
+
+/// Dataset-dependent defaults an attack may need (paper settings differ for MNIST and
+/// CIFAR-10).
+struct AttackContext {
+  std::string dataset = "mnist";  ///< "mnist", "cifar10" or "custom"
+  int channels = 1, height = 28, width = 28;
+};
+
+/// Builds an attack by registry name: bos2, bos2-nostop, random, square, genattack, zoo,
+/// autozoom. Throws std::invalid_argument naming the available attacks otherwise.
+std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext& context);
+
+/// Names accepted by MakeAttack.
+std::vector<std::string> AttackNames();
+
+/// Fills the common fields of an AttackResult from the oracle after a run (success,
+/// queries, best objective, adversarial image, model seconds) and the wall time since
+/// `start_seconds` (a steady_clock reading in seconds).
+void FinishResult(const oracle::QueryOracle& oracle, double start_seconds, AttackResult* r);
+
+/// Seconds on the steady clock (for FinishResult).
+double NowSeconds();
+
+}  // namespace advbo::attacks

@@ -1,0 +1,73 @@
+#include "attacks/square/square.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace advbo::attacks {
+
+double SquareSchedule(double p_init, long i, long n_iters) {
+  const long it = static_cast<long>(static_cast<double>(i) / std::max<long>(n_iters, 1) * 10000);
+  static const long kEdges[] = {10, 50, 200, 500, 1000, 2000, 4000, 6000, 8000};
+  double p = p_init;
+  for (long e : kEdges)
+    if (it > e) p /= 2.0;
+  return it > 10000 ? p_init / 512.0 : p;
+}
+
+AttackResult SquareAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
+                               const AttackProgress& progress) const {
+  const double t0 = NowSeconds();
+  const std::vector<float>& x0 = oracle.clean();
+  const int c = oracle.model().channels(), h = oracle.model().height(),
+            w = oracle.model().width();
+  const float eps = static_cast<float>(oracle.epsilon());
+  const long n_iters = oracle.budget();
+  std::bernoulli_distribution coin(0.5);
+
+  // Vertical stripes: one sign per (channel, column).
+  std::vector<float> best(x0.size()), cand;
+  for (int ch = 0; ch < c; ++ch)
+    for (int col = 0; col < w; ++col) {
+      const float s = coin(rng) ? eps : -eps;
+      for (int row = 0; row < h; ++row) {
+        const size_t k = (static_cast<size_t>(ch) * h + row) * w + col;
+        best[k] = x0[k] + s;
+      }
+    }
+  double best_obj = oracle.Query(best.data(), 1).objective(0);  // best is now clipped
+  for (long i = 1; oracle.remaining() > 0 && !oracle.succeeded(); ++i) {
+    const double p = SquareSchedule(options_.p_init, i, n_iters);
+    int s = static_cast<int>(std::lround(std::sqrt(p * h * w)));
+    s = std::clamp(s, 1, std::min(h, w) - 1);
+    std::uniform_int_distribution<int> rh(0, h - s), rw(0, w - s);
+    cand = best;
+    // Re-draw the window until the clipped image changes (bounded retries).
+    for (int attempt = 0; attempt < 10; ++attempt) {
+      const int r0 = rh(rng), c0 = rw(rng);
+      bool changed = false;
+      for (int ch = 0; ch < c; ++ch) {
+        const float sgn = coin(rng) ? eps : -eps;
+        for (int row = r0; row < r0 + s; ++row)
+          for (int col = c0; col < c0 + s; ++col) {
+            const size_t k = (static_cast<size_t>(ch) * h + row) * w + col;
+            const float v = std::clamp(x0[k] + sgn, 0.0f, 1.0f);
+            changed |= std::abs(v - best[k]) > 1e-7f;
+            cand[k] = v;
+          }
+      }
+      if (changed) break;
+      cand = best;
+    }
+    const double obj = oracle.Query(cand.data(), 1).objective(0);
+    if (obj > best_obj) {  // loss decreased
+      best_obj = obj;
+      best.swap(cand);
+    }
+    if (progress) progress(oracle.queries(), oracle.best_objective());
+  }
+  AttackResult r;
+  FinishResult(oracle, t0, &r);
+  return r;
+}
+
+}  // namespace advbo::attacks

@@ -1,0 +1,63 @@
+#include "attacks/zoo/zoo.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "attacks/zoo/cw_loss.h"
+
+namespace advbo::attacks {
+
+AttackResult ZooAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
+                            const AttackProgress& progress) const {
+  const ZooOptions& o = options_;
+  const double t0 = NowSeconds();
+  const std::vector<float>& x0 = oracle.clean();
+  const size_t d = x0.size();
+  const float eps = static_cast<float>(oracle.epsilon());
+  std::vector<float> lo(d), hi(d), x = x0;
+  for (size_t k = 0; k < d; ++k) {
+    lo[k] = std::max(0.0f, x0[k] - eps);
+    hi[k] = std::min(1.0f, x0[k] + eps);
+  }
+  std::vector<double> m(d, 0.0), v(d, 0.0);
+  std::vector<int> steps(d, 0);
+  std::vector<int> coords(d);
+  std::iota(coords.begin(), coords.end(), 0);
+  std::vector<float> batch;
+  while (oracle.remaining() >= 2 && !oracle.succeeded()) {
+    const int b = static_cast<int>(std::min<long>(o.coordinates, oracle.remaining() / 2));
+    std::shuffle(coords.begin(), coords.end(), rng);
+    batch.assign(2 * b * d, 0.0f);
+    for (int j = 0; j < b; ++j) {
+      std::copy(x.begin(), x.end(), batch.begin() + (2 * j) * d);
+      std::copy(x.begin(), x.end(), batch.begin() + (2 * j + 1) * d);
+      batch[(2 * j) * d + coords[j]] += static_cast<float>(o.h);
+      batch[(2 * j + 1) * d + coords[j]] -= static_cast<float>(o.h);
+    }
+    const oracle::QueryResult qr = oracle.Query(batch.data(), 2 * b);
+    const Eigen::VectorXd f = CwLoss(qr.log_probs, oracle.true_class(), oracle.target(), o.kappa);
+    for (int j = 0; j < b; ++j) {
+      const int i = coords[j];
+      // Loss = c f + ||x - x0||^2 on the (clipped) evaluated points.
+      auto total = [&](int row) {
+        const double diff = batch[row * d + i] - x0[i];
+        return o.c * f(row) + diff * diff;  // other coordinates cancel in the difference
+      };
+      const double g = (total(2 * j) - total(2 * j + 1)) / (2 * o.h);
+      ++steps[i];
+      m[i] = o.beta1 * m[i] + (1 - o.beta1) * g;
+      v[i] = o.beta2 * v[i] + (1 - o.beta2) * g * g;
+      const double mh = m[i] / (1 - std::pow(o.beta1, steps[i]));
+      const double vh = v[i] / (1 - std::pow(o.beta2, steps[i]));
+      x[i] = std::clamp(static_cast<float>(x[i] - o.learning_rate * mh / (std::sqrt(vh) + 1e-8)),
+                        lo[i], hi[i]);
+    }
+    if (progress) progress(oracle.queries(), oracle.best_objective());
+  }
+  AttackResult r;
+  FinishResult(oracle, t0, &r);
+  return r;
+}
+
+}  // namespace advbo::attacks

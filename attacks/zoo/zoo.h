@@ -1,0 +1,37 @@
+// ZOO (Chen, Zhang, Sharma, Yi, Hsieh, AISec 2017), ZOO-ADAM (Algorithm 2): coordinate-wise
+// zeroth-order optimisation of the C&W objective c * f(x) + ||x - x0||_2^2 (zoo/cw_loss.h).
+// Each iteration estimates B partial derivatives by symmetric differences
+// (f(x + h e_i) - f(x - h e_i)) / 2h -- 2B queries in one batch -- and applies per-coordinate
+// ADAM steps, keeping x in the eps-ball intersected with [0, 1]. The thesis judges ZOO's
+// success by L_inf <= eps; the oracle clips every query into the ball, so any successful
+// query qualifies.
+#pragma once
+
+#include "attacks/attack.h"
+
+namespace advbo::attacks {
+
+/// ZOO settings: the paper's h = 1e-4, B = 128 coordinates per iteration, ADAM with
+/// eta = 0.01, beta1 = 0.9, beta2 = 0.999, kappa = 0. The paper binary-searches c over
+/// 9 restarts; with budgets of ~1,000 queries (4 iterations) advbo uses one fixed c = 10.
+struct ZooOptions {
+  double h = 1e-4;
+  int coordinates = 128;
+  double learning_rate = 0.01;
+  double beta1 = 0.9, beta2 = 0.999;
+  double c = 10.0;
+  double kappa = 0.0;
+};
+
+class ZooAttack final : public Attack {
+ public:
+  explicit ZooAttack(ZooOptions options = {}) : options_(options) {}
+  std::string name() const override { return "zoo"; }
+  AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,
+                   const AttackProgress& progress) const override;
+
+ private:
+  ZooOptions options_;
+};
+
+}  // namespace advbo::attacks
