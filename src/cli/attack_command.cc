@@ -20,14 +20,12 @@
 #include "attacks/bos2/bos2_attack.h"
 #include "cli/commands.h"
 #include "cli/format.h"
+#include "cli/instances.h"
 #include "cli/progress.h"
 #include "data/datasets.h"
 #include "oracle/classifier.h"
 #include "oracle/oracle.h"
 
-#ifndef ADVBO_SOURCE_DIR
-#define ADVBO_SOURCE_DIR "."
-#endif
 
 namespace advbo::cli {
 namespace fs = std::filesystem;
@@ -44,56 +42,6 @@ struct AttackArgs {
   uint64_t seed = 0;
   std::string out, save_images, beta = "kandasamy2015", kernel = "se";
 };
-
-// The shipped data/ and models/ folders: next to the build dir, or the source tree.
-fs::path RepoRoot() {
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    for (fs::path p = exe.parent_path(); !p.empty() && p != p.root_path(); p = p.parent_path())
-      if (fs::exists(p / "data" / "mnist") && fs::exists(p / "models")) return p;
-  }
-  return fs::path(ADVBO_SOURCE_DIR);
-}
-
-data::ImageSet LoadData(const AttackArgs& a) {
-  const fs::path root = RepoRoot();
-  if (!a.data.empty()) {
-    std::string fmt = a.format;
-    const fs::path p(a.data);
-    if (fmt == "auto") {
-      const std::string name = p.filename().string();
-      if (name.find("idx3") != std::string::npos) fmt = "mnist";
-      else if (p.extension() == ".bin") fmt = "cifar10";
-      else fmt = "images";
-    }
-    if (fmt == "mnist") {
-      std::string labels = a.data;
-      auto pos = labels.find("images-idx3");
-      if (pos == std::string::npos)
-        throw data::DataError(a.data + ": cannot derive the labels file name (expected "
-                                       "'*-images-idx3-ubyte[.gz]')");
-      labels.replace(pos, 11, "labels-idx1");
-      return data::ReadMnist(a.data, labels);
-    }
-    if (fmt == "cifar10") {
-      data::ImageSet s = data::ReadCifar10({a.data});
-      s.class_names = data::ReadClassNames((p.parent_path() / "batches.meta.txt").string());
-      return s;
-    }
-    if (fmt == "images") return data::ReadImages(a.data);
-    throw std::invalid_argument("unknown --format '" + fmt + "' (auto, mnist, cifar10, images)");
-  }
-  if (a.dataset == "mnist")
-    return data::ReadMnist((root / "data/mnist/t10k-images-idx3-ubyte.gz").string(),
-                           (root / "data/mnist/t10k-labels-idx1-ubyte.gz").string());
-  if (a.dataset == "cifar10") {
-    data::ImageSet s = data::ReadCifar10({(root / "data/cifar10/test_batch_first2000.bin").string()});
-    s.class_names = data::ReadClassNames((root / "data/cifar10/batches.meta.txt").string());
-    return s;
-  }
-  throw std::invalid_argument("--dataset must be mnist or cifar10 (or give --data PATH)");
-}
 
 int RunAttack(const AttackArgs& a) {
   // ---- Validate everything before any work, so bad input loses nothing.
@@ -118,12 +66,11 @@ int RunAttack(const AttackArgs& a) {
   }
   if (!a.save_images.empty()) fs::create_directories(a.save_images);
 
-  data::ImageSet images = LoadData(a);
+  data::ImageSet images = LoadImages(a.dataset, a.data, a.format);
   if (images.size() == 0) throw data::DataError(dataset_name + ": no images");
   std::string model_path = a.model;
   if (model_path.empty())
-    model_path = (RepoRoot() / "models" / (a.dataset == "cifar10" ? "cifar10_cw.pt" : "mnist_cw.pt"))
-                     .string();
+    model_path = DefaultModelPath(a.dataset);
   oracle::ClassifierOptions copt;
   copt.output = oracle::ParseOutputKind(a.output);
   copt.channels = images.channels;
@@ -136,64 +83,11 @@ int RunAttack(const AttackArgs& a) {
                                 std::to_string(model->num_classes()) + " classes");
 
   // ---- Choose images: explicit indices, or the first N correctly classified.
-  std::vector<int> chosen, skipped;
-  auto classify = [&](const std::vector<int>& idx) {
-    std::vector<float> batch;
-    for (int i : idx) {
-      const float* p = images.image(i);
-      batch.insert(batch.end(), p, p + images.image_size());
-    }
-    Eigen::MatrixXd lp = model->LogProbabilities(batch.data(), static_cast<int>(idx.size()));
-    std::vector<int> pred(idx.size());
-    for (size_t k = 0; k < idx.size(); ++k) lp.row(k).maxCoeff(&pred[k]);
-    return pred;
-  };
-  std::vector<int> candidates;
-  if (!a.indices.empty()) {
-    for (int i : a.indices)
-      if (i < 0 || static_cast<size_t>(i) >= images.size())
-        throw std::invalid_argument("--indices: " + std::to_string(i) + " outside 0.." +
-                                    std::to_string(images.size() - 1));
-    candidates = a.indices;
-  }
-  for (size_t start = 0; start < images.size(); start += 200) {
-    std::vector<int> idx;
-    if (!a.indices.empty()) {
-      if (start >= candidates.size()) break;
-      idx.assign(candidates.begin() + start,
-                 candidates.begin() + std::min(candidates.size(), start + 200));
-    } else {
-      if (static_cast<int>(chosen.size()) >= a.num_images) break;
-      for (size_t i = start; i < std::min(images.size(), start + 200); ++i) idx.push_back(i);
-    }
-    std::vector<int> pred = classify(idx);
-    for (size_t k = 0; k < idx.size(); ++k) {
-      if (images.labels[idx[k]] < 0)
-        throw data::DataError(dataset_name + ": image " + std::to_string(idx[k]) +
-                              " has no label (needed to check it is correctly classified)");
-      if (pred[k] == images.labels[idx[k]]) {
-        if (!a.indices.empty() || static_cast<int>(chosen.size()) < a.num_images)
-          chosen.push_back(idx[k]);
-      } else if (!a.indices.empty() || static_cast<int>(chosen.size()) < a.num_images) {
-        skipped.push_back(idx[k]);
-      }
-    }
-  }
-  struct Instance {
-    int index, label, target;
-  };
-  std::vector<Instance> instances;
-  for (int i : chosen) {
-    const int y = images.labels[i];
-    if (a.untargeted) {
-      instances.push_back({i, y, -1});
-    } else if (a.target >= 0) {
-      if (a.target != y) instances.push_back({i, y, a.target});
-    } else {
-      for (int t = 0; t < model->num_classes(); ++t)
-        if (t != y) instances.push_back({i, y, t});
-    }
-  }
+  const Selection sel =
+      SelectInstances(images, *model, a.indices, a.num_images, a.untargeted, a.target, dataset_name);
+  const std::vector<int>& chosen = sel.chosen;
+  const std::vector<int>& skipped = sel.skipped;
+  const std::vector<Instance>& instances = sel.instances;
   if (!a.quiet) {
     std::fprintf(stderr,
                  "advbo attack: %s on %s (%zu images), model %s (%s), eps %.4g L_inf, budget %ld, "

@@ -13,4 +13,7 @@ std::function<int()> RegisterAttackCommand(CLI::App& app);
 /// Adds `advbo bo` (Bayesian optimisation of a test function or an external command).
 std::function<int()> RegisterBoCommand(CLI::App& app);
 
+/// Adds `advbo bench` (several attacks side by side; shards, resume, merge).
+std::function<int()> RegisterBenchCommand(CLI::App& app);
+
 }  // namespace advbo::cli

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   auto run_attack = advbo::cli::RegisterAttackCommand(app);
   auto run_bo = advbo::cli::RegisterBoCommand(app);
+  auto run_bench = advbo::cli::RegisterBenchCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -22,7 +23,8 @@ int main(int argc, char** argv) {
   }
   try {
     if (int rc = run_attack()) return rc;
-    return run_bo();
+    if (int rc = run_bo()) return rc;
+    return run_bench();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "advbo: error: %s\n", e.what());
     return 1;

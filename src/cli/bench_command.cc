@@ -1,0 +1,399 @@
+// `advbo bench`: several attacks on the same correctly classified images and targets,
+// through the same oracle, budget and threat model, summarised as the BOS^2 paper's tables
+// (Kharkovskii 2020 thesis Tables 5.1-5.4): ASR, max / mean / median queries over successes,
+// mean queries with failures counted at the budget, wall seconds and the model/BO split.
+// Work can be split into shards (--shard k/n), resumed after an interruption, and merged
+// (`advbo bench merge`).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <opencv2/imgcodecs.hpp>
+#include <opencv2/imgproc.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "attacks/attack.h"
+#include "bo/random.h"
+#include "cli/commands.h"
+#include "cli/format.h"
+#include "cli/instances.h"
+#include "cli/progress.h"
+#include "oracle/oracle.h"
+
+namespace advbo::cli {
+namespace fs = std::filesystem;
+namespace {
+
+struct BenchArgs {
+  std::string dataset = "mnist", data, format = "auto", model, output = "auto", out_dir;
+  std::string attacks = "bos2,bos2-nostop,genattack,zoo,autozoom,square,random", shard = "1/1";
+  bool targeted = false, untargeted = false, quiet = false;
+  int target = -1, num_images = 10, threads = 0;
+  std::vector<int> indices;
+  double eps = -1;
+  long budget = 900;
+  uint64_t seed = 0;
+  std::vector<std::string> merge_inputs;
+};
+
+using Key = std::tuple<std::string, int, int>;  // attack, image index, target
+
+Key KeyOf(const nlohmann::json& r) {
+  return {r.at("attack").get<std::string>(), r.at("image_index").get<int>(),
+          r.at("target").is_null() ? -1 : r.at("target").get<int>()};
+}
+
+// Records of one JSONL file; an unparsable last line (interrupted write) is dropped.
+std::vector<nlohmann::json> ReadRecords(const fs::path& p) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(p);
+  if (!in) throw std::runtime_error(p.string() + ": cannot read records");
+  std::string line;
+  long n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.empty()) continue;
+    try {
+      out.push_back(nlohmann::json::parse(line));
+    } catch (const nlohmann::json::exception&) {
+      if (in.peek() != EOF)
+        throw std::runtime_error(p.string() + ": line " + std::to_string(n) + " is not JSON");
+    }
+  }
+  return out;
+}
+
+// Attacks in the registry's order, others alphabetically after.
+std::vector<std::string> OrderAttacks(std::set<std::string> names) {
+  std::vector<std::string> out;
+  for (const auto& n : attacks::AttackNames())
+    if (names.erase(n)) out.push_back(n);
+  out.insert(out.end(), names.begin(), names.end());
+  return out;
+}
+
+// Writes table.txt, summary.json, curves.csv, curves.png for the records into dir.
+void WriteSummary(const std::vector<nlohmann::json>& records, const fs::path& dir, bool print) {
+  std::map<std::string, std::vector<const nlohmann::json*>> by;
+  long budget = 0;
+  for (const auto& r : records) {
+    by[r.at("attack").get<std::string>()].push_back(&r);
+    budget = std::max(budget, r.at("budget").get<long>());
+  }
+  std::set<std::string> names;
+  for (const auto& [k, v] : by) names.insert(k);
+  const std::vector<std::string> order = OrderAttacks(names);
+  nlohmann::json summary = nlohmann::json::array();
+  std::ostringstream table;
+  char line[512];
+  std::snprintf(line, sizeof(line), "%-12s %9s %6s %6s %8s %8s %12s %10s %8s\n", "attack", "instances",
+                "ASR%", "max", "mean", "median", "mean(fail=T)", "s/instance", "model%");
+  table << line;
+  std::vector<std::vector<double>> curves;
+  for (const auto& name : order) {
+    const auto& rs = by[name];
+    std::vector<double> succ;
+    double all = 0, secs = 0, model = 0;
+    for (const auto* r : rs) {
+      const bool ok = r->at("success").get<bool>();
+      const double q = r->at("queries").get<double>();
+      if (ok) succ.push_back(q);
+      all += ok ? q : r->at("budget").get<double>();
+      secs += r->at("seconds").get<double>();
+      model += r->at("model_seconds").get<double>();
+    }
+    const double n = static_cast<double>(rs.size());
+    const double asr = 100.0 * succ.size() / n;
+    const double mx = succ.empty() ? NAN : *std::max_element(succ.begin(), succ.end());
+    double mean = NAN;
+    if (!succ.empty()) {
+      mean = 0;
+      for (double q : succ) mean += q;
+      mean /= succ.size();
+    }
+    const double med = Median(succ);
+    summary.push_back({{"attack", name}, {"instances", rs.size()}, {"successes", succ.size()},
+                       {"asr", asr}, {"max_queries", succ.empty() ? nlohmann::json(nullptr) : nlohmann::json(mx)},
+                       {"mean_queries", succ.empty() ? nlohmann::json(nullptr) : nlohmann::json(mean)},
+                       {"median_queries", succ.empty() ? nlohmann::json(nullptr) : nlohmann::json(med)},
+                       {"mean_queries_fail_at_budget", all / n}, {"seconds_per_instance", secs / n},
+                       {"model_fraction", secs > 0 ? model / secs : 0.0}});
+    std::snprintf(line, sizeof(line), "%-12s %9zu %6s %6s %8s %8s %12s %10s %8s\n", name.c_str(),
+                  rs.size(), Fmt(asr, 1).c_str(), Fmt(mx, 0).c_str(), Fmt(mean, 2).c_str(),
+                  Fmt(med, 1).c_str(), Fmt(all / n, 1).c_str(), Fmt(secs / n, 2).c_str(),
+                  Fmt(secs > 0 ? 100.0 * model / secs : NAN, 1).c_str());
+    table << line;
+    std::vector<double> curve(budget + 1, 0.0);  // ASR (%) with at most q queries
+    for (double q : succ) curve[std::min<long>(budget, static_cast<long>(q))] += 100.0 / n;
+    for (long q = 1; q <= budget; ++q) curve[q] += curve[q - 1];
+    curves.push_back(curve);
+  }
+  fs::create_directories(dir);
+  auto atomic_write = [&](const fs::path& p, const std::string& text) {
+    const fs::path tmp = p.string() + ".partial";
+    std::ofstream(tmp) << text;
+    fs::rename(tmp, p);
+  };
+  atomic_write(dir / "table.txt", table.str());
+  atomic_write(dir / "summary.json", summary.dump(2) + "\n");
+  std::ostringstream csv;
+  csv << "queries";
+  for (const auto& n : order) csv << "," << n;
+  csv << "\n";
+  for (long q = 1; q <= budget; ++q) {
+    csv << q;
+    for (const auto& c : curves) csv << "," << Fmt(c[q], 3);
+    csv << "\n";
+  }
+  atomic_write(dir / "curves.csv", csv.str());
+
+  // Success rate against queries, drawn with OpenCV.
+  const int W = 900, H = 560, L = 70, R = 190, T = 30, B = 60;
+  cv::Mat img(H, W, CV_8UC3, cv::Scalar(255, 255, 255));
+  auto px = [&](double q) { return L + static_cast<int>((W - L - R) * q / std::max<long>(budget, 1)); };
+  auto py = [&](double a) { return H - B - static_cast<int>((H - T - B) * a / 100.0); };
+  cv::rectangle(img, {L, T}, {W - R, H - B}, cv::Scalar(0, 0, 0), 1);
+  for (int k = 0; k <= 4; ++k) {
+    const double a = 25.0 * k, q = budget * k / 4.0;
+    cv::line(img, {L - 4, py(a)}, {L, py(a)}, cv::Scalar(0, 0, 0));
+    cv::putText(img, std::to_string(static_cast<int>(a)), {L - 40, py(a) + 5}, cv::FONT_HERSHEY_SIMPLEX,
+                0.45, cv::Scalar(0, 0, 0));
+    cv::line(img, {px(q), H - B}, {px(q), H - B + 4}, cv::Scalar(0, 0, 0));
+    cv::putText(img, std::to_string(static_cast<long>(q)), {px(q) - 12, H - B + 20},
+                cv::FONT_HERSHEY_SIMPLEX, 0.45, cv::Scalar(0, 0, 0));
+  }
+  cv::putText(img, "queries", {(L + W - R) / 2 - 30, H - 15}, cv::FONT_HERSHEY_SIMPLEX, 0.55,
+              cv::Scalar(0, 0, 0));
+  cv::putText(img, "success rate (%)", {5, 20}, cv::FONT_HERSHEY_SIMPLEX, 0.55, cv::Scalar(0, 0, 0));
+  static const cv::Scalar kColors[] = {{180, 60, 20}, {40, 140, 240}, {60, 170, 60}, {40, 40, 200},
+                                       {160, 80, 160}, {20, 160, 180}, {90, 90, 90}, {200, 150, 40}};
+  for (size_t i = 0; i < curves.size(); ++i) {
+    const cv::Scalar col = kColors[i % 8];
+    std::vector<cv::Point> pts;
+    for (long q = 0; q <= budget; ++q) pts.emplace_back(px(q), py(curves[i][q]));
+    cv::polylines(img, pts, false, col, 2, cv::LINE_AA);
+    const int ly = T + 20 + 22 * static_cast<int>(i);
+    cv::line(img, {W - R + 15, ly - 5}, {W - R + 40, ly - 5}, col, 2);
+    cv::putText(img, order[i], {W - R + 48, ly}, cv::FONT_HERSHEY_SIMPLEX, 0.5, cv::Scalar(0, 0, 0));
+  }
+  const fs::path png_tmp = (dir / "curves.partial.png").string();
+  if (!cv::imwrite(png_tmp.string(), img)) throw std::runtime_error((dir / "curves.png").string() + ": cannot write");
+  fs::rename(png_tmp, dir / "curves.png");
+  if (print) std::printf("\n%s", table.str().c_str());
+}
+
+std::pair<int, int> ParseShard(const std::string& s) {
+  const auto slash = s.find('/');
+  try {
+    if (slash != std::string::npos) {
+      const int k = std::stoi(s.substr(0, slash)), n = std::stoi(s.substr(slash + 1));
+      if (n >= 1 && k >= 1 && k <= n) return {k, n};
+    }
+  } catch (const std::exception&) {
+  }
+  throw std::invalid_argument("--shard must be k/n with 1 <= k <= n, got '" + s + "'");
+}
+
+int RunBench(const BenchArgs& a) {
+  if (a.out_dir.empty()) throw std::invalid_argument("--out-dir is required");
+  if (int(a.targeted) + int(a.untargeted) + int(a.target >= 0) > 1)
+    throw std::invalid_argument("choose one of --targeted, --target K, --untargeted");
+  if (a.budget < 1) throw std::invalid_argument("--budget must be >= 1");
+  const auto [shard_k, shard_n] = ParseShard(a.shard);
+  std::vector<std::string> names;
+  {
+    std::stringstream ss(a.attacks);
+    for (std::string n; std::getline(ss, n, ',');)
+      if (!n.empty()) names.push_back(n);
+    if (names.empty()) throw std::invalid_argument("--attacks is empty");
+  }
+  const std::string dataset_name = a.data.empty() ? a.dataset : a.data;
+  const double eps = a.eps > 0 ? a.eps : (a.dataset == "cifar10" ? 0.05 : 0.3);
+  if (!(eps > 0 && eps <= 1)) throw std::invalid_argument("--eps must be in (0, 1]");
+  data::ImageSet images = LoadImages(a.dataset, a.data, a.format);
+  attacks::AttackContext ctx;
+  ctx.dataset = a.data.empty() ? a.dataset : "custom";
+  ctx.channels = images.channels;
+  ctx.height = images.height;
+  ctx.width = images.width;
+  std::vector<std::unique_ptr<attacks::Attack>> atk;
+  for (const auto& n : names) {
+    atk.push_back(attacks::MakeAttack(n, ctx));
+    if (a.untargeted && !atk.back()->supports_untargeted())
+      throw std::invalid_argument("--attack " + n + " has no untargeted mode");
+  }
+  const std::string model_path = a.model.empty() ? DefaultModelPath(a.dataset) : a.model;
+  oracle::ClassifierOptions copt;
+  copt.output = oracle::ParseOutputKind(a.output);
+  copt.channels = images.channels;
+  copt.height = images.height;
+  copt.width = images.width;
+  copt.threads = a.threads;
+  auto model = oracle::Classifier::Load(model_path, copt);
+  const Selection sel =
+      SelectInstances(images, *model, a.indices, a.num_images, a.untargeted, a.target, dataset_name);
+  if (sel.instances.empty()) throw std::invalid_argument("no attack instances");
+
+  // Jobs = instances x attacks (attacks interleaved); this shard takes every n-th.
+  struct Job {
+    size_t instance, attack;
+  };
+  std::vector<Job> jobs;
+  for (size_t i = 0; i < sel.instances.size(); ++i)
+    for (size_t j = 0; j < atk.size(); ++j) {
+      const size_t id = i * atk.size() + j;
+      if (static_cast<int>(id % shard_n) == shard_k - 1) jobs.push_back({i, j});
+    }
+  fs::create_directories(a.out_dir);
+  const fs::path records = fs::path(a.out_dir) /
+                           (shard_n == 1 ? std::string("records.jsonl")
+                                         : "records.shard-" + std::to_string(shard_k) + "-of-" +
+                                               std::to_string(shard_n) + ".jsonl");
+  std::set<Key> done;
+  std::vector<nlohmann::json> existing;
+  if (fs::exists(records)) {
+    existing = ReadRecords(records);
+    for (const auto& r : existing) done.insert(KeyOf(r));
+    // Rewrite without a possibly truncated last line before appending.
+    std::ofstream rewrite(records.string() + ".partial");
+    for (const auto& r : existing) rewrite << r.dump() << "\n";
+    rewrite.close();
+    fs::rename(records.string() + ".partial", records);
+  }
+  std::ofstream out(records, std::ios::app);
+  if (!out) throw std::runtime_error(records.string() + ": cannot write records");
+  if (!a.quiet)
+    std::fprintf(stderr, "advbo bench: %zu attacks x %zu instances, shard %d/%d: %zu jobs (%zu done)\n",
+                 atk.size(), sel.instances.size(), shard_k, shard_n, jobs.size(), done.size());
+  ProgressBar bar(static_cast<long>(jobs.size()), !a.quiet);
+  long finished = 0;
+  for (const Job& job : jobs) {
+    const Instance& inst = sel.instances[job.instance];
+    const attacks::Attack& attack = *atk[job.attack];
+    if (done.count({attack.name(), inst.index, inst.target})) {
+      bar.Update(++finished, "resumed", true);
+      continue;
+    }
+    const uint64_t iseed = bo::DeriveSeed(a.seed, job.instance);
+    bo::Rng rng(iseed);
+    oracle::QueryOracle orc(*model, images.image(inst.index), inst.label, inst.target, eps, a.budget);
+    attacks::AttackResult r = attack.Run(orc, rng, [&](long q, double) {
+      bar.Update(finished, attack.name() + " image " + std::to_string(inst.index) + " q=" + std::to_string(q), false);
+    });
+    double linf = 0, l2 = 0;
+    for (size_t i = 0; i < r.adversarial.size(); ++i) {
+      const double dlt = r.adversarial[i] - orc.clean()[i];
+      linf = std::max(linf, std::abs(dlt));
+      l2 += dlt * dlt;
+    }
+    nlohmann::json rec = {{"attack", attack.name()}, {"image_index", inst.index}, {"true_class", inst.label},
+                          {"target", inst.target >= 0 ? nlohmann::json(inst.target) : nlohmann::json(nullptr)},
+                          {"success", r.success}, {"queries", r.queries}, {"queries_used", orc.queries()},
+                          {"budget", a.budget}, {"epsilon", eps}, {"linf", linf}, {"l2", std::sqrt(l2)},
+                          {"final_objective", r.best_objective}, {"seconds", r.seconds},
+                          {"model_seconds", r.model_seconds}, {"bo_seconds", r.bo_seconds},
+                          {"seed", a.seed}, {"instance_seed", iseed}, {"model", model_path},
+                          {"dataset", dataset_name}};
+    for (const auto& [key, value] : r.details.items()) rec[key] = value;
+    out << rec.dump() << "\n";
+    out.flush();
+    existing.push_back(rec);
+    bar.Update(++finished, attack.name() + (r.success ? " success" : " failed"), true);
+  }
+  bar.Finish();
+  out.close();
+  WriteSummary(existing, a.out_dir, true);
+  std::printf("records: %s; table, summary.json, curves.csv, curves.png in %s\n", records.c_str(),
+              a.out_dir.c_str());
+  return 0;
+}
+
+int RunMerge(const BenchArgs& a) {
+  if (a.out_dir.empty()) throw std::invalid_argument("--out-dir is required");
+  if (a.merge_inputs.empty()) throw std::invalid_argument("give the shard folders or record files to merge");
+  std::map<Key, nlohmann::json> merged;
+  for (const auto& in : a.merge_inputs) {
+    std::vector<fs::path> files;
+    if (fs::is_directory(in)) {
+      for (const auto& e : fs::directory_iterator(in)) {
+        const std::string f = e.path().filename().string();
+        if (f.rfind("records", 0) == 0 && e.path().extension() == ".jsonl") files.push_back(e.path());
+      }
+    } else if (fs::exists(in)) {
+      files.push_back(in);
+    } else {
+      throw std::runtime_error(in + ": no such file or folder");
+    }
+    if (files.empty()) throw std::runtime_error(in + ": no records*.jsonl files");
+    for (const auto& f : files)
+      for (auto& r : ReadRecords(f)) {
+        const Key key = KeyOf(r);  // before r is moved from
+        merged[key] = std::move(r);
+      }
+  }
+  std::vector<nlohmann::json> all;
+  for (auto& [k, r] : merged) all.push_back(std::move(r));
+  fs::create_directories(a.out_dir);
+  {
+    const fs::path p = fs::path(a.out_dir) / "records.jsonl";
+    std::ofstream o(p.string() + ".partial");
+    for (const auto& r : all) o << r.dump() << "\n";
+    o.close();
+    fs::rename(p.string() + ".partial", p);
+  }
+  WriteSummary(all, a.out_dir, true);
+  std::printf("merged %zu records into %s\n", all.size(), a.out_dir.c_str());
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> RegisterBenchCommand(CLI::App& app) {
+  auto a = std::make_shared<BenchArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "bench",
+      "Run several attacks on the same images, targets, oracle and budget and print the BOS^2\n"
+      "paper's table (ASR, max/mean/median queries over successes, mean queries counting\n"
+      "failures at the budget, seconds per instance, model share). Writes records.jsonl\n"
+      "(one line per attack x instance; an interrupted run resumes where it stopped),\n"
+      "table.txt, summary.json, curves.csv and curves.png (success rate vs queries) into\n"
+      "--out-dir. --shard k/n runs every n-th job; `advbo bench merge` combines shards.");
+  cmd->add_option("--attacks", a->attacks, "comma list of attacks")->default_val(a->attacks);
+  cmd->add_option("--dataset", a->dataset, "shipped dataset: mnist | cifar10")
+      ->check(CLI::IsMember({"mnist", "cifar10"}))
+      ->default_val("mnist");
+  cmd->add_option("--data", a->data, "your own data (as for `advbo attack`)");
+  cmd->add_option("--format", a->format, "format of --data")->default_val("auto");
+  cmd->add_option("--model", a->model, "TorchScript classifier (default: shipped model)");
+  cmd->add_option("--output", a->output, "model output: auto | logits | probs")->default_val("auto");
+  cmd->add_flag("--targeted", a->targeted, "every other class (default)");
+  cmd->add_option("--target", a->target, "one target class");
+  cmd->add_flag("--untargeted", a->untargeted, "untargeted");
+  cmd->add_option("--eps", a->eps, "L_inf radius (default 0.3 MNIST, 0.05 CIFAR-10)");
+  cmd->add_option("--budget", a->budget, "queries per instance")->default_val(900);
+  cmd->add_option("--num-images,-n", a->num_images, "first N correctly classified images")
+      ->default_val(10);
+  cmd->add_option("--indices", a->indices, "explicit image indices")->delimiter(',');
+  cmd->add_option("--seed", a->seed, "run seed (instance k uses a seed derived from it)")
+      ->default_val(0);
+  cmd->add_option("--threads", a->threads, "LibTorch intra-op threads (0 = default)")->default_val(0);
+  cmd->add_option("--shard", a->shard, "run shard k of n (k/n)")->default_val("1/1");
+  cmd->add_option("--out-dir", a->out_dir, "output folder (required)");
+  cmd->add_flag("-q,--quiet", a->quiet, "no progress bar");
+  CLI::App* merge = cmd->add_subcommand("merge", "Combine shard folders or record files into one table");
+  merge->add_option("inputs", a->merge_inputs, "shard folders or records*.jsonl files")->required();
+  merge->add_option("--out-dir", a->out_dir, "output folder")->required();
+  return [cmd, merge, a]() {
+    if (merge->parsed()) return RunMerge(*a);
+    return cmd->parsed() ? RunBench(*a) : 0;
+  };
+}
+
+}  // namespace advbo::cli

@@ -1,0 +1,128 @@
+#include "cli/instances.h"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <stdexcept>
+
+#ifndef ADVBO_SOURCE_DIR
+#define ADVBO_SOURCE_DIR "."
+#endif
+
+namespace advbo::cli {
+namespace fs = std::filesystem;
+
+fs::path RepoRoot() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (fs::path p = exe.parent_path(); !p.empty() && p != p.root_path(); p = p.parent_path())
+      if (fs::exists(p / "data" / "mnist") && fs::exists(p / "models")) return p;
+  }
+  return fs::path(ADVBO_SOURCE_DIR);
+}
+
+std::string DefaultModelPath(const std::string& dataset) {
+  return (RepoRoot() / "models" / (dataset == "cifar10" ? "cifar10_cw.pt" : "mnist_cw.pt")).string();
+}
+
+data::ImageSet LoadImages(const std::string& dataset, const std::string& data_path,
+                          const std::string& format) {
+  const fs::path root = RepoRoot();
+  if (!data_path.empty()) {
+    std::string fmt = format;
+    const fs::path p(data_path);
+    if (fmt == "auto") {
+      const std::string name = p.filename().string();
+      if (name.find("idx3") != std::string::npos)
+        fmt = "mnist";
+      else if (p.extension() == ".bin")
+        fmt = "cifar10";
+      else
+        fmt = "images";
+    }
+    if (fmt == "mnist") {
+      std::string labels = data_path;
+      auto pos = labels.find("images-idx3");
+      if (pos == std::string::npos)
+        throw data::DataError(data_path + ": cannot derive the labels file name (expected "
+                                          "'*-images-idx3-ubyte[.gz]')");
+      labels.replace(pos, 11, "labels-idx1");
+      return data::ReadMnist(data_path, labels);
+    }
+    if (fmt == "cifar10") {
+      data::ImageSet s = data::ReadCifar10({data_path});
+      s.class_names = data::ReadClassNames((p.parent_path() / "batches.meta.txt").string());
+      return s;
+    }
+    if (fmt == "images") return data::ReadImages(data_path);
+    throw std::invalid_argument("unknown --format '" + fmt + "' (auto, mnist, cifar10, images)");
+  }
+  if (dataset == "mnist")
+    return data::ReadMnist((root / "data/mnist/t10k-images-idx3-ubyte.gz").string(),
+                           (root / "data/mnist/t10k-labels-idx1-ubyte.gz").string());
+  if (dataset == "cifar10") {
+    data::ImageSet s = data::ReadCifar10({(root / "data/cifar10/test_batch_first2000.bin").string()});
+    s.class_names = data::ReadClassNames((root / "data/cifar10/batches.meta.txt").string());
+    return s;
+  }
+  throw std::invalid_argument("--dataset must be mnist or cifar10 (or give --data PATH)");
+}
+
+Selection SelectInstances(const data::ImageSet& images, const oracle::Classifier& model,
+                          const std::vector<int>& indices, int num_images, bool untargeted,
+                          int target, const std::string& dataset_name) {
+  Selection sel;
+  auto classify = [&](const std::vector<int>& idx) {
+    std::vector<float> batch;
+    for (int i : idx) {
+      const float* p = images.image(i);
+      batch.insert(batch.end(), p, p + images.image_size());
+    }
+    Eigen::MatrixXd lp = model.LogProbabilities(batch.data(), static_cast<int>(idx.size()));
+    std::vector<int> pred(idx.size());
+    for (size_t k = 0; k < idx.size(); ++k) lp.row(k).maxCoeff(&pred[k]);
+    return pred;
+  };
+  for (int i : indices)
+    if (i < 0 || static_cast<size_t>(i) >= images.size())
+      throw std::invalid_argument("--indices: " + std::to_string(i) + " outside 0.." +
+                                  std::to_string(images.size() - 1));
+  const bool explicit_list = !indices.empty();
+  for (size_t start = 0; start < images.size(); start += 200) {
+    std::vector<int> idx;
+    if (explicit_list) {
+      if (start >= indices.size()) break;
+      idx.assign(indices.begin() + start, indices.begin() + std::min(indices.size(), start + 200));
+    } else {
+      if (static_cast<int>(sel.chosen.size()) >= num_images) break;
+      for (size_t i = start; i < std::min(images.size(), start + 200); ++i)
+        idx.push_back(static_cast<int>(i));
+    }
+    std::vector<int> pred = classify(idx);
+    for (size_t k = 0; k < idx.size(); ++k) {
+      if (images.labels[idx[k]] < 0)
+        throw data::DataError(dataset_name + ": image " + std::to_string(idx[k]) +
+                              " has no label (needed to check it is correctly classified)");
+      const bool room = explicit_list || static_cast<int>(sel.chosen.size()) < num_images;
+      if (!room) continue;
+      if (pred[k] == images.labels[idx[k]])
+        sel.chosen.push_back(idx[k]);
+      else
+        sel.skipped.push_back(idx[k]);
+    }
+  }
+  for (int i : sel.chosen) {
+    const int y = images.labels[i];
+    if (untargeted) {
+      sel.instances.push_back({i, y, -1});
+    } else if (target >= 0) {
+      if (target != y) sel.instances.push_back({i, y, target});
+    } else {
+      for (int t = 0; t < model.num_classes(); ++t)
+        if (t != y) sel.instances.push_back({i, y, t});
+    }
+  }
+  return sel;
+}
+
+}  // namespace advbo::cli

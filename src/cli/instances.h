@@ -1,0 +1,50 @@
+// What `advbo attack` and `advbo bench` share: locating the shipped data and models,
+// loading a dataset, and choosing the attack instances (correctly classified images x
+// goals).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "data/datasets.h"
+#include "oracle/classifier.h"
+
+namespace advbo::cli {
+
+/// The folder holding the shipped data/ and models/ (found upwards from the executable,
+/// else the source tree).
+std::filesystem::path RepoRoot();
+
+/// Loads `data` (MNIST IDX images file with its labels beside it, CIFAR-10 .bin batch, or
+/// an image file/folder; format auto|mnist|cifar10|images) or, when `data` is empty, the
+/// shipped sample of `dataset` (mnist | cifar10). Throws data::DataError naming the file,
+/// or std::invalid_argument on an unknown dataset/format.
+data::ImageSet LoadImages(const std::string& dataset, const std::string& data,
+                          const std::string& format);
+
+/// models/<dataset>_cw.pt under RepoRoot().
+std::string DefaultModelPath(const std::string& dataset);
+
+/// One attack instance: image index, its label, target class (-1 = untargeted).
+struct Instance {
+  int index, label, target;
+};
+
+/// The chosen images and instances.
+struct Selection {
+  std::vector<int> chosen;             ///< correctly classified images attacked
+  std::vector<int> skipped;            ///< misclassified images passed over
+  std::vector<Instance> instances;     ///< chosen x goals, in order
+};
+
+/// Picks the given `indices` (each checked against the set) or else the first
+/// `num_images` correctly classified images, and expands them into instances: untargeted,
+/// one `target` (images of that class are skipped) or every other class (target < 0 and not
+/// untargeted). Throws std::invalid_argument on an index out of range and data::DataError
+/// on an unlabelled image.
+Selection SelectInstances(const data::ImageSet& images, const oracle::Classifier& model,
+                          const std::vector<int>& indices, int num_images, bool untargeted,
+                          int target, const std::string& dataset_name);
+
+}  // namespace advbo::cli

@@ -1,0 +1,95 @@
+// End-to-end: `advbo bench` tables, shards + merge = one run, resume, bad input.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <vector>
+
+#include "cli/cli_test_util.h"
+
+namespace {
+namespace fs = std::filesystem;
+using advbo::testing::RunAdvbo;
+using advbo::testing::Slurp;
+
+class BenchCli : public advbo::testing::TempDirTest {};
+
+// The deterministic part of summary.json (timings removed).
+nlohmann::json Stats(const fs::path& dir) {
+  nlohmann::json s = nlohmann::json::parse(Slurp(dir / "summary.json"));
+  for (auto& r : s) {
+    r.erase("seconds_per_instance");
+    r.erase("model_fraction");
+  }
+  return s;
+}
+
+int Lines(const fs::path& p) {
+  std::ifstream in(p);
+  int n = 0;
+  for (std::string l; std::getline(in, l);) n += !l.empty();
+  return n;
+}
+
+TEST_F(BenchCli, ShardsMergeToTheSameTableAsOneRunAndRunsResume) {
+  const std::string common = "bench --attacks square,random,genattack --indices 0,2,3 --target 2 "
+                             "--budget 120 --seed 5 -q ";
+  ASSERT_EQ(RunAdvbo(common + "--out-dir " + (dir_ / "one").string(), dir_ / "log1"), 0)
+      << Slurp(dir_ / "log1");
+  ASSERT_EQ(RunAdvbo(common + "--shard 1/2 --out-dir " + (dir_ / "s1").string(), dir_ / "log2"), 0);
+  ASSERT_EQ(RunAdvbo(common + "--shard 2/2 --out-dir " + (dir_ / "s2").string(), dir_ / "log3"), 0);
+  ASSERT_EQ(RunAdvbo("bench merge " + (dir_ / "s1").string() + " " + (dir_ / "s2").string() +
+                         " --out-dir " + (dir_ / "merged").string(),
+                     dir_ / "log4"),
+            0)
+      << Slurp(dir_ / "log4");
+  EXPECT_EQ(Lines(dir_ / "one" / "records.jsonl"), 9);  // 3 instances x 3 attacks
+  EXPECT_EQ(Lines(dir_ / "s1" / "records.shard-1-of-2.jsonl") +
+                Lines(dir_ / "s2" / "records.shard-2-of-2.jsonl"),
+            9);
+  EXPECT_EQ(Stats(dir_ / "one"), Stats(dir_ / "merged"));
+  EXPECT_EQ(Slurp(dir_ / "one" / "curves.csv"), Slurp(dir_ / "merged" / "curves.csv"));
+  EXPECT_TRUE(fs::file_size(dir_ / "one" / "curves.png") > 1000);
+  const std::string table = Slurp(dir_ / "one" / "table.txt");
+  for (const char* name : {"square", "random", "genattack", "ASR%", "median"})
+    EXPECT_NE(table.find(name), std::string::npos) << name;
+
+  // Resume: a second run finds every job done and adds nothing; a truncated last line
+  // (interrupted write) is dropped and its job redone.
+  ASSERT_EQ(RunAdvbo(common + "--out-dir " + (dir_ / "one").string(), dir_ / "log5"), 0);
+  EXPECT_EQ(Lines(dir_ / "one" / "records.jsonl"), 9);
+  {
+    std::string all = Slurp(dir_ / "one" / "records.jsonl");
+    all = all.substr(0, all.size() - 40);  // cut into the last record
+    std::ofstream(dir_ / "one" / "records.jsonl") << all;
+  }
+  ASSERT_EQ(RunAdvbo(common + "--out-dir " + (dir_ / "one").string(), dir_ / "log6"), 0)
+      << Slurp(dir_ / "log6");
+  EXPECT_EQ(Lines(dir_ / "one" / "records.jsonl"), 9);
+  EXPECT_EQ(Stats(dir_ / "one"), Stats(dir_ / "merged"));
+  // Every record is unique per (attack, image, target) and within budget.
+  std::set<std::string> keys;
+  std::ifstream in(dir_ / "one" / "records.jsonl");
+  for (std::string l; std::getline(in, l);) {
+    auto r = nlohmann::json::parse(l);
+    keys.insert(r["attack"].get<std::string>() + "/" + std::to_string(r["image_index"].get<int>()));
+    EXPECT_LE(r["queries_used"].get<long>(), 120);
+    EXPECT_LE(r["linf"].get<double>(), 0.3 + 1e-6);
+  }
+  EXPECT_EQ(keys.size(), 9u);
+}
+
+TEST_F(BenchCli, BadInputFailsClearly) {
+  for (const std::string& args : std::vector<std::string>{
+           "bench --attacks nope --out-dir " + (dir_ / "x").string(), "bench --attacks square",
+        "bench --attacks square --shard 3/2 --out-dir " + (dir_ / "x").string(),
+        "bench merge " + (dir_ / "missing").string() + " --out-dir " + (dir_ / "y").string()}) {
+    EXPECT_EQ(RunAdvbo(args, dir_ / "log"), 1) << args;
+    EXPECT_NE(Slurp(dir_ / "log").find("error"), std::string::npos) << args;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "x" / "records.jsonl"));
+}
+
+}  // namespace
