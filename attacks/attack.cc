@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "attacks/autozoom/autozoom.h"
+#include "attacks/bayesopt/bayesopt.h"
 #include "attacks/bos2/bos2_attack.h"
 #include "attacks/genattack/genattack.h"
 #include "attacks/random/random_search.h"
@@ -28,13 +29,20 @@ void FinishResult(const oracle::QueryOracle& oracle, double start_seconds, Attac
 }
 
 std::vector<std::string> AttackNames() {
-  return {"bos2", "bos2-nostop", "random", "square", "genattack", "zoo", "autozoom"};
+  return {"bos2",      "bos2-nostop", "bayesopt", "bayesopt-learnd", "genattack",
+          "zoo",       "autozoom",    "square",   "random"};
 }
 
 std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext& ctx) {
   const bool mnist = ctx.dataset == "mnist";
   if (name == "bos2" || name == "bos2-nostop")
     return std::make_unique<Bos2Attack>(Bos2Attack::OptionsFor(ctx, name == "bos2"));
+  if (name == "bayesopt" || name == "bayesopt-learnd") {
+    BayesOptOptions o;
+    o.groups = mnist ? 14 : 12;
+    o.learn_side = name == "bayesopt-learnd";
+    return std::make_unique<BayesOptAttack>(o);
+  }
   if (name == "random") return std::make_unique<RandomSearch>();
   if (name == "square") {
     SquareOptions o;

@@ -52,8 +52,9 @@ struct AttackContext {
   int channels = 1, height = 28, width = 28;
 };
 
-/// Builds an attack by registry name: bos2, bos2-nostop, random, square, genattack, zoo,
-/// autozoom. Throws std::invalid_argument naming the available attacks otherwise.
+/// Builds an attack by registry name: bos2, bos2-nostop, bayesopt, bayesopt-learnd,
+/// genattack, zoo, autozoom, square, random. Throws std::invalid_argument naming the
+/// available attacks otherwise.
 std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext& context);
 
 /// Names accepted by MakeAttack.

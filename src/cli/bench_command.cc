@@ -33,7 +33,8 @@ namespace {
 
 struct BenchArgs {
   std::string dataset = "mnist", data, format = "auto", model, output = "auto", out_dir;
-  std::string attacks = "bos2,bos2-nostop,genattack,zoo,autozoom,square,random", shard = "1/1";
+  std::string attacks = "bos2,bos2-nostop,bayesopt,genattack,zoo,autozoom,square,random";
+  std::string shard = "1/1";
   bool targeted = false, untargeted = false, quiet = false;
   int target = -1, num_images = 10, threads = 0;
   std::vector<int> indices;

@@ -1,0 +1,136 @@
+#include "attacks/bayesopt/bayesopt.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+
+#include "attacks/bos2/latent.h"
+#include "bo/acquisition_optimizer.h"
+#include "bo/design.h"
+
+namespace advbo::attacks {
+
+bo::FitOptions BayesOptOptions::DefaultFit() {
+  bo::FitOptions f;
+  f.restarts = 1;
+  f.max_iterations = 30;
+  f.lengthscale_min = 0.05;
+  f.lengthscale_max = 50.0;
+  f.max_points = 150;
+  return f;
+}
+
+AttackResult BayesOptAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
+                                 const AttackProgress& progress) const {
+  const BayesOptOptions& o = options_;
+  const double t0 = NowSeconds();
+  const int c = oracle.model().channels(), h = oracle.model().height(), w = oracle.model().width();
+  const std::vector<float>& x0 = oracle.clean();
+  const size_t dimg = x0.size();
+  const double eps = oracle.epsilon();
+  auto query = [&](const Eigen::MatrixXd& us, int side) {  // us [n, s*s*c] -> objectives [n]
+    const int n = static_cast<int>(std::min<long>(us.rows(), oracle.remaining()));
+    std::vector<float> batch(n * dimg);
+    for (int i = 0; i < n; ++i) {
+      const std::vector<float> up = UpsampleLatent(us.row(i).transpose() * eps, c, side, h, w);
+      for (size_t k = 0; k < dimg; ++k) batch[i * dimg + k] = x0[k] + up[k];
+    }
+    return oracle.Query(batch.data(), n).objective;
+  };
+  auto valid_side = [&](int s) { return std::clamp(s, 1, std::min(h, w)); };
+
+  // Initial design: Latin hypercube in the (largest candidate) latent space.
+  int side = valid_side(o.latent_side);
+  const int init_side = o.learn_side ? valid_side(*std::max_element(o.candidate_sides.begin(),
+                                                                     o.candidate_sides.end()))
+                                     : side;
+  const int d_init = init_side * init_side * c;
+  const int n_init = static_cast<int>(std::min<long>(o.initial_points, oracle.remaining()));
+  Eigen::MatrixXd u0 = bo::MakeDesign(bo::DesignKind::kLatinHypercube, n_init,
+                                      Eigen::VectorXd::Constant(d_init, -1.0),
+                                      Eigen::VectorXd::Constant(d_init, 1.0), rng);
+  Eigen::VectorXd y0 = query(u0, init_side);
+  if (progress) progress(oracle.queries(), oracle.best_objective());
+  u0.conservativeResize(y0.size(), Eigen::NoChange);
+  auto resize_all = [&](const Eigen::MatrixXd& us, int from, int to) {
+    Eigen::MatrixXd out(us.rows(), to * to * c);
+    for (Eigen::Index i = 0; i < us.rows(); ++i)
+      out.row(i) = ResizeLatent(us.row(i).transpose(), c, from, to).transpose();
+    return out;
+  };
+  auto make_gp = [&](int d) {
+    const int m = std::min(o.groups, d);
+    std::unique_ptr<bo::Kernel> k;
+    if (o.additive)
+      k = std::make_unique<bo::AdditiveKernel>(bo::KernelFamily::kSquaredExponential, d,
+                                               bo::RandomPartition(d, m, rng), 2.0, 1.0 / m);
+    else
+      k = std::make_unique<bo::StationaryKernel>(bo::KernelFamily::kSquaredExponential, d, false,
+                                                 std::vector<int>{}, 2.0, 1.0);
+    return bo::ExactGP(std::move(k), 1e-2);
+  };
+  if (o.learn_side && y0.size() > 1) {
+    double best_lml = -std::numeric_limits<double>::infinity();
+    for (int s : o.candidate_sides) {
+      const int sv = valid_side(s);
+      bo::ExactGP g = make_gp(sv * sv * c);
+      g.SetData(resize_all(u0, init_side, sv), y0);
+      const double lml = bo::FitHyperparameters(&g, o.fit, rng).log_marginal_likelihood;
+      if (lml > best_lml) {
+        best_lml = lml;
+        side = sv;
+      }
+    }
+  }
+  const int d = side * side * c;
+  const int m = std::min(o.groups, d);
+  bo::ExactGP gp = make_gp(d);
+  gp.SetData(side == init_side ? u0 : resize_all(u0, init_side, side), y0);
+  if (o.additive && gp.num_data() > 0) {
+    bo::SelectDecomposition(&gp, bo::KernelFamily::kSquaredExponential, m, o.num_decompositions,
+                            rng, o.fit.max_points);
+  }
+  if (gp.num_data() > 0) bo::FitHyperparameters(&gp, o.fit, rng);
+
+  bo::AddGpUcbOptions acq;
+  acq.beta = bo::ExplorationWeight{bo::BetaPolicy::kConstant,
+                                   o.sigma_multiplier * o.sigma_multiplier, 0.1};
+  const Eigen::VectorXd lb = Eigen::VectorXd::Constant(d, -1.0), ub = Eigen::VectorXd::Constant(d, 1.0);
+  for (int it = 1; oracle.remaining() > 0 && !oracle.succeeded() && gp.num_data() > 0; ++it) {
+    Eigen::Index ib;
+    gp.y().maxCoeff(&ib);
+    Eigen::VectorXd u;
+    if (o.additive) {
+      u = bo::MaximizeAddGpUcb(gp, lb, ub, it, acq, gp.X().row(ib).transpose(), rng);
+    } else {
+      bo::UcbAcquisition a(gp, acq.beta.value);
+      bo::AcquisitionOptimizerOptions ao;
+      ao.num_candidates = 500;
+      ao.num_starts = 2;
+      ao.max_iterations = 15;
+      u = bo::MaximizeAcquisition(a, lb, ub, ao, rng, gp.X().row(ib)).x;
+    }
+    const double y = query(u.transpose(), side)(0);
+    gp.AddObservation(u, y);
+    if (progress) progress(oracle.queries(), oracle.best_objective());
+    if (o.additive && it % o.decomposition_every == 0) {
+      // Decomposition update: 20 random partitions, keeping the current one if it is better.
+      const bo::ExactGP before = gp;
+      const double lml_before = gp.LogMarginalLikelihood();
+      bo::SelectDecomposition(&gp, bo::KernelFamily::kSquaredExponential, m, o.num_decompositions,
+                              rng, o.fit.max_points);
+      bo::FitHyperparameters(&gp, o.fit, rng);
+      if (gp.LogMarginalLikelihood() < lml_before) gp = before;
+    } else if (it % o.refit_every == 0) {
+      bo::FitHyperparameters(&gp, o.fit, rng);
+    }
+  }
+  AttackResult r;
+  FinishResult(oracle, t0, &r);
+  r.details["latent_side"] = side;
+  return r;
+}
+
+}  // namespace advbo::attacks
