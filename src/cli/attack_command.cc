@@ -157,38 +157,12 @@ int RunAttack(const AttackArgs& a) {
     seconds.push_back(r.seconds);
     model_secs.push_back(r.model_seconds);
 
-    double linf = 0, l2 = 0;
-    for (size_t i = 0; i < r.adversarial.size(); ++i) {
-      const double dlt = r.adversarial[i] - orc.clean()[i];
-      linf = std::max(linf, std::abs(dlt));
-      l2 += dlt * dlt;
-    }
-    nlohmann::json rec;
-    rec["image_index"] = inst.index;
-    rec["true_class"] = inst.label;
-    rec["target"] = inst.target >= 0 ? nlohmann::json(inst.target) : nlohmann::json(nullptr);
-    rec["attack"] = a.attack;
-    rec["success"] = r.success;
-    rec["queries"] = r.queries;
-    rec["queries_used"] = orc.queries();
-    rec["budget"] = a.budget;
-    rec["epsilon"] = eps;
-    rec["linf"] = linf;
-    rec["l2"] = std::sqrt(l2);
-    rec["final_objective"] = r.best_objective;
-    for (const auto& [key, value] : r.details.items()) rec[key] = value;
+    nlohmann::json rec = InstanceRecord(a.attack, inst, r, orc, a.seed, bo::DeriveSeed(a.seed, k),
+                                        model_path, dataset_name);
     if (is_bos2) {
       rec["kernel"] = a.kernel;
       rec["beta"] = a.beta;
     }
-    rec["threat_model"] = a.rescale_compat ? "rescale_compat" : "clip";
-    rec["seconds"] = r.seconds;
-    rec["model_seconds"] = r.model_seconds;
-    rec["bo_seconds"] = r.bo_seconds;
-    rec["seed"] = a.seed;
-    rec["instance_seed"] = bo::DeriveSeed(a.seed, k);
-    rec["model"] = model_path;
-    rec["dataset"] = dataset_name;
     if (jsonl.is_open()) {
       jsonl << rec.dump() << "\n";
       jsonl.flush();

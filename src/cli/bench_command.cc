@@ -288,21 +288,8 @@ int RunBench(const BenchArgs& a) {
     attacks::AttackResult r = attack.Run(orc, rng, [&](long q, double) {
       bar.Update(finished, attack.name() + " image " + std::to_string(inst.index) + " q=" + std::to_string(q), false);
     });
-    double linf = 0, l2 = 0;
-    for (size_t i = 0; i < r.adversarial.size(); ++i) {
-      const double dlt = r.adversarial[i] - orc.clean()[i];
-      linf = std::max(linf, std::abs(dlt));
-      l2 += dlt * dlt;
-    }
-    nlohmann::json rec = {{"attack", attack.name()}, {"image_index", inst.index}, {"true_class", inst.label},
-                          {"target", inst.target >= 0 ? nlohmann::json(inst.target) : nlohmann::json(nullptr)},
-                          {"success", r.success}, {"queries", r.queries}, {"queries_used", orc.queries()},
-                          {"budget", a.budget}, {"epsilon", eps}, {"linf", linf}, {"l2", std::sqrt(l2)},
-                          {"final_objective", r.best_objective}, {"seconds", r.seconds},
-                          {"model_seconds", r.model_seconds}, {"bo_seconds", r.bo_seconds},
-                          {"seed", a.seed}, {"instance_seed", iseed}, {"model", model_path},
-                          {"dataset", dataset_name}};
-    for (const auto& [key, value] : r.details.items()) rec[key] = value;
+    const nlohmann::json rec =
+        InstanceRecord(attack.name(), inst, r, orc, a.seed, iseed, model_path, dataset_name);
     out << rec.dump() << "\n";
     out.flush();
     existing.push_back(rec);

@@ -2,6 +2,7 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #ifndef ADVBO_SOURCE_DIR
@@ -123,6 +124,41 @@ Selection SelectInstances(const data::ImageSet& images, const oracle::Classifier
     }
   }
   return sel;
+}
+
+nlohmann::json InstanceRecord(const std::string& attack, const Instance& inst,
+                              const attacks::AttackResult& r, const oracle::QueryOracle& orc,
+                              uint64_t seed, uint64_t instance_seed, const std::string& model_path,
+                              const std::string& dataset_name) {
+  double linf = 0, l2 = 0;
+  for (size_t i = 0; i < r.adversarial.size(); ++i) {
+    const double dlt = r.adversarial[i] - orc.clean()[i];
+    linf = std::max(linf, std::abs(dlt));
+    l2 += dlt * dlt;
+  }
+  nlohmann::json rec;
+  rec["image_index"] = inst.index;
+  rec["true_class"] = inst.label;
+  rec["target"] = inst.target >= 0 ? nlohmann::json(inst.target) : nlohmann::json(nullptr);
+  rec["attack"] = attack;
+  rec["success"] = r.success;
+  rec["queries"] = r.queries;
+  rec["queries_used"] = orc.queries();
+  rec["budget"] = orc.budget();
+  rec["epsilon"] = orc.epsilon();
+  rec["linf"] = linf;
+  rec["l2"] = std::sqrt(l2);
+  rec["final_objective"] = r.best_objective;
+  for (const auto& [key, value] : r.details.items()) rec[key] = value;
+  rec["threat_model"] = orc.rescale_compat() ? "rescale_compat" : "clip";
+  rec["seconds"] = r.seconds;
+  rec["model_seconds"] = r.model_seconds;
+  rec["bo_seconds"] = r.bo_seconds;
+  rec["seed"] = seed;
+  rec["instance_seed"] = instance_seed;
+  rec["model"] = model_path;
+  rec["dataset"] = dataset_name;
+  return rec;
 }
 
 }  // namespace advbo::cli

@@ -7,8 +7,12 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "attacks/attack.h"
 #include "data/datasets.h"
 #include "oracle/classifier.h"
+#include "oracle/oracle.h"
 
 namespace advbo::cli {
 
@@ -46,5 +50,16 @@ struct Selection {
 Selection SelectInstances(const data::ImageSet& images, const oracle::Classifier& model,
                           const std::vector<int>& indices, int num_images, bool untargeted,
                           int target, const std::string& dataset_name);
+
+/// The per-instance JSONL record shared by `advbo attack` and `advbo bench`: attack,
+/// image_index, true_class, target (null = untargeted), success, queries (1-based first
+/// success, or all used), queries_used, budget, epsilon, linf / l2 of the reported image,
+/// final_objective, the attack's details, threat_model, seconds, model_seconds, bo_seconds,
+/// seed, instance_seed, model, dataset.
+nlohmann::json InstanceRecord(const std::string& attack, const Instance& instance,
+                              const attacks::AttackResult& result,
+                              const oracle::QueryOracle& oracle, uint64_t seed,
+                              uint64_t instance_seed, const std::string& model_path,
+                              const std::string& dataset_name);
 
 }  // namespace advbo::cli
