@@ -7,6 +7,7 @@
 #include "attacks/bayesopt/bayesopt.h"
 #include "attacks/bos2/bos2_attack.h"
 #include "attacks/genattack/genattack.h"
+#include "attacks/parsimonious/parsimonious.h"
 #include "attacks/random/random_search.h"
 #include "attacks/square/square.h"
 #include "attacks/zoo/zoo.h"
@@ -30,7 +31,7 @@ void FinishResult(const oracle::QueryOracle& oracle, double start_seconds, Attac
 
 std::vector<std::string> AttackNames() {
   return {"bos2",      "bos2-nostop", "bayesopt", "bayesopt-learnd", "genattack",
-          "zoo",       "autozoom",    "square",   "random"};
+          "zoo",       "autozoom",    "square",   "parsimonious", "random"};
 }
 
 std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext& ctx) {
@@ -43,6 +44,7 @@ std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext&
     o.learn_side = name == "bayesopt-learnd";
     return std::make_unique<BayesOptAttack>(o);
   }
+  if (name == "parsimonious") return std::make_unique<ParsimoniousAttack>();
   if (name == "random") return std::make_unique<RandomSearch>();
   if (name == "square") {
     SquareOptions o;

@@ -53,7 +53,7 @@ struct AttackContext {
 };
 
 /// Builds an attack by registry name: bos2, bos2-nostop, bayesopt, bayesopt-learnd,
-/// genattack, zoo, autozoom, square, random. Throws std::invalid_argument naming the
+/// genattack, zoo, autozoom, square, parsimonious, random. Throws std::invalid_argument naming the
 /// available attacks otherwise.
 std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext& context);
 

@@ -251,7 +251,7 @@ std::function<int()> RegisterAttackCommand(CLI::App& app) {
       ->default_val("auto");
   cmd->add_option("--attack", args->attack,
                   "attack: bos2 | bos2-nostop | bayesopt | bayesopt-learnd | genattack | zoo | autozoom |\n"
-                  "square | random")
+                  "square | parsimonious | random")
       ->default_val("bos2");
   cmd->add_flag("--targeted", args->targeted, "targeted attack on every other class (default)");
   cmd->add_option("--target", args->target, "targeted attack on this one class");

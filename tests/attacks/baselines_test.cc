@@ -38,7 +38,8 @@ data::ImageSet* BaselinesOnMnist::data_ = nullptr;
 // (log p_0 - log p_6 = 0.046): targeting its runner-up class 6 is an easy instance.
 TEST_F(BaselinesOnMnist, EachSucceedsOnAnEasyInstanceWithinTheDefaultBudget) {
   for (const std::string name :
-       {"bayesopt", "bayesopt-learnd", "square", "genattack", "zoo", "autozoom", "random"}) {
+       {"bayesopt", "bayesopt-learnd", "square", "genattack", "zoo", "autozoom", "parsimonious",
+        "random"}) {
     const bool untargeted = name == "random";  // the floor: untargeted on test image 0
     const int idx = untargeted ? 0 : 1621;
     oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx], untargeted ? -1 : 6,
