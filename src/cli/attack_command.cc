@@ -57,8 +57,7 @@ int RunAttack(const AttackArgs& a) {
     throw std::invalid_argument("choose one of --targeted, --target K, --untargeted");
   if (a.budget < 1) throw std::invalid_argument("--budget must be >= 1");
   const std::string dataset_name = a.data.empty() ? a.dataset : a.data;
-  const double eps = a.eps > 0 ? a.eps : (a.dataset == "cifar10" ? 0.05 : 0.3);
-  if (!(eps > 0 && eps <= 1)) throw std::invalid_argument("--eps must be in (0, 1]");
+  const double eps = EpsilonFor(a.dataset, a.eps);
   bo::ExplorationWeight beta = bo::ParseExplorationWeight(a.beta);
   if (!a.out.empty()) {
     fs::path dir = fs::path(a.out).parent_path();
@@ -71,13 +70,7 @@ int RunAttack(const AttackArgs& a) {
   std::string model_path = a.model;
   if (model_path.empty())
     model_path = DefaultModelPath(a.dataset);
-  oracle::ClassifierOptions copt;
-  copt.output = oracle::ParseOutputKind(a.output);
-  copt.channels = images.channels;
-  copt.height = images.height;
-  copt.width = images.width;
-  copt.threads = a.threads;
-  auto model = oracle::Classifier::Load(model_path, copt);
+  auto model = LoadModelFor(images, model_path, a.output, a.threads);
   if (a.target >= model->num_classes())
     throw std::invalid_argument("--target " + std::to_string(a.target) + " but the model has " +
                                 std::to_string(model->num_classes()) + " classes");
@@ -105,11 +98,7 @@ int RunAttack(const AttackArgs& a) {
   }
   if (instances.empty()) throw std::invalid_argument("no attack instances (no correctly classified image)");
 
-  attacks::AttackContext ctx;
-  ctx.dataset = a.data.empty() ? a.dataset : "custom";
-  ctx.channels = images.channels;
-  ctx.height = images.height;
-  ctx.width = images.width;
+  const attacks::AttackContext ctx = ContextFor(images, a.dataset, a.data);
   std::unique_ptr<attacks::Attack> attack;
   const bool is_bos2 = a.attack == "bos2" || a.attack == "bos2-nostop";
   if (is_bos2) {

@@ -216,14 +216,9 @@ int RunBench(const BenchArgs& a) {
     if (names.empty()) throw std::invalid_argument("--attacks is empty");
   }
   const std::string dataset_name = a.data.empty() ? a.dataset : a.data;
-  const double eps = a.eps > 0 ? a.eps : (a.dataset == "cifar10" ? 0.05 : 0.3);
-  if (!(eps > 0 && eps <= 1)) throw std::invalid_argument("--eps must be in (0, 1]");
+  const double eps = EpsilonFor(a.dataset, a.eps);
   data::ImageSet images = LoadImages(a.dataset, a.data, a.format);
-  attacks::AttackContext ctx;
-  ctx.dataset = a.data.empty() ? a.dataset : "custom";
-  ctx.channels = images.channels;
-  ctx.height = images.height;
-  ctx.width = images.width;
+  const attacks::AttackContext ctx = ContextFor(images, a.dataset, a.data);
   std::vector<std::unique_ptr<attacks::Attack>> atk;
   for (const auto& n : names) {
     atk.push_back(attacks::MakeAttack(n, ctx));
@@ -231,13 +226,7 @@ int RunBench(const BenchArgs& a) {
       throw std::invalid_argument("--attack " + n + " has no untargeted mode");
   }
   const std::string model_path = a.model.empty() ? DefaultModelPath(a.dataset) : a.model;
-  oracle::ClassifierOptions copt;
-  copt.output = oracle::ParseOutputKind(a.output);
-  copt.channels = images.channels;
-  copt.height = images.height;
-  copt.width = images.width;
-  copt.threads = a.threads;
-  auto model = oracle::Classifier::Load(model_path, copt);
+  auto model = LoadModelFor(images, model_path, a.output, a.threads);
   const Selection sel =
       SelectInstances(images, *model, a.indices, a.num_images, a.untargeted, a.target, dataset_name);
   if (sel.instances.empty()) throw std::invalid_argument("no attack instances");

@@ -69,6 +69,34 @@ data::ImageSet LoadImages(const std::string& dataset, const std::string& data_pa
   throw std::invalid_argument("--dataset must be mnist or cifar10 (or give --data PATH)");
 }
 
+double EpsilonFor(const std::string& dataset, double eps) {
+  const double e = eps > 0 ? eps : (dataset == "cifar10" ? 0.05 : 0.3);
+  if (!(e > 0 && e <= 1)) throw std::invalid_argument("--eps must be in (0, 1]");
+  return e;
+}
+
+attacks::AttackContext ContextFor(const data::ImageSet& images, const std::string& dataset,
+                                  const std::string& data) {
+  attacks::AttackContext ctx;
+  ctx.dataset = data.empty() ? dataset : "custom";
+  ctx.channels = images.channels;
+  ctx.height = images.height;
+  ctx.width = images.width;
+  return ctx;
+}
+
+std::unique_ptr<oracle::Classifier> LoadModelFor(const data::ImageSet& images,
+                                                 const std::string& path,
+                                                 const std::string& output, int threads) {
+  oracle::ClassifierOptions copt;
+  copt.output = oracle::ParseOutputKind(output);
+  copt.channels = images.channels;
+  copt.height = images.height;
+  copt.width = images.width;
+  copt.threads = threads;
+  return oracle::Classifier::Load(path, copt);
+}
+
 Selection SelectInstances(const data::ImageSet& images, const oracle::Classifier& model,
                           const std::vector<int>& indices, int num_images, bool untargeted,
                           int target, const std::string& dataset_name) {

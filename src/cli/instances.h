@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,21 @@ data::ImageSet LoadImages(const std::string& dataset, const std::string& data,
 
 /// models/<dataset>_cw.pt under RepoRoot().
 std::string DefaultModelPath(const std::string& dataset);
+
+/// The L_inf radius: `eps` if > 0, else the dataset default (0.05 CIFAR-10, 0.3 otherwise).
+/// Throws std::invalid_argument unless the result is in (0, 1].
+double EpsilonFor(const std::string& dataset, double eps);
+
+/// Attack context (dataset name for paper defaults, image shape) of a loaded image set;
+/// `data` non-empty means the user's own data ("custom").
+attacks::AttackContext ContextFor(const data::ImageSet& images, const std::string& dataset,
+                                  const std::string& data);
+
+/// Loads the classifier at `path` for images of this set's shape (output: auto | logits |
+/// probs; threads: LibTorch intra-op threads, 0 = default). Throws oracle::ModelError.
+std::unique_ptr<oracle::Classifier> LoadModelFor(const data::ImageSet& images,
+                                                 const std::string& path,
+                                                 const std::string& output, int threads);
 
 /// One attack instance: image index, its label, target class (-1 = untargeted).
 struct Instance {
