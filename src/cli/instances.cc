@@ -186,6 +186,7 @@ nlohmann::json InstanceRecord(const std::string& attack, const Instance& inst,
   rec["instance_seed"] = instance_seed;
   rec["model"] = model_path;
   rec["dataset"] = dataset_name;
+  rec["blas"] = oracle::BlasLibrary();  // model scores depend on it in the last bits
   return rec;
 }
 

@@ -3,9 +3,11 @@
 #include <ATen/Parallel.h>
 #include <torch/script.h>
 
+#include <dlfcn.h>
+
+#include <array>
 #include <cmath>
 #include <filesystem>
-#include <array>
 #include <sstream>
 #include <vector>
 
@@ -17,7 +19,22 @@ std::string FirstLine(const std::string& s) {
   return p == std::string::npos ? s : s.substr(0, p);
 }
 
+// OpenBLAS's own thread count is not set by at::set_num_threads; look the setter up at
+// run time because libblas.so.3 may be OpenBLAS or the reference BLAS (no such symbol).
+void SetOpenBlasThreads(int threads) {
+  using Setter = void (*)(int);
+  if (auto f = reinterpret_cast<Setter>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
+    f(threads);
+}
+
 }  // namespace
+
+std::string BlasLibrary() {
+  using Getter = char* (*)();
+  if (auto f = reinterpret_cast<Getter>(dlsym(RTLD_DEFAULT, "openblas_get_config")))
+    return f();  // e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH ... Haswell MAX_THREADS=64"
+  return "reference BLAS";
+}
 
 struct Classifier::Impl {
   mutable torch::jit::Module module;
@@ -44,7 +61,10 @@ Classifier::~Classifier() = default;
 std::unique_ptr<Classifier> Classifier::Load(const std::string& path,
                                              const ClassifierOptions& opt) {
   if (!std::filesystem::exists(path)) throw ModelError(path + ": model file not found");
-  if (opt.threads > 0) at::set_num_threads(opt.threads);
+  if (opt.threads > 0) {
+    at::set_num_threads(opt.threads);
+    SetOpenBlasThreads(opt.threads);
+  }
   std::unique_ptr<Classifier> clf(new Classifier());
   clf->path_ = path;
   try {

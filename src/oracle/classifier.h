@@ -29,8 +29,14 @@ struct ClassifierOptions {
                                           ///< non-negative and sum to 1 (within 1e-3)
   int channels = 0, height = 0, width = 0;  ///< expected input shape; 0 = infer by probing
                                             ///< [1,28,28], [3,32,32], [3,224,224]
-  int threads = 0;  ///< intra-op threads for LibTorch (0 = leave LibTorch's default)
+  int threads = 0;  ///< intra-op threads for LibTorch and, when LibTorch runs on
+                    ///< OpenBLAS, for OpenBLAS too (0 = leave the libraries' defaults)
 };
+
+/// The BLAS that LibTorch's linear and convolution layers run on (Debian picks it through
+/// the libblas.so.3 alternative): "OpenBLAS <version/config>" or "reference BLAS". Model
+/// scores differ between the two in the last float bits, so benchmark records carry it.
+std::string BlasLibrary();
 
 /// A loaded, validated classifier.
 class Classifier {
