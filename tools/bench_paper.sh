@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Reproduces the BOS^2 paper's attack tables (Kharkovskii 2020 thesis, Sec. 5.3,
+# Tables 5.1-5.4) with `advbo bench`: MNIST 50 images x 9 targets (eps 0.3) and CIFAR-10
+# 20 images x 9 targets (eps 0.05), budget T = 900, seed 0, all eight rows.
+#
+#   bash tools/bench_paper.sh [mnist|cifar10|all] [SHARDS]
+#
+# Runs SHARDS (default: nproc) single-threaded shards side by side, each into
+# results/bench_<dataset>/shard-k (resumable: re-running skips finished instances), then
+# merges them into results/bench_<dataset>/ (table.txt, summary.json, curves.csv/png).
+# Copy the merged folder to tools/results/ to publish it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+which="${1:-all}"
+shards="${2:-$(nproc)}"
+ATTACKS=bos2,bos2-nostop,bayesopt,genattack,zoo,autozoom,square,random
+
+run_dataset() {
+  local ds="$1" n="$2" eps="$3" out="results/bench_$1"
+  mkdir -p "$out"
+  local pids=()
+  for k in $(seq 1 "$shards"); do
+    build/advbo bench --dataset "$ds" --attacks "$ATTACKS" --num-images "$n" --targeted \
+      --eps "$eps" --budget 900 --seed 0 --threads 1 --shard "$k/$shards" \
+      --out-dir "$out/shard-$k" >"$out/shard-$k.log" 2>&1 &
+    pids+=($!)
+  done
+  local rc=0
+  for p in "${pids[@]}"; do wait "$p" || rc=1; done
+  ((rc == 0)) || { echo "bench_paper: a $ds shard failed (see $out/shard-*.log)" >&2; return 1; }
+  build/advbo bench merge "$out"/shard-* --out-dir "$out"
+}
+
+case "$which" in
+  mnist) run_dataset mnist 50 0.3 ;;
+  cifar10) run_dataset cifar10 20 0.05 ;;
+  all) run_dataset mnist 50 0.3 && run_dataset cifar10 20 0.05 ;;
+  *) echo "usage: $0 [mnist|cifar10|all] [SHARDS]" >&2; exit 2 ;;
+esac
