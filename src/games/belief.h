@@ -1,0 +1,49 @@
+// An agent's GP belief about one payoff function f_m over the joint action
+// (Dai 2021 thesis Sec. 8.2: each agent models its payoff as a GP sample over [x_1, x_2]),
+// kept in sync with the game history, with hyperparameters refit on a schedule.
+//
+// Refits draw their random restarts from an engine seeded by (fit_seed, round, m), so two
+// agents with the same prior who model the same payoff hold identical posteriors: that is
+// what lets a level-k agent simulate exactly what its opponent computes (eq. 8.7).
+#pragma once
+
+#include <cstdint>
+
+#include "bo/gp.h"
+#include "bo/hyperparameters.h"
+#include "games/game.h"
+
+namespace advbo::games {
+
+/// Options of a PayoffBelief.
+struct BeliefOptions {
+  int refit_every = 10;   ///< refit the hyperparameters every this many rounds (App.
+                          ///< E.6.2.1a: 10); 0 = keep the prior's hyperparameters
+  bo::FitOptions fit = DefaultFit();
+  uint64_t fit_seed = 0;  ///< seed of the refit restarts (shared by all agents by default)
+  /// ML-II with 1 restart, lengthscales in [0.01, 100], signal variance in [0.01, 100],
+  /// noise in [1e-6, 1] (standardised units).
+  static bo::FitOptions DefaultFit();
+};
+
+/// GP posterior of payoff f_m given every round of the history.
+class PayoffBelief {
+ public:
+  /// agent = m; joint_dim = D; prior = kernel over the joint action [D], noise variance and
+  /// output standardisation (its data is ignored). Throws std::invalid_argument if m < 0 or
+  /// D < 1.
+  PayoffBelief(int agent, int joint_dim, const bo::ExactGP& prior, BeliefOptions options = {});
+  /// Brings the GP up to date with the history: appends new rounds (O(N^2) each) and refits
+  /// when the round count reaches a multiple of refit_every. Throws std::invalid_argument if
+  /// the history's joint dimension differs from the kernel's.
+  void Update(const GameHistory& history);
+  const bo::ExactGP& gp() const { return gp_; }
+  int agent() const { return agent_; }
+
+ private:
+  int agent_, joint_dim_;
+  bo::ExactGP gp_;
+  BeliefOptions options_;
+};
+
+}  // namespace advbo::games

@@ -1,0 +1,112 @@
+// Level-0 (mixed) strategies P^0_{m,t} of R2-B2 (Dai 2021 thesis Sec. 8.3.1.1 and App. E.1,
+// E.6.1.1c): random search, GP-MW (Sessa et al. 2019), EXP3 for linear bandits over random
+// Fourier features, and a point mass (any deterministic strategy, e.g. a fixed action).
+//
+// A level-1 agent needs the *other* agent's level-0 strategy (eq. 8.3); an R2-B2 agent keeps
+// its own copy of every agent's level-0 strategy and feeds each the same history, so the
+// copies evolve like the originals (up to their private random draws).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "bo/gp.h"
+#include "bo/online_learning.h"
+#include "games/game.h"
+
+namespace advbo::games {
+
+/// A level-0 mixed strategy of agent m over its action space.
+class Level0Strategy {
+ public:
+  virtual ~Level0Strategy() = default;
+  virtual std::string name() const = 0;
+  /// n i.i.d. draws from P^0_t: [n, d_m].
+  virtual Eigen::MatrixXd Sample(int n, bo::Rng& rng) const = 0;
+  /// If P^0_t has finite support: its points [K, d_m] and probabilities [K] (sum 1), and
+  /// true; false for continuous strategies (then only Sample is available).
+  virtual bool FiniteDistribution(Eigen::MatrixXd* support, Eigen::VectorXd* probs) const = 0;
+  /// Update after a round (the history's last row). `gp` is the belief of this agent's
+  /// payoff f_m (already updated) and beta the current exploration weight; strategies that
+  /// do not learn ignore them.
+  virtual void Observe(const GameHistory& history, int m, const bo::ExactGP& gp, double beta) {
+    (void)history;
+    (void)m;
+    (void)gp;
+    (void)beta;
+  }
+  virtual std::unique_ptr<Level0Strategy> Clone() const = 0;
+};
+
+/// Random search: the uniform distribution over the action space (grid rows or the box).
+class RandomSearchStrategy final : public Level0Strategy {
+ public:
+  explicit RandomSearchStrategy(ActionSpace space);
+  std::string name() const override { return "random"; }
+  Eigen::MatrixXd Sample(int n, bo::Rng& rng) const override;
+  bool FiniteDistribution(Eigen::MatrixXd* support, Eigen::VectorXd* probs) const override;
+  std::unique_ptr<Level0Strategy> Clone() const override;
+
+ private:
+  ActionSpace space_;
+};
+
+/// A point mass on one action (a deterministic level-0 strategy).
+class PointMassStrategy final : public Level0Strategy {
+ public:
+  explicit PointMassStrategy(Eigen::VectorXd action);
+  std::string name() const override { return "point"; }
+  Eigen::MatrixXd Sample(int n, bo::Rng& rng) const override;
+  bool FiniteDistribution(Eigen::MatrixXd* support, Eigen::VectorXd* probs) const override;
+  std::unique_ptr<Level0Strategy> Clone() const override;
+  void set_action(const Eigen::VectorXd& a) { action_ = a; }
+
+ private:
+  Eigen::VectorXd action_;
+};
+
+/// GP-MW (Sessa et al. 2019; thesis App. E.1) over a finite action space: Hedge whose reward
+/// of every own action k after round t is the GP-UCB of f_m at (k, others' actions of round
+/// t). Defaults (DESIGN.md): eta = 0.1 on raw UCB rewards.
+class GpMwStrategy final : public Level0Strategy {
+ public:
+  /// Throws std::invalid_argument if the space is not finite.
+  GpMwStrategy(ActionSpace space, bo::GpMwOptions options = {});
+  std::string name() const override { return "gpmw"; }
+  Eigen::MatrixXd Sample(int n, bo::Rng& rng) const override;
+  bool FiniteDistribution(Eigen::MatrixXd* support, Eigen::VectorXd* probs) const override;
+  void Observe(const GameHistory& history, int m, const bo::ExactGP& gp, double beta) override;
+  std::unique_ptr<Level0Strategy> Clone() const override;
+
+ private:
+  ActionSpace space_;
+  bo::GpMw mw_;
+};
+
+/// EXP3 for adversarial linear bandits (App. E.6.1.1c) over a finite action space: each own
+/// action is represented by `num_features` random Fourier features of an SE kernel on the
+/// own action (lengthscale given), rewards are the observed own payoffs. Defaults
+/// (DESIGN.md): 5 features, eta = gamma = 0.1.
+class Exp3RffStrategy final : public Level0Strategy {
+ public:
+  /// Throws std::invalid_argument if the space is not finite or num_features < 1.
+  Exp3RffStrategy(ActionSpace space, double lengthscale, bo::Rng& rng, int num_features = 5,
+                  double eta = 0.1, double gamma = 0.1);
+  std::string name() const override { return "exp3"; }
+  Eigen::MatrixXd Sample(int n, bo::Rng& rng) const override;
+  bool FiniteDistribution(Eigen::MatrixXd* support, Eigen::VectorXd* probs) const override;
+  void Observe(const GameHistory& history, int m, const bo::ExactGP& gp, double beta) override;
+  std::unique_ptr<Level0Strategy> Clone() const override;
+
+ private:
+  ActionSpace space_;
+  bo::Exp3Linear exp3_;
+};
+
+/// Builds a level-0 strategy by name: "random", "gpmw", "exp3" (finite spaces only for the
+/// last two). `lengthscale` is the RFF lengthscale of exp3. Throws std::invalid_argument
+/// naming the accepted values or the finite-space requirement.
+std::unique_ptr<Level0Strategy> MakeLevel0(const std::string& name, const ActionSpace& space,
+                                           double lengthscale, bo::Rng& rng);
+
+}  // namespace advbo::games

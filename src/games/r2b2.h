@@ -1,0 +1,104 @@
+// R2-B2: recursive-reasoning BO agents (Dai 2021 thesis, Chapter 8, Algorithm 8.1, and
+// App. E.2 for more than two agents).
+//
+//  level 0   sample from the agent's own level-0 mixed strategy P^0 (Sec. 8.3.1.1);
+//  level 1   maximise the expected GP-UCB over the others' level-0 strategies (eq. 8.3 / E.1)
+//            -- exactly when their supports are finite and small, else by S samples;
+//            R2-B2-Lite best-responds to one sampled level-0 action instead (eq. 8.8 / E.2);
+//  level k>=2 (two agents) best-respond to the other's simulated level-(k-1) action
+//            (eqs. 8.4-8.7), recursing down to a level-1 base case; with M > 2 agents up to
+//            level 2 (eq. E.3): level-1 others are simulated, level-0 others averaged over.
+//
+// The GP-UCB alpha_{m,t}(x) = mu_{t-1}(x) + beta_t^{1/2} sigma_{t-1}(x) (eq. 8.2) of every
+// agent's payoff lives in that agent's PayoffBelief; beta_t follows a named policy
+// (DESIGN.md; default r2b2_ref = 0.5 D log(2t), D = joint dimension).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bo/acquisition.h"
+#include "games/belief.h"
+#include "games/game.h"
+#include "games/level0.h"
+
+namespace advbo::games {
+
+/// Options of an R2-B2 agent.
+struct R2b2Options {
+  int level = 1;          ///< reasoning level k >= 0
+  bool lite = false;      ///< R2-B2-Lite at level 1 (eq. 8.8): one sampled opponent action
+  int samples = 500;      ///< S, samples of the others' level-0 strategies when the
+                          ///< expectation (8.3) is approximated (App. E.6.2.1c: 500 MNIST,
+                          ///< 1,000 CIFAR-10)
+  long exact_limit = 20000;  ///< compute (8.3) exactly when the others' joint finite support
+                             ///< has at most this many points
+  int candidates = 1000;  ///< own-action candidates on a continuous space (scrambled Sobol,
+                          ///< fixed per agent so simulations of it are reproducible)
+  uint64_t candidate_seed = 0;  ///< seed of those candidate sets (shared by default)
+  bo::ExplorationWeight beta{bo::BetaPolicy::kR2b2Ref, 0.0, 0.1};
+  /// M > 2 agents at level 2 (eq. E.3): the level (0 or 1) this agent assumes for every
+  /// agent (own entry ignored); empty = all others at level 1.
+  std::vector<int> other_levels;
+};
+
+/// An R2-B2 agent. It owns a belief of every agent's payoff (its own GP-UCB; the others'
+/// for simulating them at level >= 2) and a copy of every agent's level-0 strategy.
+class R2b2Agent final : public Agent {
+ public:
+  /// self = this agent's index; spaces = all agents' action spaces; beliefs[m] = belief of
+  /// f_m (m = 0..M-1); level0[m] = agent m's level-0 strategy as this agent models it (its
+  /// own at index self). Throws std::invalid_argument on inconsistent sizes, level < 0,
+  /// samples < 1, or level >= 3 with more than two agents.
+  R2b2Agent(int self, std::vector<ActionSpace> spaces, std::vector<PayoffBelief> beliefs,
+            std::vector<std::unique_ptr<Level0Strategy>> level0, R2b2Options options,
+            bool moves_second = false);
+
+  std::string name() const override;
+  bool moves_second() const override { return moves_second_; }
+  Eigen::VectorXd Act(const GameHistory& history, const std::vector<Eigen::VectorXd>& revealed,
+                      bo::Rng& rng) override;
+  void Observe(const GameHistory& history) override;
+
+  /// What this agent computes agent m to play at `level` in the coming round (the
+  /// recursion's inner steps; level 0 draws a sample). `revealed` as in Act.
+  Eigen::VectorXd Simulate(int m, int level, const GameHistory& history,
+                           const std::vector<Eigen::VectorXd>& revealed, bo::Rng& rng) const;
+  /// The opponent action (two agents) its last level >= 2 decision best-responded to;
+  /// empty before that.
+  const Eigen::VectorXd& last_simulated_opponent() const { return last_simulated_; }
+
+  /// Expected GP-UCB of agent m for each own candidate action: scores [C] for candidates
+  /// [C, d_m], over others' joint actions `others` [S, D] (agent m's columns ignored) with
+  /// weights [S] (sum 1). Evaluates C*S joint inputs in blocks.
+  Eigen::VectorXd ExpectedUcbScores(int m, const Eigen::MatrixXd& candidates,
+                                    const Eigen::MatrixXd& others, const Eigen::VectorXd& weights,
+                                    int round) const;
+  /// Own-action candidates of agent m: its grid, or its fixed Sobol set.
+  const Eigen::MatrixXd& Candidates(int m) const { return candidates_.at(m); }
+  const PayoffBelief& belief(int m) const { return beliefs_.at(m); }
+  const Level0Strategy& level0(int m) const { return *level0_.at(m); }
+  const R2b2Options& options() const { return options_; }
+
+ private:
+  // Weighted joint actions of the others [S, D] for agent m's level-1 reasoning (others at
+  // level 0, or fixed where `fixed[j]` is non-empty).
+  void OthersDistribution(int m, const std::vector<Eigen::VectorXd>& fixed, bool lite,
+                          bo::Rng& rng, Eigen::MatrixXd* others, Eigen::VectorXd* weights) const;
+  Eigen::VectorXd BestResponse(int m, const Eigen::MatrixXd& others, const Eigen::VectorXd& w,
+                               int round) const;
+
+  int self_;
+  std::vector<ActionSpace> spaces_;
+  std::vector<PayoffBelief> beliefs_;
+  std::vector<std::unique_ptr<Level0Strategy>> level0_;
+  R2b2Options options_;
+  bool moves_second_;
+  std::vector<int> offsets_;
+  int joint_dim_ = 0;
+  std::vector<Eigen::MatrixXd> candidates_;
+  Eigen::VectorXd last_simulated_;
+};
+
+}  // namespace advbo::games

@@ -1,0 +1,74 @@
+#include "games/synthetic.h"
+
+#include <stdexcept>
+
+#include "bo/kernel.h"
+
+namespace advbo::games {
+
+GameType ParseGameType(const std::string& s) {
+  if (s == "common" || s == "common-payoff") return GameType::kCommonPayoff;
+  if (s == "general" || s == "general-sum") return GameType::kGeneralSum;
+  if (s == "constant" || s == "constant-sum") return GameType::kConstantSum;
+  throw std::invalid_argument("unknown game type '" + s + "' (use common, general or constant)");
+}
+
+std::string GameTypeName(GameType t) {
+  switch (t) {
+    case GameType::kCommonPayoff: return "common";
+    case GameType::kGeneralSum: return "general";
+    case GameType::kConstantSum: return "constant";
+  }
+  return "?";
+}
+
+namespace {
+
+Eigen::MatrixXd SampleScaled(const Eigen::MatrixXd& l, bo::Rng& rng) {
+  const Eigen::Index k = l.rows();
+  std::normal_distribution<double> normal(0.0, 1.0);
+  Eigen::MatrixXd z(k, k);
+  for (Eigen::Index c = 0; c < k; ++c)
+    for (Eigen::Index r = 0; r < k; ++r) z(r, c) = normal(rng);
+  Eigen::MatrixXd f = l * z * l.transpose();
+  const double lo = f.minCoeff(), hi = f.maxCoeff();
+  return (f.array() - lo) / std::max(hi - lo, 1e-300);
+}
+
+}  // namespace
+
+SyntheticGame::SyntheticGame(GameType type, bo::Rng& rng, int grid, double lengthscale)
+    : type_(type), lengthscale_(lengthscale), space_(ActionSpace::Grid1d(grid, 0.0, 1.0)) {
+  if (grid < 2 || !(lengthscale > 0))
+    throw std::invalid_argument("SyntheticGame: need grid >= 2 and lengthscale > 0");
+  bo::StationaryKernel k(bo::KernelFamily::kSquaredExponential, 1, false, {}, lengthscale, 1.0);
+  Eigen::MatrixXd gram = k.Eval(space_.grid, space_.grid);
+  double jitter = 0;
+  const Eigen::MatrixXd l = bo::CholeskyWithJitter(gram, &jitter);
+  f1_ = SampleScaled(l, rng);
+  switch (type) {
+    case GameType::kCommonPayoff: f2_ = f1_; break;
+    case GameType::kGeneralSum: f2_ = SampleScaled(l, rng); break;
+    case GameType::kConstantSum: f2_ = 1.0 - f1_.array(); break;
+  }
+}
+
+Eigen::VectorXd SyntheticGame::Payoffs(const std::vector<Eigen::VectorXd>& a) {
+  if (a.size() != 2) throw std::invalid_argument("SyntheticGame: two actions expected");
+  const int i = space_.NearestIndex(a[0]), j = space_.NearestIndex(a[1]);
+  return Eigen::Vector2d(f1_(i, j), f2_(i, j));
+}
+
+nlohmann::json SyntheticGame::RoundDetails(const std::vector<Eigen::VectorXd>&,
+                                           const Eigen::VectorXd& payoffs) {
+  return {{"regret", {f1_.maxCoeff() - payoffs(0), f2_.maxCoeff() - payoffs(1)}}};
+}
+
+bo::ExactGP SyntheticGame::TruePrior(double noise_variance) const {
+  return bo::ExactGP(std::make_unique<bo::StationaryKernel>(bo::KernelFamily::kSquaredExponential,
+                                                            2, false, std::vector<int>{},
+                                                            lengthscale_, 1.0),
+                     noise_variance, true);
+}
+
+}  // namespace advbo::games
