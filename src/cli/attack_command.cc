@@ -41,6 +41,8 @@ struct AttackArgs {
   std::vector<int> indices;
   uint64_t seed = 0;
   std::string out, save_images, beta = "kandasamy2015", kernel = "se";
+  std::string defense = "none";
+  int clean_images = 1000;
 };
 
 int RunAttack(const AttackArgs& a) {
@@ -56,6 +58,7 @@ int RunAttack(const AttackArgs& a) {
   if (int(a.targeted) + int(a.untargeted) + int(a.target >= 0) > 1)
     throw std::invalid_argument("choose one of --targeted, --target K, --untargeted");
   if (a.budget < 1) throw std::invalid_argument("--budget must be >= 1");
+  const defenses::DefensePipeline defense = defenses::ParseDefense(a.defense);
   const std::string dataset_name = a.data.empty() ? a.dataset : a.data;
   const double eps = EpsilonFor(a.dataset, a.eps);
   bo::ExplorationWeight beta = bo::ParseExplorationWeight(a.beta);
@@ -76,8 +79,17 @@ int RunAttack(const AttackArgs& a) {
                                 std::to_string(model->num_classes()) + " classes");
 
   // ---- Choose images: explicit indices, or the first N correctly classified.
+  // Selection and clean accuracy go through the defense (a fixed engine for randomised ones).
+  const uint64_t defense_seed = bo::DeriveSeed(a.seed, 0xDEFE45EULL);
   const Selection sel =
-      SelectInstances(images, *model, a.indices, a.num_images, a.untargeted, a.target, dataset_name);
+      SelectInstances(images, *model, a.indices, a.num_images, a.untargeted, a.target, dataset_name,
+                      DefenseTransform(defense, images, defense_seed));
+  double clean_acc = NAN, defended_acc = NAN;
+  if (!defense.empty()) {
+    clean_acc = CleanAccuracy(images, *model, a.clean_images);
+    defended_acc =
+        CleanAccuracy(images, *model, a.clean_images, DefenseTransform(defense, images, defense_seed));
+  }
   const std::vector<int>& chosen = sel.chosen;
   const std::vector<int>& skipped = sel.skipped;
   const std::vector<Instance>& instances = sel.instances;
@@ -131,6 +143,8 @@ int RunAttack(const AttackArgs& a) {
     oracle::QueryOracle orc(*model, images.image(inst.index), inst.label, inst.target, eps,
                             a.budget);
     orc.set_rescale_compat(a.rescale_compat);
+    orc.set_input_transform(
+        DefenseTransform(defense, images, bo::DeriveSeed(bo::DeriveSeed(a.seed, k), 0xDEFE45EULL)));
     // `finished`: instances whose outcome is in `successes` (k while instance k runs).
     auto status = [&](size_t finished, long q, double best) {
       char b[160];
@@ -148,6 +162,7 @@ int RunAttack(const AttackArgs& a) {
 
     nlohmann::json rec = InstanceRecord(a.attack, inst, r, orc, a.seed, bo::DeriveSeed(a.seed, k),
                                         model_path, dataset_name);
+    if (!defense.empty()) rec["defense"] = defense.Spec();
     if (is_bos2) {
       rec["kernel"] = a.kernel;
       rec["beta"] = a.beta;
@@ -203,6 +218,11 @@ int RunAttack(const AttackArgs& a) {
               eps, a.budget,
               a.untargeted ? "untargeted" : (a.target >= 0 ? "single target" : "all targets"),
               static_cast<unsigned long long>(a.seed));
+  if (!defense.empty())
+    std::printf("%-26s %s (clean accuracy %s %% defended, %s %% undefended, first %d images)\n",
+                "defense", defense.Spec().c_str(), Fmt(100.0 * defended_acc, 2).c_str(),
+                Fmt(100.0 * clean_acc, 2).c_str(),
+                static_cast<int>(std::min<size_t>(images.size(), a.clean_images)));
   std::printf("%-26s %zu\n", "instances", instances.size());
   std::printf("%-26s %s %% (%ld/%zu)\n", "ASR", Fmt(100.0 * successes / n, 1).c_str(), successes,
               instances.size());
@@ -259,6 +279,14 @@ std::function<int()> RegisterAttackCommand(CLI::App& app) {
       ->default_val(0);
   cmd->add_option("--output", args->output, "model output: auto | logits | probs")
       ->default_val("auto");
+  cmd->add_option("--defense", args->defense,
+                  "input-transformation defense in front of the model, e.g. jpeg:quality=75, "
+                  "bits:depth=4, median:size=3, blur:sigma=1, noise:sigma=0.02, resize:ratio=0.1; "
+                  "compose with + (default none)")
+      ->default_val("none");
+  cmd->add_option("--clean-images", args->clean_images,
+                  "images for the defended model's clean accuracy")
+      ->default_val(1000);
   cmd->add_option("--beta", args->beta,
                   "Add-GP-UCB exploration weight: kandasamy2015 | srinivas2010 | constant:V")
       ->default_val("kandasamy2015");

@@ -12,8 +12,6 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <opencv2/imgcodecs.hpp>
-#include <opencv2/imgproc.hpp>
 #include <set>
 #include <sstream>
 #include <string>
@@ -24,6 +22,7 @@
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/instances.h"
+#include "cli/plot.h"
 #include "cli/progress.h"
 #include "oracle/oracle.h"
 
@@ -41,6 +40,8 @@ struct BenchArgs {
   double eps = -1;
   long budget = 900;
   uint64_t seed = 0;
+  std::string defense = "none";
+  int clean_images = 1000;
   std::vector<std::string> merge_inputs;
 };
 
@@ -155,38 +156,12 @@ void WriteSummary(const std::vector<nlohmann::json>& records, const fs::path& di
   }
   atomic_write(dir / "curves.csv", csv.str());
 
-  // Success rate against queries, drawn with OpenCV.
-  const int W = 900, H = 560, L = 70, R = 190, T = 30, B = 60;
-  cv::Mat img(H, W, CV_8UC3, cv::Scalar(255, 255, 255));
-  auto px = [&](double q) { return L + static_cast<int>((W - L - R) * q / std::max<long>(budget, 1)); };
-  auto py = [&](double a) { return H - B - static_cast<int>((H - T - B) * a / 100.0); };
-  cv::rectangle(img, {L, T}, {W - R, H - B}, cv::Scalar(0, 0, 0), 1);
-  for (int k = 0; k <= 4; ++k) {
-    const double a = 25.0 * k, q = budget * k / 4.0;
-    cv::line(img, {L - 4, py(a)}, {L, py(a)}, cv::Scalar(0, 0, 0));
-    cv::putText(img, std::to_string(static_cast<int>(a)), {L - 40, py(a) + 5}, cv::FONT_HERSHEY_SIMPLEX,
-                0.45, cv::Scalar(0, 0, 0));
-    cv::line(img, {px(q), H - B}, {px(q), H - B + 4}, cv::Scalar(0, 0, 0));
-    cv::putText(img, std::to_string(static_cast<long>(q)), {px(q) - 12, H - B + 20},
-                cv::FONT_HERSHEY_SIMPLEX, 0.45, cv::Scalar(0, 0, 0));
-  }
-  cv::putText(img, "queries", {(L + W - R) / 2 - 30, H - 15}, cv::FONT_HERSHEY_SIMPLEX, 0.55,
-              cv::Scalar(0, 0, 0));
-  cv::putText(img, "success rate (%)", {5, 20}, cv::FONT_HERSHEY_SIMPLEX, 0.55, cv::Scalar(0, 0, 0));
-  static const cv::Scalar kColors[] = {{180, 60, 20}, {40, 140, 240}, {60, 170, 60}, {40, 40, 200},
-                                       {160, 80, 160}, {20, 160, 180}, {90, 90, 90}, {200, 150, 40}};
-  for (size_t i = 0; i < curves.size(); ++i) {
-    const cv::Scalar col = kColors[i % 8];
-    std::vector<cv::Point> pts;
-    for (long q = 0; q <= budget; ++q) pts.emplace_back(px(q), py(curves[i][q]));
-    cv::polylines(img, pts, false, col, 2, cv::LINE_AA);
-    const int ly = T + 20 + 22 * static_cast<int>(i);
-    cv::line(img, {W - R + 15, ly - 5}, {W - R + 40, ly - 5}, col, 2);
-    cv::putText(img, order[i], {W - R + 48, ly}, cv::FONT_HERSHEY_SIMPLEX, 0.5, cv::Scalar(0, 0, 0));
-  }
-  const fs::path png_tmp = (dir / "curves.partial.png").string();
-  if (!cv::imwrite(png_tmp.string(), img)) throw std::runtime_error((dir / "curves.png").string() + ": cannot write");
-  fs::rename(png_tmp, dir / "curves.png");
+  // Success rate against queries.
+  std::vector<PlotSeries> series;
+  for (size_t i = 0; i < curves.size(); ++i)
+    series.push_back({order[i], std::vector<double>(curves[i].begin(), curves[i].begin() + budget + 1)});
+  WriteLinePlot(dir / "curves.png", series, 1.0, static_cast<double>(std::max<long>(budget, 1)), 0.0,
+                100.0, "queries", "success rate (%)");
   if (print) std::printf("\n%s", table.str().c_str());
 }
 
@@ -207,6 +182,7 @@ int RunBench(const BenchArgs& a) {
   if (int(a.targeted) + int(a.untargeted) + int(a.target >= 0) > 1)
     throw std::invalid_argument("choose one of --targeted, --target K, --untargeted");
   if (a.budget < 1) throw std::invalid_argument("--budget must be >= 1");
+  const defenses::DefensePipeline defense = defenses::ParseDefense(a.defense);
   const auto [shard_k, shard_n] = ParseShard(a.shard);
   std::vector<std::string> names;
   {
@@ -227,9 +203,17 @@ int RunBench(const BenchArgs& a) {
   }
   const std::string model_path = a.model.empty() ? DefaultModelPath(a.dataset) : a.model;
   auto model = LoadModelFor(images, model_path, a.output, a.threads);
+  const uint64_t defense_seed = bo::DeriveSeed(a.seed, 0xDEFE45EULL);
   const Selection sel =
-      SelectInstances(images, *model, a.indices, a.num_images, a.untargeted, a.target, dataset_name);
+      SelectInstances(images, *model, a.indices, a.num_images, a.untargeted, a.target, dataset_name,
+                      DefenseTransform(defense, images, defense_seed));
   if (sel.instances.empty()) throw std::invalid_argument("no attack instances");
+  if (!defense.empty() && !a.quiet)
+    std::fprintf(stderr, "advbo bench: defense %s, clean accuracy %.2f %% (undefended %.2f %%)\n",
+                 defense.Spec().c_str(),
+                 100.0 * CleanAccuracy(images, *model, a.clean_images,
+                                       DefenseTransform(defense, images, defense_seed)),
+                 100.0 * CleanAccuracy(images, *model, a.clean_images));
 
   // Jobs = instances x attacks (attacks interleaved); this shard takes every n-th.
   struct Job {
@@ -274,11 +258,13 @@ int RunBench(const BenchArgs& a) {
     const uint64_t iseed = bo::DeriveSeed(a.seed, job.instance);
     bo::Rng rng(iseed);
     oracle::QueryOracle orc(*model, images.image(inst.index), inst.label, inst.target, eps, a.budget);
+    orc.set_input_transform(DefenseTransform(defense, images, bo::DeriveSeed(iseed, 0xDEFE45EULL)));
     attacks::AttackResult r = attack.Run(orc, rng, [&](long q, double) {
       bar.Update(finished, attack.name() + " image " + std::to_string(inst.index) + " q=" + std::to_string(q), false);
     });
-    const nlohmann::json rec =
+    nlohmann::json rec =
         InstanceRecord(attack.name(), inst, r, orc, a.seed, iseed, model_path, dataset_name);
+    if (!defense.empty()) rec["defense"] = defense.Spec();
     out << rec.dump() << "\n";
     out.flush();
     existing.push_back(rec);
@@ -361,6 +347,11 @@ std::function<int()> RegisterBenchCommand(CLI::App& app) {
   cmd->add_option("--seed", a->seed, "run seed (instance k uses a seed derived from it)")
       ->default_val(0);
   cmd->add_option("--threads", a->threads, "LibTorch intra-op threads (0 = default)")->default_val(0);
+  cmd->add_option("--defense", a->defense,
+                  "input-transformation defense in front of the model (as in advbo attack)")
+      ->default_val("none");
+  cmd->add_option("--clean-images", a->clean_images, "images for the defended clean accuracy")
+      ->default_val(1000);
   cmd->add_option("--shard", a->shard, "run shard k of n (k/n)")->default_val("1/1");
   cmd->add_option("--out-dir", a->out_dir, "output folder (required)");
   cmd->add_flag("-q,--quiet", a->quiet, "no progress bar");

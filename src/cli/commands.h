@@ -16,4 +16,7 @@ std::function<int()> RegisterBoCommand(CLI::App& app);
 /// Adds `advbo bench` (several attacks side by side; shards, resume, merge).
 std::function<int()> RegisterBenchCommand(CLI::App& app);
 
+/// Adds `advbo game` (repeated games between R2-B2 agents).
+std::function<int()> RegisterGameCommand(CLI::App& app);
+
 }  // namespace advbo::cli

@@ -97,9 +97,42 @@ std::unique_ptr<oracle::Classifier> LoadModelFor(const data::ImageSet& images,
   return oracle::Classifier::Load(path, copt);
 }
 
+std::function<void(float*, int)> DefenseTransform(const defenses::DefensePipeline& defense,
+                                                  const data::ImageSet& images, uint64_t seed) {
+  if (defense.empty()) return nullptr;
+  auto rng = std::make_shared<bo::Rng>(seed);
+  const int c = images.channels, h = images.height, w = images.width;
+  return [defense, rng, c, h, w](float* x, int n) { defense.Apply(x, n, c, h, w, *rng); };
+}
+
+double CleanAccuracy(const data::ImageSet& images, const oracle::Classifier& model, int n,
+                     const std::function<void(float*, int)>& transform) {
+  const int total = static_cast<int>(std::min<size_t>(images.size(), std::max(n, 0)));
+  int correct = 0, counted = 0;
+  for (int start = 0; start < total; start += 200) {
+    const int end = std::min(total, start + 200);
+    std::vector<float> batch;
+    for (int i = start; i < end; ++i) {
+      const float* p = images.image(i);
+      batch.insert(batch.end(), p, p + images.image_size());
+    }
+    if (transform) transform(batch.data(), end - start);
+    Eigen::MatrixXd lp = model.LogProbabilities(batch.data(), end - start);
+    for (int i = start; i < end; ++i) {
+      if (images.labels[i] < 0) continue;
+      Eigen::Index arg;
+      lp.row(i - start).maxCoeff(&arg);
+      correct += static_cast<int>(arg) == images.labels[i];
+      ++counted;
+    }
+  }
+  return counted ? static_cast<double>(correct) / counted : 0.0;
+}
+
 Selection SelectInstances(const data::ImageSet& images, const oracle::Classifier& model,
                           const std::vector<int>& indices, int num_images, bool untargeted,
-                          int target, const std::string& dataset_name) {
+                          int target, const std::string& dataset_name,
+                          const std::function<void(float*, int)>& transform) {
   Selection sel;
   auto classify = [&](const std::vector<int>& idx) {
     std::vector<float> batch;
@@ -107,6 +140,7 @@ Selection SelectInstances(const data::ImageSet& images, const oracle::Classifier
       const float* p = images.image(i);
       batch.insert(batch.end(), p, p + images.image_size());
     }
+    if (transform) transform(batch.data(), static_cast<int>(idx.size()));
     Eigen::MatrixXd lp = model.LogProbabilities(batch.data(), static_cast<int>(idx.size()));
     std::vector<int> pred(idx.size());
     for (size_t k = 0; k < idx.size(); ++k) lp.row(k).maxCoeff(&pred[k]);

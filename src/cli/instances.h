@@ -3,7 +3,9 @@
 // goals).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,6 +14,7 @@
 
 #include "attacks/attack.h"
 #include "data/datasets.h"
+#include "defenses/defense.h"
 #include "oracle/classifier.h"
 #include "oracle/oracle.h"
 
@@ -46,6 +49,17 @@ std::unique_ptr<oracle::Classifier> LoadModelFor(const data::ImageSet& images,
                                                  const std::string& path,
                                                  const std::string& output, int threads);
 
+/// An oracle input transform (QueryOracle::set_input_transform) running `defense` on
+/// images of this shape with its own engine seeded by `seed` (randomised defenses draw a
+/// fresh transformation per image); nullptr for an empty pipeline.
+std::function<void(float*, int)> DefenseTransform(const defenses::DefensePipeline& defense,
+                                                  const data::ImageSet& images, uint64_t seed);
+
+/// Top-1 accuracy in [0, 1] of the model on the first min(n, size) labelled images,
+/// behind `transform` when given (the defended model's clean accuracy).
+double CleanAccuracy(const data::ImageSet& images, const oracle::Classifier& model, int n,
+                     const std::function<void(float*, int)>& transform = nullptr);
+
 /// One attack instance: image index, its label, target class (-1 = untargeted).
 struct Instance {
   int index, label, target;
@@ -61,11 +75,13 @@ struct Selection {
 /// Picks the given `indices` (each checked against the set) or else the first
 /// `num_images` correctly classified images, and expands them into instances: untargeted,
 /// one `target` (images of that class are skipped) or every other class (target < 0 and not
-/// untargeted). Throws std::invalid_argument on an index out of range and data::DataError
-/// on an unlabelled image.
+/// untargeted). "Correctly classified" is judged behind `transform` (a defense) when given.
+/// Throws std::invalid_argument on an index out of range and data::DataError on an
+/// unlabelled image.
 Selection SelectInstances(const data::ImageSet& images, const oracle::Classifier& model,
                           const std::vector<int>& indices, int num_images, bool untargeted,
-                          int target, const std::string& dataset_name);
+                          int target, const std::string& dataset_name,
+                          const std::function<void(float*, int)>& transform = nullptr);
 
 /// The per-instance JSONL record shared by `advbo attack` and `advbo bench`: attack,
 /// image_index, true_class, target (null = untargeted), success, queries (1-based first

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   auto run_attack = advbo::cli::RegisterAttackCommand(app);
   auto run_bo = advbo::cli::RegisterBoCommand(app);
   auto run_bench = advbo::cli::RegisterBenchCommand(app);
+  auto run_game = advbo::cli::RegisterGameCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -24,7 +25,8 @@ int main(int argc, char** argv) {
   try {
     if (int rc = run_attack()) return rc;
     if (int rc = run_bo()) return rc;
-    return run_bench();
+    if (int rc = run_bench()) return rc;
+    return run_game();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "advbo: error: %s\n", e.what());
     return 1;

@@ -62,10 +62,15 @@ QueryResult QueryOracle::Query(float* images, int n) {
                           std::to_string(queries_) + " used, " + std::to_string(n) +
                           " requested)");
   Project(images, n);
-  const auto t0 = std::chrono::steady_clock::now();
-  Eigen::MatrixXd lp = model_.LogProbabilities(images, n);
-  model_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const size_t d = clean_.size();
+  std::vector<float> transformed;
+  if (input_transform_) {
+    transformed.assign(images, images + static_cast<size_t>(n) * d);
+    input_transform_(transformed.data(), n);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  Eigen::MatrixXd lp = model_.LogProbabilities(input_transform_ ? transformed.data() : images, n);
+  model_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   QueryResult r;
   r.objective.resize(n);
   r.log_probs = lp;

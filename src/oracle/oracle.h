@@ -82,6 +82,14 @@ class QueryOracle {
   const Classifier& model() const { return model_; }
   /// Wall seconds spent inside the model's forward passes.
   double model_seconds() const { return model_seconds_; }
+  /// Optional input transformation (a defense stage, DESIGN.md: defenses sit in the
+  /// pipeline in [0, 1] space before the model): called on a *copy* of each projected batch
+  /// (n images of C*H*W floats, transformed in place, to stay in [0, 1]) just before the
+  /// forward pass, so every query reaches the defended model while the attacker's own
+  /// images, best_image() and success_image() stay untransformed.
+  void set_input_transform(std::function<void(float* images, int n)> f) {
+    input_transform_ = std::move(f);
+  }
   /// Optional observer called with every image actually evaluated (after clipping) and
   /// its 1-based query index (used by tests to check the threat model independently).
   void set_observer(std::function<void(const float*, long)> f) { observer_ = std::move(f); }
@@ -96,6 +104,7 @@ class QueryOracle {
   std::vector<float> best_image_, success_image_;
   double model_seconds_ = 0.0;
   std::function<void(const float*, long)> observer_;
+  std::function<void(float*, int)> input_transform_;
   bool rescale_compat_ = false;
 };
 

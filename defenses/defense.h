@@ -1,0 +1,66 @@
+// Input-transformation defenses: stages of the oracle pipeline in [0, 1] pixel space, before
+// the model (DESIGN.md), so an attacker always queries the defended system.
+//
+//  jpeg:quality=Q        JPEG compression at quality Q in [1, 100] (Dziugaite et al. 2016;
+//                        Guo et al. 2018), OpenCV's libjpeg codec, 8-bit round trip
+//  bits:depth=B          bit-depth reduction to B in [1, 8] bits per channel (feature
+//                        squeezing, Xu et al. 2018): round(x (2^B - 1)) / (2^B - 1)
+//  median:size=K         K x K median filter, K in {3, 5} (Xu et al. 2018)
+//  blur:sigma=S          Gaussian blur with std. dev. S > 0 pixels (kernel 2 ceil(3S) + 1)
+//  noise:sigma=S         Gaussian noise N(0, S^2) added to every query, then clipped to
+//                        [0, 1] (random noise defense, Qin et al., NeurIPS 2021)
+//  resize:ratio=R        random resize-and-pad (Xie et al., ICLR 2018): resize to a random
+//                        side in [H, H (1 + R)], zero-pad at a random offset to H (1 + R),
+//                        resize back to H (the model's input size); R in (0, 1]
+//
+// Specs compose with '+', applied left to right: "median:size=3+noise:sigma=0.02".
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bo/random.h"
+
+namespace advbo::defenses {
+
+/// One input transformation.
+class Defense {
+ public:
+  virtual ~Defense() = default;
+  /// Canonical spec, e.g. "jpeg:quality=75".
+  virtual std::string Spec() const = 0;
+  /// Whether it draws random numbers (a different output for the same input).
+  virtual bool randomized() const { return false; }
+  /// Transforms n images [n, C, H, W] (floats in [0, 1], RGB channel order) in place; the
+  /// output is in [0, 1]. Randomised defenses draw from rng.
+  virtual void Apply(float* images, int n, int c, int h, int w, bo::Rng& rng) const = 0;
+};
+
+/// Defenses applied in order.
+class DefensePipeline {
+ public:
+  DefensePipeline() = default;
+  explicit DefensePipeline(std::vector<std::shared_ptr<const Defense>> stages)
+      : stages_(std::move(stages)) {}
+  bool empty() const { return stages_.empty(); }
+  /// "none" for an empty pipeline, else the stages' specs joined by '+'.
+  std::string Spec() const;
+  bool randomized() const;
+  void Apply(float* images, int n, int c, int h, int w, bo::Rng& rng) const;
+
+ private:
+  std::vector<std::shared_ptr<const Defense>> stages_;
+};
+
+/// Parses a spec (see the file comment; "none" or "" = no defense). Parameters may be
+/// omitted for their defaults: jpeg quality 75, bits depth 4, median size 3, blur sigma 1,
+/// noise sigma 0.02, resize ratio 0.1. Throws std::invalid_argument naming the offending
+/// part and listing the valid defenses/parameters on unknown names, unknown or malformed
+/// parameters and out-of-range values.
+DefensePipeline ParseDefense(const std::string& spec);
+
+/// The names ParseDefense accepts.
+std::vector<std::string> DefenseNames();
+
+}  // namespace advbo::defenses

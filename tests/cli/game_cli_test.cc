@@ -1,0 +1,105 @@
+// End-to-end: `advbo game` (rounds, summary, curves, bad input) and `advbo attack --defense`.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/cli_test_util.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using advbo::testing::RunAdvbo;
+using advbo::testing::Slurp;
+
+class GameCli : public advbo::testing::TempDirTest {};
+
+std::vector<nlohmann::json> Lines(const fs::path& p) {
+  std::vector<nlohmann::json> v;
+  std::ifstream in(p);
+  for (std::string l; std::getline(in, l);) v.push_back(nlohmann::json::parse(l));
+  return v;
+}
+
+TEST_F(GameCli, SyntheticGameWritesOneLinePerRoundAndASummary) {
+  const fs::path out = dir_ / "g";
+  ASSERT_EQ(RunAdvbo("game --type constant --matchups 0v0,1v0,2v1 --grid 20 --rounds 12 --games 2 "
+                     "--inits 2 --init-rounds 2 --seed 3 -q --out-dir " + out.string(),
+                     dir_ / "log"), 0) << Slurp(dir_ / "log");
+  const auto rounds = Lines(out / "rounds.jsonl");
+  ASSERT_EQ(rounds.size(), 3u * 2 * 2 * (12 + 2));
+  for (const auto& r : rounds) {
+    // Constant-sum: payoffs sum to 1; regret = max f - f; actions on the grid in [0, 1].
+    EXPECT_NEAR(r["payoffs"][0].get<double>() + r["payoffs"][1].get<double>(), 1.0, 1e-12);
+    EXPECT_GE(r["regret"][0].get<double>(), 0.0);
+    for (int m = 0; m < 2; ++m) {
+      const double a = r["actions"][m].get<double>();
+      EXPECT_NEAR(a * 19, std::round(a * 19), 1e-9);
+    }
+    EXPECT_EQ(r["seed"].get<int>(), 3);
+  }
+  const auto summary = nlohmann::json::parse(Slurp(out / "summary.json"));
+  ASSERT_EQ(summary["results"].size(), 3u);
+  EXPECT_EQ(summary["results"][2]["matchup"], "2v1");
+  EXPECT_EQ(summary["results"][2]["agents"][0], "r2b2:2(gpmw)");
+  // The summary's mean regret equals the mean over the played rounds in rounds.jsonl.
+  double sum = 0;
+  int n = 0;
+  for (const auto& r : rounds)
+    if (r["matchup"] == "1v0" && !r["init_round"].get<bool>()) {
+      sum += r["regret"][0].get<double>();
+      ++n;
+    }
+  EXPECT_NEAR(summary["results"][1]["mean_regret"][0].get<double>(), sum / n, 1e-9);
+  EXPECT_TRUE(fs::exists(out / "curves.png"));
+  EXPECT_NE(Slurp(out / "curves.csv").find("round,0v0_agent1"), std::string::npos);
+  // Same seed, same rounds (apart from timings).
+  const fs::path again = dir_ / "g2";
+  ASSERT_EQ(RunAdvbo("game --type constant --matchups 0v0,1v0,2v1 --grid 20 --rounds 12 --games 2 "
+                     "--inits 2 --init-rounds 2 --seed 3 -q --out-dir " + again.string(),
+                     dir_ / "log2"), 0);
+  auto r2 = Lines(again / "rounds.jsonl");
+  for (size_t i = 0; i < rounds.size(); ++i) {
+    auto a = rounds[i], b = r2[i];
+    a.erase("seconds");
+    b.erase("seconds");
+    ASSERT_EQ(a, b) << i;
+  }
+}
+
+TEST_F(GameCli, BadGameInputFailsClearlyAndWritesNothing) {
+  const fs::path out = dir_ / "bad";
+  EXPECT_NE(RunAdvbo("game --matchups 1x0 --out-dir " + out.string(), dir_ / "log"), 0);
+  EXPECT_NE(Slurp(dir_ / "log").find("matchup '1x0'"), std::string::npos);
+  EXPECT_NE(RunAdvbo("game --attacker r2b2:2-lite --out-dir " + out.string(), dir_ / "log"), 0);
+  EXPECT_NE(Slurp(dir_ / "log").find("level-1"), std::string::npos);
+  EXPECT_NE(RunAdvbo("game --type zerosum --out-dir " + out.string(), dir_ / "log"), 0);
+  EXPECT_NE(Slurp(dir_ / "log").find("common, general or constant"), std::string::npos);
+  EXPECT_FALSE(fs::exists(out));
+}
+
+TEST_F(GameCli, AttackBehindADefenseReportsItAndItsCleanAccuracy) {
+  const fs::path rec = dir_ / "r.jsonl";
+  ASSERT_EQ(RunAdvbo("attack --attack square --dataset mnist --indices 0 --target 3 --budget 100 "
+                     "--defense bits:depth=1+median:size=3 --clean-images 200 -q -o " + rec.string(),
+                     dir_ / "log"), 0) << Slurp(dir_ / "log");
+  const std::string log = Slurp(dir_ / "log");
+  EXPECT_NE(log.find("bits:depth=1+median:size=3 (clean accuracy"), std::string::npos) << log;
+  const auto lines = Lines(rec);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0]["defense"], "bits:depth=1+median:size=3");
+  EXPECT_LE(lines[0]["queries_used"].get<int>(), 100);
+  // A bad spec fails before any work and writes nothing.
+  const fs::path rec2 = dir_ / "r2.jsonl";
+  EXPECT_NE(RunAdvbo("attack --dataset mnist --indices 0 --defense jpeg:quality=500 -q -o " +
+                     rec2.string(), dir_ / "log2"), 0);
+  EXPECT_NE(Slurp(dir_ / "log2").find("quality must be an integer in [1, 100]"), std::string::npos);
+  EXPECT_FALSE(fs::exists(rec2));
+  EXPECT_FALSE(fs::exists(rec2.string() + ".partial"));
+}
+
+}  // namespace
