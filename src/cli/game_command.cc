@@ -18,8 +18,11 @@
 #include "cli/format.h"
 #include "cli/plot.h"
 #include "cli/progress.h"
+#include "cli/instances.h"
+#include "defenses/latent_game.h"
 #include "games/r2b2.h"
 #include "games/synthetic.h"
+#include "oracle/autoencoder.h"
 
 namespace advbo::cli {
 namespace {
@@ -32,11 +35,14 @@ struct GameArgs {
   std::string type = "common";
   std::string attacker = "r2b2:1", defender = "r2b2:0";
   std::vector<std::string> matchups;
-  std::string level0 = "gpmw";
+  std::string level0;  // "" = game default (gpmw synthetic, random adversarial)
   int grid = 100;
   double lengthscale = 0.1;
-  int rounds = 150, init_rounds = 1, num_games = 1, inits = 1, samples = 500;
-  double payoff_noise = 0.02, gp_noise = 1e-2;
+  int rounds = 150, init_rounds = -1, num_games = 1, inits = 1, samples = 0, candidates = 0;
+  int refit_every = 10, threads = 1;
+  double payoff_noise = -1, gp_noise = 1e-2, eps = -1;
+  std::vector<int> indices;
+  std::string vae;
   std::string beta = "r2b2_ref";
   uint64_t seed = 0;
   std::string out_dir;
@@ -100,27 +106,39 @@ std::pair<AgentSpec, AgentSpec> ParseMatchup(const std::string& s, const std::st
   return {side(s.substr(0, v)), side(s.substr(v + 1))};
 }
 
-std::unique_ptr<games::R2b2Agent> MakeR2b2(int self, const AgentSpec& spec,
-                                           const games::SyntheticGame& g, const GameArgs& a,
-                                           uint64_t run_seed) {
-  games::BeliefOptions bopt;
-  bopt.refit_every = 0;  // App. E.6.1.1a: the true GP hyperparameters
+// Everything an R2-B2 agent needs besides its spec: the game's action spaces, the prior GP
+// over the joint action, belief refit schedule, and the RFF lengthscale of EXP3.
+struct AgentContext {
+  std::vector<games::ActionSpace> spaces;
+  bo::ExactGP prior;
+  games::BeliefOptions belief;
+  double rff_lengthscale = 0.1;
+  int candidates = 1000;
+  long exact_limit = 20000;
+};
+
+std::unique_ptr<games::R2b2Agent> MakeR2b2(int self, const AgentSpec& spec, const AgentContext& ctx,
+                                           const GameArgs& a, uint64_t run_seed) {
+  int joint = 0;
+  for (const auto& sp : ctx.spaces) joint += sp.dim();
   std::vector<games::PayoffBelief> beliefs;
-  for (int m = 0; m < 2; ++m) beliefs.emplace_back(m, 2, g.TruePrior(a.gp_noise), bopt);
+  for (int m = 0; m < 2; ++m) beliefs.emplace_back(m, joint, ctx.prior, ctx.belief);
   // Every agent's level-0 strategy as this agent models it (the same kind for both; EXP3's
   // random features drawn from a seed shared by the run so models match the originals).
   std::vector<std::unique_ptr<games::Level0Strategy>> level0;
   for (int m = 0; m < 2; ++m) {
     bo::Rng feat(bo::DeriveSeed(run_seed, 77 + m));
-    level0.push_back(games::MakeLevel0(spec.level0, g.space(m), g.lengthscale(), feat));
+    level0.push_back(games::MakeLevel0(spec.level0, ctx.spaces[m], ctx.rff_lengthscale, feat));
   }
   games::R2b2Options opt;
   opt.level = spec.level;
   opt.lite = spec.lite;
   opt.samples = a.samples;
+  opt.candidates = ctx.candidates;
+  opt.exact_limit = ctx.exact_limit;
   opt.beta = bo::ParseExplorationWeight(a.beta);
-  return std::make_unique<games::R2b2Agent>(self, std::vector<games::ActionSpace>{g.space(0), g.space(1)},
-                                            std::move(beliefs), std::move(level0), opt);
+  return std::make_unique<games::R2b2Agent>(self, ctx.spaces, std::move(beliefs), std::move(level0),
+                                            opt);
 }
 
 void WriteAtomic(const fs::path& p, const std::string& text) {
@@ -133,14 +151,23 @@ void WriteAtomic(const fs::path& p, const std::string& text) {
   fs::rename(tmp, p);
 }
 
-int RunGame(const GameArgs& a) {
-  if (a.game != "synthetic")
-    throw std::invalid_argument("--game " + a.game +
-                                ": only 'synthetic' is available in this build (the adversarial-ML "
-                                "game needs the VAEs of issue #5)");
+int RunGame(const GameArgs& in) {
+  GameArgs a = in;
+  const bool synthetic = a.game == "synthetic";
+  if (!synthetic && a.game != "mnist" && a.game != "cifar10")
+    throw std::invalid_argument("--game " + a.game + ": use synthetic, mnist or cifar10");
+  // Game-dependent defaults (App. E.6.1.1a synthetic; E.6.2.1a adversarial ML).
+  if (a.level0.empty()) a.level0 = synthetic ? "gpmw" : "random";
+  if (a.samples <= 0) a.samples = a.game == "cifar10" ? 1000 : 500;
+  if (a.init_rounds < 0) a.init_rounds = synthetic ? 1 : 5;
+  if (a.payoff_noise < 0) a.payoff_noise = synthetic ? 0.02 : 0.0;
+  if (a.candidates <= 0) a.candidates = synthetic ? 1000 : 200;
+  if (a.eps <= 0) a.eps = a.game == "cifar10" ? 0.05 : 0.2;
   const GameType type = games::ParseGameType(a.type);
-  if (a.rounds < 1 || a.num_games < 1 || a.inits < 1 || a.init_rounds < 0 || a.grid < 2)
-    throw std::invalid_argument("--rounds, --games, --inits and --grid must be positive");
+  if (a.rounds < 1 || a.num_games < 1 || a.inits < 1 || a.grid < 2 || a.samples < 1)
+    throw std::invalid_argument("--rounds, --games, --inits, --grid and --samples must be positive");
+  if (a.level0 != "random" && a.level0 != "gpmw" && a.level0 != "exp3")
+    throw std::invalid_argument("--level0 " + a.level0 + ": use random, gpmw or exp3");
   std::vector<std::pair<AgentSpec, AgentSpec>> matchups;
   std::vector<std::string> labels;
   if (a.matchups.empty()) {
@@ -150,62 +177,137 @@ int RunGame(const GameArgs& a) {
   }
   for (const auto& [p, q] : matchups) labels.push_back(p.Label() + "v" + q.Label());
   bo::ParseExplorationWeight(a.beta);  // validate before any work
-
   if (a.out_dir.empty()) throw std::invalid_argument("--out-dir is required");
+
+  // ---- The games: sampled payoff functions, or images of the adversarial-ML game.
+  std::unique_ptr<data::ImageSet> images;
+  std::unique_ptr<oracle::Classifier> model;
+  std::unique_ptr<oracle::Autoencoder> vae;
+  std::vector<Instance> targets;
+  std::string model_path, vae_path;
+  if (!synthetic) {
+    images = std::make_unique<data::ImageSet>(LoadImages(a.game, "", "auto"));
+    model_path = DefaultModelPath(a.game);
+    model = LoadModelFor(*images, model_path, "auto", a.threads);
+    vae_path = a.vae.empty() ? (RepoRoot() / "models" / (a.game + "_vae.pt")).string() : a.vae;
+    vae = oracle::Autoencoder::Load(vae_path, images->channels, images->height, images->width);
+    if (a.level0 != "random" && vae->latent_dim() != 2)
+      throw std::invalid_argument("--level0 " + a.level0 +
+                                  " needs a discretised action space: only for a 2-D latent (MNIST)");
+    targets = SelectInstances(*images, *model, a.indices, a.num_games, true, -1, a.game).instances;
+    if (targets.empty()) throw std::invalid_argument("no correctly classified image to play on");
+  }
+  const int num_games = synthetic ? a.num_games : static_cast<int>(targets.size());
+
   fs::create_directories(a.out_dir);
   const fs::path rounds_path = fs::path(a.out_dir) / "rounds.jsonl";
   std::ofstream rounds_out(rounds_path.string() + ".partial");
   if (!rounds_out) throw std::runtime_error(rounds_path.string() + ": cannot write");
 
-  const long total = static_cast<long>(matchups.size()) * a.num_games * a.inits;
+  const long total = static_cast<long>(matchups.size()) * num_games * a.inits;
   ProgressBar bar(total, !a.quiet);
-  // curve[k][t] = sum over runs of agent 1's mean regret over rounds 1..t.
-  std::vector<std::vector<double>> curve1(matchups.size(), std::vector<double>(a.rounds + 1, 0.0)),
-      curve2 = curve1;
-  std::vector<std::vector<double>> final1(matchups.size()), final2(matchups.size());
-  std::vector<std::vector<std::string>> names(matchups.size());
+  // Per matchup: curves summed over runs (agent-1 running mean regret, or attack score per
+  // round), and per-run totals.
+  const size_t km = matchups.size();
+  std::vector<std::vector<double>> curve1(km, std::vector<double>(a.rounds + 1, 0.0)), curve2 = curve1;
+  std::vector<std::vector<double>> final1(km), final2(km), successes(km);
+  std::vector<std::vector<std::string>> names(km);
   long done = 0;
-  for (size_t k = 0; k < matchups.size(); ++k) {
-    for (int g = 0; g < a.num_games; ++g) {
-      bo::Rng game_rng(bo::DeriveSeed(a.seed, static_cast<uint64_t>(g)));
-      games::SyntheticGame game(type, game_rng, a.grid, a.lengthscale);
+  for (size_t k = 0; k < km; ++k) {
+    for (int g = 0; g < num_games; ++g) {
+      std::unique_ptr<games::GameEnvironment> env;
+      AgentContext ctx{{}, bo::ExactGP(std::make_unique<bo::StationaryKernel>(
+                                           bo::KernelFamily::kSquaredExponential, 2, false),
+                                       a.gp_noise)};
+      ctx.candidates = a.candidates;
+      if (synthetic) {
+        bo::Rng game_rng(bo::DeriveSeed(a.seed, static_cast<uint64_t>(g)));
+        auto sg = std::make_unique<games::SyntheticGame>(type, game_rng, a.grid, a.lengthscale);
+        ctx.spaces = {sg->space(0), sg->space(1)};
+        ctx.prior = sg->TruePrior(a.gp_noise);
+        ctx.belief.refit_every = 0;  // App. E.6.1.1a: the true GP hyperparameters
+        ctx.rff_lengthscale = a.lengthscale;
+        env = std::move(sg);
+      } else {
+        const Instance& t = targets[g];
+        defenses::LatentGameOptions lo;
+        lo.epsilon = a.eps;
+        auto lg = std::make_unique<defenses::LatentGame>(*model, *vae, *vae, images->image(t.index),
+                                                         t.label, lo);
+        ctx.spaces = {lg->space(0), lg->space(1)};
+        if (a.level0 != "random")  // GP-MW / EXP3: the 100 x 100 grid of [-2, 2]^2
+          for (auto& sp : ctx.spaces) {
+            Eigen::VectorXd v = Eigen::VectorXd::LinSpaced(100, sp.lower(0), sp.upper(0));
+            sp.grid.resize(100 * 100, 2);
+            for (int i = 0; i < 100; ++i)
+              for (int j = 0; j < 100; ++j) sp.grid.row(i * 100 + j) << v(i), v(j);
+          }
+        const int joint = ctx.spaces[0].dim() + ctx.spaces[1].dim();
+        ctx.prior = bo::ExactGP(std::make_unique<bo::StationaryKernel>(
+                                    bo::KernelFamily::kSquaredExponential, joint, true,
+                                    std::vector<int>{}, 1.0, 1.0),
+                                a.gp_noise);
+        ctx.belief.refit_every = a.refit_every;  // App. E.6.2.1a: every 10 iterations
+        ctx.rff_lengthscale = 1.0;
+        ctx.exact_limit = 1000;  // large grids: sample the expectation (S samples)
+        env = std::move(lg);
+      }
       for (int i = 0; i < a.inits; ++i) {
         const uint64_t run_seed = bo::DeriveSeed(a.seed, 1000003ULL * (g + 1) + i);
         bo::Rng rng(run_seed);
-        auto p1 = MakeR2b2(0, matchups[k].first, game, a, run_seed);
-        auto p2 = MakeR2b2(1, matchups[k].second, game, a, run_seed);
+        ctx.belief.fit_seed = run_seed;
+        auto p1 = MakeR2b2(0, matchups[k].first, ctx, a, run_seed);
+        auto p2 = MakeR2b2(1, matchups[k].second, ctx, a, run_seed);
         names[k] = {p1->name(), p2->name()};
         games::GameOptions go;
         go.rounds = a.rounds;
         go.init_rounds = a.init_rounds;
         go.payoff_noise = a.payoff_noise;
-        double cum1 = 0, cum2 = 0;
-        games::RunRepeatedGame(game, {p1.get(), p2.get()}, go, rng, [&](const games::RoundRecord& r) {
+        double cum1 = 0, cum2 = 0, succ = 0;
+        games::RunRepeatedGame(*env, {p1.get(), p2.get()}, go, rng, [&](const games::RoundRecord& r) {
           nlohmann::json line = {{"matchup", labels[k]},
                                  {"agents", {p1->name(), p2->name()}},
-                                 {"game_type", games::GameTypeName(type)},
-                                 {"game", g},
+                                 {"game", a.game},
+                                 {"run_game", g},
                                  {"init", i},
                                  {"round", r.round},
                                  {"init_round", r.init},
-                                 {"actions", {r.actions[0](0), r.actions[1](0)}},
                                  {"payoffs", {r.payoffs(0), r.payoffs(1)}},
                                  {"observed", {r.observed(0), r.observed(1)}},
                                  {"seconds", r.seconds},
                                  {"seed", a.seed}};
+          line["actions"] = {std::vector<double>(r.actions[0].data(), r.actions[0].data() + r.actions[0].size()),
+                             std::vector<double>(r.actions[1].data(), r.actions[1].data() + r.actions[1].size())};
+          if (synthetic) {
+            line["game_type"] = games::GameTypeName(type);
+          } else {
+            line["image_index"] = targets[g].index;
+            line["true_class"] = targets[g].label;
+          }
           for (const auto& [key, v] : r.details.items()) line[key] = v;
           rounds_out << line.dump() << "\n";
           if (r.init) return;
-          cum1 += r.details["regret"][0].get<double>();
-          cum2 += r.details["regret"][1].get<double>();
-          curve1[k][r.round] += cum1 / r.round;
-          curve2[k][r.round] += cum2 / r.round;
+          if (synthetic) {
+            cum1 += r.details["regret"][0].get<double>();
+            cum2 += r.details["regret"][1].get<double>();
+            curve1[k][r.round] += cum1 / r.round;
+            curve2[k][r.round] += cum2 / r.round;
+          } else {
+            cum1 += r.payoffs(0);
+            cum2 += r.payoffs(1);
+            succ += r.details["success"].get<bool>() ? 1 : 0;
+            curve1[k][r.round] += r.payoffs(0);
+            curve2[k][r.round] += r.details["success"].get<bool>() ? 1 : 0;
+            bar.Update(done, labels[k] + " image " + std::to_string(targets[g].index) + " round " +
+                                 std::to_string(r.round) + " successes " + std::to_string(int(succ)),
+                       false);
+          }
         });
         final1[k].push_back(cum1 / a.rounds);
         final2[k].push_back(cum2 / a.rounds);
+        successes[k].push_back(succ);
         ++done;
-        bar.Update(done, labels[k] + " game " + std::to_string(g) + " init " + std::to_string(i),
-                   true);
+        bar.Update(done, labels[k] + " game " + std::to_string(g) + " init " + std::to_string(i), true);
       }
     }
   }
@@ -213,69 +315,109 @@ int RunGame(const GameArgs& a) {
   rounds_out.close();
   fs::rename(rounds_path.string() + ".partial", rounds_path);
 
-  // Summary: mean regret over the T rounds, mean and standard error over runs.
+  // ---- Summary: synthetic = mean regret over the T rounds; adversarial = successful
+  // attacks per T rounds and mean attack score; mean and standard error over runs.
   auto mean_se = [](const std::vector<double>& v) {
-    double m = 0, s = 0;
+    double m = 0, s2 = 0;
     for (double x : v) m += x;
     m /= v.size();
-    for (double x : v) s += (x - m) * (x - m);
-    const double se = v.size() > 1 ? std::sqrt(s / (v.size() - 1) / v.size()) : 0.0;
+    for (double x : v) s2 += (x - m) * (x - m);
+    const double se = v.size() > 1 ? std::sqrt(s2 / (v.size() - 1) / v.size()) : 0.0;
     return std::make_pair(m, se);
   };
-  const long runs = static_cast<long>(a.num_games) * a.inits;
+  const long runs = static_cast<long>(num_games) * a.inits;
   std::ostringstream table;
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "%s game, %d rounds, %ld runs (%d games x %d inits), level 0 = %s, seed %llu\n",
-                games::GameTypeName(type).c_str(), a.rounds, runs, a.num_games, a.inits,
-                a.level0.c_str(), static_cast<unsigned long long>(a.seed));
-  table << buf;
-  std::snprintf(buf, sizeof buf, "%-10s %22s %22s\n", "levels", "agent-1 mean regret", "agent-2 mean regret");
+  char buf[320];
+  if (synthetic) {
+    std::snprintf(buf, sizeof buf,
+                  "%s game, %d rounds, %ld runs (%d games x %d inits), level 0 = %s, seed %llu\n",
+                  games::GameTypeName(type).c_str(), a.rounds, runs, num_games, a.inits,
+                  a.level0.c_str(), static_cast<unsigned long long>(a.seed));
+    table << buf;
+    std::snprintf(buf, sizeof buf, "%-10s %22s %22s\n", "levels", "agent-1 mean regret",
+                  "agent-2 mean regret");
+  } else {
+    std::snprintf(buf, sizeof buf,
+                  "%s latent game (eps %.3g), %d rounds, %ld runs (%d images x %d inits), level 0 "
+                  "= %s, S = %d, seed %llu\n",
+                  a.game.c_str(), a.eps, a.rounds, runs, num_games, a.inits, a.level0.c_str(),
+                  a.samples, static_cast<unsigned long long>(a.seed));
+    table << buf;
+    std::snprintf(buf, sizeof buf, "%-10s %24s %22s\n", "levels", "successful attacks / T",
+                  "mean attack score");
+  }
   table << buf;
   nlohmann::json summary = nlohmann::json::array();
-  for (size_t k = 0; k < matchups.size(); ++k) {
+  for (size_t k = 0; k < km; ++k) {
     const auto [m1, se1] = mean_se(final1[k]);
     const auto [m2, se2] = mean_se(final2[k]);
-    std::snprintf(buf, sizeof buf, "%-10s %14s +- %-5s %14s +- %-5s\n", labels[k].c_str(),
-                  Fmt(m1, 4).c_str(), Fmt(se1, 4).c_str(), Fmt(m2, 4).c_str(), Fmt(se2, 4).c_str());
+    nlohmann::json row = {{"matchup", labels[k]}, {"agents", names[k]}, {"runs", runs}};
+    if (synthetic) {
+      std::snprintf(buf, sizeof buf, "%-10s %14s +- %-5s %14s +- %-5s\n", labels[k].c_str(),
+                    Fmt(m1, 4).c_str(), Fmt(se1, 4).c_str(), Fmt(m2, 4).c_str(), Fmt(se2, 4).c_str());
+      row["mean_regret"] = {m1, m2};
+      row["stderr"] = {se1, se2};
+    } else {
+      const auto [ms, ses] = mean_se(successes[k]);
+      std::snprintf(buf, sizeof buf, "%-10s %16s +- %-5s %14s +- %-5s\n", labels[k].c_str(),
+                    Fmt(ms, 1).c_str(), Fmt(ses, 1).c_str(), Fmt(m1, 4).c_str(), Fmt(se1, 4).c_str());
+      row["successful_attacks"] = ms;
+      row["successful_attacks_stderr"] = ses;
+      row["mean_attack_score"] = m1;
+      row["mean_attack_score_stderr"] = se1;
+      row["per_run_successes"] = successes[k];
+    }
     table << buf;
-    summary.push_back({{"matchup", labels[k]},
-                       {"agents", names[k]},
-                       {"mean_regret", {m1, m2}},
-                       {"stderr", {se1, se2}},
-                       {"runs", runs}});
+    summary.push_back(row);
   }
-  nlohmann::json meta = {{"game", a.game},       {"game_type", games::GameTypeName(type)},
-                         {"grid", a.grid},       {"lengthscale", a.lengthscale},
-                         {"rounds", a.rounds},   {"init_rounds", a.init_rounds},
-                         {"games", a.num_games}, {"inits", a.inits},
-                         {"level0", a.level0},   {"payoff_noise", a.payoff_noise},
-                         {"gp_noise", a.gp_noise}, {"beta", a.beta},
-                         {"seed", a.seed},       {"results", summary}};
+  nlohmann::json meta = {{"game", a.game},       {"rounds", a.rounds},
+                         {"init_rounds", a.init_rounds}, {"games", num_games},
+                         {"inits", a.inits},     {"level0", a.level0},
+                         {"payoff_noise", a.payoff_noise}, {"gp_noise", a.gp_noise},
+                         {"beta", a.beta},       {"samples", a.samples},
+                         {"candidates", a.candidates}, {"seed", a.seed},
+                         {"results", summary}};
+  if (synthetic) {
+    meta["game_type"] = games::GameTypeName(type);
+    meta["grid"] = a.grid;
+    meta["lengthscale"] = a.lengthscale;
+  } else {
+    meta["epsilon"] = a.eps;
+    meta["model"] = model_path;
+    meta["vae"] = vae_path;
+    meta["refit_every"] = a.refit_every;
+    std::vector<int> idx;
+    for (const auto& t : targets) idx.push_back(t.index);
+    meta["images"] = idx;
+  }
   WriteAtomic(fs::path(a.out_dir) / "summary.json", meta.dump(2) + "\n");
   WriteAtomic(fs::path(a.out_dir) / "table.txt", table.str());
   std::ostringstream csv;
   csv << "round";
-  for (const auto& l : labels) csv << "," << l << "_agent1," << l << "_agent2";
+  for (const auto& l : labels)
+    csv << "," << l << (synthetic ? "_agent1," : "_attack_score,") << l
+        << (synthetic ? "_agent2" : "_success_rate");
   csv << "\n";
   std::vector<PlotSeries> series;
-  double y_max = 0;
-  for (size_t k = 0; k < matchups.size(); ++k) {
-    PlotSeries s{labels[k], {}};
+  double y_max = synthetic ? 0.0 : 1.0;
+  for (size_t k = 0; k < km; ++k) {
+    PlotSeries ser{labels[k], {}};
     for (int t = 1; t <= a.rounds; ++t) {
-      s.ys.push_back(curve1[k][t] / runs);
-      y_max = std::max(y_max, curve1[k][t] / runs);
+      ser.ys.push_back(curve1[k][t] / runs);
+      if (synthetic) y_max = std::max(y_max, curve1[k][t] / runs);
     }
-    series.push_back(s);
+    series.push_back(ser);
   }
   for (int t = 1; t <= a.rounds; ++t) {
     csv << t;
-    for (size_t k = 0; k < matchups.size(); ++k)
+    for (size_t k = 0; k < km; ++k)
       csv << "," << Fmt(curve1[k][t] / runs, 5) << "," << Fmt(curve2[k][t] / runs, 5);
     csv << "\n";
   }
   WriteAtomic(fs::path(a.out_dir) / "curves.csv", csv.str());
-  WriteLinePlot(fs::path(a.out_dir) / "curves.png", series, 1.0, a.rounds, 0.0, y_max * 1.05,
-                "round", "agent-1 mean regret");
+  WriteLinePlot(fs::path(a.out_dir) / "curves.png", series, 1.0, a.rounds, 0.0,
+                synthetic ? y_max * 1.05 : 1.0, "round",
+                synthetic ? "agent-1 mean regret" : "attack score (mean over runs)");
   std::printf("\n%s\nrounds: %s; summary.json, table.txt, curves.csv, curves.png in %s\n",
               table.str().c_str(), rounds_path.c_str(), a.out_dir.c_str());
   return 0;
@@ -288,12 +430,17 @@ std::function<int()> RegisterGameCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "game",
       "Repeated games between R2-B2 agents (recursive-reasoning BO, Dai 2021 Ch. 8).\n"
-      "Synthetic games: payoffs sampled from a GP (SE, lengthscale 0.1) on a 100x100 grid of\n"
-      "[0,1]^2, scaled to [0,1]; common-payoff, general-sum or constant-sum. Reports agent 1's\n"
-      "mean regret T^-1 sum_t (max f_1 - f_1(x_t)) per matchup of reasoning levels, averaged\n"
-      "over sampled games x initialisations. Writes rounds.jsonl (one line per round),\n"
-      "summary.json, table.txt, curves.csv and curves.png into --out-dir.");
-  cmd->add_option("--game", a->game, "game: synthetic")->default_val("synthetic");
+      "synthetic: payoffs sampled from a GP (SE, lengthscale 0.1) on a 100x100 grid of [0,1]^2,\n"
+      "  scaled to [0,1]; common-payoff, general-sum or constant-sum; reports agent 1's mean\n"
+      "  regret T^-1 sum_t (max f_1 - f_1(x_t)).\n"
+      "mnist | cifar10: the adversarial-ML game. The attacker (agent 1) adds a_1 in [-2,2]^z to\n"
+      "  the VAE code of a clean test image and decodes (clipped to the eps-ball around the clean\n"
+      "  image); the defender (agent 2) encodes that image, adds a_2, decodes (clipped around the\n"
+      "  attacker's image); the model scores it. Attacker payoff = largest wrong-class\n"
+      "  probability; a round is a successful attack when it beats the true class.\n"
+      "Writes rounds.jsonl (one line per round), summary.json, table.txt, curves.csv and\n"
+      "curves.png into --out-dir.");
+  cmd->add_option("--game", a->game, "synthetic | mnist | cifar10")->default_val("synthetic");
   cmd->add_option("--type", a->type, "synthetic game type: common | general | constant")
       ->default_val("common");
   cmd->add_option("--attacker,--agent1", a->attacker,
@@ -304,19 +451,36 @@ std::function<int()> RegisterGameCommand(CLI::App& app) {
                   "several matchups on the same games instead, e.g. 0v0,1v0,1Lv0,2v1 (levels of "
                   "agent 1 v agent 2; L = R2-B2-Lite)")
       ->delimiter(',');
-  cmd->add_option("--level0", a->level0, "level-0 strategy of every agent: random | gpmw | exp3")
-      ->default_val("gpmw");
-  cmd->add_option("--grid", a->grid, "actions per agent (grid points of [0,1])")->default_val(100);
-  cmd->add_option("--lengthscale", a->lengthscale, "SE lengthscale of the payoff GP")->default_val(0.1);
+  cmd->add_option("--level0", a->level0,
+                  "level-0 strategy of every agent: random | gpmw | exp3 (default gpmw synthetic, "
+                  "random adversarial; gpmw/exp3 there use a 100x100 grid, 2-D latents only)");
+  cmd->add_option("--grid", a->grid, "synthetic: actions per agent (grid points of [0,1])")
+      ->default_val(100);
+  cmd->add_option("--lengthscale", a->lengthscale, "synthetic: SE lengthscale of the payoff GP")
+      ->default_val(0.1);
   cmd->add_option("--rounds", a->rounds, "T, rounds per game")->default_val(150);
-  cmd->add_option("--init-rounds", a->init_rounds, "random joint actions observed first")->default_val(1);
-  cmd->add_option("--games", a->num_games, "sampled payoff functions")->default_val(1);
-  cmd->add_option("--inits", a->inits, "initialisations per sampled game")->default_val(1);
+  cmd->add_option("--init-rounds", a->init_rounds,
+                  "random joint actions observed first (default 1 synthetic, 5 adversarial)");
+  cmd->add_option("--games", a->num_games,
+                  "synthetic: sampled payoff functions; adversarial: first N correctly classified "
+                  "test images")
+      ->default_val(1);
+  cmd->add_option("--indices", a->indices, "adversarial: play on these image indices")->delimiter(',');
+  cmd->add_option("--inits", a->inits, "initialisations per game / image")->default_val(1);
   cmd->add_option("--samples", a->samples,
-                  "S, samples of the opponent's level-0 strategy when (8.3) is not exact")
-      ->default_val(500);
-  cmd->add_option("--payoff-noise", a->payoff_noise, "std. dev. of the noise on observed payoffs")
-      ->default_val(0.02);
+                  "S, samples of the opponent's level-0 strategy when (8.3) is not exact "
+                  "(default 500, 1000 CIFAR-10)");
+  cmd->add_option("--candidates", a->candidates,
+                  "own-action candidates per decision on continuous or large spaces (default 1000 "
+                  "synthetic, 200 adversarial)");
+  cmd->add_option("--eps", a->eps, "adversarial: L_inf radius of each clip (default 0.2 MNIST, 0.05 CIFAR-10)");
+  cmd->add_option("--vae", a->vae, "adversarial: TorchScript VAE (default models/<game>_vae.pt)");
+  cmd->add_option("--refit-every", a->refit_every,
+                  "adversarial: GP hyperparameter refit period in rounds (0 = never)")
+      ->default_val(10);
+  cmd->add_option("--threads", a->threads, "LibTorch threads")->default_val(1);
+  cmd->add_option("--payoff-noise", a->payoff_noise,
+                  "std. dev. of the noise added to observed payoffs (default 0.02 synthetic, 0 adversarial)");
   cmd->add_option("--gp-noise", a->gp_noise, "the agents' GP noise variance (standardised units)")
       ->default_val(1e-2);
   cmd->add_option("--beta", a->beta, "UCB exploration weight: r2b2_ref | srinivas2010 | constant:V")

@@ -49,10 +49,18 @@ R2b2Agent::R2b2Agent(int self, std::vector<ActionSpace> spaces, std::vector<Payo
   for (const auto& s : spaces_) offsets_.push_back(offsets_.back() + s.dim());
   joint_dim_ = offsets_.back();
   for (int m = 0; m < m_agents; ++m) {
-    if (spaces_[m].finite()) {
+    bo::Rng rng(bo::DeriveSeed(options_.candidate_seed, static_cast<uint64_t>(m)));
+    if (spaces_[m].finite() && spaces_[m].size() <= options_.candidates) {
       candidates_.push_back(spaces_[m].grid);
+    } else if (spaces_[m].finite()) {
+      // A fixed random subset of a large grid (e.g. 100 x 100 latent actions).
+      std::vector<int> idx(spaces_[m].size());
+      for (int i = 0; i < spaces_[m].size(); ++i) idx[i] = i;
+      std::shuffle(idx.begin(), idx.end(), rng);
+      Eigen::MatrixXd sub(options_.candidates, spaces_[m].dim());
+      for (int i = 0; i < options_.candidates; ++i) sub.row(i) = spaces_[m].grid.row(idx[i]);
+      candidates_.push_back(sub);
     } else {
-      bo::Rng rng(bo::DeriveSeed(options_.candidate_seed, static_cast<uint64_t>(m)));
       candidates_.push_back(bo::MakeDesign(bo::DesignKind::kSobol, options_.candidates,
                                            spaces_[m].lower, spaces_[m].upper, rng));
     }

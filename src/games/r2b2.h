@@ -34,8 +34,9 @@ struct R2b2Options {
                           ///< 1,000 CIFAR-10)
   long exact_limit = 20000;  ///< compute (8.3) exactly when the others' joint finite support
                              ///< has at most this many points
-  int candidates = 1000;  ///< own-action candidates on a continuous space (scrambled Sobol,
-                          ///< fixed per agent so simulations of it are reproducible)
+  int candidates = 1000;  ///< own-action candidates: on a continuous space a scrambled Sobol
+                          ///< set, on a grid larger than this a random subset of its rows;
+                          ///< fixed per agent so simulations of it are reproducible
   uint64_t candidate_seed = 0;  ///< seed of those candidate sets (shared by default)
   bo::ExplorationWeight beta{bo::BetaPolicy::kR2b2Ref, 0.0, 0.1};
   /// M > 2 agents at level 2 (eq. E.3): the level (0 or 1) this agent assumes for every

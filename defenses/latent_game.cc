@@ -1,0 +1,76 @@
+#include "defenses/latent_game.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace advbo::defenses {
+namespace {
+
+// Clips x into [anchor - eps, anchor + eps] intersected with [0, 1]; returns the L_inf
+// distance to the anchor afterwards.
+double ClipTo(std::vector<float>* x, const std::vector<float>& anchor, double eps) {
+  double linf = 0;
+  for (size_t i = 0; i < x->size(); ++i) {
+    const float lo = std::max(0.0f, static_cast<float>(anchor[i] - eps));
+    const float hi = std::min(1.0f, static_cast<float>(anchor[i] + eps));
+    (*x)[i] = std::clamp((*x)[i], lo, hi);
+    linf = std::max(linf, std::abs(static_cast<double>((*x)[i]) - anchor[i]));
+  }
+  return linf;
+}
+
+}  // namespace
+
+LatentGame::LatentGame(const oracle::Classifier& model, const oracle::Autoencoder& attacker_vae,
+                       const oracle::Autoencoder& defender_vae, const float* clean, int true_class,
+                       LatentGameOptions options)
+    : model_(model), att_(attacker_vae), def_(defender_vae), true_class_(true_class), opt_(options) {
+  if (att_.input_size() != model.input_size() || def_.input_size() != model.input_size())
+    throw std::invalid_argument("latent game: the VAEs' image size differs from the model's");
+  if (!(opt_.epsilon > 0 && opt_.epsilon <= 1) || !(opt_.action_bound > 0))
+    throw std::invalid_argument("latent game: need eps in (0, 1] and a positive action bound");
+  if (true_class < 0 || true_class >= model.num_classes())
+    throw std::invalid_argument("latent game: true class out of range");
+  clean_.assign(clean, clean + model.input_size());
+  z0_ = att_.Encode(clean_.data(), 1).row(0).transpose();
+  spaces_.push_back(games::ActionSpace::Box(att_.latent_dim(), -opt_.action_bound, opt_.action_bound));
+  spaces_.push_back(games::ActionSpace::Box(def_.latent_dim(), -opt_.action_bound, opt_.action_bound));
+}
+
+void LatentGame::Images(const Eigen::VectorXd& a1, const Eigen::VectorXd& a2,
+                        std::vector<float>* x1, std::vector<float>* x2) const {
+  if (a1.size() != att_.latent_dim() || a2.size() != def_.latent_dim())
+    throw std::invalid_argument("latent game: action size differs from the latent dimension");
+  *x1 = att_.Decode((z0_ + a1).transpose());
+  last_linf1_ = ClipTo(x1, clean_, opt_.epsilon);
+  Eigen::VectorXd z1 = def_.Encode(x1->data(), 1).row(0).transpose();
+  *x2 = def_.Decode((z1 + a2).transpose());
+  last_linf2_ = ClipTo(x2, *x1, opt_.epsilon);
+}
+
+Eigen::VectorXd LatentGame::Payoffs(const std::vector<Eigen::VectorXd>& actions) {
+  if (actions.size() != 2) throw std::invalid_argument("latent game: two actions expected");
+  std::vector<float> x1, x2;
+  Images(actions[0], actions[1], &x1, &x2);
+  const Eigen::RowVectorXd lp = model_.LogProbabilities(x2.data(), 1).row(0);
+  ++queries_;
+  const Eigen::RowVectorXd p = lp.array().exp();
+  double s = 0;
+  for (int c = 0; c < p.size(); ++c)
+    if (c != true_class_) s = std::max(s, p(c));
+  last_score_ = s;
+  last_true_ = p(true_class_);
+  return Eigen::Vector2d(s, 1.0 - s);
+}
+
+nlohmann::json LatentGame::RoundDetails(const std::vector<Eigen::VectorXd>&,
+                                        const Eigen::VectorXd&) {
+  return {{"attack_score", last_score_},
+          {"true_prob", last_true_},
+          {"success", last_score_ > last_true_},
+          {"linf_attacker", last_linf1_},
+          {"linf_defender", last_linf2_}};
+}
+
+}  // namespace advbo::defenses

@@ -1,0 +1,80 @@
+// The R2-B2 adversarial-ML game on the shipped MNIST model and VAE: the eps-ball and clip
+// anchors hold every round, payoffs sum to 1, success means misclassification; VAE loading
+// errors name the file.
+#include "defenses/latent_game.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "data/datasets.h"
+#include "oracle/autoencoder.h"
+#include "oracle/classifier.h"
+
+namespace advbo::defenses {
+namespace {
+
+const std::string kRoot = ADVBO_SOURCE_DIR;
+
+TEST(LatentGame, ClipAnchorsPayoffsAndSuccessHoldEveryRound) {
+  auto model = oracle::Classifier::Load(kRoot + "/models/mnist_cw.pt");
+  auto vae = oracle::Autoencoder::Load(kRoot + "/models/mnist_vae.pt", 1, 28, 28);
+  ASSERT_EQ(vae->latent_dim(), 2);
+  data::ImageSet images = data::ReadMnist(kRoot + "/data/mnist/t10k-images-idx3-ubyte.gz",
+                                          kRoot + "/data/mnist/t10k-labels-idx1-ubyte.gz", 20);
+  const float* x0 = images.image(3);
+  const int y = images.labels[3];
+  LatentGameOptions opt;
+  opt.epsilon = 0.2;
+  LatentGame game(*model, *vae, *vae, x0, y, opt);
+  EXPECT_EQ(game.space(0).dim(), 2);
+  EXPECT_EQ(game.space(1).upper(0), 2.0);
+  bo::Rng rng(1);
+  int successes = 0;
+  for (int t = 0; t < 60; ++t) {
+    const Eigen::VectorXd a1 = game.space(0).SampleUniform(1, rng).row(0);
+    const Eigen::VectorXd a2 = game.space(1).SampleUniform(1, rng).row(0);
+    std::vector<float> x1, x2;
+    game.Images(a1, a2, &x1, &x2);
+    for (size_t i = 0; i < x1.size(); ++i) {
+      ASSERT_LE(std::abs(x1[i] - x0[i]), 0.2 + 1e-6) << "attacker clip anchored on the clean image";
+      ASSERT_LE(std::abs(x2[i] - x1[i]), 0.2 + 1e-6) << "defender clip anchored on the attacker's image";
+      ASSERT_TRUE(x1[i] >= 0 && x1[i] <= 1 && x2[i] >= 0 && x2[i] <= 1);
+    }
+    const Eigen::VectorXd p = game.Payoffs({a1, a2});
+    EXPECT_NEAR(p(0) + p(1), 1.0, 1e-12);
+    const auto d = game.RoundDetails({a1, a2}, p);
+    // The payoff is the largest wrong-class probability of the defended image x2.
+    const Eigen::RowVectorXd probs = model->LogProbabilities(x2.data(), 1).row(0).array().exp();
+    double wrong = 0;
+    for (int c = 0; c < 10; ++c)
+      if (c != y) wrong = std::max(wrong, probs(c));
+    EXPECT_NEAR(p(0), wrong, 1e-9);
+    Eigen::Index arg;
+    probs.maxCoeff(&arg);
+    EXPECT_EQ(d["success"].get<bool>(), arg != y);
+    successes += d["success"].get<bool>();
+  }
+  EXPECT_EQ(game.queries(), 60);
+  EXPECT_GT(successes, 0);   // random latent moves do fool the model sometimes ...
+  EXPECT_LT(successes, 60);  // ... but not always
+}
+
+TEST(Autoencoder, LoadingErrorsNameTheFileAndTheProblem) {
+  try {
+    oracle::Autoencoder::Load(kRoot + "/models/missing_vae.pt", 1, 28, 28);
+    FAIL();
+  } catch (const oracle::ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("missing_vae.pt: autoencoder file not found"), std::string::npos);
+  }
+  try {
+    oracle::Autoencoder::Load(kRoot + "/models/mnist_cw.pt", 1, 28, 28);  // a classifier
+    FAIL();
+  } catch (const oracle::ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("no encode() method"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace advbo::defenses
