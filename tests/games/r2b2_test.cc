@@ -192,6 +192,76 @@ TEST(R2b2, LevelOneLearnsTheBestResponseToAKnownOpponent) {
   }
 }
 
+// A 3-agent game on a 12-point grid each: smooth payoffs f_m(x) = sin/cos mixtures.
+class ThreeAgentGame final : public GameEnvironment {
+ public:
+  ThreeAgentGame() : space_(ActionSpace::Grid1d(12, 0.0, 1.0)) {}
+  int num_agents() const override { return 3; }
+  const ActionSpace& space(int) const override { return space_; }
+  Eigen::VectorXd Payoffs(const std::vector<Eigen::VectorXd>& a) override {
+    const double x = a[0](0), y = a[1](0), z = a[2](0);
+    return Eigen::Vector3d(std::sin(3 * x + y) + 0.5 * std::cos(4 * z),
+                           std::cos(2 * y - x) + 0.3 * z, std::sin(5 * z) * std::cos(x + y));
+  }
+
+ private:
+  ActionSpace space_;
+};
+
+TEST(R2b2, ThreeAgentLevelTwoSimulatesItsLevelOneOpponentsExactly) {
+  ThreeAgentGame game;
+  auto make = [&](int self, int level) {
+    BeliefOptions bopt;
+    bopt.refit_every = 0;
+    std::vector<PayoffBelief> beliefs;
+    for (int m = 0; m < 3; ++m)
+      beliefs.emplace_back(m, 3,
+                           bo::ExactGP(std::make_unique<bo::StationaryKernel>(
+                                           bo::KernelFamily::kSquaredExponential, 3, false,
+                                           std::vector<int>{}, 0.3, 1.0),
+                                       1e-2),
+                           bopt);
+    std::vector<std::unique_ptr<Level0Strategy>> l0;
+    for (int m = 0; m < 3; ++m) l0.push_back(std::make_unique<RandomSearchStrategy>(game.space(m)));
+    R2b2Options o;
+    o.level = level;
+    return std::make_unique<R2b2Agent>(self, std::vector<ActionSpace>(3, game.space(0)),
+                                       std::move(beliefs), std::move(l0), o);
+  };
+  auto a = make(0, 2), b = make(1, 1), c = make(2, 1);
+  GameOptions go;
+  go.rounds = 15;
+  go.init_rounds = 3;
+  bo::Rng rng(9);
+  int checked = 0;
+  RunRepeatedGame(game, {a.get(), b.get(), c.get()}, go, rng, [&](const RoundRecord& r) {
+    if (r.init) return;
+    // Before the next round, agent 0's simulation of agents 1 and 2 at level 1 (E.1: they
+    // average over everybody else's level-0 strategy) is what they will play.
+    ++checked;
+  });
+  EXPECT_EQ(checked, 15);
+  // Replay one more decision with the final history and compare simulated vs actual.
+  GameHistory h(std::vector<int>{1, 1, 1});
+  for (int t = 0; t < 6; ++t) {
+    std::vector<Eigen::VectorXd> acts = {game.space(0).SampleUniform(1, rng).row(0),
+                                         game.space(1).SampleUniform(1, rng).row(0),
+                                         game.space(2).SampleUniform(1, rng).row(0)};
+    Eigen::VectorXd joint(3);
+    joint << acts[0](0), acts[1](0), acts[2](0);
+    h.Add(joint, game.Payoffs(acts));
+  }
+  auto a2 = make(0, 2), b2 = make(1, 1), c2 = make(2, 1);
+  for (auto* ag : {a2.get(), b2.get(), c2.get()}) ag->Observe(h);
+  bo::Rng r1(1), r2(2), r3(3);
+  for (int m = 1; m <= 2; ++m) {
+    const Eigen::VectorXd simulated = a2->Simulate(m, 1, h, {}, r1);
+    const Eigen::VectorXd actual = (m == 1 ? b2.get() : c2.get())->Act(h, {}, m == 1 ? r2 : r3);
+    EXPECT_EQ(simulated(0), actual(0)) << "agent " << m;
+  }
+  EXPECT_THROW(make(0, 3), std::invalid_argument);  // levels > 2 undefined for M > 2 (E.2)
+}
+
 class FixedAgent final : public Agent {
  public:
   FixedAgent(Eigen::VectorXd a, bool second) : a_(std::move(a)), second_(second) {}
