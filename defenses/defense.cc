@@ -33,6 +33,13 @@ void FromMat(const cv::Mat& m32, float* img, int c, int h, int w) {
   }
 }
 
+// Applies `op` (an OpenCV H x W x C float image in, one out) to each of n images in place.
+template <typename Op>
+void MapImages(float* images, int n, int c, int h, int w, Op op) {
+  const size_t d = static_cast<size_t>(c) * h * w;
+  for (int b = 0; b < n; ++b) FromMat(op(ToMat(images + b * d, c, h, w)), images + b * d, c, h, w);
+}
+
 std::string Num(double v) {
   std::ostringstream s;
   s << v;
@@ -44,19 +51,17 @@ class Jpeg final : public Defense {
   explicit Jpeg(int q) : q_(q) {}
   std::string Spec() const override { return "jpeg:quality=" + std::to_string(q_); }
   void Apply(float* images, int n, int c, int h, int w, bo::Rng&) const override {
-    const size_t d = static_cast<size_t>(c) * h * w;
-    for (int b = 0; b < n; ++b) {
-      cv::Mat m8;
-      ToMat(images + b * d, c, h, w).convertTo(m8, CV_8U, 255.0);
+    MapImages(images, n, c, h, w, [&](const cv::Mat& in) {
+      cv::Mat m8, f;
+      in.convertTo(m8, CV_8U, 255.0);
       std::vector<uchar> buf;
       if (!cv::imencode(".jpg", m8, buf, {cv::IMWRITE_JPEG_QUALITY, q_}))
         throw std::runtime_error("jpeg defense: encoding failed");
       cv::Mat dec = cv::imdecode(buf, c == 1 ? cv::IMREAD_GRAYSCALE : cv::IMREAD_COLOR);
       if (dec.empty() || dec.channels() != c) throw std::runtime_error("jpeg defense: decoding failed");
-      cv::Mat f;
       dec.convertTo(f, CV_32F, 1.0 / 255.0);
-      FromMat(f, images + b * d, c, h, w);
-    }
+      return f;
+    });
   }
 
  private:
@@ -83,12 +88,11 @@ class Median final : public Defense {
   explicit Median(int k) : k_(k) {}
   std::string Spec() const override { return "median:size=" + std::to_string(k_); }
   void Apply(float* images, int n, int c, int h, int w, bo::Rng&) const override {
-    const size_t d = static_cast<size_t>(c) * h * w;
-    for (int b = 0; b < n; ++b) {
+    MapImages(images, n, c, h, w, [&](const cv::Mat& in) {
       cv::Mat out;
-      cv::medianBlur(ToMat(images + b * d, c, h, w), out, k_);
-      FromMat(out, images + b * d, c, h, w);
-    }
+      cv::medianBlur(in, out, k_);
+      return out;
+    });
   }
 
  private:
@@ -100,14 +104,12 @@ class Blur final : public Defense {
   explicit Blur(double s) : s_(s) {}
   std::string Spec() const override { return "blur:sigma=" + Num(s_); }
   void Apply(float* images, int n, int c, int h, int w, bo::Rng&) const override {
-    const size_t d = static_cast<size_t>(c) * h * w;
     const int k = 2 * static_cast<int>(std::ceil(3 * s_)) + 1;
-    for (int b = 0; b < n; ++b) {
+    MapImages(images, n, c, h, w, [&](const cv::Mat& in) {
       cv::Mat out;
-      cv::GaussianBlur(ToMat(images + b * d, c, h, w), out, cv::Size(k, k), s_, s_,
-                       cv::BORDER_REFLECT);
-      FromMat(out, images + b * d, c, h, w);
-    }
+      cv::GaussianBlur(in, out, cv::Size(k, k), s_, s_, cv::BORDER_REFLECT);
+      return out;
+    });
   }
 
  private:
@@ -136,23 +138,22 @@ class ResizePad final : public Defense {
   std::string Spec() const override { return "resize:ratio=" + Num(r_); }
   bool randomized() const override { return true; }
   void Apply(float* images, int n, int c, int h, int w, bo::Rng& rng) const override {
-    const size_t d = static_cast<size_t>(c) * h * w;
     const int big_h = static_cast<int>(std::lround(h * (1 + r_)));
     const int big_w = static_cast<int>(std::lround(w * (1 + r_)));
-    for (int b = 0; b < n; ++b) {
+    MapImages(images, n, c, h, w, [&](const cv::Mat& in) {
       std::uniform_int_distribution<int> side_h(h, big_h);
       const int nh = side_h(rng);
       const int nw = static_cast<int>(std::lround(static_cast<double>(nh) * w / h));
       const int rw = std::min(nw, big_w);
       cv::Mat small;
-      cv::resize(ToMat(images + b * d, c, h, w), small, cv::Size(rw, nh), 0, 0, cv::INTER_LINEAR);
+      cv::resize(in, small, cv::Size(rw, nh), 0, 0, cv::INTER_LINEAR);
       std::uniform_int_distribution<int> top(0, big_h - nh), left(0, big_w - rw);
       cv::Mat canvas = cv::Mat::zeros(big_h, big_w, small.type());
       small.copyTo(canvas(cv::Rect(left(rng), top(rng), rw, nh)));
       cv::Mat out;
       cv::resize(canvas, out, cv::Size(w, h), 0, 0, cv::INTER_AREA);
-      FromMat(out, images + b * d, c, h, w);
-    }
+      return out;
+    });
   }
 
  private:

@@ -43,6 +43,14 @@ std::unique_ptr<Level0Strategy> PointMassStrategy::Clone() const {
 }
 
 namespace {
+// n grid rows drawn with probabilities p [K].
+Eigen::MatrixXd SampleGridRows(const ActionSpace& space, const Eigen::VectorXd& p, int n,
+                               bo::Rng& rng) {
+  Eigen::MatrixXd out(n, space.dim());
+  for (int i = 0; i < n; ++i) out.row(i) = space.grid.row(bo::SampleIndex(p, rng));
+  return out;
+}
+
 const ActionSpace& RequireFinite(const ActionSpace& s, const char* who) {
   if (!s.finite())
     throw std::invalid_argument(std::string(who) +
@@ -56,10 +64,7 @@ GpMwStrategy::GpMwStrategy(ActionSpace space, bo::GpMwOptions options)
     : space_(RequireFinite(space, "GP-MW")), mw_(space_.size(), options) {}
 
 Eigen::MatrixXd GpMwStrategy::Sample(int n, bo::Rng& rng) const {
-  Eigen::MatrixXd out(n, space_.dim());
-  const Eigen::VectorXd p = mw_.Probabilities();
-  for (int i = 0; i < n; ++i) out.row(i) = space_.grid.row(bo::SampleIndex(p, rng));
-  return out;
+  return SampleGridRows(space_, mw_.Probabilities(), n, rng);
 }
 
 bool GpMwStrategy::FiniteDistribution(Eigen::MatrixXd* support, Eigen::VectorXd* probs) const {
@@ -95,10 +100,7 @@ Exp3RffStrategy::Exp3RffStrategy(ActionSpace space, double lengthscale, bo::Rng&
       exp3_(RffOfGrid(space_, lengthscale, num_features, rng), eta, gamma) {}
 
 Eigen::MatrixXd Exp3RffStrategy::Sample(int n, bo::Rng& rng) const {
-  Eigen::MatrixXd out(n, space_.dim());
-  const Eigen::VectorXd p = exp3_.Probabilities();
-  for (int i = 0; i < n; ++i) out.row(i) = space_.grid.row(bo::SampleIndex(p, rng));
-  return out;
+  return SampleGridRows(space_, exp3_.Probabilities(), n, rng);
 }
 
 bool Exp3RffStrategy::FiniteDistribution(Eigen::MatrixXd* support, Eigen::VectorXd* probs) const {
