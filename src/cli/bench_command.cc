@@ -215,16 +215,17 @@ int RunBench(const BenchArgs& a) {
                                        DefenseTransform(defense, images, defense_seed)),
                  100.0 * CleanAccuracy(images, *model, a.clean_images));
 
-  // Jobs = instances x attacks (attacks interleaved); this shard takes every n-th.
+  // Jobs = instances x attacks (attacks interleaved). Shard k/n takes job (i, j) when
+  // (i + j) mod n = k - 1: every attack's instances are spread evenly over the shards
+  // whatever the number of attacks (job id mod n would give all of one attack's jobs to
+  // one shard whenever n divides the attack count, e.g. every BO attack to shard 1 of 2).
   struct Job {
     size_t instance, attack;
   };
   std::vector<Job> jobs;
   for (size_t i = 0; i < sel.instances.size(); ++i)
-    for (size_t j = 0; j < atk.size(); ++j) {
-      const size_t id = i * atk.size() + j;
-      if (static_cast<int>(id % shard_n) == shard_k - 1) jobs.push_back({i, j});
-    }
+    for (size_t j = 0; j < atk.size(); ++j)
+      if (static_cast<int>((i + j) % shard_n) == shard_k - 1) jobs.push_back({i, j});
   fs::create_directories(a.out_dir);
   const fs::path records = fs::path(a.out_dir) /
                            (shard_n == 1 ? std::string("records.jsonl")
@@ -327,7 +328,7 @@ std::function<int()> RegisterBenchCommand(CLI::App& app) {
       "failures at the budget, seconds per instance, model share). Writes records.jsonl\n"
       "(one line per attack x instance; an interrupted run resumes where it stopped),\n"
       "table.txt, summary.json, curves.csv and curves.png (success rate vs queries) into\n"
-      "--out-dir. --shard k/n runs every n-th job; `advbo bench merge` combines shards.");
+      "--out-dir. --shard k/n runs the jobs (instance i, attack j) with (i + j) mod n = k - 1; `advbo bench merge` combines shards.");
   cmd->add_option("--attacks", a->attacks, "comma list of attacks")->default_val(a->attacks);
   cmd->add_option("--dataset", a->dataset, "shipped dataset: mnist | cifar10")
       ->check(CLI::IsMember({"mnist", "cifar10"}))

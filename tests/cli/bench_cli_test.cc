@@ -55,6 +55,14 @@ TEST_F(BenchCli, ShardsMergeToTheSameTableAsOneRunAndRunsResume) {
   const std::string table = Slurp(dir_ / "one" / "table.txt");
   for (const char* name : {"square", "random", "genattack", "ASR%", "median"})
     EXPECT_NE(table.find(name), std::string::npos) << name;
+  // Shards are balanced per attack even when n divides the attack count: 2 attacks over 2
+  // shards put one instance of each attack in each shard.
+  ASSERT_EQ(RunAdvbo("bench --attacks square,random --indices 0,2 --target 2 --budget 40 -q "
+                     "--shard 1/2 --out-dir " + (dir_ / "b1").string(), dir_ / "log_b1"), 0);
+  const std::string b1 = Slurp(dir_ / "b1" / "records.shard-1-of-2.jsonl");
+  EXPECT_EQ(Lines(dir_ / "b1" / "records.shard-1-of-2.jsonl"), 2);
+  EXPECT_NE(b1.find("\"attack\":\"square\""), std::string::npos);
+  EXPECT_NE(b1.find("\"attack\":\"random\""), std::string::npos);
 
   // Resume: a second run finds every job done and adds nothing; a truncated last line
   // (interrupted write) is dropped and its job redone.

@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""Markdown table of an `advbo bench` run next to the BOS^2 paper's figures
+(Kharkovskii 2020 thesis, Tables 5.1-5.4), with the time split per attack.
+
+Usage: python3 tools/paper_compare.py RECORDS.jsonl {mnist|cifar10}
+
+Reads the per-instance records (not summary.json) so it can also report the seconds per
+instance, the model/BO split per query and, for the BO attacks, the wall time of the whole
+row. Columns: ASR, max / mean / median queries over successes, mean queries with failures
+at the budget, seconds per instance (model share), ms per query in the model and outside it.
+"""
+import json
+import statistics
+import sys
+
+# Thesis Tables 5.1-5.4: ASR %, max, mean, median over successes (ZOO/AutoZOOM: first success).
+PAPER = {
+    "mnist": {"bos2": (99, 897, 108.75, 63), "bos2-nostop": (99, 895, 133.34, 88),
+              "bayesopt": (98, 817, 116.99, 79), "genattack": (64, 881, 428.66, 396),
+              "zoo": (1, 95, 65.88, 67), "autozoom": (1, 77, 72.5, 72.5)},
+    "cifar10": {"bos2": (84, 877, 253.5, 164.5), "bos2-nostop": (83, 896, 248.03, 181),
+                "bayesopt": (79, 883, 247.49, 176.5), "genattack": (64, 891, 410.7, 386),
+                "zoo": (20, 452, 142.28, 104), "autozoom": (1, 176, 169.5, 169.5)},
+}
+ORDER = ["bos2", "bos2-nostop", "bayesopt", "genattack", "zoo", "autozoom", "square",
+         "parsimonious", "random"]
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[2] not in PAPER:
+        sys.exit(__doc__)
+    recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+    by = {}
+    for r in recs:
+        by.setdefault(r["attack"], []).append(r)
+    paper = PAPER[sys.argv[2]]
+    print("| attack | instances | ASR % | max / mean / median queries | mean queries (fail = T) "
+          "| s / instance (model %) | ms / query model · BO | paper ASR % · max / mean / median |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for a in sorted(by, key=lambda k: ORDER.index(k) if k in ORDER else 99):
+        rs = by[a]
+        n = len(rs)
+        succ = [r["queries"] for r in rs if r["success"]]
+        asr = 100.0 * len(succ) / n
+        budget = rs[0]["budget"]
+        allq = sum(r["queries"] if r["success"] else budget for r in rs) / n
+        secs = sum(r["seconds"] for r in rs)
+        model = sum(r["model_seconds"] for r in rs)
+        used = sum(r["queries_used"] for r in rs)
+        q = (f"{max(succ)} / {statistics.mean(succ):.2f} / {statistics.median(succ):g}"
+             if succ else "– / – / –")
+        p = paper.get(a)
+        ptxt = f"{p[0]} · {p[1]} / {p[2]} / {p[3]}" if p else "–"
+        print(f"| {a} | {n} | {asr:.1f} | {q} | {allq:.1f} | {secs / n:.2f} ({100 * model / secs:.0f} %) "
+              f"| {1000 * model / used:.2f} · {1000 * (secs - model) / used:.2f} | {ptxt} |")
+    for a in ("bos2", "bos2-nostop", "bayesopt"):
+        if a in by:
+            s = sum(r["seconds"] for r in by[a])
+            print(f"\n{a}: whole row {s / 60:.1f} CPU-minutes ({s / 120:.1f} min wall on 2 cores in "
+                  f"parallel shards)", end="")
+    print()
+
+
+if __name__ == "__main__":
+    main()
