@@ -8,19 +8,20 @@
 # Runs SHARDS (default: nproc) single-threaded shards side by side, each into
 # results/bench_<dataset>/shard-k (resumable: re-running skips finished instances), then
 # merges them into results/bench_<dataset>/ (table.txt, summary.json, curves.csv/png).
-# Copy the merged folder to tools/results/ to publish it.
+# Copy the merged folder to tools/results/ to publish it. ADVBO=path overrides build/advbo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which="${1:-all}"
 shards="${2:-$(nproc)}"
 ATTACKS=bos2,bos2-nostop,bayesopt,genattack,zoo,autozoom,square,random
+ADVBO="${ADVBO:-build/advbo}"
 
 run_dataset() {
   local ds="$1" n="$2" eps="$3" out="results/bench_$1"
   mkdir -p "$out"
   local pids=()
   for k in $(seq 1 "$shards"); do
-    build/advbo bench --dataset "$ds" --attacks "$ATTACKS" --num-images "$n" --targeted \
+    "$ADVBO" bench --dataset "$ds" --attacks "$ATTACKS" --num-images "$n" --targeted \
       --eps "$eps" --budget 900 --seed 0 --threads 1 --shard "$k/$shards" \
       --out-dir "$out/shard-$k" >"$out/shard-$k.log" 2>&1 &
     pids+=($!)
@@ -28,7 +29,7 @@ run_dataset() {
   local rc=0
   for p in "${pids[@]}"; do wait "$p" || rc=1; done
   ((rc == 0)) || { echo "bench_paper: a $ds shard failed (see $out/shard-*.log)" >&2; return 1; }
-  build/advbo bench merge "$out"/shard-* --out-dir "$out"
+  "$ADVBO" bench merge "$out"/shard-* --out-dir "$out"
 }
 
 case "$which" in
