@@ -1,6 +1,7 @@
 // End-to-end: `advbo game` (rounds, summary, curves, bad input) and `advbo attack --defense`.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -37,7 +38,7 @@ TEST_F(GameCli, SyntheticGameWritesOneLinePerRoundAndASummary) {
     EXPECT_NEAR(r["payoffs"][0].get<double>() + r["payoffs"][1].get<double>(), 1.0, 1e-12);
     EXPECT_GE(r["regret"][0].get<double>(), 0.0);
     for (int m = 0; m < 2; ++m) {
-      const double a = r["actions"][m].get<double>();
+      const double a = r["actions"][m][0].get<double>();
       EXPECT_NEAR(a * 19, std::round(a * 19), 1e-9);
     }
     EXPECT_EQ(r["seed"].get<int>(), 3);
@@ -69,6 +70,32 @@ TEST_F(GameCli, SyntheticGameWritesOneLinePerRoundAndASummary) {
     b.erase("seconds");
     ASSERT_EQ(a, b) << i;
   }
+}
+
+TEST_F(GameCli, AdversarialGameOnMnistKeepsBothClipsAndConstantSum) {
+  const fs::path out = dir_ / "adv";
+  ASSERT_EQ(RunAdvbo("game --game mnist --matchups 1v0,0v1 --rounds 6 --init-rounds 2 --samples 50 "
+                     "--candidates 40 --indices 3 -q --out-dir " + out.string(), dir_ / "log"), 0)
+      << Slurp(dir_ / "log");
+  const auto rounds = Lines(out / "rounds.jsonl");
+  ASSERT_EQ(rounds.size(), 2u * (6 + 2));
+  for (const auto& r : rounds) {
+    EXPECT_NEAR(r["payoffs"][0].get<double>() + r["payoffs"][1].get<double>(), 1.0, 1e-12);
+    EXPECT_LE(r["linf_attacker"].get<double>(), 0.2 + 1e-6);
+    EXPECT_LE(r["linf_defender"].get<double>(), 0.2 + 1e-6);
+    EXPECT_EQ(r["success"].get<bool>(), r["attack_score"].get<double>() > r["true_prob"].get<double>());
+    EXPECT_EQ(r["image_index"].get<int>(), 3);
+    for (int m = 0; m < 2; ++m) {
+      ASSERT_EQ(r["actions"][m].size(), 2u);  // the MNIST VAE's 2-D latent
+      for (const auto& v : r["actions"][m]) EXPECT_LE(std::abs(v.get<double>()), 2.0);
+    }
+  }
+  const auto summary = nlohmann::json::parse(Slurp(out / "summary.json"));
+  EXPECT_EQ(summary["results"][0]["agents"][0], "r2b2:1(random)");
+  int successes = 0;
+  for (const auto& r : rounds)
+    if (r["matchup"] == "1v0" && !r["init_round"].get<bool>()) successes += r["success"].get<bool>();
+  EXPECT_EQ(summary["results"][0]["successful_attacks"].get<double>(), successes);
 }
 
 TEST_F(GameCli, BadGameInputFailsClearlyAndWritesNothing) {
