@@ -105,24 +105,37 @@ std::function<void(float*, int)> DefenseTransform(const defenses::DefensePipelin
   return [defense, rng, c, h, w](float* x, int n) { defense.Apply(x, n, c, h, w, *rng); };
 }
 
+namespace {
+
+// Argmax classes of the images `idx`, evaluated in one batch behind `transform` (if any).
+std::vector<int> Classify(const data::ImageSet& images, const oracle::Classifier& model,
+                          const std::vector<int>& idx,
+                          const std::function<void(float*, int)>& transform) {
+  std::vector<float> batch;
+  for (int i : idx) {
+    const float* p = images.image(i);
+    batch.insert(batch.end(), p, p + images.image_size());
+  }
+  if (transform) transform(batch.data(), static_cast<int>(idx.size()));
+  Eigen::MatrixXd lp = model.LogProbabilities(batch.data(), static_cast<int>(idx.size()));
+  std::vector<int> pred(idx.size());
+  for (size_t k = 0; k < idx.size(); ++k) lp.row(k).maxCoeff(&pred[k]);
+  return pred;
+}
+
+}  // namespace
+
 double CleanAccuracy(const data::ImageSet& images, const oracle::Classifier& model, int n,
                      const std::function<void(float*, int)>& transform) {
   const int total = static_cast<int>(std::min<size_t>(images.size(), std::max(n, 0)));
   int correct = 0, counted = 0;
   for (int start = 0; start < total; start += 200) {
-    const int end = std::min(total, start + 200);
-    std::vector<float> batch;
-    for (int i = start; i < end; ++i) {
-      const float* p = images.image(i);
-      batch.insert(batch.end(), p, p + images.image_size());
-    }
-    if (transform) transform(batch.data(), end - start);
-    Eigen::MatrixXd lp = model.LogProbabilities(batch.data(), end - start);
-    for (int i = start; i < end; ++i) {
-      if (images.labels[i] < 0) continue;
-      Eigen::Index arg;
-      lp.row(i - start).maxCoeff(&arg);
-      correct += static_cast<int>(arg) == images.labels[i];
+    std::vector<int> idx;
+    for (int i = start; i < std::min(total, start + 200); ++i) idx.push_back(i);
+    const std::vector<int> pred = Classify(images, model, idx, transform);
+    for (size_t k = 0; k < idx.size(); ++k) {
+      if (images.labels[idx[k]] < 0) continue;
+      correct += pred[k] == images.labels[idx[k]];
       ++counted;
     }
   }
@@ -134,18 +147,6 @@ Selection SelectInstances(const data::ImageSet& images, const oracle::Classifier
                           int target, const std::string& dataset_name,
                           const std::function<void(float*, int)>& transform) {
   Selection sel;
-  auto classify = [&](const std::vector<int>& idx) {
-    std::vector<float> batch;
-    for (int i : idx) {
-      const float* p = images.image(i);
-      batch.insert(batch.end(), p, p + images.image_size());
-    }
-    if (transform) transform(batch.data(), static_cast<int>(idx.size()));
-    Eigen::MatrixXd lp = model.LogProbabilities(batch.data(), static_cast<int>(idx.size()));
-    std::vector<int> pred(idx.size());
-    for (size_t k = 0; k < idx.size(); ++k) lp.row(k).maxCoeff(&pred[k]);
-    return pred;
-  };
   for (int i : indices)
     if (i < 0 || static_cast<size_t>(i) >= images.size())
       throw std::invalid_argument("--indices: " + std::to_string(i) + " outside 0.." +
@@ -161,7 +162,7 @@ Selection SelectInstances(const data::ImageSet& images, const oracle::Classifier
       for (size_t i = start; i < std::min(images.size(), start + 200); ++i)
         idx.push_back(static_cast<int>(i));
     }
-    std::vector<int> pred = classify(idx);
+    std::vector<int> pred = Classify(images, model, idx, transform);
     for (size_t k = 0; k < idx.size(); ++k) {
       if (images.labels[idx[k]] < 0)
         throw data::DataError(dataset_name + ": image " + std::to_string(idx[k]) +
