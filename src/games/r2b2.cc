@@ -48,6 +48,7 @@ R2b2Agent::R2b2Agent(int self, std::vector<ActionSpace> spaces, std::vector<Payo
   offsets_.push_back(0);
   for (const auto& s : spaces_) offsets_.push_back(offsets_.back() + s.dim());
   joint_dim_ = offsets_.back();
+  for (const auto& s : spaces_) domain_size_ = s.finite() ? domain_size_ * s.size() : 0.0;
   for (int m = 0; m < m_agents; ++m) {
     bo::Rng rng(bo::DeriveSeed(options_.candidate_seed, static_cast<uint64_t>(m)));
     if (spaces_[m].finite() && spaces_[m].size() <= options_.candidates) {
@@ -80,9 +81,8 @@ Eigen::VectorXd R2b2Agent::ExpectedUcbScores(int m, const Eigen::MatrixXd& cands
   if (s_rows < 1 || w.size() != s_rows || others.cols() != joint_dim_ ||
       cands.cols() != spaces_.at(m).dim())
     throw std::invalid_argument("R2-B2: inconsistent candidate / opponent-sample shapes");
-  double domain = 1.0;
-  for (const auto& s : spaces_) domain = s.finite() ? domain * s.size() : 0.0;
-  const double sqrt_beta = std::sqrt(std::max(0.0, options_.beta.Beta(round, joint_dim_, domain)));
+  const double sqrt_beta =
+      std::sqrt(std::max(0.0, options_.beta.Beta(round, joint_dim_, domain_size_)));
   const auto& gp = beliefs_[m].gp();
   const long c_rows = cands.rows();
   const long per_block = std::max(1L, kBlockRows / s_rows);
@@ -225,13 +225,7 @@ Eigen::VectorXd R2b2Agent::Act(const GameHistory& h, const std::vector<Eigen::Ve
 
 void R2b2Agent::Observe(const GameHistory& h) {
   const int m_agents = static_cast<int>(spaces_.size());
-  const double beta = options_.beta.Beta(std::max(1, h.rounds()), joint_dim_,
-                                         [&] {
-                                           double d = 1.0;
-                                           for (const auto& s : spaces_)
-                                             d = s.finite() ? d * s.size() : 0.0;
-                                           return d;
-                                         }());
+  const double beta = options_.beta.Beta(std::max(1, h.rounds()), joint_dim_, domain_size_);
   for (int m = 0; m < m_agents; ++m) {
     const bool needed = m == self_ || options_.level >= 2 || level0_[m]->name() == "gpmw";
     if (needed) beliefs_[m].Update(h);

@@ -98,6 +98,7 @@ class R2b2Agent final : public Agent {
   bool moves_second_;
   std::vector<int> offsets_;
   int joint_dim_ = 0;
+  double domain_size_ = 1.0;  // |X_1 x ... x X_M| for beta_t, 0 if any space is continuous
   std::vector<Eigen::MatrixXd> candidates_;
   Eigen::VectorXd last_simulated_;
 };
