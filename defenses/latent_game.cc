@@ -25,7 +25,11 @@ double ClipTo(std::vector<float>* x, const std::vector<float>& anchor, double ep
 LatentGame::LatentGame(const oracle::Classifier& model, const oracle::Autoencoder& attacker_vae,
                        const oracle::Autoencoder& defender_vae, const float* clean, int true_class,
                        LatentGameOptions options)
-    : model_(model), att_(attacker_vae), def_(defender_vae), true_class_(true_class), opt_(options) {
+    : model_(model),
+      att_(attacker_vae),
+      def_(defender_vae),
+      true_class_(true_class),
+      opt_(options) {
   if (att_.input_size() != model.input_size() || def_.input_size() != model.input_size())
     throw std::invalid_argument("latent game: the VAEs' image size differs from the model's");
   if (!(opt_.epsilon > 0 && opt_.epsilon <= 1) || !(opt_.action_bound > 0))
@@ -34,8 +38,10 @@ LatentGame::LatentGame(const oracle::Classifier& model, const oracle::Autoencode
     throw std::invalid_argument("latent game: true class out of range");
   clean_.assign(clean, clean + model.input_size());
   z0_ = att_.Encode(clean_.data(), 1).row(0).transpose();
-  spaces_.push_back(games::ActionSpace::Box(att_.latent_dim(), -opt_.action_bound, opt_.action_bound));
-  spaces_.push_back(games::ActionSpace::Box(def_.latent_dim(), -opt_.action_bound, opt_.action_bound));
+  spaces_.push_back(
+      games::ActionSpace::Box(att_.latent_dim(), -opt_.action_bound, opt_.action_bound));
+  spaces_.push_back(
+      games::ActionSpace::Box(def_.latent_dim(), -opt_.action_bound, opt_.action_bound));
 }
 
 void LatentGame::Images(const Eigen::VectorXd& a1, const Eigen::VectorXd& a2,
@@ -44,6 +50,11 @@ void LatentGame::Images(const Eigen::VectorXd& a1, const Eigen::VectorXd& a2,
     throw std::invalid_argument("latent game: action size differs from the latent dimension");
   *x1 = att_.Decode((z0_ + a1).transpose());
   last_linf1_ = ClipTo(x1, clean_, opt_.epsilon);
+  if (!opt_.defender_active) {
+    *x2 = *x1;
+    last_linf2_ = 0;
+    return;
+  }
   Eigen::VectorXd z1 = def_.Encode(x1->data(), 1).row(0).transpose();
   *x2 = def_.Decode((z1 + a2).transpose());
   last_linf2_ = ClipTo(x2, *x1, opt_.epsilon);

@@ -22,6 +22,9 @@ namespace advbo::defenses {
 struct LatentGameOptions {
   double epsilon = 0.2;       ///< L_inf radius of each clip (0.2 MNIST, 0.05 CIFAR-10)
   double action_bound = 2.0;  ///< actions in [-bound, bound]^z (App. E.6.2.1a: 2)
+  /// false = no defender stage: x_2 = x_1 whatever a_2 is (the "without defender" runs of
+  /// App. E.6.2.2b, Fig. E.10)
+  bool defender_active = true;
 };
 
 /// The two-agent game environment (agent 0 = attacker, agent 1 = defender).
@@ -51,7 +54,7 @@ class LatentGame final : public games::GameEnvironment {
 
  private:
   const oracle::Classifier& model_;
-  const oracle::Autoencoder& att_, &def_;
+  const oracle::Autoencoder &att_, &def_;
   std::vector<float> clean_;
   int true_class_;
   LatentGameOptions opt_;

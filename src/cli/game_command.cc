@@ -1,6 +1,7 @@
 // `advbo game`: repeated games between R2-B2 agents (Dai 2021 thesis, Ch. 8). Synthetic GP
 // games (App. E.6.1.1a) with one or several matchups of reasoning levels on the same sampled
 // games; one JSONL line per round, a summary table, mean-regret curves as CSV and PNG.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -16,9 +17,9 @@
 #include "bo/random.h"
 #include "cli/commands.h"
 #include "cli/format.h"
+#include "cli/instances.h"
 #include "cli/plot.h"
 #include "cli/progress.h"
-#include "cli/instances.h"
 #include "defenses/latent_game.h"
 #include "games/r2b2.h"
 #include "games/synthetic.h"
@@ -54,24 +55,27 @@ struct AgentSpec {
   int level = 0;
   bool lite = false;
   std::string level0;
+  std::string plain;  // set when the agent is a bare level-0 strategy ("gpucb", "none", ...)
   std::string Label() const {
-    return std::to_string(level) + (lite ? "L" : "");
+    return plain.empty() ? std::to_string(level) + (lite ? "L" : "") : plain;
   }
 };
 
-// "r2b2:K", "r2b2:K-lite", or a level-0 strategy name ("random", "gpmw", "exp3").
+// "r2b2:K", "r2b2:K-lite", or a level-0 strategy name (games::Level0Names(): random, gpmw,
+// exp3, gpucb, ts, none), which plays that strategy as a level-0 agent.
 AgentSpec ParseAgent(const std::string& s, const std::string& default_level0) {
   AgentSpec a;
   a.level0 = default_level0;
-  if (s == "random" || s == "gpmw" || s == "exp3") {
-    a.level0 = s;
+  const auto& names = games::Level0Names();
+  if (std::find(names.begin(), names.end(), s) != names.end()) {
+    a.level0 = a.plain = s;
     return a;
   }
   const std::string prefix = "r2b2:";
   if (s.rfind(prefix, 0) != 0)
     throw std::invalid_argument("agent '" + s +
-                                "': use r2b2:K (K = reasoning level), r2b2:1-lite, random, gpmw "
-                                "or exp3");
+                                "': use r2b2:K (K = reasoning level), r2b2:1-lite, or a level-0 "
+                                "strategy: random, gpmw, exp3, gpucb, ts, none");
   std::string rest = s.substr(prefix.size());
   const auto dash = rest.find("-lite");
   if (dash != std::string::npos) {
@@ -117,18 +121,29 @@ struct AgentContext {
   long exact_limit = 20000;
 };
 
-std::unique_ptr<games::R2b2Agent> MakeR2b2(int self, const AgentSpec& spec, const AgentContext& ctx,
-                                           const GameArgs& a, uint64_t run_seed) {
+// Agent `self` of the pair `specs`. It models agent m's level-0 strategy as specs[m]'s (the
+// agents know each other's level-0 algorithm, Sec. 8.3.1.1); random features, candidate
+// sets and refit restarts are seeded by the run and the agent index, so an agent's copy of
+// another's strategy matches the original.
+std::unique_ptr<games::R2b2Agent> MakeR2b2(int self, const std::pair<AgentSpec, AgentSpec>& specs,
+                                           const AgentContext& ctx, const GameArgs& a,
+                                           uint64_t run_seed) {
+  const AgentSpec& spec = self == 0 ? specs.first : specs.second;
   int joint = 0;
   for (const auto& sp : ctx.spaces) joint += sp.dim();
   std::vector<games::PayoffBelief> beliefs;
   for (int m = 0; m < 2; ++m) beliefs.emplace_back(m, joint, ctx.prior, ctx.belief);
-  // Every agent's level-0 strategy as this agent models it (the same kind for both; EXP3's
-  // random features drawn from a seed shared by the run so models match the originals).
   std::vector<std::unique_ptr<games::Level0Strategy>> level0;
   for (int m = 0; m < 2; ++m) {
     bo::Rng feat(bo::DeriveSeed(run_seed, 77 + m));
-    level0.push_back(games::MakeLevel0(spec.level0, ctx.spaces[m], ctx.rff_lengthscale, feat));
+    games::Level0Options lo;
+    lo.rff_lengthscale = ctx.rff_lengthscale;
+    lo.candidates = ctx.candidates;
+    lo.candidate_seed = bo::DeriveSeed(run_seed, 91 + m);
+    lo.gp_noise = a.gp_noise;
+    lo.belief = ctx.belief;
+    level0.push_back(
+        games::MakeLevel0((m == 0 ? specs.first : specs.second).level0, ctx.spaces[m], lo, feat));
   }
   games::R2b2Options opt;
   opt.level = spec.level;
@@ -165,9 +180,11 @@ int RunGame(const GameArgs& in) {
   if (a.eps <= 0) a.eps = a.game == "cifar10" ? 0.05 : 0.2;
   const GameType type = games::ParseGameType(a.type);
   if (a.rounds < 1 || a.num_games < 1 || a.inits < 1 || a.grid < 2 || a.samples < 1)
-    throw std::invalid_argument("--rounds, --games, --inits, --grid and --samples must be positive");
-  if (a.level0 != "random" && a.level0 != "gpmw" && a.level0 != "exp3")
-    throw std::invalid_argument("--level0 " + a.level0 + ": use random, gpmw or exp3");
+    throw std::invalid_argument(
+        "--rounds, --games, --inits, --grid and --samples must be positive");
+  if (a.level0 != "random" && a.level0 != "gpmw" && a.level0 != "exp3" && a.level0 != "gpucb" &&
+      a.level0 != "ts")
+    throw std::invalid_argument("--level0 " + a.level0 + ": use random, gpmw, exp3, gpucb or ts");
   std::vector<std::pair<AgentSpec, AgentSpec>> matchups;
   std::vector<std::string> labels;
   if (a.matchups.empty()) {
@@ -175,7 +192,8 @@ int RunGame(const GameArgs& in) {
   } else {
     for (const auto& m : a.matchups) matchups.push_back(ParseMatchup(m, a.level0));
   }
-  for (const auto& [p, q] : matchups) labels.push_back(p.Label() + "v" + q.Label());
+  for (const auto& [p, q] : matchups)
+    labels.push_back(p.Label() + (p.plain.empty() && q.plain.empty() ? "v" : "-vs-") + q.Label());
   bo::ParseExplorationWeight(a.beta);  // validate before any work
   if (a.out_dir.empty()) throw std::invalid_argument("--out-dir is required");
 
@@ -191,9 +209,10 @@ int RunGame(const GameArgs& in) {
     model = LoadModelFor(*images, model_path, "auto", a.threads);
     vae_path = a.vae.empty() ? (RepoRoot() / "models" / (a.game + "_vae.pt")).string() : a.vae;
     vae = oracle::Autoencoder::Load(vae_path, images->channels, images->height, images->width);
-    if (a.level0 != "random" && vae->latent_dim() != 2)
-      throw std::invalid_argument("--level0 " + a.level0 +
-                                  " needs a discretised action space: only for a 2-D latent (MNIST)");
+    if ((a.level0 == "gpmw" || a.level0 == "exp3") && vae->latent_dim() != 2)
+      throw std::invalid_argument(
+          "--level0 " + a.level0 +
+          " needs a discretised action space: only for a 2-D latent (MNIST)");
     targets = SelectInstances(*images, *model, a.indices, a.num_games, true, -1, a.game).instances;
     if (targets.empty()) throw std::invalid_argument("no correctly classified image to play on");
   }
@@ -209,16 +228,18 @@ int RunGame(const GameArgs& in) {
   // Per matchup: curves summed over runs (agent-1 running mean regret, or attack score per
   // round), and per-run totals.
   const size_t km = matchups.size();
-  std::vector<std::vector<double>> curve1(km, std::vector<double>(a.rounds + 1, 0.0)), curve2 = curve1;
+  std::vector<std::vector<double>> curve1(km, std::vector<double>(a.rounds + 1, 0.0)),
+      curve2 = curve1;
   std::vector<std::vector<double>> final1(km), final2(km), successes(km);
   std::vector<std::vector<std::string>> names(km);
   long done = 0;
   for (size_t k = 0; k < km; ++k) {
     for (int g = 0; g < num_games; ++g) {
       std::unique_ptr<games::GameEnvironment> env;
-      AgentContext ctx{{}, bo::ExactGP(std::make_unique<bo::StationaryKernel>(
-                                           bo::KernelFamily::kSquaredExponential, 2, false),
-                                       a.gp_noise)};
+      AgentContext ctx{{},
+                       bo::ExactGP(std::make_unique<bo::StationaryKernel>(
+                                       bo::KernelFamily::kSquaredExponential, 2, false),
+                                   a.gp_noise)};
       ctx.candidates = a.candidates;
       if (synthetic) {
         bo::Rng game_rng(bo::DeriveSeed(a.seed, static_cast<uint64_t>(g)));
@@ -232,10 +253,11 @@ int RunGame(const GameArgs& in) {
         const Instance& t = targets[g];
         defenses::LatentGameOptions lo;
         lo.epsilon = a.eps;
+        lo.defender_active = matchups[k].second.level0 != "none";
         auto lg = std::make_unique<defenses::LatentGame>(*model, *vae, *vae, images->image(t.index),
                                                          t.label, lo);
         ctx.spaces = {lg->space(0), lg->space(1)};
-        if (a.level0 != "random")  // GP-MW / EXP3: the 100 x 100 grid of [-2, 2]^2
+        if (a.level0 == "gpmw" || a.level0 == "exp3")  // the 100 x 100 grid of [-2, 2]^2
           for (auto& sp : ctx.spaces) {
             Eigen::VectorXd v = Eigen::VectorXd::LinSpaced(100, sp.lower(0), sp.upper(0));
             sp.grid.resize(100 * 100, 2);
@@ -243,10 +265,10 @@ int RunGame(const GameArgs& in) {
               for (int j = 0; j < 100; ++j) sp.grid.row(i * 100 + j) << v(i), v(j);
           }
         const int joint = ctx.spaces[0].dim() + ctx.spaces[1].dim();
-        ctx.prior = bo::ExactGP(std::make_unique<bo::StationaryKernel>(
-                                    bo::KernelFamily::kSquaredExponential, joint, true,
-                                    std::vector<int>{}, 1.0, 1.0),
-                                a.gp_noise);
+        ctx.prior = bo::ExactGP(
+            std::make_unique<bo::StationaryKernel>(bo::KernelFamily::kSquaredExponential, joint,
+                                                   true, std::vector<int>{}, 1.0, 1.0),
+            a.gp_noise);
         ctx.belief.refit_every = a.refit_every;  // App. E.6.2.1a: every 10 iterations
         ctx.rff_lengthscale = 1.0;
         ctx.exact_limit = 1000;  // large grids: sample the expectation (S samples)
@@ -256,58 +278,63 @@ int RunGame(const GameArgs& in) {
         const uint64_t run_seed = bo::DeriveSeed(a.seed, 1000003ULL * (g + 1) + i);
         bo::Rng rng(run_seed);
         ctx.belief.fit_seed = run_seed;
-        auto p1 = MakeR2b2(0, matchups[k].first, ctx, a, run_seed);
-        auto p2 = MakeR2b2(1, matchups[k].second, ctx, a, run_seed);
+        auto p1 = MakeR2b2(0, matchups[k], ctx, a, run_seed);
+        auto p2 = MakeR2b2(1, matchups[k], ctx, a, run_seed);
         names[k] = {p1->name(), p2->name()};
         games::GameOptions go;
         go.rounds = a.rounds;
         go.init_rounds = a.init_rounds;
         go.payoff_noise = a.payoff_noise;
         double cum1 = 0, cum2 = 0, succ = 0;
-        games::RunRepeatedGame(*env, {p1.get(), p2.get()}, go, rng, [&](const games::RoundRecord& r) {
-          nlohmann::json line = {{"matchup", labels[k]},
-                                 {"agents", {p1->name(), p2->name()}},
-                                 {"game", a.game},
-                                 {"run_game", g},
-                                 {"init", i},
-                                 {"round", r.round},
-                                 {"init_round", r.init},
-                                 {"payoffs", {r.payoffs(0), r.payoffs(1)}},
-                                 {"observed", {r.observed(0), r.observed(1)}},
-                                 {"seconds", r.seconds},
-                                 {"seed", a.seed}};
-          line["actions"] = {std::vector<double>(r.actions[0].data(), r.actions[0].data() + r.actions[0].size()),
-                             std::vector<double>(r.actions[1].data(), r.actions[1].data() + r.actions[1].size())};
-          if (synthetic) {
-            line["game_type"] = games::GameTypeName(type);
-          } else {
-            line["image_index"] = targets[g].index;
-            line["true_class"] = targets[g].label;
-          }
-          for (const auto& [key, v] : r.details.items()) line[key] = v;
-          rounds_out << line.dump() << "\n";
-          if (r.init) return;
-          if (synthetic) {
-            cum1 += r.details["regret"][0].get<double>();
-            cum2 += r.details["regret"][1].get<double>();
-            curve1[k][r.round] += cum1 / r.round;
-            curve2[k][r.round] += cum2 / r.round;
-          } else {
-            cum1 += r.payoffs(0);
-            cum2 += r.payoffs(1);
-            succ += r.details["success"].get<bool>() ? 1 : 0;
-            curve1[k][r.round] += r.payoffs(0);
-            curve2[k][r.round] += r.details["success"].get<bool>() ? 1 : 0;
-            bar.Update(done, labels[k] + " image " + std::to_string(targets[g].index) + " round " +
-                                 std::to_string(r.round) + " successes " + std::to_string(int(succ)),
-                       false);
-          }
-        });
+        games::RunRepeatedGame(
+            *env, {p1.get(), p2.get()}, go, rng, [&](const games::RoundRecord& r) {
+              nlohmann::json line = {{"matchup", labels[k]},
+                                     {"agents", {p1->name(), p2->name()}},
+                                     {"game", a.game},
+                                     {"run_game", g},
+                                     {"init", i},
+                                     {"round", r.round},
+                                     {"init_round", r.init},
+                                     {"payoffs", {r.payoffs(0), r.payoffs(1)}},
+                                     {"observed", {r.observed(0), r.observed(1)}},
+                                     {"seconds", r.seconds},
+                                     {"seed", a.seed}};
+              line["actions"] = {std::vector<double>(r.actions[0].data(),
+                                                     r.actions[0].data() + r.actions[0].size()),
+                                 std::vector<double>(r.actions[1].data(),
+                                                     r.actions[1].data() + r.actions[1].size())};
+              if (synthetic) {
+                line["game_type"] = games::GameTypeName(type);
+              } else {
+                line["image_index"] = targets[g].index;
+                line["true_class"] = targets[g].label;
+              }
+              for (const auto& [key, v] : r.details.items()) line[key] = v;
+              rounds_out << line.dump() << "\n";
+              if (r.init) return;
+              if (synthetic) {
+                cum1 += r.details["regret"][0].get<double>();
+                cum2 += r.details["regret"][1].get<double>();
+                curve1[k][r.round] += cum1 / r.round;
+                curve2[k][r.round] += cum2 / r.round;
+              } else {
+                cum1 += r.payoffs(0);
+                cum2 += r.payoffs(1);
+                succ += r.details["success"].get<bool>() ? 1 : 0;
+                curve1[k][r.round] += r.payoffs(0);
+                curve2[k][r.round] += r.details["success"].get<bool>() ? 1 : 0;
+                bar.Update(done,
+                           labels[k] + " image " + std::to_string(targets[g].index) + " round " +
+                               std::to_string(r.round) + " successes " + std::to_string(int(succ)),
+                           false);
+              }
+            });
         final1[k].push_back(cum1 / a.rounds);
         final2[k].push_back(cum2 / a.rounds);
         successes[k].push_back(succ);
         ++done;
-        bar.Update(done, labels[k] + " game " + std::to_string(g) + " init " + std::to_string(i), true);
+        bar.Update(done, labels[k] + " game " + std::to_string(g) + " init " + std::to_string(i),
+                   true);
       }
     }
   }
@@ -354,13 +381,15 @@ int RunGame(const GameArgs& in) {
     nlohmann::json row = {{"matchup", labels[k]}, {"agents", names[k]}, {"runs", runs}};
     if (synthetic) {
       std::snprintf(buf, sizeof buf, "%-10s %14s +- %-5s %14s +- %-5s\n", labels[k].c_str(),
-                    Fmt(m1, 4).c_str(), Fmt(se1, 4).c_str(), Fmt(m2, 4).c_str(), Fmt(se2, 4).c_str());
+                    Fmt(m1, 4).c_str(), Fmt(se1, 4).c_str(), Fmt(m2, 4).c_str(),
+                    Fmt(se2, 4).c_str());
       row["mean_regret"] = {m1, m2};
       row["stderr"] = {se1, se2};
     } else {
       const auto [ms, ses] = mean_se(successes[k]);
       std::snprintf(buf, sizeof buf, "%-10s %16s +- %-5s %14s +- %-5s\n", labels[k].c_str(),
-                    Fmt(ms, 1).c_str(), Fmt(ses, 1).c_str(), Fmt(m1, 4).c_str(), Fmt(se1, 4).c_str());
+                    Fmt(ms, 1).c_str(), Fmt(ses, 1).c_str(), Fmt(m1, 4).c_str(),
+                    Fmt(se1, 4).c_str());
       row["successful_attacks"] = ms;
       row["successful_attacks_stderr"] = ses;
       row["mean_attack_score"] = m1;
@@ -370,12 +399,18 @@ int RunGame(const GameArgs& in) {
     table << buf;
     summary.push_back(row);
   }
-  nlohmann::json meta = {{"game", a.game},       {"rounds", a.rounds},
-                         {"init_rounds", a.init_rounds}, {"games", num_games},
-                         {"inits", a.inits},     {"level0", a.level0},
-                         {"payoff_noise", a.payoff_noise}, {"gp_noise", a.gp_noise},
-                         {"beta", a.beta},       {"samples", a.samples},
-                         {"candidates", a.candidates}, {"seed", a.seed},
+  nlohmann::json meta = {{"game", a.game},
+                         {"rounds", a.rounds},
+                         {"init_rounds", a.init_rounds},
+                         {"games", num_games},
+                         {"inits", a.inits},
+                         {"level0", a.level0},
+                         {"payoff_noise", a.payoff_noise},
+                         {"gp_noise", a.gp_noise},
+                         {"beta", a.beta},
+                         {"samples", a.samples},
+                         {"candidates", a.candidates},
+                         {"seed", a.seed},
                          {"results", summary}};
   if (synthetic) {
     meta["game_type"] = games::GameTypeName(type);
@@ -444,9 +479,12 @@ std::function<int()> RegisterGameCommand(CLI::App& app) {
   cmd->add_option("--type", a->type, "synthetic game type: common | general | constant")
       ->default_val("common");
   cmd->add_option("--attacker,--agent1", a->attacker,
-                  "agent 1: r2b2:K (level K), r2b2:1-lite, or a level-0 strategy (random, gpmw, exp3)")
+                  "agent 1: r2b2:K (level K), r2b2:1-lite, or a level-0 strategy: random, gpmw, "
+                  "exp3, gpucb / ts (BO over the own action only, unaware of the opponent), none "
+                  "(adversarial defender: no defender stage)")
       ->default_val("r2b2:1");
-  cmd->add_option("--defender,--agent2", a->defender, "agent 2, same syntax")->default_val("r2b2:0");
+  cmd->add_option("--defender,--agent2", a->defender, "agent 2, same syntax")
+      ->default_val("r2b2:0");
   cmd->add_option("--matchups", a->matchups,
                   "several matchups on the same games instead, e.g. 0v0,1v0,1Lv0,2v1 (levels of "
                   "agent 1 v agent 2; L = R2-B2-Lite)")
@@ -465,7 +503,8 @@ std::function<int()> RegisterGameCommand(CLI::App& app) {
                   "synthetic: sampled payoff functions; adversarial: first N correctly classified "
                   "test images")
       ->default_val(1);
-  cmd->add_option("--indices", a->indices, "adversarial: play on these image indices")->delimiter(',');
+  cmd->add_option("--indices", a->indices, "adversarial: play on these image indices")
+      ->delimiter(',');
   cmd->add_option("--inits", a->inits, "initialisations per game / image")->default_val(1);
   cmd->add_option("--samples", a->samples,
                   "S, samples of the opponent's level-0 strategy when (8.3) is not exact "
@@ -473,14 +512,16 @@ std::function<int()> RegisterGameCommand(CLI::App& app) {
   cmd->add_option("--candidates", a->candidates,
                   "own-action candidates per decision on continuous or large spaces (default 1000 "
                   "synthetic, 200 adversarial)");
-  cmd->add_option("--eps", a->eps, "adversarial: L_inf radius of each clip (default 0.2 MNIST, 0.05 CIFAR-10)");
+  cmd->add_option("--eps", a->eps,
+                  "adversarial: L_inf radius of each clip (default 0.2 MNIST, 0.05 CIFAR-10)");
   cmd->add_option("--vae", a->vae, "adversarial: TorchScript VAE (default models/<game>_vae.pt)");
   cmd->add_option("--refit-every", a->refit_every,
                   "adversarial: GP hyperparameter refit period in rounds (0 = never)")
       ->default_val(10);
   cmd->add_option("--threads", a->threads, "LibTorch threads")->default_val(1);
-  cmd->add_option("--payoff-noise", a->payoff_noise,
-                  "std. dev. of the noise added to observed payoffs (default 0.02 synthetic, 0 adversarial)");
+  cmd->add_option(
+      "--payoff-noise", a->payoff_noise,
+      "std. dev. of the noise added to observed payoffs (default 0.02 synthetic, 0 adversarial)");
   cmd->add_option("--gp-noise", a->gp_noise, "the agents' GP noise variance (standardised units)")
       ->default_val(1e-2);
   cmd->add_option("--beta", a->beta, "UCB exploration weight: r2b2_ref | srinivas2010 | constant:V")

@@ -1,7 +1,12 @@
 #include "games/level0.h"
 
+#include <algorithm>
+#include <cmath>
+#include <random>
 #include <stdexcept>
 
+#include "bo/design.h"
+#include "bo/hyperparameters.h"
 #include "bo/kernel.h"
 #include "bo/random_features.h"
 
@@ -31,8 +36,7 @@ Eigen::MatrixXd PointMassStrategy::Sample(int n, bo::Rng&) const {
   return action_.transpose().replicate(n, 1);
 }
 
-bool PointMassStrategy::FiniteDistribution(Eigen::MatrixXd* support,
-                                           Eigen::VectorXd* probs) const {
+bool PointMassStrategy::FiniteDistribution(Eigen::MatrixXd* support, Eigen::VectorXd* probs) const {
   *support = action_.transpose();
   *probs = Eigen::VectorXd::Ones(1);
   return true;
@@ -88,8 +92,8 @@ std::unique_ptr<Level0Strategy> GpMwStrategy::Clone() const {
 namespace {
 Eigen::MatrixXd RffOfGrid(const ActionSpace& space, double lengthscale, int m, bo::Rng& rng) {
   if (m < 1) throw std::invalid_argument("EXP3: need at least one random feature");
-  bo::StationaryKernel k(bo::KernelFamily::kSquaredExponential, space.dim(), false, {},
-                         lengthscale, 1.0);
+  bo::StationaryKernel k(bo::KernelFamily::kSquaredExponential, space.dim(), false, {}, lengthscale,
+                         1.0);
   return bo::RandomFeatures(k, m, rng).Features(space.grid);
 }
 }  // namespace
@@ -118,13 +122,110 @@ std::unique_ptr<Level0Strategy> Exp3RffStrategy::Clone() const {
   return std::make_unique<Exp3RffStrategy>(*this);
 }
 
+OwnActionBoStrategy::OwnActionBoStrategy(ActionSpace space, Acquisition acquisition,
+                                         const bo::ExactGP& prior, int candidates,
+                                         uint64_t candidate_seed, BeliefOptions belief)
+    : space_(std::move(space)), acq_(acquisition), gp_(prior), belief_(belief) {
+  if (candidates < 1) throw std::invalid_argument("BO level-0 strategy: need >= 1 candidate");
+  bo::Rng rng(candidate_seed);
+  if (space_.finite() && space_.size() <= candidates) {
+    cands_ = space_.grid;
+  } else if (space_.finite()) {
+    cands_ = SampleGridRows(space_, Eigen::VectorXd::Constant(space_.size(), 1.0 / space_.size()),
+                            candidates, rng);
+  } else {
+    cands_ = bo::MakeDesign(bo::DesignKind::kSobol, candidates, space_.lower, space_.upper, rng);
+  }
+  gp_.SetData(Eigen::MatrixXd(0, space_.dim()), Eigen::VectorXd(0));
+}
+
+Eigen::VectorXd OwnActionBoStrategy::UcbMaximiser() const {
+  Eigen::VectorXd mu, var;
+  gp_.Predict(cands_, &mu, &var);
+  Eigen::Index best;
+  (mu.array() + std::sqrt(std::max(0.0, beta_)) * var.cwiseMax(0.0).cwiseSqrt().array())
+      .maxCoeff(&best);
+  return cands_.row(best).transpose();
+}
+
+Eigen::MatrixXd OwnActionBoStrategy::Sample(int n, bo::Rng& rng) const {
+  Eigen::MatrixXd out(n, space_.dim());
+  if (gp_.num_data() == 0) {
+    std::uniform_int_distribution<int> pick(0, static_cast<int>(cands_.rows()) - 1);
+    for (int i = 0; i < n; ++i) out.row(i) = cands_.row(pick(rng));
+    return out;
+  }
+  if (acq_ == Acquisition::kUcb) return UcbMaximiser().transpose().replicate(n, 1);
+  const Eigen::MatrixXd f = gp_.SamplePosterior(cands_, n, rng);  // [C, n]
+  for (int i = 0; i < n; ++i) {
+    Eigen::Index best;
+    f.col(i).maxCoeff(&best);
+    out.row(i) = cands_.row(best);
+  }
+  return out;
+}
+
+bool OwnActionBoStrategy::FiniteDistribution(Eigen::MatrixXd* support,
+                                             Eigen::VectorXd* probs) const {
+  if (acq_ != Acquisition::kUcb || gp_.num_data() == 0) return false;
+  *support = UcbMaximiser().transpose();
+  *probs = Eigen::VectorXd::Ones(1);
+  return true;
+}
+
+void OwnActionBoStrategy::Observe(const GameHistory& h, int m, const bo::ExactGP&, double beta) {
+  beta_ = beta;
+  const int n = gp_.num_data();
+  if (h.rounds() == n) return;
+  if (h.rounds() == n + 1 && n > 0) {
+    gp_.AddObservation(h.Action(n, m), h.PayoffsAt(n)(m));
+  } else {
+    Eigen::MatrixXd x(h.rounds(), h.dim(m));
+    for (int t = 0; t < h.rounds(); ++t) x.row(t) = h.Action(t, m).transpose();
+    gp_.SetData(x, h.Payoffs(m));
+  }
+  if (belief_.refit_every > 0 && h.rounds() % belief_.refit_every == 0) {
+    bo::Rng rng(bo::DeriveSeed(belief_.fit_seed,
+                               static_cast<uint64_t>(h.rounds()) * 1000003ULL + 7919ULL * (m + 1)));
+    bo::FitHyperparameters(&gp_, belief_.fit, rng);
+  }
+}
+
+std::unique_ptr<Level0Strategy> OwnActionBoStrategy::Clone() const {
+  return std::make_unique<OwnActionBoStrategy>(*this);
+}
+
+const std::vector<std::string>& Level0Names() {
+  static const std::vector<std::string> names = {"random", "gpmw", "exp3", "gpucb", "ts", "none"};
+  return names;
+}
+
 std::unique_ptr<Level0Strategy> MakeLevel0(const std::string& name, const ActionSpace& space,
-                                           double lengthscale, bo::Rng& rng) {
+                                           const Level0Options& o, bo::Rng& rng) {
   if (name == "random") return std::make_unique<RandomSearchStrategy>(space);
   if (name == "gpmw") return std::make_unique<GpMwStrategy>(space);
-  if (name == "exp3") return std::make_unique<Exp3RffStrategy>(space, lengthscale, rng);
-  throw std::invalid_argument("unknown level-0 strategy '" + name +
-                              "' (use random, gpmw or exp3)");
+  if (name == "exp3") return std::make_unique<Exp3RffStrategy>(space, o.rff_lengthscale, rng);
+  if (name == "gpucb" || name == "ts") {
+    bo::ExactGP prior(std::make_unique<bo::StationaryKernel>(bo::KernelFamily::kSquaredExponential,
+                                                             space.dim(), true),
+                      o.gp_noise);
+    return std::make_unique<OwnActionBoStrategy>(space,
+                                                 name == "gpucb"
+                                                     ? OwnActionBoStrategy::Acquisition::kUcb
+                                                     : OwnActionBoStrategy::Acquisition::kThompson,
+                                                 prior, o.candidates, o.candidate_seed, o.belief);
+  }
+  if (name == "none") return std::make_unique<PointMassStrategy>((space.lower + space.upper) / 2);
+  std::string all;
+  for (const auto& n : Level0Names()) all += (all.empty() ? "" : ", ") + n;
+  throw std::invalid_argument("unknown level-0 strategy '" + name + "' (use " + all + ")");
+}
+
+std::unique_ptr<Level0Strategy> MakeLevel0(const std::string& name, const ActionSpace& space,
+                                           double lengthscale, bo::Rng& rng) {
+  Level0Options o;
+  o.rff_lengthscale = lengthscale;
+  return MakeLevel0(name, space, o, rng);
 }
 
 }  // namespace advbo::games

@@ -9,9 +9,11 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "bo/gp.h"
 #include "bo/online_learning.h"
+#include "games/belief.h"
 #include "games/game.h"
 
 namespace advbo::games {
@@ -103,10 +105,66 @@ class Exp3RffStrategy final : public Level0Strategy {
   bo::Exp3Linear exp3_;
 };
 
-/// Builds a level-0 strategy by name: "random", "gpmw", "exp3" (finite spaces only for the
-/// last two). `lengthscale` is the RFF lengthscale of exp3. Throws std::invalid_argument
-/// naming the accepted values or the finite-space requirement.
+/// A BO agent that ignores the other agents (Dai 2021 thesis App. E.6.2.2b: the "GP-UCB"
+/// and "TS" attackers): a GP over its *own* action only, fit to its own observed payoffs,
+/// hyperparameters refit on the BeliefOptions schedule with restarts seeded by
+/// (fit_seed, round), so a copy kept by another agent holds the same posterior.
+///   GP-UCB   a pure strategy: the maximiser of mu + beta^{1/2} sigma over a fixed candidate
+///            set (beta from the owning agent's policy);
+///   TS       a mixed strategy: the maximiser of one joint posterior sample over the
+///            candidates (a fresh sample per draw).
+/// Before any observation both play uniformly over the candidates.
+class OwnActionBoStrategy final : public Level0Strategy {
+ public:
+  enum class Acquisition { kUcb, kThompson };
+  /// prior: GP over the own action [d_m] (kernel input dimension d_m; its data ignored);
+  /// candidates: size of the fixed candidate set (scrambled Sobol on a box, a random subset
+  /// of a larger grid) drawn from `candidate_seed`. Throws std::invalid_argument if
+  /// candidates < 1.
+  OwnActionBoStrategy(ActionSpace space, Acquisition acquisition, const bo::ExactGP& prior,
+                      int candidates, uint64_t candidate_seed, BeliefOptions belief = {});
+  std::string name() const override { return acq_ == Acquisition::kUcb ? "gpucb" : "ts"; }
+  Eigen::MatrixXd Sample(int n, bo::Rng& rng) const override;
+  /// GP-UCB: its single action (probability 1); TS: false.
+  bool FiniteDistribution(Eigen::MatrixXd* support, Eigen::VectorXd* probs) const override;
+  /// Appends the new rounds' (own action, own payoff) and refits on schedule; `gp` (the
+  /// joint belief) is ignored, `beta` kept for the UCB.
+  void Observe(const GameHistory& history, int m, const bo::ExactGP& gp, double beta) override;
+  std::unique_ptr<Level0Strategy> Clone() const override;
+  /// The own-action GP [d_m] -> payoff.
+  const bo::ExactGP& gp() const { return gp_; }
+  const Eigen::MatrixXd& candidates() const { return cands_; }
+
+ private:
+  Eigen::VectorXd UcbMaximiser() const;
+  ActionSpace space_;
+  Acquisition acq_;
+  bo::ExactGP gp_;
+  Eigen::MatrixXd cands_;
+  BeliefOptions belief_;
+  double beta_ = 4.0;
+};
+
+/// What MakeLevel0 needs beyond the name and the space.
+struct Level0Options {
+  double rff_lengthscale = 0.1;  ///< exp3: RFF lengthscale
+  int candidates = 200;          ///< gpucb / ts: candidate-set size
+  uint64_t candidate_seed = 0;   ///< gpucb / ts: candidate-set seed
+  double gp_noise = 1e-2;        ///< gpucb / ts: noise variance of the own-action GP
+  BeliefOptions belief;          ///< gpucb / ts: refit schedule and seed
+};
+
+/// Builds a level-0 strategy by name: "random", "gpmw", "exp3" (finite spaces only for
+/// these two), "gpucb", "ts" (OwnActionBoStrategy, SE-ARD prior with unit lengthscales)
+/// or "none" (a point mass on the centre of the space: an agent that does nothing).
+/// `rng` draws exp3's random features. Throws std::invalid_argument naming the accepted
+/// values or the finite-space requirement.
+std::unique_ptr<Level0Strategy> MakeLevel0(const std::string& name, const ActionSpace& space,
+                                           const Level0Options& options, bo::Rng& rng);
+/// The same with default options except exp3's RFF `lengthscale`.
 std::unique_ptr<Level0Strategy> MakeLevel0(const std::string& name, const ActionSpace& space,
                                            double lengthscale, bo::Rng& rng);
+/// The names MakeLevel0 accepts.
+const std::vector<std::string>& Level0Names();
 
 }  // namespace advbo::games

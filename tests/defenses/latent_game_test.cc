@@ -39,7 +39,8 @@ TEST(LatentGame, ClipAnchorsPayoffsAndSuccessHoldEveryRound) {
     game.Images(a1, a2, &x1, &x2);
     for (size_t i = 0; i < x1.size(); ++i) {
       ASSERT_LE(std::abs(x1[i] - x0[i]), 0.2 + 1e-6) << "attacker clip anchored on the clean image";
-      ASSERT_LE(std::abs(x2[i] - x1[i]), 0.2 + 1e-6) << "defender clip anchored on the attacker's image";
+      ASSERT_LE(std::abs(x2[i] - x1[i]), 0.2 + 1e-6)
+          << "defender clip anchored on the attacker's image";
       ASSERT_TRUE(x1[i] >= 0 && x1[i] <= 1 && x2[i] >= 0 && x2[i] <= 1);
     }
     const Eigen::VectorXd p = game.Payoffs({a1, a2});
@@ -61,12 +62,37 @@ TEST(LatentGame, ClipAnchorsPayoffsAndSuccessHoldEveryRound) {
   EXPECT_LT(successes, 60);  // ... but not always
 }
 
+TEST(LatentGame, WithoutADefenderTheModelScoresTheAttackersImage) {
+  auto model = oracle::Classifier::Load(kRoot + "/models/mnist_cw.pt");
+  auto vae = oracle::Autoencoder::Load(kRoot + "/models/mnist_vae.pt", 1, 28, 28);
+  data::ImageSet images = data::ReadMnist(kRoot + "/data/mnist/t10k-images-idx3-ubyte.gz",
+                                          kRoot + "/data/mnist/t10k-labels-idx1-ubyte.gz", 5);
+  LatentGameOptions on, off;
+  off.defender_active = false;
+  LatentGame with(*model, *vae, *vae, images.image(1), images.labels[1], on);
+  LatentGame without(*model, *vae, *vae, images.image(1), images.labels[1], off);
+  const Eigen::Vector2d a1(1.5, -1.0), a2(-2.0, 2.0);
+  std::vector<float> x1, x2, y1, y2;
+  without.Images(a1, a2, &x1, &x2);
+  with.Images(a1, a2, &y1, &y2);
+  EXPECT_EQ(x1, x2);
+  EXPECT_EQ(x1, y1);  // the attacker's image does not depend on the defender
+  EXPECT_NE(y1, y2);  // an active defender changes it
+  const Eigen::RowVectorXd probs = model->LogProbabilities(x1.data(), 1).row(0).array().exp();
+  double wrong = 0;
+  for (int c = 0; c < 10; ++c)
+    if (c != images.labels[1]) wrong = std::max(wrong, probs(c));
+  EXPECT_NEAR(without.Payoffs({a1, a2})(0), wrong, 1e-9);
+  EXPECT_NEAR(without.Payoffs({a1, Eigen::Vector2d(0.3, 0.1)})(0), wrong, 1e-9);
+}
+
 TEST(Autoencoder, LoadingErrorsNameTheFileAndTheProblem) {
   try {
     oracle::Autoencoder::Load(kRoot + "/models/missing_vae.pt", 1, 28, 28);
     FAIL();
   } catch (const oracle::ModelError& e) {
-    EXPECT_NE(std::string(e.what()).find("missing_vae.pt: autoencoder file not found"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("missing_vae.pt: autoencoder file not found"),
+              std::string::npos);
   }
   try {
     oracle::Autoencoder::Load(kRoot + "/models/mnist_cw.pt", 1, 28, 28);  // a classifier
