@@ -42,6 +42,8 @@ struct AttackArgs {
   uint64_t seed = 0;
   std::string out, save_images, beta = "kandasamy2015", kernel = "se";
   std::string defense = "none";
+  std::string defender_vae;
+  double defender_eps = 0;
   int clean_images = 1000;
 };
 
@@ -58,7 +60,6 @@ int RunAttack(const AttackArgs& a) {
   if (int(a.targeted) + int(a.untargeted) + int(a.target >= 0) > 1)
     throw std::invalid_argument("choose one of --targeted, --target K, --untargeted");
   if (a.budget < 1) throw std::invalid_argument("--budget must be >= 1");
-  const defenses::DefensePipeline defense = defenses::ParseDefense(a.defense);
   const std::string dataset_name = a.data.empty() ? a.dataset : a.data;
   const double eps = EpsilonFor(a.dataset, a.eps);
   bo::ExplorationWeight beta = bo::ParseExplorationWeight(a.beta);
@@ -70,6 +71,8 @@ int RunAttack(const AttackArgs& a) {
 
   data::ImageSet images = LoadImages(a.dataset, a.data, a.format);
   if (images.size() == 0) throw data::DataError(dataset_name + ": no images");
+  const DefenseSetup defense(a.defense, images, a.dataset, a.defender_vae,
+                             a.defender_eps > 0 ? a.defender_eps : eps);
   std::string model_path = a.model;
   if (model_path.empty())
     model_path = DefaultModelPath(a.dataset);
@@ -83,12 +86,12 @@ int RunAttack(const AttackArgs& a) {
   const uint64_t defense_seed = bo::DeriveSeed(a.seed, 0xDEFE45EULL);
   const Selection sel =
       SelectInstances(images, *model, a.indices, a.num_images, a.untargeted, a.target, dataset_name,
-                      DefenseTransform(defense, images, defense_seed));
+                      defense.SelectionTransform(defense_seed));
   double clean_acc = NAN, defended_acc = NAN;
   if (!defense.empty()) {
     clean_acc = CleanAccuracy(images, *model, a.clean_images);
     defended_acc =
-        CleanAccuracy(images, *model, a.clean_images, DefenseTransform(defense, images, defense_seed));
+        CleanAccuracy(images, *model, a.clean_images, defense.SelectionTransform(defense_seed));
   }
   const std::vector<int>& chosen = sel.chosen;
   const std::vector<int>& skipped = sel.skipped;
@@ -143,8 +146,8 @@ int RunAttack(const AttackArgs& a) {
     oracle::QueryOracle orc(*model, images.image(inst.index), inst.label, inst.target, eps,
                             a.budget);
     orc.set_rescale_compat(a.rescale_compat);
-    orc.set_input_transform(
-        DefenseTransform(defense, images, bo::DeriveSeed(bo::DeriveSeed(a.seed, k), 0xDEFE45EULL)));
+    const auto defender =
+        defense.Install(orc, bo::DeriveSeed(bo::DeriveSeed(a.seed, k), 0xDEFE45EULL));
     // `finished`: instances whose outcome is in `successes` (k while instance k runs).
     auto status = [&](size_t finished, long q, double best) {
       char b[160];
@@ -163,6 +166,7 @@ int RunAttack(const AttackArgs& a) {
     nlohmann::json rec = InstanceRecord(a.attack, inst, r, orc, a.seed, bo::DeriveSeed(a.seed, k),
                                         model_path, dataset_name);
     if (!defense.empty()) rec["defense"] = defense.Spec();
+    if (defender) AddDefenderFields(*defender, defense, &rec);
     if (is_bos2) {
       rec["kernel"] = a.kernel;
       rec["beta"] = a.beta;
@@ -282,8 +286,16 @@ std::function<int()> RegisterAttackCommand(CLI::App& app) {
   cmd->add_option("--defense", args->defense,
                   "input-transformation defense in front of the model, e.g. jpeg:quality=75, "
                   "bits:depth=4, median:size=3, blur:sigma=1, noise:sigma=0.02, resize:ratio=0.1; "
-                  "compose with + (default none)")
+                  "compose with + (default none); or a defender that plays a repeated game "
+                  "against the attack, one round per query: r2b2:latent (R2-B2 level-1 VAE-latent "
+                  "moves, Dai 2021 Sec. 8.4.2.2), r2b2:jpeg+noise (tunable: jpeg, bits, blur, "
+                  "noise, resize), random:... (level 0, random moves)")
       ->default_val("none");
+  cmd->add_option("--defender-vae", args->defender_vae,
+                  "VAE of a game defender (default models/<dataset>_vae.pt)");
+  cmd->add_option("--defender-eps", args->defender_eps,
+                  "latent game defender: L_inf clip of its image around the attacker's (default "
+                  "the attack's eps)");
   cmd->add_option("--clean-images", args->clean_images,
                   "images for the defended model's clean accuracy")
       ->default_val(1000);

@@ -41,6 +41,8 @@ struct BenchArgs {
   long budget = 900;
   uint64_t seed = 0;
   std::string defense = "none";
+  std::string defender_vae;
+  double defender_eps = 0;
   int clean_images = 1000;
   std::vector<std::string> merge_inputs;
 };
@@ -182,7 +184,6 @@ int RunBench(const BenchArgs& a) {
   if (int(a.targeted) + int(a.untargeted) + int(a.target >= 0) > 1)
     throw std::invalid_argument("choose one of --targeted, --target K, --untargeted");
   if (a.budget < 1) throw std::invalid_argument("--budget must be >= 1");
-  const defenses::DefensePipeline defense = defenses::ParseDefense(a.defense);
   const auto [shard_k, shard_n] = ParseShard(a.shard);
   std::vector<std::string> names;
   {
@@ -194,6 +195,8 @@ int RunBench(const BenchArgs& a) {
   const std::string dataset_name = a.data.empty() ? a.dataset : a.data;
   const double eps = EpsilonFor(a.dataset, a.eps);
   data::ImageSet images = LoadImages(a.dataset, a.data, a.format);
+  const DefenseSetup defense(a.defense, images, a.dataset, a.defender_vae,
+                             a.defender_eps > 0 ? a.defender_eps : eps);
   const attacks::AttackContext ctx = ContextFor(images, a.dataset, a.data);
   std::vector<std::unique_ptr<attacks::Attack>> atk;
   for (const auto& n : names) {
@@ -206,13 +209,13 @@ int RunBench(const BenchArgs& a) {
   const uint64_t defense_seed = bo::DeriveSeed(a.seed, 0xDEFE45EULL);
   const Selection sel =
       SelectInstances(images, *model, a.indices, a.num_images, a.untargeted, a.target, dataset_name,
-                      DefenseTransform(defense, images, defense_seed));
+                      defense.SelectionTransform(defense_seed));
   if (sel.instances.empty()) throw std::invalid_argument("no attack instances");
   if (!defense.empty() && !a.quiet)
     std::fprintf(stderr, "advbo bench: defense %s, clean accuracy %.2f %% (undefended %.2f %%)\n",
                  defense.Spec().c_str(),
                  100.0 * CleanAccuracy(images, *model, a.clean_images,
-                                       DefenseTransform(defense, images, defense_seed)),
+                                       defense.SelectionTransform(defense_seed)),
                  100.0 * CleanAccuracy(images, *model, a.clean_images));
 
   // Jobs = instances x attacks (attacks interleaved). Shard k/n takes job (i, j) when
@@ -259,13 +262,14 @@ int RunBench(const BenchArgs& a) {
     const uint64_t iseed = bo::DeriveSeed(a.seed, job.instance);
     bo::Rng rng(iseed);
     oracle::QueryOracle orc(*model, images.image(inst.index), inst.label, inst.target, eps, a.budget);
-    orc.set_input_transform(DefenseTransform(defense, images, bo::DeriveSeed(iseed, 0xDEFE45EULL)));
+    const auto defender = defense.Install(orc, bo::DeriveSeed(iseed, 0xDEFE45EULL));
     attacks::AttackResult r = attack.Run(orc, rng, [&](long q, double) {
       bar.Update(finished, attack.name() + " image " + std::to_string(inst.index) + " q=" + std::to_string(q), false);
     });
     nlohmann::json rec =
         InstanceRecord(attack.name(), inst, r, orc, a.seed, iseed, model_path, dataset_name);
     if (!defense.empty()) rec["defense"] = defense.Spec();
+    if (defender) AddDefenderFields(*defender, defense, &rec);
     out << rec.dump() << "\n";
     out.flush();
     existing.push_back(rec);
@@ -349,8 +353,14 @@ std::function<int()> RegisterBenchCommand(CLI::App& app) {
       ->default_val(0);
   cmd->add_option("--threads", a->threads, "LibTorch intra-op threads (0 = default)")->default_val(0);
   cmd->add_option("--defense", a->defense,
-                  "input-transformation defense in front of the model (as in advbo attack)")
+                  "input-transformation defense or game defender in front of the model (as in "
+                  "advbo attack)")
       ->default_val("none");
+  cmd->add_option("--defender-vae", a->defender_vae,
+                  "VAE of a game defender (default models/<dataset>_vae.pt)");
+  cmd->add_option("--defender-eps", a->defender_eps,
+                  "latent game defender: L_inf clip of its image around the attacker's (default "
+                  "the attack's eps)");
   cmd->add_option("--clean-images", a->clean_images, "images for the defended clean accuracy")
       ->default_val(1000);
   cmd->add_option("--shard", a->shard, "run shard k of n (k/n)")->default_val("1/1");

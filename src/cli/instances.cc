@@ -23,7 +23,8 @@ fs::path RepoRoot() {
 }
 
 std::string DefaultModelPath(const std::string& dataset) {
-  return (RepoRoot() / "models" / (dataset == "cifar10" ? "cifar10_cw.pt" : "mnist_cw.pt")).string();
+  return (RepoRoot() / "models" / (dataset == "cifar10" ? "cifar10_cw.pt" : "mnist_cw.pt"))
+      .string();
 }
 
 data::ImageSet LoadImages(const std::string& dataset, const std::string& data_path,
@@ -45,8 +46,9 @@ data::ImageSet LoadImages(const std::string& dataset, const std::string& data_pa
       std::string labels = data_path;
       auto pos = labels.find("images-idx3");
       if (pos == std::string::npos)
-        throw data::DataError(data_path + ": cannot derive the labels file name (expected "
-                                          "'*-images-idx3-ubyte[.gz]')");
+        throw data::DataError(data_path +
+                              ": cannot derive the labels file name (expected "
+                              "'*-images-idx3-ubyte[.gz]')");
       labels.replace(pos, 11, "labels-idx1");
       return data::ReadMnist(data_path, labels);
     }
@@ -62,7 +64,8 @@ data::ImageSet LoadImages(const std::string& dataset, const std::string& data_pa
     return data::ReadMnist((root / "data/mnist/t10k-images-idx3-ubyte.gz").string(),
                            (root / "data/mnist/t10k-labels-idx1-ubyte.gz").string());
   if (dataset == "cifar10") {
-    data::ImageSet s = data::ReadCifar10({(root / "data/cifar10/test_batch_first2000.bin").string()});
+    data::ImageSet s =
+        data::ReadCifar10({(root / "data/cifar10/test_batch_first2000.bin").string()});
     s.class_names = data::ReadClassNames((root / "data/cifar10/batches.meta.txt").string());
     return s;
   }
@@ -86,8 +89,8 @@ attacks::AttackContext ContextFor(const data::ImageSet& images, const std::strin
 }
 
 std::unique_ptr<oracle::Classifier> LoadModelFor(const data::ImageSet& images,
-                                                 const std::string& path,
-                                                 const std::string& output, int threads) {
+                                                 const std::string& path, const std::string& output,
+                                                 int threads) {
   oracle::ClassifierOptions copt;
   copt.output = oracle::ParseOutputKind(output);
   copt.channels = images.channels;
@@ -95,14 +98,6 @@ std::unique_ptr<oracle::Classifier> LoadModelFor(const data::ImageSet& images,
   copt.width = images.width;
   copt.threads = threads;
   return oracle::Classifier::Load(path, copt);
-}
-
-std::function<void(float*, int)> DefenseTransform(const defenses::DefensePipeline& defense,
-                                                  const data::ImageSet& images, uint64_t seed) {
-  if (defense.empty()) return nullptr;
-  auto rng = std::make_shared<bo::Rng>(seed);
-  const int c = images.channels, h = images.height, w = images.width;
-  return [defense, rng, c, h, w](float* x, int n) { defense.Apply(x, n, c, h, w, *rng); };
 }
 
 namespace {
@@ -124,6 +119,68 @@ std::vector<int> Classify(const data::ImageSet& images, const oracle::Classifier
 }
 
 }  // namespace
+
+DefenseSetup::DefenseSetup(const std::string& spec, const data::ImageSet& images,
+                           const std::string& dataset, const std::string& vae_path, double eps)
+    : c_(images.channels), h_(images.height), w_(images.width), eps_(eps) {
+  if (!(eps > 0 && eps <= 1))
+    throw std::invalid_argument("--defender-eps must be in (0, 1], got " + std::to_string(eps));
+  if (!defenses::IsGameDefense(spec)) {
+    fixed_ = defenses::ParseDefense(spec);
+    return;
+  }
+  game_ = std::make_unique<defenses::GameDefenseSpec>(defenses::ParseGameDefense(spec));
+  const std::string path =
+      vae_path.empty() ? (RepoRoot() / "models" / (dataset + "_vae.pt")).string() : vae_path;
+  if (game_->latent || !vae_path.empty() || std::filesystem::exists(path))
+    vae_ = oracle::Autoencoder::Load(path, c_, h_, w_);
+}
+
+std::string DefenseSetup::Spec() const { return game_ ? game_->Spec() : fixed_.Spec(); }
+
+std::function<void(float*, int)> DefenseSetup::SelectionTransform(uint64_t seed) const {
+  if (!game_) {
+    if (fixed_.empty()) return nullptr;
+    auto rng = std::make_shared<bo::Rng>(seed);
+    auto fixed = fixed_;
+    const int c = c_, h = h_, w = w_;
+    return [fixed, rng, c, h, w](float* x, int n) { fixed.Apply(x, n, c, h, w, *rng); };
+  }
+  defenses::GameDefenseOptions o;
+  o.level = game_->agent == "r2b2" ? 1 : 0;
+  o.epsilon = eps_;
+  o.seed = seed;
+  auto d = std::make_shared<defenses::GameDefense>(*game_, vae_.get(), c_, h_, w_, o);
+  auto vae = vae_;  // keeps the VAE alive with the transform
+  return [d, vae](float* x, int n) { d->Transform(x, n); };
+}
+
+std::shared_ptr<defenses::GameDefense> DefenseSetup::Install(oracle::QueryOracle& orc,
+                                                             uint64_t seed) const {
+  if (!game_) {
+    orc.set_input_transform(SelectionTransform(seed));
+    return nullptr;
+  }
+  defenses::GameDefenseOptions o;
+  o.level = game_->agent == "r2b2" ? 1 : 0;
+  o.epsilon = eps_;
+  o.seed = seed;
+  auto d = std::make_shared<defenses::GameDefense>(*game_, vae_.get(), c_, h_, w_, o);
+  auto vae = vae_;
+  orc.set_input_transform([d, vae](float* x, int n) { d->Transform(x, n); });
+  orc.set_feedback([d](const oracle::QueryResult& r) { d->Feedback(r); });
+  return d;
+}
+
+void AddDefenderFields(const defenses::GameDefense& defender, const DefenseSetup& setup,
+                       nlohmann::json* rec) {
+  (*rec)["defender"] = {{"spec", defender.spec().Spec()}, {"vae", setup.vae_path()}};
+  (*rec)["defender_rounds"] = defender.rounds();
+  if (defender.rounds() == 0) return;
+  const Eigen::VectorXd mean = defender.Actions().colwise().mean().transpose();
+  (*rec)["defender_mean_action"] = std::vector<double>(mean.data(), mean.data() + mean.size());
+  if (!defender.spec().latent) (*rec)["defender_mean_pipeline"] = defender.PipelineFor(mean).Spec();
+}
 
 double CleanAccuracy(const data::ImageSet& images, const oracle::Classifier& model, int n,
                      const std::function<void(float*, int)>& transform) {

@@ -7,14 +7,15 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "attacks/attack.h"
 #include "data/datasets.h"
 #include "defenses/defense.h"
+#include "defenses/game_defense.h"
+#include "oracle/autoencoder.h"
 #include "oracle/classifier.h"
 #include "oracle/oracle.h"
 
@@ -46,14 +47,49 @@ attacks::AttackContext ContextFor(const data::ImageSet& images, const std::strin
 /// Loads the classifier at `path` for images of this set's shape (output: auto | logits |
 /// probs; threads: LibTorch intra-op threads, 0 = default). Throws oracle::ModelError.
 std::unique_ptr<oracle::Classifier> LoadModelFor(const data::ImageSet& images,
-                                                 const std::string& path,
-                                                 const std::string& output, int threads);
+                                                 const std::string& path, const std::string& output,
+                                                 int threads);
 
-/// An oracle input transform (QueryOracle::set_input_transform) running `defense` on
-/// images of this shape with its own engine seeded by `seed` (randomised defenses draw a
-/// fresh transformation per image); nullptr for an empty pipeline.
-std::function<void(float*, int)> DefenseTransform(const defenses::DefensePipeline& defense,
-                                                  const data::ImageSet& images, uint64_t seed);
+/// The --defense of `advbo attack` / `advbo bench`: a fixed input-transformation pipeline
+/// (defenses/defense.h) or a defender playing a repeated game against the attack, one round
+/// per query (defenses/game_defense.h: "r2b2:latent", "r2b2:jpeg+noise", "random:latent").
+class DefenseSetup {
+ public:
+  /// spec: "none", a pipeline or a game-defender spec; vae_path: the defender's VAE (""
+  /// = models/<dataset>_vae.pt; required for latent actions, used as the attacker-image
+  /// context of parameterised ones when present); defender_eps: the latent defender's clip
+  /// radius around the attacker's image (pixels, (0, 1]). Throws std::invalid_argument on a
+  /// bad spec or radius and oracle::ModelError on a missing or broken VAE that latent
+  /// actions need.
+  DefenseSetup(const std::string& spec, const data::ImageSet& images, const std::string& dataset,
+               const std::string& vae_path, double defender_eps);
+  bool empty() const { return !game_ && fixed_.empty(); }
+  /// Canonical spec ("none" when empty).
+  std::string Spec() const;
+  /// Selection of correctly classified images and clean accuracy: the pipeline, or a game
+  /// defender that gets no feedback (an r2b2 defender's neutral action, a random
+  /// defender's random actions), seeded by `seed`; nullptr when empty.
+  std::function<void(float*, int)> SelectionTransform(uint64_t seed) const;
+  /// Puts the defense in front of an instance's oracle (a fresh defender per instance,
+  /// seeded by `seed`). Returns the game defender (nullptr for a fixed pipeline), which the
+  /// oracle's callbacks keep alive.
+  std::shared_ptr<defenses::GameDefense> Install(oracle::QueryOracle& orc, uint64_t seed) const;
+  /// Path of the VAE in use ("" if none).
+  std::string vae_path() const { return vae_ ? vae_->path() : ""; }
+
+ private:
+  defenses::DefensePipeline fixed_;
+  std::unique_ptr<defenses::GameDefenseSpec> game_;
+  std::shared_ptr<oracle::Autoencoder> vae_;
+  int c_ = 0, h_ = 0, w_ = 0;
+  double eps_ = 0;
+};
+
+/// Adds a game defender's summary to an instance record: "defender" (spec and VAE),
+/// "defender_rounds" (queries it answered), "defender_mean_action" [action dim] and, for
+/// parameterised actions, "defender_mean_pipeline" (the pipeline of the mean action).
+void AddDefenderFields(const defenses::GameDefense& defender, const DefenseSetup& setup,
+                       nlohmann::json* record);
 
 /// Top-1 accuracy in [0, 1] of the model on the first min(n, size) labelled images,
 /// behind `transform` when given (the defended model's clean accuracy).
@@ -67,9 +103,9 @@ struct Instance {
 
 /// The chosen images and instances.
 struct Selection {
-  std::vector<int> chosen;             ///< correctly classified images attacked
-  std::vector<int> skipped;            ///< misclassified images passed over
-  std::vector<Instance> instances;     ///< chosen x goals, in order
+  std::vector<int> chosen;          ///< correctly classified images attacked
+  std::vector<int> skipped;         ///< misclassified images passed over
+  std::vector<Instance> instances;  ///< chosen x goals, in order
 };
 
 /// Picks the given `indices` (each checked against the set) or else the first

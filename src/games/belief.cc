@@ -21,10 +21,9 @@ PayoffBelief::PayoffBelief(int agent, int joint_dim, const bo::ExactGP& prior,
 
 void PayoffBelief::Update(const GameHistory& h) {
   if (h.joint_dim() != joint_dim_)
-    throw std::invalid_argument("PayoffBelief: the belief's joint dimension " +
-                                std::to_string(joint_dim_) +
-                                " differs from the joint action dimension " +
-                                std::to_string(h.joint_dim()));
+    throw std::invalid_argument(
+        "PayoffBelief: the belief's joint dimension " + std::to_string(joint_dim_) +
+        " differs from the joint action dimension " + std::to_string(h.joint_dim()));
   const int n = gp_.num_data();
   if (h.rounds() == n) return;
   if (h.rounds() == n + 1 && n > 0) {
@@ -32,9 +31,10 @@ void PayoffBelief::Update(const GameHistory& h) {
   } else {
     gp_.SetData(h.Joint(), h.Payoffs(agent_));
   }
-  if (options_.refit_every > 0 && h.rounds() % options_.refit_every == 0) {
-    bo::Rng rng(bo::DeriveSeed(options_.fit_seed,
-                               static_cast<uint64_t>(h.rounds()) * 1000003ULL + agent_));
+  if (options_.refit_every > 0 && h.rounds() % options_.refit_every == 0 &&
+      (options_.refit_until <= 0 || h.rounds() <= options_.refit_until)) {
+    bo::Rng rng(
+        bo::DeriveSeed(options_.fit_seed, static_cast<uint64_t>(h.rounds()) * 1000003ULL + agent_));
     bo::FitHyperparameters(&gp_, options_.fit, rng);
   }
 }

@@ -17,8 +17,10 @@ namespace advbo::games {
 
 /// Options of a PayoffBelief.
 struct BeliefOptions {
-  int refit_every = 10;   ///< refit the hyperparameters every this many rounds (App.
-                          ///< E.6.2.1a: 10); 0 = keep the prior's hyperparameters
+  int refit_every = 10;  ///< refit the hyperparameters every this many rounds (App.
+                         ///< E.6.2.1a: 10); 0 = keep the prior's hyperparameters
+  int refit_until = 0;   ///< no refits once the history has more rounds than this
+                         ///< (0 = no limit; bounds the O(N^3) refits of long games)
   bo::FitOptions fit = DefaultFit();
   uint64_t fit_seed = 0;  ///< seed of the refit restarts (shared by all agents by default)
   /// ML-II with 1 restart, lengthscales in [0.01, 100], signal variance in [0.01, 100],

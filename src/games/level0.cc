@@ -184,7 +184,8 @@ void OwnActionBoStrategy::Observe(const GameHistory& h, int m, const bo::ExactGP
     for (int t = 0; t < h.rounds(); ++t) x.row(t) = h.Action(t, m).transpose();
     gp_.SetData(x, h.Payoffs(m));
   }
-  if (belief_.refit_every > 0 && h.rounds() % belief_.refit_every == 0) {
+  if (belief_.refit_every > 0 && h.rounds() % belief_.refit_every == 0 &&
+      (belief_.refit_until <= 0 || h.rounds() <= belief_.refit_until)) {
     bo::Rng rng(bo::DeriveSeed(belief_.fit_seed,
                                static_cast<uint64_t>(h.rounds()) * 1000003ULL + 7919ULL * (m + 1)));
     bo::FitHyperparameters(&gp_, belief_.fit, rng);

@@ -25,7 +25,8 @@ QueryOracle::QueryOracle(const Classifier& model, const float* clean, int true_c
   hi_.resize(d);
   for (int i = 0; i < d; ++i) {
     // float(clean +- eps) rounded inwards so the clipped query never exceeds eps.
-    float lo = static_cast<float>(clean_[i] - epsilon), hi = static_cast<float>(clean_[i] + epsilon);
+    float lo = static_cast<float>(clean_[i] - epsilon),
+          hi = static_cast<float>(clean_[i] + epsilon);
     if (static_cast<double>(lo) < clean_[i] - epsilon) lo = std::nextafter(lo, 1.0f);
     if (static_cast<double>(hi) > clean_[i] + epsilon) hi = std::nextafter(hi, 0.0f);
     lo_[i] = std::max(0.0f, lo);
@@ -59,8 +60,7 @@ QueryResult QueryOracle::Query(float* images, int n) {
   if (n <= 0) return {};
   if (n > remaining())
     throw BudgetExhausted("query budget of " + std::to_string(budget_) + " exhausted (" +
-                          std::to_string(queries_) + " used, " + std::to_string(n) +
-                          " requested)");
+                          std::to_string(queries_) + " used, " + std::to_string(n) + " requested)");
   Project(images, n);
   const size_t d = clean_.size();
   std::vector<float> transformed;
@@ -112,6 +112,7 @@ QueryResult QueryOracle::Query(float* images, int n) {
       success_image_.assign(images + b * d, images + (b + 1) * d);
     }
   }
+  if (feedback_) feedback_(r);
   return r;
 }
 

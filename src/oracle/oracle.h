@@ -24,10 +24,10 @@ class BudgetExhausted : public std::runtime_error {
 
 /// Result of one batch of queries.
 struct QueryResult {
-  Eigen::VectorXd objective;       ///< [n] attack objective, > 0 on the success side
-  std::vector<int> predicted;      ///< [n] argmax classes
-  std::vector<bool> success;       ///< [n] argmax == target (targeted) / != true (untargeted)
-  Eigen::MatrixXd log_probs;       ///< [n, classes] log-softmax scores (for losses like C&W's)
+  Eigen::VectorXd objective;   ///< [n] attack objective, > 0 on the success side
+  std::vector<int> predicted;  ///< [n] argmax classes
+  std::vector<bool> success;   ///< [n] argmax == target (targeted) / != true (untargeted)
+  Eigen::MatrixXd log_probs;   ///< [n, classes] log-softmax scores (for losses like C&W's)
 };
 
 /// Per-instance oracle for one clean image and one goal.
@@ -90,6 +90,9 @@ class QueryOracle {
   void set_input_transform(std::function<void(float* images, int n)> f) {
     input_transform_ = std::move(f);
   }
+  /// Optional feedback called after every batch with its scores (the result Query
+  /// returns), e.g. for a defense that adapts to the attack (defenses/game_defense.h).
+  void set_feedback(std::function<void(const QueryResult&)> f) { feedback_ = std::move(f); }
   /// Optional observer called with every image actually evaluated (after clipping) and
   /// its 1-based query index (used by tests to check the threat model independently).
   void set_observer(std::function<void(const float*, long)> f) { observer_ = std::move(f); }
@@ -105,6 +108,7 @@ class QueryOracle {
   double model_seconds_ = 0.0;
   std::function<void(const float*, long)> observer_;
   std::function<void(float*, int)> input_transform_;
+  std::function<void(const QueryResult&)> feedback_;
   bool rescale_compat_ = false;
 };
 

@@ -1,0 +1,128 @@
+// Game defenders in the query loop (Dai 2021 thesis Sec. 8.4.2.2): spec parsing, the clip
+// around the attacker's image, one round per query through the oracle's feedback, and a
+// level-1 defender that learns the best response to a known payoff.
+#include "defenses/game_defense.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "data/datasets.h"
+#include "oracle/autoencoder.h"
+#include "oracle/classifier.h"
+
+namespace advbo::defenses {
+namespace {
+
+const std::string kRoot = ADVBO_SOURCE_DIR;
+
+TEST(ParseGameDefense, SpecsAndErrors) {
+  EXPECT_TRUE(IsGameDefense("r2b2:latent"));
+  EXPECT_TRUE(IsGameDefense("random:jpeg"));
+  EXPECT_FALSE(IsGameDefense("jpeg:quality=75"));
+  const GameDefenseSpec s = ParseGameDefense("r2b2:jpeg+noise");
+  EXPECT_EQ(s.agent, "r2b2");
+  EXPECT_FALSE(s.latent);
+  ASSERT_EQ(s.stages.size(), 2u);
+  EXPECT_EQ(s.stages[0].name, "jpeg");
+  EXPECT_EQ(s.Spec(), "r2b2:jpeg+noise");
+  EXPECT_TRUE(ParseGameDefense("random:latent").latent);
+  for (const char* bad :
+       {"r2b2:", "r2b2:median", "r2b2:jpeg+jpeg", "level2:latent", "r2b2:latent+x"}) {
+    try {
+      ParseGameDefense(bad);
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("game defense"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(GameDefense, ParameterisedActionsMapOntoTheStageRanges) {
+  GameDefense d(ParseGameDefense("r2b2:jpeg+noise"), nullptr, 1, 28, 28, {});
+  EXPECT_EQ(d.action_dim(), 2);
+  EXPECT_EQ(d.PipelineFor(Eigen::Vector2d(0.0, 1.0)).Spec(), "jpeg:quality=10+noise:sigma=0.1");
+  EXPECT_EQ(d.PipelineFor(Eigen::Vector2d(1.0, 0.0)).Spec(), "jpeg:quality=95");  // sigma 0: off
+  EXPECT_EQ(d.PipelineFor(d.NeutralAction()).Spec(), "jpeg:quality=95");
+  EXPECT_THROW(GameDefense(ParseGameDefense("r2b2:latent"), nullptr, 1, 28, 28, {}),
+               std::invalid_argument);
+}
+
+TEST(GameDefense, LatentDefenderStaysInTheBallAroundTheAttackersImageEveryQuery) {
+  auto model = oracle::Classifier::Load(kRoot + "/models/mnist_cw.pt");
+  auto vae = oracle::Autoencoder::Load(kRoot + "/models/mnist_vae.pt", 1, 28, 28);
+  data::ImageSet images = data::ReadMnist(kRoot + "/data/mnist/t10k-images-idx3-ubyte.gz",
+                                          kRoot + "/data/mnist/t10k-labels-idx1-ubyte.gz", 4);
+  GameDefenseOptions o;
+  o.epsilon = 0.1;
+  o.candidates = 50;
+  auto defender =
+      std::make_shared<GameDefense>(ParseGameDefense("r2b2:latent"), vae.get(), 1, 28, 28, o);
+  oracle::QueryOracle orc(*model, images.image(0), images.labels[0], -1, 0.3, 40);
+  std::vector<float> seen_attacker, seen_defended;
+  orc.set_input_transform([&](float* x, int n) {
+    seen_attacker.assign(x, x + 784 * n);
+    defender->Transform(x, n);
+    seen_defended.assign(x, x + 784 * n);
+  });
+  int feedback_rounds = 0;
+  orc.set_feedback([&](const oracle::QueryResult& r) {
+    defender->Feedback(r);
+    feedback_rounds += static_cast<int>(r.objective.size());
+  });
+  std::mt19937 g(3);
+  std::uniform_real_distribution<float> u(-0.3f, 0.3f);
+  for (int batch = 0; batch < 10; ++batch) {
+    const int n = 1 + batch % 3;
+    std::vector<float> x(784 * n);
+    for (int i = 0; i < n; ++i)
+      for (int p = 0; p < 784; ++p) x[i * 784 + p] = images.image(0)[p] + u(g);
+    orc.Query(x.data(), n);
+    for (size_t p = 0; p < seen_attacker.size(); ++p) {
+      ASSERT_LE(std::abs(seen_defended[p] - seen_attacker[p]), 0.1 + 1e-6);
+      ASSERT_TRUE(seen_defended[p] >= 0 && seen_defended[p] <= 1);
+    }
+    if (batch == 0) {
+      EXPECT_EQ(defender->Actions().row(0).norm(), 0.0);  // the neutral first move
+    }
+  }
+  EXPECT_EQ(feedback_rounds, orc.queries());
+  EXPECT_EQ(defender->rounds(), orc.queries());
+  EXPECT_GT((defender->Actions().bottomRows(5).rowwise() - defender->Actions().row(0))
+                .rowwise()
+                .norm()
+                .maxCoeff(),
+            0.0)
+      << "a level-1 defender moves away from its first action";
+}
+
+TEST(GameDefense, LevelOneDefenderLearnsTheBestResponseToAKnownPayoff) {
+  // Attacker objective y(a) = 4 (a - 0.6)^2 - 1 for noise sigma a in [0, 1]: the defender's
+  // payoff -y peaks at the interior point a = 0.6 (not at an end of the range).
+  GameDefenseOptions o;
+  o.candidates = 101;
+  o.refit_every = 10;
+  GameDefense d(ParseGameDefense("r2b2:noise"), nullptr, 1, 4, 4, o);
+  std::vector<float> img(16, 0.5f);
+  for (int t = 0; t < 40; ++t) {
+    d.Transform(img.data(), 1);
+    ASSERT_EQ(d.PendingActions().size(), 1u);
+    oracle::QueryResult r;
+    r.objective =
+        Eigen::VectorXd::Constant(1, 4.0 * std::pow(d.PendingActions()[0](0) - 0.6, 2) - 1.0);
+    d.Feedback(r);
+  }
+  const Eigen::MatrixXd acts = d.Actions();
+  double dist = 0;
+  for (int t = 30; t < 40; ++t) dist += std::abs(acts(t, 0) - 0.6) / 10;
+  EXPECT_LT(dist, 0.1);
+  double early = 0;
+  for (int t = 1; t < 11; ++t) early += std::abs(acts(t, 0) - 0.6) / 10;
+  EXPECT_LT(dist, early);
+}
+
+}  // namespace
+}  // namespace advbo::defenses
