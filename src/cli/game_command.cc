@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "attacks/attack.h"
 #include "bo/acquisition.h"
 #include "bo/random.h"
 #include "cli/commands.h"
@@ -41,7 +42,7 @@ struct GameArgs {
   double lengthscale = 0.1;
   int rounds = 150, init_rounds = -1, num_games = 1, inits = 1, samples = 0, candidates = 0;
   int refit_every = 10, threads = 1;
-  double payoff_noise = -1, gp_noise = 1e-2, eps = -1;
+  double payoff_noise = -1, gp_noise = 1e-2, eps = -1, defender_eps = -1;
   std::vector<int> indices;
   std::string vae;
   std::string beta = "r2b2_ref";
@@ -166,8 +167,159 @@ void WriteAtomic(const fs::path& p, const std::string& text) {
   fs::rename(tmp, p);
 }
 
+// An attack from attacks/ (a level-0 pure or mixed strategy of the attacker, Sec. 8.3.1)
+// against a defender in the query loop (defenses/game_defense.h: an R2-B2 level-1 or random
+// defender with latent or transformation-parameter actions, or a fixed pipeline): one round
+// per query, T = --rounds queries per run, untargeted. Writes one JSONL line per round
+// and a summary of ASR and queries to the first successful attack.
+int RunAttackGame(const GameArgs& a) {
+  if (a.game != "mnist" && a.game != "cifar10")
+    throw std::invalid_argument("--attacker " + a.attacker + " plays on --game mnist or cifar10");
+  if (a.rounds < 1 || a.num_games < 1 || a.inits < 1)
+    throw std::invalid_argument("--rounds, --games and --inits must be positive");
+  if (a.out_dir.empty()) throw std::invalid_argument("--out-dir is required");
+  const double eps = EpsilonFor(a.game, a.eps);
+  data::ImageSet images = LoadImages(a.game, "", "auto");
+  const attacks::AttackContext actx = ContextFor(images, a.game, "");
+  auto attack = attacks::MakeAttack(a.attacker, actx);
+  if (!attack->supports_untargeted())
+    throw std::invalid_argument("--attacker " + a.attacker + " has no untargeted mode");
+  const DefenseSetup defense(a.defender, images, a.game, a.vae,
+                             a.defender_eps > 0 ? a.defender_eps : eps);
+  const std::string model_path = DefaultModelPath(a.game);
+  auto model = LoadModelFor(images, model_path, "auto", a.threads);
+  const Selection sel =
+      SelectInstances(images, *model, a.indices, a.num_games, true, -1, a.game,
+                      defense.SelectionTransform(bo::DeriveSeed(a.seed, 0xDEFE45EULL)));
+  if (sel.instances.empty())
+    throw std::invalid_argument("no correctly classified image to play on");
+  fs::create_directories(a.out_dir);
+  const fs::path rounds_path = fs::path(a.out_dir) / "rounds.jsonl";
+  std::ofstream out(rounds_path.string() + ".partial");
+  if (!out) throw std::runtime_error(rounds_path.string() + ": cannot write");
+  const long total = static_cast<long>(sel.instances.size()) * a.inits;
+  ProgressBar bar(total, !a.quiet);
+  std::vector<double> first_success, queries_all, successes;
+  std::vector<double> success_curve(a.rounds + 1, 0.0);
+  long done = 0;
+  for (size_t g = 0; g < sel.instances.size(); ++g) {
+    const Instance& inst = sel.instances[g];
+    for (int i = 0; i < a.inits; ++i) {
+      const uint64_t run_seed = bo::DeriveSeed(a.seed, 1000003ULL * (g + 1) + i);
+      bo::Rng rng(run_seed);
+      oracle::QueryOracle orc(*model, images.image(inst.index), inst.label, -1, eps, a.rounds);
+      std::shared_ptr<defenses::GameDefense> defender;
+      defender = defense.Install(
+          orc, bo::DeriveSeed(run_seed, 0xDEFE45EULL), [&](const oracle::QueryResult& r) {
+            const long first = orc.queries() - static_cast<long>(r.objective.size()) + 1;
+            for (Eigen::Index b = 0; b < r.objective.size(); ++b) {
+              const long q = first + b;
+              nlohmann::json line = {{"attacker", a.attacker},
+                                     {"defender", defense.Spec()},
+                                     {"game", a.game},
+                                     {"image_index", inst.index},
+                                     {"true_class", inst.label},
+                                     {"init", i},
+                                     {"round", q},
+                                     {"objective", r.objective(b)},
+                                     {"success", static_cast<bool>(r.success[b])},
+                                     {"predicted", r.predicted[b]},
+                                     {"seed", a.seed}};
+              if (defender && defender->rounds() >= q) {
+                const Eigen::VectorXd act = defender->Actions().row(q - 1).transpose();
+                line["defender_action"] = std::vector<double>(act.data(), act.data() + act.size());
+              }
+              out << line.dump() << "\n";
+            }
+          });
+      const attacks::AttackResult res = attack->Run(orc, rng, [&](long q, double b) {
+        bar.Update(done,
+                   a.attacker + " image " + std::to_string(inst.index) + " q=" + std::to_string(q) +
+                       " best y=" + Fmt(b, 3),
+                   false);
+      });
+      // Success rate against queries: a run counts from its first successful query on.
+      if (res.success)
+        for (long q = res.queries; q <= a.rounds; ++q) success_curve[q] += 1;
+      successes.push_back(res.success ? 1 : 0);
+      queries_all.push_back(res.success ? res.queries : a.rounds);
+      if (res.success) first_success.push_back(res.queries);
+      bar.Update(++done, a.attacker + (res.success ? " success" : " defended"), true);
+    }
+  }
+  bar.Finish();
+  out.close();
+  fs::rename(rounds_path.string() + ".partial", rounds_path);
+  const double runs = static_cast<double>(successes.size());
+  double asr = 0, mean_q = 0, mean_first = 0;
+  for (double v : successes) asr += v / runs;
+  for (double v : queries_all) mean_q += v / runs;
+  for (double v : first_success) mean_first += v / first_success.size();
+  std::ostringstream table;
+  char buf[400];
+  std::snprintf(buf, sizeof buf,
+                "%s game: attacker %s vs defender %s, eps %.3g, T = %d queries, %d runs (%zu "
+                "images x %d inits), untargeted, seed %llu\n",
+                a.game.c_str(), a.attacker.c_str(), defense.Spec().c_str(), eps, a.rounds,
+                static_cast<int>(runs), sel.instances.size(), a.inits,
+                static_cast<unsigned long long>(a.seed));
+  table << buf;
+  std::snprintf(buf, sizeof buf, "%-34s %s %%\n%-34s %s\n%-34s %s\n", "ASR within T",
+                Fmt(100 * asr, 1).c_str(), "queries to success (successes)",
+                first_success.empty() ? "-" : Fmt(mean_first, 1).c_str(),
+                "mean queries (failures = T)", Fmt(mean_q, 1).c_str());
+  table << buf;
+  std::vector<int> idx;
+  for (const auto& t : sel.instances) idx.push_back(t.index);
+  nlohmann::json meta = {
+      {"game", a.game},
+      {"attacker", a.attacker},
+      {"defender", defense.Spec()},
+      {"defender_vae", defense.vae_path()},
+      {"epsilon", eps},
+      {"defender_eps", a.defender_eps > 0 ? a.defender_eps : eps},
+      {"rounds", a.rounds},
+      {"inits", a.inits},
+      {"images", idx},
+      {"model", model_path},
+      {"seed", a.seed},
+      {"asr", asr},
+      {"mean_queries_to_success",
+       first_success.empty() ? nlohmann::json(nullptr) : nlohmann::json(mean_first)},
+      {"mean_queries_failures_at_T", mean_q},
+      {"per_run_success", successes},
+      {"per_run_queries", queries_all}};
+  WriteAtomic(fs::path(a.out_dir) / "summary.json", meta.dump(2) + "\n");
+  WriteAtomic(fs::path(a.out_dir) / "table.txt", table.str());
+  std::ostringstream csv;
+  csv << "round,success_rate\n";
+  PlotSeries ser{a.attacker + " vs " + defense.Spec(), {}};
+  for (int t = 1; t <= a.rounds; ++t) {
+    csv << t << "," << Fmt(success_curve[t] / runs, 5) << "\n";
+    ser.ys.push_back(success_curve[t] / runs);
+  }
+  WriteAtomic(fs::path(a.out_dir) / "curves.csv", csv.str());
+  WriteLinePlot(fs::path(a.out_dir) / "curves.png", {ser}, 1.0, a.rounds, 0.0, 1.0, "query",
+                "attack success rate");
+  std::printf("\n%s\nrounds: %s; summary.json, table.txt, curves.csv, curves.png in %s\n",
+              table.str().c_str(), rounds_path.c_str(), a.out_dir.c_str());
+  return 0;
+}
+
 int RunGame(const GameArgs& in) {
   GameArgs a = in;
+  {
+    const auto names = attacks::AttackNames();
+    const auto& l0 = games::Level0Names();  // "random" = the level-0 agent, not the attack
+    if (std::find(names.begin(), names.end(), a.attacker) != names.end() &&
+        std::find(l0.begin(), l0.end(), a.attacker) == l0.end()) {
+      if (!a.matchups.empty())
+        throw std::invalid_argument("--matchups is for R2-B2 agents, not with --attacker " +
+                                    a.attacker);
+      return RunAttackGame(a);
+    }
+  }
+
   const bool synthetic = a.game == "synthetic";
   if (!synthetic && a.game != "mnist" && a.game != "cifar10")
     throw std::invalid_argument("--game " + a.game + ": use synthetic, mnist or cifar10");
@@ -481,10 +633,18 @@ std::function<int()> RegisterGameCommand(CLI::App& app) {
   cmd->add_option("--attacker,--agent1", a->attacker,
                   "agent 1: r2b2:K (level K), r2b2:1-lite, or a level-0 strategy: random, gpmw, "
                   "exp3, gpucb / ts (BO over the own action only, unaware of the opponent), none "
-                  "(adversarial defender: no defender stage)")
+                  "(adversarial defender: no defender stage); or an attack from attacks/ (square, "
+                  "bos2, parsimonious, ...) playing T = --rounds queries against --defender")
       ->default_val("r2b2:1");
-  cmd->add_option("--defender,--agent2", a->defender, "agent 2, same syntax")
+  cmd->add_option("--defender,--agent2", a->defender,
+                  "agent 2, same syntax; against an attack from attacks/ (--attacker square, "
+                  "bos2, parsimonious, ...): a defender in the query loop -- r2b2:latent, "
+                  "r2b2:jpeg+noise (tunable jpeg, bits, blur, noise, resize), random:..., a fixed "
+                  "pipeline (jpeg:quality=75) or none")
       ->default_val("r2b2:0");
+  cmd->add_option("--defender-eps", a->defender_eps,
+                  "attack games, latent defender: L_inf clip around the attacker's image "
+                  "(default the attack's eps)");
   cmd->add_option("--matchups", a->matchups,
                   "several matchups on the same games instead, e.g. 0v0,1v0,1Lv0,2v1 (levels of "
                   "agent 1 v agent 2; L = R2-B2-Lite)")

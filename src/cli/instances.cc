@@ -155,10 +155,12 @@ std::function<void(float*, int)> DefenseSetup::SelectionTransform(uint64_t seed)
   return [d, vae](float* x, int n) { d->Transform(x, n); };
 }
 
-std::shared_ptr<defenses::GameDefense> DefenseSetup::Install(oracle::QueryOracle& orc,
-                                                             uint64_t seed) const {
+std::shared_ptr<defenses::GameDefense> DefenseSetup::Install(
+    oracle::QueryOracle& orc, uint64_t seed,
+    std::function<void(const oracle::QueryResult&)> also) const {
   if (!game_) {
     orc.set_input_transform(SelectionTransform(seed));
+    orc.set_feedback(also);
     return nullptr;
   }
   defenses::GameDefenseOptions o;
@@ -168,7 +170,10 @@ std::shared_ptr<defenses::GameDefense> DefenseSetup::Install(oracle::QueryOracle
   auto d = std::make_shared<defenses::GameDefense>(*game_, vae_.get(), c_, h_, w_, o);
   auto vae = vae_;
   orc.set_input_transform([d, vae](float* x, int n) { d->Transform(x, n); });
-  orc.set_feedback([d](const oracle::QueryResult& r) { d->Feedback(r); });
+  orc.set_feedback([d, also](const oracle::QueryResult& r) {
+    d->Feedback(r);
+    if (also) also(r);
+  });
   return d;
 }
 

@@ -73,7 +73,10 @@ class DefenseSetup {
   /// Puts the defense in front of an instance's oracle (a fresh defender per instance,
   /// seeded by `seed`). Returns the game defender (nullptr for a fixed pipeline), which the
   /// oracle's callbacks keep alive.
-  std::shared_ptr<defenses::GameDefense> Install(oracle::QueryOracle& orc, uint64_t seed) const;
+  /// `also` (optional) is called with every batch's scores after the defender's update.
+  std::shared_ptr<defenses::GameDefense> Install(
+      oracle::QueryOracle& orc, uint64_t seed,
+      std::function<void(const oracle::QueryResult&)> also = nullptr) const;
   /// Path of the VAE in use ("" if none).
   std::string vae_path() const { return vae_ ? vae_->path() : ""; }
 

@@ -29,8 +29,11 @@ std::vector<nlohmann::json> Lines(const fs::path& p) {
 TEST_F(GameCli, SyntheticGameWritesOneLinePerRoundAndASummary) {
   const fs::path out = dir_ / "g";
   ASSERT_EQ(RunAdvbo("game --type constant --matchups 0v0,1v0,2v1 --grid 20 --rounds 12 --games 2 "
-                     "--inits 2 --init-rounds 2 --seed 3 -q --out-dir " + out.string(),
-                     dir_ / "log"), 0) << Slurp(dir_ / "log");
+                     "--inits 2 --init-rounds 2 --seed 3 -q --out-dir " +
+                         out.string(),
+                     dir_ / "log"),
+            0)
+      << Slurp(dir_ / "log");
   const auto rounds = Lines(out / "rounds.jsonl");
   ASSERT_EQ(rounds.size(), 3u * 2 * 2 * (12 + 2));
   for (const auto& r : rounds) {
@@ -61,8 +64,10 @@ TEST_F(GameCli, SyntheticGameWritesOneLinePerRoundAndASummary) {
   // Same seed, same rounds (apart from timings).
   const fs::path again = dir_ / "g2";
   ASSERT_EQ(RunAdvbo("game --type constant --matchups 0v0,1v0,2v1 --grid 20 --rounds 12 --games 2 "
-                     "--inits 2 --init-rounds 2 --seed 3 -q --out-dir " + again.string(),
-                     dir_ / "log2"), 0);
+                     "--inits 2 --init-rounds 2 --seed 3 -q --out-dir " +
+                         again.string(),
+                     dir_ / "log2"),
+            0);
   auto r2 = Lines(again / "rounds.jsonl");
   for (size_t i = 0; i < rounds.size(); ++i) {
     auto a = rounds[i], b = r2[i];
@@ -75,7 +80,10 @@ TEST_F(GameCli, SyntheticGameWritesOneLinePerRoundAndASummary) {
 TEST_F(GameCli, AdversarialGameOnMnistKeepsBothClipsAndConstantSum) {
   const fs::path out = dir_ / "adv";
   ASSERT_EQ(RunAdvbo("game --game mnist --matchups 1v0,0v1 --rounds 6 --init-rounds 2 --samples 50 "
-                     "--candidates 40 --indices 3 -q --out-dir " + out.string(), dir_ / "log"), 0)
+                     "--candidates 40 --indices 3 -q --out-dir " +
+                         out.string(),
+                     dir_ / "log"),
+            0)
       << Slurp(dir_ / "log");
   const auto rounds = Lines(out / "rounds.jsonl");
   ASSERT_EQ(rounds.size(), 2u * (6 + 2));
@@ -83,7 +91,8 @@ TEST_F(GameCli, AdversarialGameOnMnistKeepsBothClipsAndConstantSum) {
     EXPECT_NEAR(r["payoffs"][0].get<double>() + r["payoffs"][1].get<double>(), 1.0, 1e-12);
     EXPECT_LE(r["linf_attacker"].get<double>(), 0.2 + 1e-6);
     EXPECT_LE(r["linf_defender"].get<double>(), 0.2 + 1e-6);
-    EXPECT_EQ(r["success"].get<bool>(), r["attack_score"].get<double>() > r["true_prob"].get<double>());
+    EXPECT_EQ(r["success"].get<bool>(),
+              r["attack_score"].get<double>() > r["true_prob"].get<double>());
     EXPECT_EQ(r["image_index"].get<int>(), 3);
     for (int m = 0; m < 2; ++m) {
       ASSERT_EQ(r["actions"][m].size(), 2u);  // the MNIST VAE's 2-D latent
@@ -94,7 +103,8 @@ TEST_F(GameCli, AdversarialGameOnMnistKeepsBothClipsAndConstantSum) {
   EXPECT_EQ(summary["results"][0]["agents"][0], "r2b2:1(random)");
   int successes = 0;
   for (const auto& r : rounds)
-    if (r["matchup"] == "1v0" && !r["init_round"].get<bool>()) successes += r["success"].get<bool>();
+    if (r["matchup"] == "1v0" && !r["init_round"].get<bool>())
+      successes += r["success"].get<bool>();
   EXPECT_EQ(summary["results"][0]["successful_attacks"].get<double>(), successes);
 }
 
@@ -112,8 +122,11 @@ TEST_F(GameCli, BadGameInputFailsClearlyAndWritesNothing) {
 TEST_F(GameCli, AttackBehindADefenseReportsItAndItsCleanAccuracy) {
   const fs::path rec = dir_ / "r.jsonl";
   ASSERT_EQ(RunAdvbo("attack --attack square --dataset mnist --indices 0 --target 3 --budget 100 "
-                     "--defense bits:depth=1+median:size=3 --clean-images 200 -q -o " + rec.string(),
-                     dir_ / "log"), 0) << Slurp(dir_ / "log");
+                     "--defense bits:depth=1+median:size=3 --clean-images 200 -q -o " +
+                         rec.string(),
+                     dir_ / "log"),
+            0)
+      << Slurp(dir_ / "log");
   const std::string log = Slurp(dir_ / "log");
   EXPECT_NE(log.find("bits:depth=1+median:size=3 (clean accuracy"), std::string::npos) << log;
   const auto lines = Lines(rec);
@@ -123,10 +136,66 @@ TEST_F(GameCli, AttackBehindADefenseReportsItAndItsCleanAccuracy) {
   // A bad spec fails before any work and writes nothing.
   const fs::path rec2 = dir_ / "r2.jsonl";
   EXPECT_NE(RunAdvbo("attack --dataset mnist --indices 0 --defense jpeg:quality=500 -q -o " +
-                     rec2.string(), dir_ / "log2"), 0);
+                         rec2.string(),
+                     dir_ / "log2"),
+            0);
   EXPECT_NE(Slurp(dir_ / "log2").find("quality must be an integer in [1, 100]"), std::string::npos);
   EXPECT_FALSE(fs::exists(rec2));
   EXPECT_FALSE(fs::exists(rec2.string() + ".partial"));
+}
+
+TEST_F(GameCli, AnAttackPlaysAQueryLoopDefenderOneRoundPerQuery) {
+  const fs::path out = dir_ / "ag";
+  ASSERT_EQ(
+      RunAdvbo("game --game mnist --attacker parsimonious --defender r2b2:bits+blur --eps 0.1 "
+               "--rounds 40 --games 2 -q --out-dir " +
+                   out.string(),
+               dir_ / "log"),
+      0)
+      << Slurp(dir_ / "log");
+  const auto rounds = Lines(out / "rounds.jsonl");
+  const auto summary = nlohmann::json::parse(Slurp(out / "summary.json"));
+  ASSERT_EQ(summary["per_run_success"].size(), 2u);
+  EXPECT_EQ(summary["defender"], "r2b2:bits+blur");
+  for (int run = 0; run < 2; ++run) {
+    const int image = summary["images"][run].get<int>();
+    long expected = 1, first_success = -1;
+    for (const auto& r : rounds) {
+      if (r["image_index"].get<int>() != image) continue;
+      EXPECT_EQ(r["round"].get<long>(), expected++) << "one line per query, in order";
+      ASSERT_EQ(r["defender_action"].size(), 2u);  // bits depth and blur sigma, in [0, 1]^2
+      for (const auto& v : r["defender_action"]) {
+        EXPECT_GE(v.get<double>(), 0.0);
+        EXPECT_LE(v.get<double>(), 1.0);
+      }
+      EXPECT_EQ(r["success"].get<bool>(), r["objective"].get<double>() > 0);
+      if (r["success"].get<bool>() && first_success < 0) first_success = r["round"].get<long>();
+    }
+    EXPECT_LE(expected - 1, 40) << "never more queries than T";
+    const bool ok = summary["per_run_success"][run].get<double>() > 0;
+    EXPECT_EQ(ok, first_success > 0);
+    if (ok) EXPECT_EQ(summary["per_run_queries"][run].get<long>(), first_success);
+  }
+  // advbo attack with a latent R2-B2 defender: every query answered by the defender.
+  const fs::path rec = dir_ / "lat.jsonl";
+  ASSERT_EQ(RunAdvbo("attack --attack square --dataset mnist --indices 1 --untargeted --eps 0.1 "
+                     "--budget 30 --defense r2b2:latent --defender-eps 0.05 --clean-images 100 -q "
+                     "-o " +
+                         rec.string(),
+                     dir_ / "log3"),
+            0)
+      << Slurp(dir_ / "log3");
+  const auto lines = Lines(rec);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0]["defense"], "r2b2:latent");
+  EXPECT_EQ(lines[0]["defender_rounds"].get<long>(), lines[0]["queries_used"].get<long>());
+  EXPECT_EQ(lines[0]["defender_mean_action"].size(), 2u);
+  EXPECT_NE(RunAdvbo("attack --dataset mnist --indices 0 --defense r2b2:latent --defender-vae " +
+                         (dir_ / "missing.pt").string() + " -q -o " + (dir_ / "x.jsonl").string(),
+                     dir_ / "log4"),
+            0);
+  EXPECT_NE(Slurp(dir_ / "log4").find("missing.pt"), std::string::npos) << Slurp(dir_ / "log4");
+  EXPECT_FALSE(fs::exists(dir_ / "x.jsonl"));
 }
 
 }  // namespace
