@@ -97,8 +97,9 @@ void WriteSummary(const std::vector<nlohmann::json>& records, const fs::path& di
   nlohmann::json summary = nlohmann::json::array();
   std::ostringstream table;
   char line[512];
-  std::snprintf(line, sizeof(line), "%-12s %9s %6s %6s %8s %8s %12s %10s %8s\n", "attack", "instances",
-                "ASR%", "max", "mean", "median", "mean(fail=T)", "s/instance", "model%");
+  std::snprintf(line, sizeof(line), "%-12s %9s %6s %6s %8s %8s %12s %10s %8s\n", "attack",
+                "instances", "ASR%", "max", "mean", "median", "mean(fail=T)", "s/instance",
+                "model%");
   table << line;
   std::vector<std::vector<double>> curves;
   for (const auto& name : order) {
@@ -123,12 +124,17 @@ void WriteSummary(const std::vector<nlohmann::json>& records, const fs::path& di
       mean /= succ.size();
     }
     const double med = Median(succ);
-    summary.push_back({{"attack", name}, {"instances", rs.size()}, {"successes", succ.size()},
-                       {"asr", asr}, {"max_queries", succ.empty() ? nlohmann::json(nullptr) : nlohmann::json(mx)},
-                       {"mean_queries", succ.empty() ? nlohmann::json(nullptr) : nlohmann::json(mean)},
-                       {"median_queries", succ.empty() ? nlohmann::json(nullptr) : nlohmann::json(med)},
-                       {"mean_queries_fail_at_budget", all / n}, {"seconds_per_instance", secs / n},
-                       {"model_fraction", secs > 0 ? model / secs : 0.0}});
+    summary.push_back(
+        {{"attack", name},
+         {"instances", rs.size()},
+         {"successes", succ.size()},
+         {"asr", asr},
+         {"max_queries", succ.empty() ? nlohmann::json(nullptr) : nlohmann::json(mx)},
+         {"mean_queries", succ.empty() ? nlohmann::json(nullptr) : nlohmann::json(mean)},
+         {"median_queries", succ.empty() ? nlohmann::json(nullptr) : nlohmann::json(med)},
+         {"mean_queries_fail_at_budget", all / n},
+         {"seconds_per_instance", secs / n},
+         {"model_fraction", secs > 0 ? model / secs : 0.0}});
     std::snprintf(line, sizeof(line), "%-12s %9zu %6s %6s %8s %8s %12s %10s %8s\n", name.c_str(),
                   rs.size(), Fmt(asr, 1).c_str(), Fmt(mx, 0).c_str(), Fmt(mean, 2).c_str(),
                   Fmt(med, 1).c_str(), Fmt(all / n, 1).c_str(), Fmt(secs / n, 2).c_str(),
@@ -161,9 +167,10 @@ void WriteSummary(const std::vector<nlohmann::json>& records, const fs::path& di
   // Success rate against queries.
   std::vector<PlotSeries> series;
   for (size_t i = 0; i < curves.size(); ++i)
-    series.push_back({order[i], std::vector<double>(curves[i].begin(), curves[i].begin() + budget + 1)});
-  WriteLinePlot(dir / "curves.png", series, 1.0, static_cast<double>(std::max<long>(budget, 1)), 0.0,
-                100.0, "queries", "success rate (%)");
+    series.push_back(
+        {order[i], std::vector<double>(curves[i].begin(), curves[i].begin() + budget + 1)});
+  WriteLinePlot(dir / "curves.png", series, 1.0, static_cast<double>(std::max<long>(budget, 1)),
+                0.0, 100.0, "queries", "success rate (%)");
   if (print) std::printf("\n%s", table.str().c_str());
 }
 
@@ -211,12 +218,16 @@ int RunBench(const BenchArgs& a) {
       SelectInstances(images, *model, a.indices, a.num_images, a.untargeted, a.target, dataset_name,
                       defense.SelectionTransform(defense_seed));
   if (sel.instances.empty()) throw std::invalid_argument("no attack instances");
-  if (!defense.empty() && !a.quiet)
-    std::fprintf(stderr, "advbo bench: defense %s, clean accuracy %.2f %% (undefended %.2f %%)\n",
-                 defense.Spec().c_str(),
-                 100.0 * CleanAccuracy(images, *model, a.clean_images,
-                                       defense.SelectionTransform(defense_seed)),
-                 100.0 * CleanAccuracy(images, *model, a.clean_images));
+  // The defended and undefended clean accuracy go into every record behind a defense.
+  double defended_acc = NAN, clean_acc = NAN;
+  if (!defense.empty()) {
+    defended_acc =
+        CleanAccuracy(images, *model, a.clean_images, defense.SelectionTransform(defense_seed));
+    clean_acc = CleanAccuracy(images, *model, a.clean_images);
+    if (!a.quiet)
+      std::fprintf(stderr, "advbo bench: defense %s, clean accuracy %.2f %% (undefended %.2f %%)\n",
+                   defense.Spec().c_str(), 100.0 * defended_acc, 100.0 * clean_acc);
+  }
 
   // Jobs = instances x attacks (attacks interleaved). Shard k/n takes job (i, j) when
   // (i + j) mod n = k - 1: every attack's instances are spread evenly over the shards
@@ -230,10 +241,10 @@ int RunBench(const BenchArgs& a) {
     for (size_t j = 0; j < atk.size(); ++j)
       if (static_cast<int>((i + j) % shard_n) == shard_k - 1) jobs.push_back({i, j});
   fs::create_directories(a.out_dir);
-  const fs::path records = fs::path(a.out_dir) /
-                           (shard_n == 1 ? std::string("records.jsonl")
-                                         : "records.shard-" + std::to_string(shard_k) + "-of-" +
-                                               std::to_string(shard_n) + ".jsonl");
+  const fs::path records =
+      fs::path(a.out_dir) / (shard_n == 1 ? std::string("records.jsonl")
+                                          : "records.shard-" + std::to_string(shard_k) + "-of-" +
+                                                std::to_string(shard_n) + ".jsonl");
   std::set<Key> done;
   std::vector<nlohmann::json> existing;
   if (fs::exists(records)) {
@@ -248,7 +259,8 @@ int RunBench(const BenchArgs& a) {
   std::ofstream out(records, std::ios::app);
   if (!out) throw std::runtime_error(records.string() + ": cannot write records");
   if (!a.quiet)
-    std::fprintf(stderr, "advbo bench: %zu attacks x %zu instances, shard %d/%d: %zu jobs (%zu done)\n",
+    std::fprintf(stderr,
+                 "advbo bench: %zu attacks x %zu instances, shard %d/%d: %zu jobs (%zu done)\n",
                  atk.size(), sel.instances.size(), shard_k, shard_n, jobs.size(), done.size());
   ProgressBar bar(static_cast<long>(jobs.size()), !a.quiet);
   long finished = 0;
@@ -261,14 +273,22 @@ int RunBench(const BenchArgs& a) {
     }
     const uint64_t iseed = bo::DeriveSeed(a.seed, job.instance);
     bo::Rng rng(iseed);
-    oracle::QueryOracle orc(*model, images.image(inst.index), inst.label, inst.target, eps, a.budget);
+    oracle::QueryOracle orc(*model, images.image(inst.index), inst.label, inst.target, eps,
+                            a.budget);
     const auto defender = defense.Install(orc, bo::DeriveSeed(iseed, 0xDEFE45EULL));
     attacks::AttackResult r = attack.Run(orc, rng, [&](long q, double) {
-      bar.Update(finished, attack.name() + " image " + std::to_string(inst.index) + " q=" + std::to_string(q), false);
+      bar.Update(finished,
+                 attack.name() + " image " + std::to_string(inst.index) + " q=" + std::to_string(q),
+                 false);
     });
     nlohmann::json rec =
         InstanceRecord(attack.name(), inst, r, orc, a.seed, iseed, model_path, dataset_name);
-    if (!defense.empty()) rec["defense"] = defense.Spec();
+    if (!defense.empty()) {
+      rec["defense"] = defense.Spec();
+      rec["defended_clean_accuracy"] = defended_acc;
+      rec["clean_accuracy"] = clean_acc;
+      rec["clean_images"] = std::min<long>(a.clean_images, static_cast<long>(images.size()));
+    }
     if (defender) AddDefenderFields(*defender, defense, &rec);
     out << rec.dump() << "\n";
     out.flush();
@@ -285,14 +305,16 @@ int RunBench(const BenchArgs& a) {
 
 int RunMerge(const BenchArgs& a) {
   if (a.out_dir.empty()) throw std::invalid_argument("--out-dir is required");
-  if (a.merge_inputs.empty()) throw std::invalid_argument("give the shard folders or record files to merge");
+  if (a.merge_inputs.empty())
+    throw std::invalid_argument("give the shard folders or record files to merge");
   std::map<Key, nlohmann::json> merged;
   for (const auto& in : a.merge_inputs) {
     std::vector<fs::path> files;
     if (fs::is_directory(in)) {
       for (const auto& e : fs::directory_iterator(in)) {
         const std::string f = e.path().filename().string();
-        if (f.rfind("records", 0) == 0 && e.path().extension() == ".jsonl") files.push_back(e.path());
+        if (f.rfind("records", 0) == 0 && e.path().extension() == ".jsonl")
+          files.push_back(e.path());
       }
     } else if (fs::exists(in)) {
       files.push_back(in);
@@ -332,7 +354,8 @@ std::function<int()> RegisterBenchCommand(CLI::App& app) {
       "failures at the budget, seconds per instance, model share). Writes records.jsonl\n"
       "(one line per attack x instance; an interrupted run resumes where it stopped),\n"
       "table.txt, summary.json, curves.csv and curves.png (success rate vs queries) into\n"
-      "--out-dir. --shard k/n runs the jobs (instance i, attack j) with (i + j) mod n = k - 1; `advbo bench merge` combines shards.");
+      "--out-dir. --shard k/n runs the jobs (instance i, attack j) with (i + j) mod n = k - 1; "
+      "`advbo bench merge` combines shards.");
   cmd->add_option("--attacks", a->attacks, "comma list of attacks")->default_val(a->attacks);
   cmd->add_option("--dataset", a->dataset, "shipped dataset: mnist | cifar10")
       ->check(CLI::IsMember({"mnist", "cifar10"}))
@@ -340,7 +363,8 @@ std::function<int()> RegisterBenchCommand(CLI::App& app) {
   cmd->add_option("--data", a->data, "your own data (as for `advbo attack`)");
   cmd->add_option("--format", a->format, "format of --data")->default_val("auto");
   cmd->add_option("--model", a->model, "TorchScript classifier (default: shipped model)");
-  cmd->add_option("--output", a->output, "model output: auto | logits | probs")->default_val("auto");
+  cmd->add_option("--output", a->output, "model output: auto | logits | probs")
+      ->default_val("auto");
   cmd->add_flag("--targeted", a->targeted, "every other class (default)");
   cmd->add_option("--target", a->target, "one target class");
   cmd->add_flag("--untargeted", a->untargeted, "untargeted");
@@ -351,7 +375,8 @@ std::function<int()> RegisterBenchCommand(CLI::App& app) {
   cmd->add_option("--indices", a->indices, "explicit image indices")->delimiter(',');
   cmd->add_option("--seed", a->seed, "run seed (instance k uses a seed derived from it)")
       ->default_val(0);
-  cmd->add_option("--threads", a->threads, "LibTorch intra-op threads (0 = default)")->default_val(0);
+  cmd->add_option("--threads", a->threads, "LibTorch intra-op threads (0 = default)")
+      ->default_val(0);
   cmd->add_option("--defense", a->defense,
                   "input-transformation defense or game defender in front of the model (as in "
                   "advbo attack)")
@@ -366,7 +391,8 @@ std::function<int()> RegisterBenchCommand(CLI::App& app) {
   cmd->add_option("--shard", a->shard, "run shard k of n (k/n)")->default_val("1/1");
   cmd->add_option("--out-dir", a->out_dir, "output folder (required)");
   cmd->add_flag("-q,--quiet", a->quiet, "no progress bar");
-  CLI::App* merge = cmd->add_subcommand("merge", "Combine shard folders or record files into one table");
+  CLI::App* merge =
+      cmd->add_subcommand("merge", "Combine shard folders or record files into one table");
   merge->add_option("inputs", a->merge_inputs, "shard folders or records*.jsonl files")->required();
   merge->add_option("--out-dir", a->out_dir, "output folder")->required();
   return [cmd, merge, a]() {
