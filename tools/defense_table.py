@@ -11,6 +11,9 @@ import os
 import statistics
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report_util import emit  # noqa: E402
+
 
 def rows(root):
     out = []
@@ -56,12 +59,7 @@ def main():
             cells.append(f"{100 * len(ok) / len(rr):.1f}" if rr else "—")
             cells.append(f"{statistics.median(ok):g}" if ok else "—")
         lines.append(f"| {ds} | `{spec}` | {acc} | {n} | " + " | ".join(cells) + " |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if a.out:
-        with open(a.out + ".partial", "w") as f:
-            f.write(text)
-        os.replace(a.out + ".partial", a.out)
+    emit(lines, a.out)
 
 
 if __name__ == "__main__":

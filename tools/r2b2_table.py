@@ -13,6 +13,9 @@ import json
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report_util import emit  # noqa: E402
+
 ORDER = ["0v0", "1v0", "1Lv0", "0v1", "0v1L", "2v1", "1v2",
          "gpucb-vs-none", "gpucb-vs-r2b21-lite", "ts-vs-none", "ts-vs-r2b21-lite"]
 LABEL = {"0v0": "0 vs 0", "1v0": "1 vs 0", "1Lv0": "1 vs 0 (Lite)", "0v1": "0 vs 1",
@@ -108,12 +111,7 @@ def main():
             if None not in (b, d) and b > 0:
                 lines.append(f"\n{scope}: the level-1 defender cuts the {att} attacker's successes "
                              f"{b:.1f} -> {d:.1f} ({100 * (b - d) / b:.1f} %; goal >= 90 %)")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if a.out:
-        with open(a.out + ".partial", "w") as f:
-            f.write(text)
-        os.replace(a.out + ".partial", a.out)
+    emit(lines, a.out)
 
 
 if __name__ == "__main__":
