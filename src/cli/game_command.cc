@@ -626,7 +626,10 @@ std::function<int()> RegisterGameCommand(CLI::App& app) {
       "  attacker's image); the model scores it. Attacker payoff = largest wrong-class\n"
       "  probability; a round is a successful attack when it beats the true class.\n"
       "Writes rounds.jsonl (one line per round), summary.json, table.txt, curves.csv and\n"
-      "curves.png into --out-dir.");
+      "curves.png into --out-dir.\n"
+      "--attacker ATTACK (square, bos2, parsimonious, ...): that attack plays T = --rounds\n"
+      "  queries per image (untargeted) against --defender, a defender in the query loop\n"
+      "  (r2b2:latent, r2b2:jpeg+noise, random:..., Dai 2021 Sec. 8.4.2.2) or a fixed defense.");
   cmd->add_option("--game", a->game, "synthetic | mnist | cifar10")->default_val("synthetic");
   cmd->add_option("--type", a->type, "synthetic game type: common | general | constant")
       ->default_val("common");
@@ -672,8 +675,10 @@ std::function<int()> RegisterGameCommand(CLI::App& app) {
   cmd->add_option("--candidates", a->candidates,
                   "own-action candidates per decision on continuous or large spaces (default 1000 "
                   "synthetic, 200 adversarial)");
-  cmd->add_option("--eps", a->eps,
-                  "adversarial: L_inf radius of each clip (default 0.2 MNIST, 0.05 CIFAR-10)");
+  cmd->add_option(
+      "--eps", a->eps,
+      "adversarial: L_inf radius of each clip (default 0.2 MNIST, 0.05 CIFAR-10; attack "
+      "games: the attack's, 0.3 MNIST, 0.05 CIFAR-10)");
   cmd->add_option("--vae", a->vae, "adversarial: TorchScript VAE (default models/<game>_vae.pt)");
   cmd->add_option("--refit-every", a->refit_every,
                   "adversarial: GP hyperparameter refit period in rounds (0 = never)")
