@@ -15,7 +15,7 @@ namespace {
 // The tunable parameter of each stage a parameterised defender may use.
 const std::vector<TunableStage>& TunableStages() {
   static const std::vector<TunableStage> stages = {{"jpeg", "quality", 10, 95, true},
-                                                   {"bits", "depth", 2, 8, true},
+                                                   {"bits", "depth", 1, 8, true},
                                                    {"blur", "sigma", 0.3, 2.0, false},
                                                    {"noise", "sigma", 0.0, 0.1, false},
                                                    {"resize", "ratio", 0.05, 0.3, false}};

@@ -70,7 +70,7 @@ struct GameDefenseSpec {
 bool IsGameDefense(const std::string& spec);
 
 /// Parses "AGENT:ACTIONS": AGENT = r2b2 | random; ACTIONS = latent, or tunable stages
-/// joined by '+': jpeg (quality 10..95), bits (depth 2..8), blur (sigma 0.3..2), noise
+/// joined by '+': jpeg (quality 10..95), bits (depth 1..8), blur (sigma 0.3..2), noise
 /// (sigma 0..0.1; 0 = off), resize (ratio 0.05..0.3). Throws std::invalid_argument naming
 /// the part and the accepted values.
 GameDefenseSpec ParseGameDefense(const std::string& spec);
