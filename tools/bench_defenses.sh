@@ -35,7 +35,7 @@ run() {
     local rc=0
     for p in "${pids[@]}"; do wait "$p" || rc=1; done
     ((rc == 0)) || { echo "bench_defenses: $ds $d failed (see $out/shard-*.log)" >&2; return 1; }
-    "$ADVBO" bench merge "$out"/shard-* --out-dir "$out" >/dev/null
+    "$ADVBO" bench merge "$out"/shard-*/ --out-dir "$out" >/dev/null
     echo "bench_defenses: $ds $d done"
   done
 }

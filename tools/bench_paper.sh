@@ -29,7 +29,7 @@ run_dataset() {
   local rc=0
   for p in "${pids[@]}"; do wait "$p" || rc=1; done
   ((rc == 0)) || { echo "bench_paper: a $ds shard failed (see $out/shard-*.log)" >&2; return 1; }
-  "$ADVBO" bench merge "$out"/shard-* --out-dir "$out"
+  "$ADVBO" bench merge "$out"/shard-*/ --out-dir "$out"
 }
 
 case "$which" in
