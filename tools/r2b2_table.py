@@ -75,6 +75,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("run", help="results/r2b2_adv/SETTING")
     ap.add_argument("--out", help="also write the markdown here")
+    ap.add_argument("--plot", help="also draw the attack-score curves (running mean over rounds, "
+                                   "one line per matchup, as Fig. 8.3) into this PNG (matplotlib)")
     a = ap.parse_args()
     setting = os.path.basename(os.path.normpath(a.run))
     rows = load(a.run)
@@ -112,6 +114,37 @@ def main():
                 lines.append(f"\n{scope}: the level-1 defender cuts the {att} attacker's successes "
                              f"{b:.1f} -> {d:.1f} ({100 * (b - d) / b:.1f} %; goal >= 90 %)")
     emit(lines, a.out)
+    if a.plot:
+        plot(a.run, setting, rows, a.plot)
+
+
+def plot(run, setting, rows, path):
+    """Running-mean attack score per matchup, one panel per scope (Fig. 8.3 style)."""
+    import csv
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    scopes = [sc for sc in ("one", "multi") if any(sc in r for r in rows.values())]
+    fig, axes = plt.subplots(1, len(scopes), figsize=(6 * len(scopes), 4), squeeze=False)
+    for ax, scope in zip(axes[0], scopes):
+        for name in ORDER:
+            f = os.path.join(run, scope, name, "curves.csv")
+            if not os.path.isfile(f):
+                continue
+            with open(f) as fh:
+                col = next(c for c in csv.DictReader(fh).fieldnames if c.endswith("_attack_score"))
+            with open(f) as fh:
+                ys = [float(r[col]) for r in csv.DictReader(fh)]
+            run_mean = [sum(ys[:t + 1]) / (t + 1) for t in range(len(ys))]
+            ax.plot(range(1, len(ys) + 1), run_mean, label=LABEL[name])
+        ax.set_title(f"{setting}: {'one image' if scope == 'one' else 'several images'}")
+        ax.set_xlabel("round")
+        ax.set_ylabel("attack score (running mean)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path + ".partial.png", dpi=90)
+    os.replace(path + ".partial.png", path)
 
 
 if __name__ == "__main__":
