@@ -91,6 +91,8 @@ class GameDefense {
   void Feedback(const oracle::QueryResult& result);
   /// Actions of the last Transform still waiting for their Feedback (one per image).
   const std::vector<Eigen::VectorXd>& PendingActions() const { return pending_action_; }
+  /// The action applied in round t (0-based, t < rounds()) [action dim].
+  Eigen::VectorXd Action(int t) const { return history_.Action(t, 1); }
   /// Actions applied so far, one row per round [T, action dim].
   Eigen::MatrixXd Actions() const;
   int rounds() const { return history_.rounds(); }

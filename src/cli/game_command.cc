@@ -226,7 +226,7 @@ int RunAttackGame(const GameArgs& a) {
                                      {"predicted", r.predicted[b]},
                                      {"seed", a.seed}};
               if (defender && defender->rounds() >= q) {
-                const Eigen::VectorXd act = defender->Actions().row(q - 1).transpose();
+                const Eigen::VectorXd act = defender->Action(static_cast<int>(q - 1));
                 line["defender_action"] = std::vector<double>(act.data(), act.data() + act.size());
               }
               out << line.dump() << "\n";
