@@ -11,30 +11,44 @@ bo::FitOptions BeliefOptions::DefaultFit() {
   return f;
 }
 
-PayoffBelief::PayoffBelief(int agent, int joint_dim, const bo::ExactGP& prior,
-                           BeliefOptions options)
-    : agent_(agent), joint_dim_(joint_dim), gp_(prior), options_(options) {
-  if (agent < 0 || joint_dim < 1)
-    throw std::invalid_argument("PayoffBelief: negative agent index or joint dimension < 1");
-  gp_.SetData(Eigen::MatrixXd(0, joint_dim), Eigen::VectorXd(0));
+PayoffBelief::PayoffBelief(int agent, int input_dim, const bo::ExactGP& prior,
+                           BeliefOptions options, BeliefInputs inputs)
+    : agent_(agent), input_dim_(input_dim), inputs_(inputs), gp_(prior), options_(options) {
+  if (agent < 0 || input_dim < 1)
+    throw std::invalid_argument("PayoffBelief: negative agent index or input dimension < 1");
+  gp_.SetData(Eigen::MatrixXd(0, input_dim), Eigen::VectorXd(0));
 }
 
 void PayoffBelief::Update(const GameHistory& h) {
-  if (h.joint_dim() != joint_dim_)
-    throw std::invalid_argument(
-        "PayoffBelief: the belief's joint dimension " + std::to_string(joint_dim_) +
-        " differs from the joint action dimension " + std::to_string(h.joint_dim()));
+  const bool own = inputs_ == BeliefInputs::kOwnAction;
+  if (agent_ >= h.num_agents())
+    throw std::invalid_argument("PayoffBelief: agent " + std::to_string(agent_) +
+                                " is not in a game of " + std::to_string(h.num_agents()) +
+                                " agents");
+  const int d = own ? h.dim(agent_) : h.joint_dim();
+  if (d != input_dim_)
+    throw std::invalid_argument("PayoffBelief: the belief's input dimension " +
+                                std::to_string(input_dim_) + " differs from the " +
+                                (own ? "agent's action" : "joint action") + " dimension " +
+                                std::to_string(d));
   const int n = gp_.num_data();
   if (h.rounds() == n) return;
   if (h.rounds() == n + 1 && n > 0) {
-    gp_.AddObservation(h.JointAt(n), h.PayoffsAt(n)(agent_));
+    gp_.AddObservation(own ? h.Action(n, agent_) : h.JointAt(n), h.PayoffsAt(n)(agent_));
+  } else if (own) {
+    Eigen::MatrixXd x(h.rounds(), d);
+    for (int t = 0; t < h.rounds(); ++t) x.row(t) = h.Action(t, agent_).transpose();
+    gp_.SetData(x, h.Payoffs(agent_));
   } else {
     gp_.SetData(h.Joint(), h.Payoffs(agent_));
   }
   if (options_.refit_every > 0 && h.rounds() % options_.refit_every == 0 &&
       (options_.refit_until <= 0 || h.rounds() <= options_.refit_until)) {
+    // Own-action beliefs draw from a stream of their own (7919 (m + 1)), so an agent holding
+    // both kinds of belief about the same payoff does not reuse restarts.
+    const uint64_t salt = own ? 7919ULL * (agent_ + 1) : static_cast<uint64_t>(agent_);
     bo::Rng rng(
-        bo::DeriveSeed(options_.fit_seed, static_cast<uint64_t>(h.rounds()) * 1000003ULL + agent_));
+        bo::DeriveSeed(options_.fit_seed, static_cast<uint64_t>(h.rounds()) * 1000003ULL + salt));
     bo::FitHyperparameters(&gp_, options_.fit, rng);
   }
 }

@@ -28,22 +28,33 @@ struct BeliefOptions {
   static bo::FitOptions DefaultFit();
 };
 
+/// What a PayoffBelief's GP takes as input.
+enum class BeliefInputs {
+  kJointAction,  ///< the joint action [x_1, ..., x_M] (R2-B2, Sec. 8.2)
+  kOwnAction,    ///< agent m's own action x_m only: a BO agent that ignores the others
+                 ///< (App. E.6.2.2b GP-UCB / TS attackers)
+};
+
 /// GP posterior of payoff f_m given every round of the history.
 class PayoffBelief {
  public:
-  /// agent = m; joint_dim = D; prior = kernel over the joint action [D], noise variance and
-  /// output standardisation (its data is ignored). Throws std::invalid_argument if m < 0 or
-  /// D < 1.
-  PayoffBelief(int agent, int joint_dim, const bo::ExactGP& prior, BeliefOptions options = {});
+  /// agent = m; input_dim = D, the joint action dimension (kJointAction) or d_m
+  /// (kOwnAction); prior = kernel over [D], noise variance and output standardisation (its
+  /// data is ignored). Throws std::invalid_argument if m < 0 or D < 1.
+  PayoffBelief(int agent, int input_dim, const bo::ExactGP& prior, BeliefOptions options = {},
+               BeliefInputs inputs = BeliefInputs::kJointAction);
   /// Brings the GP up to date with the history: appends new rounds (O(N^2) each) and refits
-  /// when the round count reaches a multiple of refit_every. Throws std::invalid_argument if
-  /// the history's joint dimension differs from the kernel's.
+  /// when the round count reaches a multiple of refit_every (restarts seeded by fit_seed,
+  /// the round count, m and the input kind). Throws std::invalid_argument if the history's
+  /// joint (or agent m's) dimension differs from the kernel's or m has no action in it.
   void Update(const GameHistory& history);
   const bo::ExactGP& gp() const { return gp_; }
   int agent() const { return agent_; }
+  BeliefInputs inputs() const { return inputs_; }
 
  private:
-  int agent_, joint_dim_;
+  int agent_, input_dim_;
+  BeliefInputs inputs_;
   bo::ExactGP gp_;
   BeliefOptions options_;
 };

@@ -125,7 +125,7 @@ std::unique_ptr<Level0Strategy> Exp3RffStrategy::Clone() const {
 OwnActionBoStrategy::OwnActionBoStrategy(ActionSpace space, Acquisition acquisition,
                                          const bo::ExactGP& prior, int candidates,
                                          uint64_t candidate_seed, BeliefOptions belief)
-    : space_(std::move(space)), acq_(acquisition), gp_(prior), belief_(belief) {
+    : space_(std::move(space)), acq_(acquisition), prior_(prior), options_(belief) {
   if (candidates < 1) throw std::invalid_argument("BO level-0 strategy: need >= 1 candidate");
   bo::Rng rng(candidate_seed);
   if (space_.finite() && space_.size() <= candidates) {
@@ -136,12 +136,12 @@ OwnActionBoStrategy::OwnActionBoStrategy(ActionSpace space, Acquisition acquisit
   } else {
     cands_ = bo::MakeDesign(bo::DesignKind::kSobol, candidates, space_.lower, space_.upper, rng);
   }
-  gp_.SetData(Eigen::MatrixXd(0, space_.dim()), Eigen::VectorXd(0));
+  prior_.SetData(Eigen::MatrixXd(0, space_.dim()), Eigen::VectorXd(0));
 }
 
 Eigen::VectorXd OwnActionBoStrategy::UcbMaximiser() const {
   Eigen::VectorXd mu, var;
-  gp_.Predict(cands_, &mu, &var);
+  gp().Predict(cands_, &mu, &var);
   Eigen::Index best;
   (mu.array() + std::sqrt(std::max(0.0, beta_)) * var.cwiseMax(0.0).cwiseSqrt().array())
       .maxCoeff(&best);
@@ -150,13 +150,13 @@ Eigen::VectorXd OwnActionBoStrategy::UcbMaximiser() const {
 
 Eigen::MatrixXd OwnActionBoStrategy::Sample(int n, bo::Rng& rng) const {
   Eigen::MatrixXd out(n, space_.dim());
-  if (gp_.num_data() == 0) {
+  if (gp().num_data() == 0) {
     std::uniform_int_distribution<int> pick(0, static_cast<int>(cands_.rows()) - 1);
     for (int i = 0; i < n; ++i) out.row(i) = cands_.row(pick(rng));
     return out;
   }
   if (acq_ == Acquisition::kUcb) return UcbMaximiser().transpose().replicate(n, 1);
-  const Eigen::MatrixXd f = gp_.SamplePosterior(cands_, n, rng);  // [C, n]
+  const Eigen::MatrixXd f = gp().SamplePosterior(cands_, n, rng);  // [C, n]
   for (int i = 0; i < n; ++i) {
     Eigen::Index best;
     f.col(i).maxCoeff(&best);
@@ -167,7 +167,7 @@ Eigen::MatrixXd OwnActionBoStrategy::Sample(int n, bo::Rng& rng) const {
 
 bool OwnActionBoStrategy::FiniteDistribution(Eigen::MatrixXd* support,
                                              Eigen::VectorXd* probs) const {
-  if (acq_ != Acquisition::kUcb || gp_.num_data() == 0) return false;
+  if (acq_ != Acquisition::kUcb || gp().num_data() == 0) return false;
   *support = UcbMaximiser().transpose();
   *probs = Eigen::VectorXd::Ones(1);
   return true;
@@ -175,21 +175,13 @@ bool OwnActionBoStrategy::FiniteDistribution(Eigen::MatrixXd* support,
 
 void OwnActionBoStrategy::Observe(const GameHistory& h, int m, const bo::ExactGP&, double beta) {
   beta_ = beta;
-  const int n = gp_.num_data();
-  if (h.rounds() == n) return;
-  if (h.rounds() == n + 1 && n > 0) {
-    gp_.AddObservation(h.Action(n, m), h.PayoffsAt(n)(m));
-  } else {
-    Eigen::MatrixXd x(h.rounds(), h.dim(m));
-    for (int t = 0; t < h.rounds(); ++t) x.row(t) = h.Action(t, m).transpose();
-    gp_.SetData(x, h.Payoffs(m));
+  if (!belief_) {
+    belief_.emplace(m, space_.dim(), prior_, options_, BeliefInputs::kOwnAction);
+  } else if (belief_->agent() != m) {
+    throw std::invalid_argument("BO level-0 strategy: observed as agent " + std::to_string(m) +
+                                " after agent " + std::to_string(belief_->agent()));
   }
-  if (belief_.refit_every > 0 && h.rounds() % belief_.refit_every == 0 &&
-      (belief_.refit_until <= 0 || h.rounds() <= belief_.refit_until)) {
-    bo::Rng rng(bo::DeriveSeed(belief_.fit_seed,
-                               static_cast<uint64_t>(h.rounds()) * 1000003ULL + 7919ULL * (m + 1)));
-    bo::FitHyperparameters(&gp_, belief_.fit, rng);
-  }
+  belief_->Update(h);
 }
 
 std::unique_ptr<Level0Strategy> OwnActionBoStrategy::Clone() const {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -127,21 +128,23 @@ class OwnActionBoStrategy final : public Level0Strategy {
   Eigen::MatrixXd Sample(int n, bo::Rng& rng) const override;
   /// GP-UCB: its single action (probability 1); TS: false.
   bool FiniteDistribution(Eigen::MatrixXd* support, Eigen::VectorXd* probs) const override;
-  /// Appends the new rounds' (own action, own payoff) and refits on schedule; `gp` (the
-  /// joint belief) is ignored, `beta` kept for the UCB.
+  /// Brings the own-action belief (a PayoffBelief with BeliefInputs::kOwnAction, created
+  /// for agent m at the first call) up to date; `gp` (the joint belief) is ignored, `beta`
+  /// kept for the UCB. Throws std::invalid_argument if m changes between calls.
   void Observe(const GameHistory& history, int m, const bo::ExactGP& gp, double beta) override;
   std::unique_ptr<Level0Strategy> Clone() const override;
-  /// The own-action GP [d_m] -> payoff.
-  const bo::ExactGP& gp() const { return gp_; }
+  /// The own-action GP [d_m] -> payoff (the prior before the first observation).
+  const bo::ExactGP& gp() const { return belief_ ? belief_->gp() : prior_; }
   const Eigen::MatrixXd& candidates() const { return cands_; }
 
  private:
   Eigen::VectorXd UcbMaximiser() const;
   ActionSpace space_;
   Acquisition acq_;
-  bo::ExactGP gp_;
+  bo::ExactGP prior_;
   Eigen::MatrixXd cands_;
-  BeliefOptions belief_;
+  BeliefOptions options_;
+  std::optional<PayoffBelief> belief_;
   double beta_ = 4.0;
 };
 

@@ -82,6 +82,34 @@ TEST(OwnActionBo, GpUcbPlaysTheUcbMaximiserOfItsOwnActionGp) {
   EXPECT_DOUBLE_EQ(probs(0), 1.0);
 }
 
+TEST(PayoffBelief, AnOwnActionBeliefFedRoundByRoundIsTheGpOfTheOwnActionColumns) {
+  ToyGame g;
+  const GameHistory h = RandomHistory(g, 9, 3);
+  BeliefOptions no_refit;
+  no_refit.refit_every = 0;
+  PayoffBelief b(1, 1, OwnPrior(1), no_refit, BeliefInputs::kOwnAction);
+  GameHistory partial({1, 1});
+  for (int t = 0; t < h.rounds(); ++t) {  // the append path, one round at a time
+    partial.Add(h.JointAt(t), h.PayoffsAt(t));
+    b.Update(partial);
+  }
+  bo::ExactGP ref = OwnPrior(1);
+  Eigen::MatrixXd x(9, 1);
+  for (int t = 0; t < 9; ++t) x(t, 0) = h.Action(t, 1)(0);
+  ref.SetData(x, h.Payoffs(1));
+  const Eigen::MatrixXd q = Eigen::VectorXd::LinSpaced(11, 0, 1);
+  Eigen::VectorXd mu, var, mu_ref, var_ref;
+  b.gp().Predict(q, &mu, &var);
+  ref.Predict(q, &mu_ref, &var_ref);
+  EXPECT_LT((mu - mu_ref).cwiseAbs().maxCoeff(), 1e-9);
+  EXPECT_LT((var - var_ref).cwiseAbs().maxCoeff(), 1e-9);
+  // A joint-action belief of the same dimension is the wrong input for this history.
+  PayoffBelief joint(1, 1, OwnPrior(1), no_refit, BeliefInputs::kJointAction);
+  EXPECT_THROW(joint.Update(h), std::invalid_argument);
+  PayoffBelief absent(2, 1, OwnPrior(1), no_refit, BeliefInputs::kOwnAction);
+  EXPECT_THROW(absent.Update(h), std::invalid_argument);
+}
+
 TEST(OwnActionBo, ThompsonSamplingIsMixedAndConcentratesOnTheMaximum) {
   ToyGame g;
   OwnActionBoStrategy s(g.space(0), OwnActionBoStrategy::Acquisition::kThompson, OwnPrior(1), 200,
