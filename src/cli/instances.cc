@@ -146,13 +146,17 @@ std::function<void(float*, int)> DefenseSetup::SelectionTransform(uint64_t seed)
     const int c = c_, h = h_, w = w_;
     return [fixed, rng, c, h, w](float* x, int n) { fixed.Apply(x, n, c, h, w, *rng); };
   }
+  auto d = MakeDefender(seed);
+  auto vae = vae_;  // keeps the VAE alive with the transform
+  return [d, vae](float* x, int n) { d->Transform(x, n); };
+}
+
+std::shared_ptr<defenses::GameDefense> DefenseSetup::MakeDefender(uint64_t seed) const {
   defenses::GameDefenseOptions o;
   o.level = game_->agent == "r2b2" ? 1 : 0;
   o.epsilon = eps_;
   o.seed = seed;
-  auto d = std::make_shared<defenses::GameDefense>(*game_, vae_.get(), c_, h_, w_, o);
-  auto vae = vae_;  // keeps the VAE alive with the transform
-  return [d, vae](float* x, int n) { d->Transform(x, n); };
+  return std::make_shared<defenses::GameDefense>(*game_, vae_.get(), c_, h_, w_, o);
 }
 
 std::shared_ptr<defenses::GameDefense> DefenseSetup::Install(
@@ -163,11 +167,7 @@ std::shared_ptr<defenses::GameDefense> DefenseSetup::Install(
     orc.set_feedback(also);
     return nullptr;
   }
-  defenses::GameDefenseOptions o;
-  o.level = game_->agent == "r2b2" ? 1 : 0;
-  o.epsilon = eps_;
-  o.seed = seed;
-  auto d = std::make_shared<defenses::GameDefense>(*game_, vae_.get(), c_, h_, w_, o);
+  auto d = MakeDefender(seed);
   auto vae = vae_;
   orc.set_input_transform([d, vae](float* x, int n) { d->Transform(x, n); });
   orc.set_feedback([d, also](const oracle::QueryResult& r) {

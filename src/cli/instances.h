@@ -81,6 +81,8 @@ class DefenseSetup {
   std::string vae_path() const { return vae_ ? vae_->path() : ""; }
 
  private:
+  /// A fresh game defender (game_ set) seeded by `seed`.
+  std::shared_ptr<defenses::GameDefense> MakeDefender(uint64_t seed) const;
   defenses::DefensePipeline fixed_;
   std::unique_ptr<defenses::GameDefenseSpec> game_;
   std::shared_ptr<oracle::Autoencoder> vae_;
