@@ -9,7 +9,8 @@
 #   mnist-gpmw      the same with GP-MW on a 100 x 100 grid of [-2, 2]^2 as level 0
 #   cifar10-random  the same on CIFAR-10 (needs models/cifar10_vae.pt)
 #   mnist-outside   GP-UCB and TS attackers that ignore the defender (App. E.6.2.2b) against
-#                   no defender and against an R2-B2-Lite level-1 defender
+#                   no defender, an R2-B2-Lite level-1 defender and (for reference: what the
+#                   defender stage alone does) a random-search level-0 defender
 #   cifar10-outside the same on CIFAR-10
 # Each setting is played on
 #   one/    ONE image with 10 initialisations. The image is chosen as the paper does, "so that
@@ -38,7 +39,7 @@ esac
 level0=random
 [[ "$setting" == mnist-gpmw ]] && level0=gpmw
 case "$setting" in
-  *-outside) pairs="gpucb:none gpucb:r2b2:1-lite ts:none ts:r2b2:1-lite" ;;
+  *-outside) pairs="gpucb:none gpucb:r2b2:1-lite ts:none ts:r2b2:1-lite gpucb:random ts:random" ;;
   *) pairs="0v0 1v0 1Lv0 0v1 0v1L 2v1 1v2" ;;
 esac
 

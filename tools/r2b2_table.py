@@ -17,11 +17,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from report_util import emit  # noqa: E402
 
 ORDER = ["0v0", "1v0", "1Lv0", "0v1", "0v1L", "2v1", "1v2",
-         "gpucb-vs-none", "gpucb-vs-r2b21-lite", "ts-vs-none", "ts-vs-r2b21-lite"]
+         "gpucb-vs-none", "gpucb-vs-random", "gpucb-vs-r2b21-lite", "ts-vs-none", "ts-vs-random",
+         "ts-vs-r2b21-lite"]
 LABEL = {"0v0": "0 vs 0", "1v0": "1 vs 0", "1Lv0": "1 vs 0 (Lite)", "0v1": "0 vs 1",
          "0v1L": "0 vs 1 (Lite)", "2v1": "2 vs 1", "1v2": "1 vs 2",
          "gpucb-vs-none": "GP-UCB attacker, no defender",
+         "gpucb-vs-random": "GP-UCB attacker vs random-search (level-0) defender",
          "gpucb-vs-r2b21-lite": "GP-UCB attacker vs level-1 Lite defender",
+         "ts-vs-random": "TS attacker vs random-search (level-0) defender",
          "ts-vs-none": "TS attacker, no defender",
          "ts-vs-r2b21-lite": "TS attacker vs level-1 Lite defender"}
 # Successful attacks per 150 rounds in the thesis: one image (Table 8.1, Fig. E.10) and
@@ -113,6 +116,11 @@ def main():
             if None not in (b, d) and b > 0:
                 lines.append(f"\n{scope}: the level-1 defender cuts the {att} attacker's successes "
                              f"{b:.1f} -> {d:.1f} ({100 * (b - d) / b:.1f} %; goal >= 90 %)")
+            r = get(f"{att}-vs-random")
+            if None not in (r, d) and r > 0:
+                lines.append(f"\n{scope}: against the {att} attacker the level-1 defender vs a "
+                             f"random-search defender: {r:.1f} -> {d:.1f} "
+                             f"({100 * (r - d) / r:.1f} % fewer successes)")
     emit(lines, a.out)
     if a.plot:
         plot(a.run, setting, rows, a.plot)
