@@ -43,10 +43,12 @@ def main():
     lines = ["| dataset | defense | clean accuracy % (defended / undefended) | instances | "
              "BOS² ASR % | BOS² median queries | Square ASR % | Square median queries |",
              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    # The undefended clean accuracy (recorded with every defended run) for the "none" rows.
+    undefended = {ds: r[0]["clean_accuracy"] for ds, r in table if "clean_accuracy" in r[0]}
     order = lambda item: (item[0], item[1][0].get("defense", "none") != "none")
     for ds, recs in sorted(table, key=order):
         spec = recs[0].get("defense", "none")
-        acc = "—"
+        acc = f"— / {100 * undefended[ds]:.1f}" if ds in undefended else "—"
         if "defended_clean_accuracy" in recs[0]:
             acc = (f"{100 * recs[0]['defended_clean_accuracy']:.1f} / "
                    f"{100 * recs[0]['clean_accuracy']:.1f}")
