@@ -215,10 +215,6 @@ void GameDefense::Feedback(const oracle::QueryResult& r) {
   pending_action_.clear();
 }
 
-Eigen::MatrixXd GameDefense::Actions() const {
-  Eigen::MatrixXd a(history_.rounds(), space_.dim());
-  for (int t = 0; t < history_.rounds(); ++t) a.row(t) = history_.Action(t, 1).transpose();
-  return a;
-}
+Eigen::MatrixXd GameDefense::Actions() const { return history_.Actions(1); }
 
 }  // namespace advbo::defenses

@@ -35,12 +35,8 @@ void PayoffBelief::Update(const GameHistory& h) {
   if (h.rounds() == n) return;
   if (h.rounds() == n + 1 && n > 0) {
     gp_.AddObservation(own ? h.Action(n, agent_) : h.JointAt(n), h.PayoffsAt(n)(agent_));
-  } else if (own) {
-    Eigen::MatrixXd x(h.rounds(), d);
-    for (int t = 0; t < h.rounds(); ++t) x.row(t) = h.Action(t, agent_).transpose();
-    gp_.SetData(x, h.Payoffs(agent_));
   } else {
-    gp_.SetData(h.Joint(), h.Payoffs(agent_));
+    gp_.SetData(own ? h.Actions(agent_) : h.Joint(), h.Payoffs(agent_));
   }
   if (options_.refit_every > 0 && h.rounds() % options_.refit_every == 0 &&
       (options_.refit_until <= 0 || h.rounds() <= options_.refit_until)) {

@@ -85,6 +85,12 @@ Eigen::VectorXd GameHistory::Action(int t, int m) const {
   return joint_.at(t).segment(offset(m), dim(m));
 }
 
+Eigen::MatrixXd GameHistory::Actions(int m) const {
+  Eigen::MatrixXd x(rounds(), dim(m));
+  for (int t = 0; t < rounds(); ++t) x.row(t) = joint_[t].segment(offset(m), dim(m)).transpose();
+  return x;
+}
+
 std::vector<RoundRecord> RunRepeatedGame(GameEnvironment& env, const std::vector<Agent*>& agents,
                                          const GameOptions& opt, bo::Rng& rng,
                                          const std::function<void(const RoundRecord&)>& on_round) {

@@ -66,6 +66,8 @@ class GameHistory {
   Eigen::VectorXd Payoffs(int m) const;
   /// Action of agent m in round t (0-based) [d_m].
   Eigen::VectorXd Action(int t, int m) const;
+  /// Actions of agent m over all rounds [T, d_m].
+  Eigen::MatrixXd Actions(int m) const;
   const Eigen::VectorXd& JointAt(int t) const { return joint_.at(t); }
   const Eigen::VectorXd& PayoffsAt(int t) const { return payoffs_.at(t); }
 
