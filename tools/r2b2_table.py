@@ -129,6 +129,7 @@ def main():
 def plot(run, setting, rows, path):
     """Running-mean attack score per matchup, one panel per scope (Fig. 8.3 style)."""
     import csv
+    import itertools
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -140,10 +141,10 @@ def plot(run, setting, rows, path):
             if not os.path.isfile(f):
                 continue
             with open(f) as fh:
-                col = next(c for c in csv.DictReader(fh).fieldnames if c.endswith("_attack_score"))
-            with open(f) as fh:
-                ys = [float(r[col]) for r in csv.DictReader(fh)]
-            run_mean = [sum(ys[:t + 1]) / (t + 1) for t in range(len(ys))]
+                reader = csv.DictReader(fh)
+                col = next(c for c in reader.fieldnames if c.endswith("_attack_score"))
+                ys = [float(r[col]) for r in reader]
+            run_mean = [c / (t + 1) for t, c in enumerate(itertools.accumulate(ys))]
             ax.plot(range(1, len(ys) + 1), run_mean, label=LABEL[name])
         ax.set_title(f"{setting}: {'one image' if scope == 'one' else 'several images'}")
         ax.set_xlabel("round")
