@@ -30,12 +30,23 @@ void FinishResult(const oracle::QueryOracle& oracle, double start_seconds, Attac
 }
 
 std::vector<std::string> AttackNames() {
-  return {"bos2",      "bos2-nostop", "bayesopt", "bayesopt-learnd", "genattack",
-          "zoo",       "autozoom",    "square",   "parsimonious", "random"};
+  return {"bos2", "bos2-nostop", "bayesopt", "bayesopt-learnd", "genattack",
+          "zoo",  "autozoom",    "square",   "parsimonious",    "random"};
 }
 
 std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext& ctx) {
   const bool mnist = ctx.dataset == "mnist";
+  // BOS^2 with settings: "bos2:key=value,..." (Bos2Attack::ApplySettings); the whole spec
+  // is the attack's name in records.
+  const auto colon = name.find(':');
+  if (colon != std::string::npos) {
+    const std::string base = name.substr(0, colon);
+    if (base != "bos2" && base != "bos2-nostop")
+      throw std::invalid_argument("attack '" + base + "' takes no settings ('" + name + "')");
+    Bos2Options o = Bos2Attack::OptionsFor(ctx, base == "bos2");
+    Bos2Attack::ApplySettings(name.substr(colon + 1), &o);
+    return std::make_unique<Bos2Attack>(o, name);
+  }
   if (name == "bos2" || name == "bos2-nostop")
     return std::make_unique<Bos2Attack>(Bos2Attack::OptionsFor(ctx, name == "bos2"));
   if (name == "bayesopt" || name == "bayesopt-learnd") {

@@ -150,8 +150,10 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--plain", action="store_true",
-                    help="C&W-faithful MNIST recipe: no batch norm, no label smoothing, no "
-                         "augmentation, dropout 0.5")
+                    help="C&W-recipe model (<dataset>_cw_plain.pt): the C&W architecture with "
+                         "plain training -- no batch norm, no label smoothing, no augmentation, "
+                         "dropout 0.5, AdamW one-cycle (Carlini & Wagner 2017 Sec. 4; the models the "
+                         "BOS^2 thesis attacks, Sec. 5.3)")
     args = ap.parse_args()
 
     torch.manual_seed(args.seed)
@@ -167,14 +169,20 @@ def main():
         else:
             model = CWNet(1, 32, 64, 200, 64 * 4 * 4, [0.1307], [0.3081])
             epochs, lr, shift, flip, bs = args.epochs or 12, 2e-3, 2, False, 128
-        name, example = "mnist_cw", torch.rand(1, 1, 28, 28)
+        name, example = "mnist_cw" + ("_plain" if args.plain else ""), torch.rand(1, 1, 28, 28)
         sample_desc = "data/mnist (the full official t10k set)"
         xs, ys = xte, yte
     else:
         (xtr, ytr), (xte, yte) = load_cifar(args.data)
-        model = CWNet(3, 64, 128, 256, 128 * 5 * 5, [0.4914, 0.4822, 0.4465], [0.2470, 0.2435, 0.2616])
-        epochs, lr, shift, flip, bs = args.epochs or 14, 2e-3, 4, True, 128
-        name, example = "cifar10_cw", torch.rand(1, 3, 32, 32)
+        mean, std = [0.4914, 0.4822, 0.4465], [0.2470, 0.2435, 0.2616]
+        if args.plain:
+            model = CWNet(3, 64, 128, 256, 128 * 5 * 5, mean, std, bn=False, dropout=0.5)
+            epochs, lr, shift, flip, bs = args.epochs or 15, 1e-3, 0, False, 128
+        else:
+            model = CWNet(3, 64, 128, 256, 128 * 5 * 5, mean, std)
+            epochs, lr, shift, flip, bs = args.epochs or 14, 2e-3, 4, True, 128
+        name = "cifar10_cw" + ("_plain" if args.plain else "")
+        example = torch.rand(1, 3, 32, 32)
         sample = args.sample or "data/cifar10/test_batch_first2000.bin"
         xs, ys = read_cifar_bin(sample)
         sample_desc = f"{sample} (first 2,000 official test images)"
@@ -211,7 +219,7 @@ def main():
     arch = ("conv32-conv32-pool-conv64-conv64-pool-fc200-fc200-fc10" if args.dataset == "mnist"
             else "conv64-conv64-pool-conv128-conv128-pool-fc256-fc256-fc10")
     shape = "[N, 1, 28, 28]" if args.dataset == "mnist" else "[N, 3, 32, 32]"
-    plain = args.dataset == "mnist" and args.plain
+    plain = args.plain
     layers = ("3x3 valid convs with ReLU (no batch norm); 2x2 max-pool; dropout 0.5 before fc layers"
               if plain else "3x3 valid convs, each followed by batch norm and ReLU; 2x2 max-pool; "
               "dropout 0.3 before fc layers")
@@ -233,7 +241,7 @@ def main():
 | input contract | float32 NCHW {shape}, pixels in [0, 1]; normalisation is inside the module |
 | output | logits [N, 10] (use `--output auto` or `logits`) |
 | sha256 | `{sha256(pt_path)}` |
-| produced by | `python3 tools/train_models.py {args.dataset} --data ../shared/datasets/{args.dataset} --out {args.out} --seed {args.seed} --threads {args.threads}{' --plain' if plain else ''}` (Debian python3-torch {torch.__version__}) |
+| produced by | `python3 tools/train_models.py {args.dataset} --data ../shared/datasets/{args.dataset} --out {args.out} --seed {args.seed} --threads {args.threads}{' --plain' if plain else ''}{f' --epochs {args.epochs}' if args.epochs else ''}` (Debian python3-torch {torch.__version__}) |
 
 Exported with `torch.jit.trace` in eval mode; loads with `torch::jit::load` (LibTorch)
 and Python's `torch.jit.load`.

@@ -10,6 +10,7 @@
 #include "attacks/bos2/latent.h"
 #include "bo/acquisition.h"
 #include "bo/gp.h"
+#include "bo/kernel.h"
 
 namespace advbo::attacks {
 namespace {
@@ -28,7 +29,7 @@ struct PerturbationSample {
 // budget is spent.
 class LatentQuerier {
  public:
-  explicit LatentQuerier(oracle::QueryOracle& o) : o_(o) {
+  LatentQuerier(oracle::QueryOracle& o, double gain) : o_(o), gain_(gain) {
     const auto& m = o.model();
     c_ = m.channels();
     h_ = m.height();
@@ -41,7 +42,8 @@ class LatentQuerier {
     const size_t d = static_cast<size_t>(c_) * h_ * w_;
     std::vector<float> batch(us.size() * d);
     for (size_t b = 0; b < us.size(); ++b) {
-      std::vector<float> delta = UpsampleLatent(o_.epsilon() * us[b], c_, side, h_, w_);
+      // The oracle clips every query into the eps-ball, so a gain > 1 saturates.
+      std::vector<float> delta = UpsampleLatent(gain_ * o_.epsilon() * us[b], c_, side, h_, w_);
       for (size_t i = 0; i < d; ++i) batch[b * d + i] = o_.clean()[i] + delta[i];
     }
     return o_.Query(batch.data(), static_cast<int>(us.size())).objective;
@@ -49,10 +51,62 @@ class LatentQuerier {
 
  private:
   oracle::QueryOracle& o_;
+  double gain_;
   int c_, h_, w_;
 };
 
+// Group j's share of the loop's global candidate pool: candidate_pool rows [P, D] whose group
+// columns are uniform in [-1, 1] (a vertex_fraction of them at box vertices), zeros elsewhere
+// (the component kernel reads only its group's columns).
+Eigen::MatrixXd PoolCandidates(const ExactGP& gp, int j, const Bos2Options& opt, bo::Rng& rng) {
+  const auto& dims = dynamic_cast<const bo::AdditiveKernel&>(gp.kernel()).group(j).active_dims();
+  const int p = opt.candidate_pool;
+  const int n_vertex = static_cast<int>(std::lround(opt.acquisition.vertex_fraction * p));
+  std::uniform_real_distribution<double> unif(-1.0, 1.0);
+  Eigen::MatrixXd z = Eigen::MatrixXd::Zero(p, gp.X().cols());
+  for (int c = 0; c < p; ++c)
+    for (int a : dims) z(c, a) = c < n_vertex ? (unif(rng) < 0 ? -1.0 : 1.0) : unif(rng);
+  return z;
+}
+
+// Group j's local candidates: local_candidates rows around the incumbent (Gaussian with
+// std local_scale * 2 per coordinate, clipped to [-1, 1]).
+Eigen::MatrixXd LocalCandidates(const ExactGP& gp, int j, const Eigen::VectorXd& incumbent,
+                                const Bos2Options& opt, bo::Rng& rng) {
+  const auto& dims = dynamic_cast<const bo::AdditiveKernel&>(gp.kernel()).group(j).active_dims();
+  const int p = opt.acquisition.local_candidates;
+  std::normal_distribution<double> normal(0.0, 1.0);
+  Eigen::MatrixXd z = Eigen::MatrixXd::Zero(p, gp.X().cols());
+  for (int c = 0; c < p; ++c)
+    for (int a : dims)
+      z(c, a) = std::clamp(incumbent(a) + opt.acquisition.local_scale * 2.0 * normal(rng), -1.0,
+                           1.0);
+  return z;
+}
+
 }  // namespace
+
+std::vector<int> GpWindow(const std::vector<double>& ys, int max_points) {
+  const int n = static_cast<int>(ys.size());
+  std::vector<int> idx(n);
+  for (int i = 0; i < n; ++i) idx[i] = i;
+  if (max_points <= 0 || n <= max_points) return idx;
+  const int n_best = (max_points + 3) / 4;
+  std::vector<int> by_y = idx;
+  std::stable_sort(by_y.begin(), by_y.end(), [&](int a, int b) { return ys[a] > ys[b]; });
+  std::vector<char> keep(n, 0);
+  for (int i = 0; i < n_best; ++i) keep[by_y[i]] = 1;
+  int kept = n_best;
+  for (int i = n - 1; i >= 0 && kept < max_points; --i)
+    if (!keep[i]) {
+      keep[i] = 1;
+      ++kept;
+    }
+  std::vector<int> out;
+  for (int i = 0; i < n; ++i)
+    if (keep[i]) out.push_back(i);
+  return out;
+}
 
 bo::FitOptions Bos2Options::DefaultPerturbationFit() {
   bo::FitOptions f;
@@ -101,20 +155,24 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
     throw std::invalid_argument("BOS^2: empty list of latent sides");
   for (int s : opt.allowed_sides)
     if (s < 1 || s > max_side)
-      throw std::invalid_argument("BOS^2: latent side " + std::to_string(s) +
-                                  " outside 1.." + std::to_string(max_side));
+      throw std::invalid_argument("BOS^2: latent side " + std::to_string(s) + " outside 1.." +
+                                  std::to_string(max_side));
   for (int s : opt.init_sides)
     if (s < 1 || s > max_side)
       throw std::invalid_argument("BOS^2: initial latent side " + std::to_string(s) +
                                   " outside 1.." + std::to_string(max_side));
   if (opt.groups < 1) throw std::invalid_argument("BOS^2: need at least one additive group");
+  if (opt.max_gp_points < 0 || (opt.max_gp_points > 0 && opt.max_gp_points < 4))
+    throw std::invalid_argument("BOS^2: max_gp_points must be 0 (all) or >= 4");
+  if (!(opt.saturation >= 1.0) || !std::isfinite(opt.saturation))
+    throw std::invalid_argument("BOS^2: saturation gain must be finite and >= 1");
 
   Bos2Result result;
-  LatentQuerier querier(oracle);
+  LatentQuerier querier(oracle, opt.saturation);
   std::vector<PerturbationSample> d_per;
   // D_dim: inputs (d / d_max, t / T), outputs best y of the loop.
-  const double d_max = static_cast<double>(*std::max_element(opt.allowed_sides.begin(),
-                                                             opt.allowed_sides.end()));
+  const double d_max =
+      static_cast<double>(*std::max_element(opt.allowed_sides.begin(), opt.allowed_sides.end()));
   const double d_norm = d_max * d_max * c;
   const double t_norm = static_cast<double>(oracle.budget());
   std::vector<Eigen::Vector2d> dim_x;
@@ -152,9 +210,11 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
   ExactGP dim_gp(std::make_unique<bo::StationaryKernel>(bo::KernelFamily::kMatern52, 2, true,
                                                         std::vector<int>{}, 0.5, 1.0),
                  1e-2);
-  ExactGP per_gp(std::make_unique<bo::StationaryKernel>(bo::KernelFamily::kSquaredExponential,
-                                                        1, false),
-                 1e-2);
+  // Noise variance (standardised units): fitted from 1e-2, or fixed at 1e-6 (BayesOpt ref.).
+  const double per_noise = opt.perturbation_fit.fit_noise ? 1e-2 : 1e-6;
+  ExactGP per_gp(
+      std::make_unique<bo::StationaryKernel>(bo::KernelFamily::kSquaredExponential, 1, false),
+      per_noise);
   int prev_side = -1;
   int outer = 0;
   while (oracle.remaining() > 0 && !oracle.succeeded()) {
@@ -183,23 +243,28 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
 
     // ---- Algorithm 7: perturbation BO loop in the latent space of side s*.
     const int m_groups = std::min(opt.groups, d);
-    Eigen::MatrixXd xp(d_per.size(), d);
-    Eigen::VectorXd yp(d_per.size());
+    std::vector<double> all_y(d_per.size());
+    for (size_t i = 0; i < d_per.size(); ++i) all_y[i] = d_per[i].y;
+    const std::vector<int> window = GpWindow(all_y, opt.max_gp_points);
+    const auto n_gp = static_cast<Eigen::Index>(window.size());
+    Eigen::MatrixXd xp(n_gp, d);
+    Eigen::VectorXd yp(n_gp);
     Eigen::Index inc = 0;
-    for (size_t i = 0; i < d_per.size(); ++i) {
-      xp.row(i) = ResizeLatent(d_per[i].u, c, d_per[i].side, side).transpose();
-      yp(i) = d_per[i].y;
-      if (yp(i) > yp(inc)) inc = static_cast<Eigen::Index>(i);
+    for (Eigen::Index i = 0; i < n_gp; ++i) {
+      const PerturbationSample& ps = d_per[window[i]];
+      xp.row(i) = ResizeLatent(ps.u, c, ps.side, side).transpose();
+      yp(i) = ps.y;
+      if (yp(i) > yp(inc)) inc = i;
     }
     const double y_star = yp.maxCoeff();  // best before this loop (threshold of BOS)
     if (side != prev_side) {
       per_gp = ExactGP(std::make_unique<bo::AdditiveKernel>(opt.perturbation_kernel, d,
                                                             bo::RandomPartition(d, m_groups, rng),
                                                             2.0, 1.0 / m_groups),
-                       1e-2);
+                       per_noise);
       per_gp.SetData(xp, yp);
-      bo::SelectDecomposition(&per_gp, opt.perturbation_kernel, m_groups,
-                              opt.num_decompositions, rng, opt.perturbation_fit.max_points);
+      bo::SelectDecomposition(&per_gp, opt.perturbation_kernel, m_groups, opt.num_decompositions,
+                              rng, opt.perturbation_fit.max_points);
     } else {
       per_gp.SetData(xp, yp);
     }
@@ -212,13 +277,37 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
     loop.start_query = oracle.queries();
     loop.best_objective = -std::numeric_limits<double>::infinity();
     Eigen::VectorXd incumbent = xp.row(inc).transpose();
+    // Candidate pools of this loop (Bos2Options::candidate_pool): drawn once, kept in step
+    // with the GP incrementally; the local pool is redrawn when the incumbent changes.
+    std::optional<bo::AdditiveCandidatePool> global_pool, local_pool;
+    Eigen::VectorXd local_center;
     double incumbent_y = yp(inc);
     Eigen::VectorXd lb = Eigen::VectorXd::Constant(d, -1.0), ub = Eigen::VectorXd::Constant(d, 1.0);
     std::vector<double> curve;  // running best errors of this loop (mapped into (0, 1])
     double y_first = 0.0, running_best = -std::numeric_limits<double>::infinity();
     std::optional<bo::BosDecisionTable> table;
     for (int i = 1; i <= opt.i_max && oracle.remaining() > 0; ++i) {
-      Eigen::VectorXd u = bo::MaximizeAddGpUcb(per_gp, lb, ub, i, opt.acquisition, incumbent, rng);
+      Eigen::VectorXd u;
+      if (opt.candidate_pool > 0) {
+        if (!global_pool) {
+          global_pool.emplace(per_gp);
+          local_pool.emplace(per_gp);
+          for (int j = 0; j < global_pool->num_groups(); ++j)
+            global_pool->SetCandidates(per_gp, j, PoolCandidates(per_gp, j, opt, rng));
+          local_center = Eigen::VectorXd();
+        }
+        if (local_center.size() == 0 || local_center != incumbent) {
+          local_center = incumbent;
+          for (int j = 0; j < local_pool->num_groups(); ++j)
+            local_pool->SetCandidates(per_gp, j, LocalCandidates(per_gp, j, incumbent, opt, rng));
+        }
+        global_pool->Sync(per_gp);
+        local_pool->Sync(per_gp);
+        u = bo::MaximizeAddGpUcbOnPools(per_gp, lb, ub, i, opt.acquisition, incumbent,
+                                        {&*global_pool, &*local_pool});
+      } else {
+        u = bo::MaximizeAddGpUcb(per_gp, lb, ub, i, opt.acquisition, incumbent, rng);
+      }
       const double y = querier.Query({u}, side)(0);
       d_per.push_back({side, u, y});
       per_gp.AddObservation(u, y);
@@ -230,7 +319,8 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
       loop.best_objective = std::max(loop.best_objective, y);
       report();
       if (oracle.succeeded()) break;
-      if (i % opt.refit_every == 0) bo::FitHyperparameters(&per_gp, opt.perturbation_refit, rng);
+      if (opt.refit_every > 0 && i % opt.refit_every == 0)
+        bo::FitHyperparameters(&per_gp, opt.perturbation_refit, rng);
 
       // Bayesian optimal stopping on the running best (DESIGN.md mapping): errors
       // e = y_best / y_first (affine map sending y_first -> 1 and 0 (success) -> 0).
@@ -240,8 +330,7 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
       curve.push_back(std::clamp(running_best / y_first, 1e-6, 1.0));
       if (i == opt.i_0) {
         Eigen::VectorXd warm = Eigen::Map<Eigen::VectorXd>(curve.data(), curve.size());
-        table = bo::BosDecisionTable::Solve(warm, opt.i_max, y_star / y_first, outer, opt.bos,
-                                            rng);
+        table = bo::BosDecisionTable::Solve(warm, opt.i_max, y_star / y_first, outer, opt.bos, rng);
       } else if (i > opt.i_0 && table) {
         Eigen::VectorXd e = Eigen::Map<Eigen::VectorXd>(curve.data(), curve.size());
         if (table->Decide(i, table->SummaryStatistic(e)) == bo::BosDecision::kStop) {

@@ -26,20 +26,37 @@ struct Bos2Options {
   /// Initial sides d_init = {6, 14, 18} with `init_per_side` random perturbations each.
   std::vector<int> init_sides = {6, 14, 18};
   int init_per_side = 10;
-  int i_max = 40;             ///< query budget of one perturbation loop
-  int i_0 = 8;                ///< warm-up iterations before the stopping rule is solved
-  int groups = 12;            ///< M, additive components (eq. 5.4)
+  int i_max = 40;               ///< query budget of one perturbation loop
+  int i_0 = 8;                  ///< warm-up iterations before the stopping rule is solved
+  int groups = 12;              ///< M, additive components (eq. 5.4)
   int num_decompositions = 20;  ///< random decompositions scored by marginal likelihood
-  int refit_every = 5;        ///< perturbation-GP hyperparameter refit period (iterations)
-  bool stopping = true;       ///< Bayesian optimal stopping (false = the "no stopping" ablation)
+  int refit_every = 5;          ///< perturbation-GP hyperparameter refit period (iterations)
+  bool stopping = true;         ///< Bayesian optimal stopping (false = the "no stopping" ablation)
   double dimension_sqrt_beta = 2.0;  ///< beta^{1/2} of the dimension loop's GP-UCB (Alg. 6)
   bo::KernelFamily perturbation_kernel = bo::KernelFamily::kSquaredExponential;
-  bo::AddGpUcbOptions acquisition;   ///< Add-GP-UCB maximiser (beta: kandasamy2015)
+  bo::AddGpUcbOptions acquisition;  ///< Add-GP-UCB maximiser (beta: kandasamy2015)
   bo::FitOptions perturbation_fit = DefaultPerturbationFit();
   /// Periodic refits every `refit_every` iterations: warm start only, 20 iterations.
   bo::FitOptions perturbation_refit = DefaultPerturbationRefit();
   bo::FitOptions dimension_fit = DefaultDimensionFit();
-  bo::BosOptions bos;                ///< BO-BOS parameters (DESIGN.md defaults)
+  bo::BosOptions bos;  ///< BO-BOS parameters (DESIGN.md defaults)
+  /// Perturbation-GP window (advbo; the thesis is silent): at each loop start the GP gets
+  /// at most this many points of D_per -- the best ceil(max_gp_points / 4) by objective
+  /// plus the most recent others -- instead of all of them, so the acquisition's cost
+  /// per query stays bounded (O(M N^2) with N <= max_gp_points + i_max). 0 = every point
+  /// (thesis-literal).
+  int max_gp_points = 0;
+  /// Saturation gain kappa >= 1 (advbo): the image perturbation is
+  /// clip(eps * kappa * g(u), -eps, eps), so most pixels sit on the eps-ball's faces as
+  /// in vertex attacks (Square, Parsimonious) while the latent map stays continuous for
+  /// the GP. 1 = the thesis' g(u) (Sec. 5.2, eq. 5.3).
+  double saturation = 1.0;
+  /// Candidate pool per additive group (advbo): 0 = MaximizeAddGpUcb's fresh random and local
+  /// candidates every iteration (O(M C N^2) per query); P > 0 = P uniform candidates per
+  /// group drawn once per loop plus acquisition.local_candidates around the incumbent
+  /// (redrawn when it changes), scored by bo::AdditiveCandidatePool in O(M P N) per query
+  /// between refits (MaximizeAddGpUcbOnPools).
+  int candidate_pool = 0;
 
   /// Perturbation GP fit: 1 restart, 30 iterations, lengthscales in [0.05, 50] (inputs in
   /// [-1, 1]), and at most 150 points per likelihood evaluation (advbo's speed setting;
@@ -52,10 +69,10 @@ struct Bos2Options {
 
 /// One run of the perturbation BO loop (one chosen latent dimension).
 struct Bos2Loop {
-  int side = 0;             ///< s; latent dimension d = s*s*c
+  int side = 0;  ///< s; latent dimension d = s*s*c
   int latent_dim = 0;
-  long start_query = 0;     ///< queries used before the loop
-  int queries = 0;          ///< i, queries spent in the loop
+  long start_query = 0;        ///< queries used before the loop
+  int queries = 0;             ///< i, queries spent in the loop
   bool stopped_early = false;  ///< Bayesian optimal stopping returned d1
   double best_objective = 0;   ///< max y in the loop
 };
@@ -63,8 +80,8 @@ struct Bos2Loop {
 /// Outcome of one attack instance.
 struct Bos2Result {
   bool success = false;
-  long queries = 0;            ///< queries to success (1-based index), or all queries used
-  double best_objective = 0;   ///< max y over all queries (eq. 5.3)
+  long queries = 0;                ///< queries to success (1-based index), or all queries used
+  double best_objective = 0;       ///< max y over all queries (eq. 5.3)
   std::vector<float> adversarial;  ///< the successful (or best) image, C*H*W in [0, 1]
   std::vector<Bos2Loop> loops;     ///< the sequence of latent dimensions tried
   double seconds = 0, model_seconds = 0, bo_seconds = 0;
@@ -72,6 +89,12 @@ struct Bos2Result {
 
 /// Progress callback: (queries used, best objective so far).
 using Bos2Progress = std::function<void(long, double)>;
+
+/// The perturbation-GP window (Bos2Options::max_gp_points): indices (ascending) into the
+/// objectives `ys` [n] of the points kept -- all when max_points <= 0 or n <= max_points,
+/// else the best ceil(max_points / 4) by objective (ties: earlier first) plus the most
+/// recent others, max_points in all.
+std::vector<int> GpWindow(const std::vector<double>& ys, int max_points);
 
 /// Runs BOS^2 (Algorithm 5) against `oracle` until success or until the oracle's budget T
 /// is spent. All randomness comes from `rng`. Throws std::invalid_argument on inconsistent

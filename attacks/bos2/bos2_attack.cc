@@ -1,6 +1,11 @@
 #include "attacks/bos2/bos2_attack.h"
 
 #include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+#include "bo/acquisition.h"
 
 namespace advbo::attacks {
 
@@ -17,6 +22,95 @@ Bos2Options Bos2Attack::OptionsFor(const AttackContext& context, bool stopping) 
   return o;
 }
 
+namespace {
+
+double ParseNumber(const std::string& key, const std::string& v) {
+  size_t used = 0;
+  double x = NAN;
+  try {
+    x = std::stod(v, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != v.size() || !std::isfinite(x))
+    throw std::invalid_argument("bos2 setting " + key + ": '" + v + "' is not a finite number");
+  return x;
+}
+
+int ParseInt(const std::string& key, const std::string& v, int lo) {
+  const double x = ParseNumber(key, v);
+  if (x != std::floor(x) || x < lo || x > 1e9)
+    throw std::invalid_argument("bos2 setting " + key + ": '" + v +
+                                "' must be an integer >= " + std::to_string(lo));
+  return static_cast<int>(x);
+}
+
+}  // namespace
+
+void Bos2Attack::ApplySettings(const std::string& settings, Bos2Options* o) {
+  std::stringstream ss(settings);
+  for (std::string kv; std::getline(ss, kv, ',');) {
+    if (kv.empty()) continue;
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
+      throw std::invalid_argument("bos2 setting '" + kv + "' is not key=value");
+    const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
+    if (k == "stopping") {
+      if (v != "0" && v != "1") throw std::invalid_argument("bos2 setting stopping: use 0 or 1");
+      o->stopping = v == "1";
+    } else if (k == "kernel") {
+      if (v == "se")
+        o->perturbation_kernel = bo::KernelFamily::kSquaredExponential;
+      else if (v == "matern52")
+        o->perturbation_kernel = bo::KernelFamily::kMatern52;
+      else
+        throw std::invalid_argument("bos2 setting kernel: use se or matern52, got '" + v + "'");
+    } else if (k == "beta") {
+      o->acquisition.beta = bo::ParseExplorationWeight(v);
+    } else if (k == "candidates") {
+      o->acquisition.random_candidates = ParseInt(k, v, 1);
+    } else if (k == "local") {
+      o->acquisition.local_candidates = ParseInt(k, v, 0);
+    } else if (k == "vertex") {
+      const double f = ParseNumber(k, v);
+      if (f < 0 || f > 1) throw std::invalid_argument("bos2 setting vertex must be in [0, 1]");
+      o->acquisition.vertex_fraction = f;
+    } else if (k == "polish") {
+      o->acquisition.polish_iterations = ParseInt(k, v, 0);
+    } else if (k == "window") {
+      o->max_gp_points = ParseInt(k, v, 0);
+      if (o->max_gp_points > 0 && o->max_gp_points < 4)
+        throw std::invalid_argument("bos2 setting window must be 0 (all points) or >= 4");
+    } else if (k == "pool") {
+      o->candidate_pool = ParseInt(k, v, 0);
+    } else if (k == "saturation") {
+      o->saturation = ParseNumber(k, v);
+      if (o->saturation < 1) throw std::invalid_argument("bos2 setting saturation must be >= 1");
+    } else if (k == "noise") {
+      if (v != "fit" && v != "fixed")
+        throw std::invalid_argument("bos2 setting noise: use fit or fixed, got '" + v + "'");
+      o->perturbation_fit.fit_noise = o->perturbation_refit.fit_noise = v == "fit";
+    } else if (k == "fit_points") {
+      o->perturbation_fit.max_points = o->perturbation_refit.max_points = ParseInt(k, v, 0);
+    } else if (k == "restarts") {
+      o->perturbation_fit.restarts = ParseInt(k, v, 0);
+    } else if (k == "refit") {
+      o->refit_every = ParseInt(k, v, 0);
+    } else if (k == "decompositions") {
+      o->num_decompositions = ParseInt(k, v, 1);
+    } else if (k == "groups") {
+      o->groups = ParseInt(k, v, 1);
+    } else if (k == "paths") {
+      o->bos.num_paths = ParseInt(k, v, 100);
+    } else {
+      throw std::invalid_argument(
+          "unknown bos2 setting '" + k +
+          "' (stopping, kernel, beta, candidates, local, vertex, polish, window, saturation, "
+          "noise, fit_points, restarts, refit, decompositions, groups, paths, pool)");
+    }
+  }
+}
+
 AttackResult Bos2Attack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                              const AttackProgress& progress) const {
   const Bos2Result b = RunBos2(oracle, options_, rng, progress);
@@ -30,8 +124,11 @@ AttackResult Bos2Attack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
   r.bo_seconds = b.bo_seconds;
   nlohmann::json loops = nlohmann::json::array();
   for (const auto& l : b.loops)
-    loops.push_back({{"side", l.side}, {"latent_dim", l.latent_dim}, {"start_query", l.start_query},
-                     {"queries", l.queries}, {"stopped_early", l.stopped_early},
+    loops.push_back({{"side", l.side},
+                     {"latent_dim", l.latent_dim},
+                     {"start_query", l.start_query},
+                     {"queries", l.queries},
+                     {"stopped_early", l.stopped_early},
                      {"best_objective", l.best_objective}});
   r.details["loops"] = loops;
   r.details["stopping"] = options_.stopping;

@@ -10,8 +10,12 @@ namespace advbo::attacks {
 /// "stopping".
 class Bos2Attack final : public Attack {
  public:
-  explicit Bos2Attack(Bos2Options options) : options_(std::move(options)) {}
-  std::string name() const override { return options_.stopping ? "bos2" : "bos2-nostop"; }
+  /// `label` is the registry name records carry (default: "bos2" / "bos2-nostop").
+  explicit Bos2Attack(Bos2Options options, std::string label = "")
+      : options_(std::move(options)), label_(std::move(label)) {}
+  std::string name() const override {
+    return !label_.empty() ? label_ : options_.stopping ? "bos2" : "bos2-nostop";
+  }
   AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                    const AttackProgress& progress) const override;
   const Bos2Options& options() const { return options_; }
@@ -20,8 +24,22 @@ class Bos2Attack final : public Attack {
   /// min(height, width) are dropped; the image side is used if none is left).
   static Bos2Options OptionsFor(const AttackContext& context, bool stopping);
 
+  /// Applies "key=value" settings (comma-separated, e.g. "kernel=matern52,beta=constant:9")
+  /// to `options`. Keys (each validated; a bad key or value throws std::invalid_argument
+  /// naming it): stopping=0|1, kernel=se|matern52, beta=<ParseExplorationWeight spec>,
+  /// candidates=N (uniform candidates per group, >= 1), local=N (>= 0), vertex=F (share of
+  /// the uniform candidates at box vertices, [0,1]), polish=N (L-BFGS-B iterations, >= 0),
+  /// window=N (max_gp_points, 0 or >= 4), saturation=K (>= 1), noise=fit|fixed (fixed: the
+  /// perturbation GP's noise variance stays 1e-6, as in the BayesOpt reference),
+  /// fit_points=N (points per likelihood evaluation, 0 = all), restarts=N (>= 0),
+  /// refit=N (refit period in iterations, 0 = only at loop start), decompositions=N (>= 1),
+  /// groups=N (>= 1), paths=N (BOS forward-simulated paths, >= 100), pool=N (candidate_pool,
+  /// 0 = fresh candidates every iteration).
+  static void ApplySettings(const std::string& settings, Bos2Options* options);
+
  private:
   Bos2Options options_;
+  std::string label_;
 };
 
 }  // namespace advbo::attacks

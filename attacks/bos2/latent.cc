@@ -32,7 +32,8 @@ Eigen::VectorXd ResizeLatent(const Eigen::VectorXd& latent, int channels, int si
     throw std::invalid_argument("ResizeLatent: latent size does not match side^2 * channels");
   if (side_from == side_to) return latent;
   std::vector<float> src(latent.data(), latent.data() + latent.size());
-  std::vector<float> out = ResizePlanes(src.data(), channels, side_from, side_from, side_to, side_to);
+  std::vector<float> out =
+      ResizePlanes(src.data(), channels, side_from, side_from, side_to, side_to);
   Eigen::VectorXd r(out.size());
   for (size_t i = 0; i < out.size(); ++i) r(i) = out[i];
   return r;

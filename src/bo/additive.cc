@@ -18,6 +18,35 @@ const AdditiveKernel& AsAdditive(const ExactGP& gp) {
   return *k;
 }
 
+// Refines group j's best candidates `starts` ([d_j] each) by bounded L-BFGS-B on
+// mu_j + sqrt_beta sigma_j with its analytic gradient; updates best_z / best when better.
+void PolishGroup(const ExactGP& gp, int j, double sqrt_beta, const Eigen::VectorXd& lb,
+                 const Eigen::VectorXd& ub, int iterations,
+                 const std::vector<Eigen::VectorXd>& starts, Eigen::VectorXd* best_z,
+                 double* best) {
+  if (iterations <= 0 || starts.empty()) return;
+  const std::vector<int>& dims = AsAdditive(gp).group(j).active_dims();
+  const int dj = static_cast<int>(dims.size());
+  Eigen::VectorXd zlb(dj), zub(dj);
+  for (int i = 0; i < dj; ++i) {
+    zlb(i) = lb(dims[i]);
+    zub(i) = ub(dims[i]);
+  }
+  ComponentUcb ucb(gp, j, sqrt_beta);
+  GradObjective neg_ucb = [&](const Eigen::VectorXd& z, Eigen::VectorXd* g) {
+    const double v = ucb.Value(z, g);
+    if (g) *g = -*g;
+    return -v;
+  };
+  for (const Eigen::VectorXd& z0 : starts) {
+    BoxedResult r = MinimizeBoxed(neg_ucb, z0, zlb, zub, iterations);
+    if (-r.f > *best) {
+      *best = -r.f;
+      *best_z = r.x;
+    }
+  }
+}
+
 }  // namespace
 
 void ComponentPosterior(const ExactGP& gp, int j, const Eigen::MatrixXd& xs,
@@ -118,29 +147,14 @@ Eigen::VectorXd MaximizeAddGpUcb(const ExactGP& gp, const Eigen::VectorXd& lb,
     Eigen::VectorXd best_z(dj);
     for (int i = 0; i < dj; ++i) best_z(i) = cand(order[0], dims[i]);
     double best = score(order[0]);
-
-    if (opt.polish_iterations > 0) {
-      Eigen::VectorXd zlb(dj), zub(dj);
-      for (int i = 0; i < dj; ++i) {
-        zlb(i) = lb(dims[i]);
-        zub(i) = ub(dims[i]);
-      }
-      ComponentUcb ucb(gp, j, sqrt_beta);
-      GradObjective neg_ucb = [&](const Eigen::VectorXd& z, Eigen::VectorXd* g) {
-        const double v = ucb.Value(z, g);
-        if (g) *g = -*g;
-        return -v;
-      };
-      for (int s = 0; s < starts; ++s) {
-        Eigen::VectorXd z0(dj);
-        for (int i = 0; i < dj; ++i) z0(i) = cand(order[s], dims[i]);
-        BoxedResult r = MinimizeBoxed(neg_ucb, z0, zlb, zub, opt.polish_iterations);
-        if (-r.f > best) {
-          best = -r.f;
-          best_z = r.x;
-        }
-      }
+    std::vector<Eigen::VectorXd> starts_z;
+    for (int s = 0; s < starts; ++s) {
+      Eigen::VectorXd z0(dj);
+      for (int i = 0; i < dj; ++i) z0(i) = cand(order[s], dims[i]);
+      starts_z.push_back(z0);
     }
+
+    PolishGroup(gp, j, sqrt_beta, lb, ub, opt.polish_iterations, starts_z, &best_z, &best);
     for (int i = 0; i < dj; ++i) x(dims[i]) = best_z(i);
   }
   return x;
@@ -180,6 +194,166 @@ std::vector<std::vector<int>> SelectDecomposition(ExactGP* gp, KernelFamily fami
   }
   gp->SetKernel(std::make_unique<AdditiveKernel>(family, d, best_groups, ls, var / groups));
   return best_groups;
+}
+
+}  // namespace advbo::bo
+
+namespace advbo::bo {
+
+AdditiveCandidatePool::AdditiveCandidatePool(const ExactGP& gp) {
+  groups_.resize(AsAdditive(gp).num_groups());
+}
+
+void AdditiveCandidatePool::Recompute(const ExactGP& gp, const Eigen::VectorXd& w, Group* g,
+                                      int j) {
+  const Eigen::Index n = gp.num_data(), m = g->z.rows(), cap = n + 64;
+  g->v.resize(cap, m);
+  g->vsq.setZero(m);
+  g->mean.setZero(m);
+  if (m == 0 || n == 0) return;
+  g->v.topRows(n) = AsAdditive(gp).group(j).Eval(gp.X(), g->z);  // K_j(X, Z) [N, M]
+  gp.cholesky().triangularView<Eigen::Lower>().solveInPlace(g->v.topRows(n));
+  g->vsq = g->v.topRows(n).colwise().squaredNorm().transpose();
+  g->mean = g->v.topRows(n).transpose() * w;
+}
+
+bool AdditiveCandidatePool::SameState(const ExactGP& gp) const {
+  if (factorizations_ != gp.num_factorizations() || gp.num_data() < n_ || n_ == 0) return false;
+  const Eigen::VectorXd theta = gp.LogHyperparameters();
+  if (theta.size() != theta_.size() || theta != theta_) return false;
+  return gp.X().row(n_ - 1) == x_last_;
+}
+
+void AdditiveCandidatePool::SetCandidates(const ExactGP& gp, int j, Eigen::MatrixXd z) {
+  if (j < 0 || j >= num_groups())
+    throw std::invalid_argument("AdditiveCandidatePool: group index out of range");
+  if (z.rows() > 0 && z.cols() != gp.X().cols())
+    throw std::invalid_argument("AdditiveCandidatePool: candidates need the GP's dimension");
+  Sync(gp);
+  groups_[j].z = std::move(z);
+  const Eigen::VectorXd w = gp.cholesky().triangularView<Eigen::Lower>().transpose() * gp.alpha();
+  Recompute(gp, w, &groups_[j], j);
+}
+
+void AdditiveCandidatePool::Sync(const ExactGP& gp) {
+  if (AsAdditive(gp).num_groups() != num_groups())
+    throw std::invalid_argument("AdditiveCandidatePool: the GP's decomposition changed");
+  const Eigen::Index n = gp.num_data();
+  // w = L^{-1} y~ = L^T alpha (standardisation changes with every observation).
+  const Eigen::VectorXd w =
+      n > 0 ? Eigen::VectorXd(gp.cholesky().triangularView<Eigen::Lower>().transpose() *
+                              gp.alpha())
+            : Eigen::VectorXd();
+  if (SameState(gp)) {
+    if (n > n_) {
+      const Eigen::MatrixXd& l = gp.cholesky();
+      const Eigen::MatrixXd xnew = gp.X().bottomRows(n - n_);
+      for (int j = 0; j < num_groups(); ++j) {
+        Group& g = groups_[j];
+        if (g.z.rows() == 0) continue;
+        if (g.v.rows() < n) {  // grow the capacity (64 spare rows at a time)
+          Eigen::MatrixXd v2(n + 64, g.z.rows());
+          v2.topRows(n_) = g.v.topRows(n_);
+          g.v.swap(v2);
+        }
+        const Eigen::MatrixXd knew = AsAdditive(gp).group(j).Eval(xnew, g.z);  // [n-n_, M]
+        if (n == n_ + 1) {
+          // One pass over V: [l_r, w_head]^T V gives the new row's projection and the mean.
+          Eigen::MatrixXd rhs(n_, 2);
+          rhs.col(0) = l.row(n_).head(n_).transpose();
+          rhs.col(1) = w.head(n_);
+          const Eigen::MatrixXd p = g.v.topRows(n_).transpose() * rhs;  // [M, 2]
+          g.v.row(n_) = (knew.row(0) - p.col(0).transpose()) / l(n_, n_);
+          g.vsq += g.v.row(n_).transpose().cwiseAbs2();
+          g.mean = p.col(1) + w(n_) * g.v.row(n_).transpose();
+        } else {
+          for (Eigen::Index r = n_; r < n; ++r) {
+            g.v.row(r) = (knew.row(r - n_) - l.row(r).head(r) * g.v.topRows(r)) / l(r, r);
+            g.vsq += g.v.row(r).transpose().cwiseAbs2();
+          }
+          g.mean = g.v.topRows(n).transpose() * w;
+        }
+      }
+    } else {
+      for (auto& g : groups_)
+        if (g.z.rows() > 0 && n > 0) g.mean = g.v.topRows(n).transpose() * w;
+    }
+  } else {
+    ++recomputes_;
+    for (int j = 0; j < num_groups(); ++j) Recompute(gp, w, &groups_[j], j);
+  }
+  n_ = n;
+  factorizations_ = gp.num_factorizations();
+  theta_ = gp.LogHyperparameters();
+  if (n > 0) x_last_ = gp.X().row(n - 1);
+}
+
+void AdditiveCandidatePool::Posterior(const ExactGP& gp, int j, Eigen::VectorXd* mean,
+                                      Eigen::VectorXd* var) const {
+  const Group& g = groups_.at(j);
+  const StationaryKernel& kj = AsAdditive(gp).group(j);
+  if (!SameState(gp) || n_ != gp.num_data())
+    throw std::logic_error("AdditiveCandidatePool::Posterior: call Sync after the GP changed");
+  if (mean) *mean = g.mean;
+  if (var) *var = (Eigen::VectorXd::Constant(g.z.rows(), kj.variance()) - g.vsq).cwiseMax(0.0);
+}
+
+Eigen::VectorXd MaximizeAddGpUcbOnPools(const ExactGP& gp, const Eigen::VectorXd& lb,
+                                        const Eigen::VectorXd& ub, int t,
+                                        const AddGpUcbOptions& opt,
+                                        const Eigen::VectorXd& incumbent,
+                                        const std::vector<const AdditiveCandidatePool*>& pools) {
+  const AdditiveKernel& k = AsAdditive(gp);
+  const Eigen::Index d = gp.X().cols();
+  if (lb.size() != d || ub.size() != d || incumbent.size() != d)
+    throw std::invalid_argument(
+        "MaximizeAddGpUcbOnPools: bounds/incumbent must have the GP's dimension");
+  if (gp.num_data() < 1) throw std::invalid_argument("MaximizeAddGpUcbOnPools: the GP has no data");
+  for (const auto* p : pools)
+    if (p == nullptr || p->num_groups() != k.num_groups())
+      throw std::invalid_argument("MaximizeAddGpUcbOnPools: a pool of another decomposition");
+  Eigen::VectorXd x = incumbent.cwiseMax(lb).cwiseMin(ub);
+  for (int j = 0; j < k.num_groups(); ++j) {
+    const std::vector<int>& dims = k.group(j).active_dims();
+    const int dj = static_cast<int>(dims.size());
+    const double sqrt_beta = std::sqrt(std::max(0.0, opt.beta.Beta(t, dj)));
+    // Every candidate's score, best first; the incumbent's own coordinates compete too.
+    std::vector<std::pair<double, Eigen::VectorXd>> scored;
+    {
+      Eigen::VectorXd mu, var;
+      ComponentPosterior(gp, j, x.transpose(), &mu, &var);
+      Eigen::VectorXd z(dj);
+      for (int i = 0; i < dj; ++i) z(i) = x(dims[i]);
+      scored.emplace_back(Ucb(mu, var, sqrt_beta * sqrt_beta)(0), z);
+    }
+    for (const auto* p : pools) {
+      if (p->candidates(j).rows() == 0) continue;
+      Eigen::VectorXd mu, var;
+      p->Posterior(gp, j, &mu, &var);
+      const Eigen::VectorXd score = Ucb(mu, var, sqrt_beta * sqrt_beta);
+      const int keep = std::max(1, opt.polish_starts);
+      std::vector<int> order(score.size());
+      for (int c = 0; c < score.size(); ++c) order[c] = c;
+      const int top = std::min<int>(keep, static_cast<int>(order.size()));
+      std::partial_sort(order.begin(), order.begin() + top, order.end(),
+                        [&](int a, int b) { return score(a) > score(b); });
+      for (int s = 0; s < top; ++s) {
+        Eigen::VectorXd z(dj);
+        for (int i = 0; i < dj; ++i) z(i) = p->candidates(j)(order[s], dims[i]);
+        scored.emplace_back(score(order[s]), z);
+      }
+    }
+    std::stable_sort(scored.begin(), scored.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    Eigen::VectorXd best_z = scored[0].second;
+    double best = scored[0].first;
+    std::vector<Eigen::VectorXd> starts;
+    for (int s = 0; s < std::min<int>(opt.polish_starts, static_cast<int>(scored.size())); ++s)
+      starts.push_back(scored[s].second);
+    PolishGroup(gp, j, sqrt_beta, lb, ub, opt.polish_iterations, starts, &best_z, &best);
+    for (int i = 0; i < dj; ++i) x(dims[i]) = best_z(i);
+  }
+  return x;
 }
 
 }  // namespace advbo::bo

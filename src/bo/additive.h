@@ -62,6 +62,66 @@ Eigen::VectorXd MaximizeAddGpUcb(const ExactGP& gp, const Eigen::VectorXd& lb,
                                  const AddGpUcbOptions& options,
                                  const Eigen::VectorXd& incumbent, Rng& rng);
 
+/// Finite candidate sets for Add-GP-UCB whose component posteriors are kept up to date
+/// incrementally (advbo's speed structure; the acquisition is Kandasamy 2015's per-group
+/// UCB, BOS^2 eq. 5.4). Group j holds candidates Z_j [M_j, D] (only the group's columns
+/// matter) and V_j = L^{-1} K_j(X, Z_j) [N, M_j], where L is the GP's Cholesky factor; the
+/// component mean is V_j^T w with w = L^{-1} y~ = L^T alpha, the variance k_j(z, z) minus
+/// the column sums of squares of V_j. While the GP only grows by row-append updates
+/// (ExactGP::AddObservation without a refactorisation, unchanged hyperparameters), Sync
+/// extends V_j by the new rows in one pass over it, O(N M_j) per observation; any other
+/// change (SetData, refit, refactorisation, new kernel) triggers a full O(N^2 M_j)
+/// recomputation. The posteriors equal ComponentPosterior's up to round-off (tested).
+class AdditiveCandidatePool {
+ public:
+  /// An empty pool for gp's current additive decomposition; throws std::invalid_argument if
+  /// gp's kernel is not an AdditiveKernel. The pool keeps no reference to gp.
+  explicit AdditiveCandidatePool(const ExactGP& gp);
+  /// Replaces group j's candidates by the rows of z [M, D] and computes their caches
+  /// against gp (which must be the GP of the last Sync, if any). Throws
+  /// std::invalid_argument on a bad group index or column count.
+  void SetCandidates(const ExactGP& gp, int j, Eigen::MatrixXd z);
+  /// Brings every group's caches in line with gp (extension or full recomputation).
+  void Sync(const ExactGP& gp);
+  /// Component posterior of group j at its candidates as of the last Sync (gp must be that
+  /// GP, unchanged since; else std::logic_error): mean [M_j] and variance [M_j], standardised
+  /// output units, as ComponentPosterior.
+  void Posterior(const ExactGP& gp, int j, Eigen::VectorXd* mean, Eigen::VectorXd* var) const;
+  /// Group j's candidates [M_j, D].
+  const Eigen::MatrixXd& candidates(int j) const { return groups_.at(j).z; }
+  int num_groups() const { return static_cast<int>(groups_.size()); }
+  /// Full recomputations so far (for tests and profiling).
+  long num_recomputes() const { return recomputes_; }
+
+ private:
+  // v has spare rows (capacity >= N) so extensions do not copy; vsq [M] holds the column
+  // sums of squares of v's first N rows and mean [M] the component mean at the last Sync.
+  struct Group {
+    Eigen::MatrixXd z, v;       // [M, D], [cap, M]
+    Eigen::VectorXd vsq, mean;  // [M], [M]
+  };
+  void Recompute(const ExactGP& gp, const Eigen::VectorXd& w, Group* g, int j);
+  bool SameState(const ExactGP& gp) const;
+
+  std::vector<Group> groups_;
+  Eigen::Index n_ = 0;         // GP size at the last Sync
+  long factorizations_ = -1;   // gp.num_factorizations() at the last Sync
+  Eigen::VectorXd theta_;      // gp.LogHyperparameters() at the last Sync
+  Eigen::RowVectorXd x_last_;  // last training input at the last Sync (identity check)
+  long recomputes_ = 0;
+};
+
+/// MaximizeAddGpUcb over candidate pools instead of fresh random candidates: for each group,
+/// scores the candidates of every pool in `pools` (Synced to gp) plus the incumbent's own
+/// coordinates, then polishes the best with L-BFGS-B as MaximizeAddGpUcb does
+/// (options.random_candidates and local_candidates are unused here). Returns x [D] in the
+/// box. Throws std::invalid_argument on shape mismatch or pools of another decomposition.
+Eigen::VectorXd MaximizeAddGpUcbOnPools(const ExactGP& gp, const Eigen::VectorXd& lb,
+                                        const Eigen::VectorXd& ub, int t,
+                                        const AddGpUcbOptions& options,
+                                        const Eigen::VectorXd& incumbent,
+                                        const std::vector<const AdditiveCandidatePool*>& pools);
+
 /// Chooses an additive decomposition of the GP inputs into `groups` groups: draws
 /// `num_partitions` random partitions (RandomPartition), scores each by the log marginal
 /// likelihood with every group at the current mean lengthscale/variance of gp's kernel

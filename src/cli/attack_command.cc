@@ -26,7 +26,6 @@
 #include "oracle/classifier.h"
 #include "oracle/oracle.h"
 
-
 namespace advbo::cli {
 namespace fs = std::filesystem;
 namespace {
@@ -51,11 +50,13 @@ int RunAttack(const AttackArgs& a) {
   // ---- Validate everything before any work, so bad input loses nothing.
   {
     const auto names = attacks::AttackNames();
-    if (std::find(names.begin(), names.end(), a.attack) == names.end()) {
+    const std::string base = a.attack.substr(0, a.attack.find(':'));
+    if (std::find(names.begin(), names.end(), base) == names.end()) {
       std::string list;
       for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
       throw std::invalid_argument("unknown --attack '" + a.attack + "' (available: " + list + ")");
     }
+    if (base != a.attack) attacks::MakeAttack(a.attack, attacks::AttackContext{});  // settings
   }
   if (int(a.targeted) + int(a.untargeted) + int(a.target >= 0) > 1)
     throw std::invalid_argument("choose one of --targeted, --target K, --untargeted");
@@ -74,8 +75,7 @@ int RunAttack(const AttackArgs& a) {
   const DefenseSetup defense(a.defense, images, a.dataset, a.defender_vae,
                              a.defender_eps > 0 ? a.defender_eps : eps);
   std::string model_path = a.model;
-  if (model_path.empty())
-    model_path = DefaultModelPath(a.dataset);
+  if (model_path.empty()) model_path = DefaultModelPath(a.dataset);
   auto model = LoadModelFor(images, model_path, a.output, a.threads);
   if (a.target >= model->num_classes())
     throw std::invalid_argument("--target " + std::to_string(a.target) + " but the model has " +
@@ -103,21 +103,24 @@ int RunAttack(const AttackArgs& a) {
                  a.attack.c_str(), dataset_name.c_str(), images.size(), model_path.c_str(),
                  model->outputs_logits() ? "logits" : "probabilities", eps, a.budget,
                  static_cast<unsigned long long>(a.seed));
-    std::fprintf(stderr, "  attacking %zu correctly classified images (%zu instances)", chosen.size(),
-                 instances.size());
+    std::fprintf(stderr, "  attacking %zu correctly classified images (%zu instances)",
+                 chosen.size(), instances.size());
     if (!skipped.empty()) {
       std::fprintf(stderr, "; skipped %zu misclassified: ", skipped.size());
-      for (size_t k = 0; k < skipped.size(); ++k) std::fprintf(stderr, "%s%d", k ? "," : "", skipped[k]);
+      for (size_t k = 0; k < skipped.size(); ++k)
+        std::fprintf(stderr, "%s%d", k ? "," : "", skipped[k]);
     }
     std::fprintf(stderr, "\n");
   }
-  if (instances.empty()) throw std::invalid_argument("no attack instances (no correctly classified image)");
+  if (instances.empty())
+    throw std::invalid_argument("no attack instances (no correctly classified image)");
 
   const attacks::AttackContext ctx = ContextFor(images, a.dataset, a.data);
   std::unique_ptr<attacks::Attack> attack;
   const bool is_bos2 = a.attack == "bos2" || a.attack == "bos2-nostop";
   if (is_bos2) {
-    attacks::Bos2Options bopt = attacks::Bos2Attack::OptionsFor(ctx, a.attack == "bos2" && !a.no_stopping);
+    attacks::Bos2Options bopt =
+        attacks::Bos2Attack::OptionsFor(ctx, a.attack == "bos2" && !a.no_stopping);
     bopt.acquisition.beta = beta;
     bopt.acquisition.random_candidates = a.candidates;
     bopt.perturbation_kernel = a.kernel == "matern52" ? bo::KernelFamily::kMatern52
@@ -155,8 +158,8 @@ int RunAttack(const AttackArgs& a) {
                     finished ? Fmt(100.0 * successes / finished, 1).c_str() : "-", k + 1, q, best);
       return std::string(b);
     };
-    attacks::AttackResult r =
-        attack->Run(orc, rng, [&](long q, double best) { bar.Update(k, status(k, q, best), false); });
+    attacks::AttackResult r = attack->Run(
+        orc, rng, [&](long q, double best) { bar.Update(k, status(k, q, best), false); });
     successes += r.success;
     if (r.success) success_queries.push_back(static_cast<double>(r.queries));
     all_queries.push_back(r.success ? r.queries : static_cast<double>(a.budget));
@@ -195,7 +198,8 @@ int RunAttack(const AttackArgs& a) {
         amp[i] = static_cast<float>(0.5 + (r.adversarial[i] - orc.clean()[i]) / (2 * eps));
       const fs::path dir(a.save_images);
       data::WritePng((dir / ("clean_" + tag + ".png")).string(), orc.clean().data(), c, h, w);
-      data::WritePng((dir / ("adversarial_" + tag + ".png")).string(), r.adversarial.data(), c, h, w);
+      data::WritePng((dir / ("adversarial_" + tag + ".png")).string(), r.adversarial.data(), c, h,
+                     w);
       data::WritePng((dir / ("perturbation_" + tag + ".png")).string(), amp.data(), c, h, w);
     }
     bar.Update(k + 1, status(k + 1, r.queries, r.best_objective), true);
@@ -218,8 +222,8 @@ int RunAttack(const AttackArgs& a) {
                             : std::accumulate(success_queries.begin(), success_queries.end(), 0.0) /
                                   success_queries.size();
   std::printf("\n%-26s %s\n", "attack", a.attack.c_str());
-  std::printf("%-26s %s (eps %.4g L_inf, budget %ld, %s, seed %llu)\n", "data", dataset_name.c_str(),
-              eps, a.budget,
+  std::printf("%-26s %s (eps %.4g L_inf, budget %ld, %s, seed %llu)\n", "data",
+              dataset_name.c_str(), eps, a.budget,
               a.untargeted ? "untargeted" : (a.target >= 0 ? "single target" : "all targets"),
               static_cast<unsigned long long>(a.seed));
   if (!defense.empty())
@@ -262,9 +266,11 @@ std::function<int()> RegisterAttackCommand(CLI::App& app) {
                   "CIFAR-10 .bin batch, or an image file/folder (folder/<label>/*.png)");
   cmd->add_option("--format", args->format, "format of --data: auto | mnist | cifar10 | images")
       ->default_val("auto");
-  cmd->add_option("--attack", args->attack,
-                  "attack: bos2 | bos2-nostop | bayesopt | bayesopt-learnd | genattack | zoo | autozoom |\n"
-                  "square | parsimonious | random")
+  cmd->add_option(
+         "--attack", args->attack,
+         "attack: bos2 | bos2-nostop | bayesopt | bayesopt-learnd | genattack | zoo | autozoom |\n"
+         "square | parsimonious | random; BOS^2 settings as bos2:key=value,... (e.g.\n"
+         "bos2:preset=thesis, bos2:kernel=matern52,beta=constant:9; see README)")
       ->default_val("bos2");
   cmd->add_flag("--targeted", args->targeted, "targeted attack on every other class (default)");
   cmd->add_option("--target", args->target, "targeted attack on this one class");

@@ -194,9 +194,19 @@ int RunBench(const BenchArgs& a) {
   const auto [shard_k, shard_n] = ParseShard(a.shard);
   std::vector<std::string> names;
   {
+    // Comma list; a piece "key=value" without ':' before its '=' continues the previous
+    // attack's settings, so "bos2:kernel=matern52,beta=constant:9,square" is two attacks.
     std::stringstream ss(a.attacks);
-    for (std::string n; std::getline(ss, n, ',');)
-      if (!n.empty()) names.push_back(n);
+    for (std::string n; std::getline(ss, n, ',');) {
+      if (n.empty()) continue;
+      const auto eq = n.find('=');
+      const bool continues =
+          eq != std::string::npos && n.substr(0, eq).find(':') == std::string::npos;
+      if (continues && !names.empty() && names.back().find(':') != std::string::npos)
+        names.back() += "," + n;
+      else
+        names.push_back(n);
+    }
     if (names.empty()) throw std::invalid_argument("--attacks is empty");
   }
   const std::string dataset_name = a.data.empty() ? a.dataset : a.data;

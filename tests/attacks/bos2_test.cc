@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "attacks/bos2/bos2_attack.h"
 #include "attacks/bos2/latent.h"
 #include "data/datasets.h"
 #include "oracle/classifier.h"
@@ -19,8 +20,9 @@ class Bos2OnMnist : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     model_ = oracle::Classifier::Load(kRoot + "/models/mnist_cw.pt").release();
-    data_ = new data::ImageSet(data::ReadMnist(kRoot + "/data/mnist/t10k-images-idx3-ubyte.gz",
-                                               kRoot + "/data/mnist/t10k-labels-idx1-ubyte.gz", 20));
+    data_ =
+        new data::ImageSet(data::ReadMnist(kRoot + "/data/mnist/t10k-images-idx3-ubyte.gz",
+                                           kRoot + "/data/mnist/t10k-labels-idx1-ubyte.gz", 20));
   }
   static void TearDownTestSuite() {
     delete model_;
@@ -38,8 +40,8 @@ TEST(Latent, UpsamplingIsBilinearAndStaysInRange) {
   std::vector<float> up = UpsampleLatent(z, 1, 2, 4, 4);
   ASSERT_EQ(up.size(), 16u);
   for (float v : up) EXPECT_LE(std::abs(v), 1.0f + 1e-6f);
-  EXPECT_FLOAT_EQ(up[0], -1.0f);                // corner keeps its value
-  EXPECT_FLOAT_EQ(up[1], -0.5f);                // 3/4 * -1 + 1/4 * 1
+  EXPECT_FLOAT_EQ(up[0], -1.0f);  // corner keeps its value
+  EXPECT_FLOAT_EQ(up[1], -0.5f);  // 3/4 * -1 + 1/4 * 1
   Eigen::VectorXd c(3 * 3 * 2);
   for (int i = 0; i < c.size(); ++i) c(i) = i < 9 ? 0.25 : -0.5;  // constant per channel
   std::vector<float> up2 = UpsampleLatent(c, 2, 3, 5, 7);
@@ -109,8 +111,8 @@ TEST_F(Bos2OnMnist, FindsTargetedAdversarialsWithFewQueries) {
 TEST_F(Bos2OnMnist, SameSeedSameRunAndStoppingAblation) {
   const int idx = 4;  // a 4
   auto run = [&](uint64_t seed, bool stopping) {
-    oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx], 9 == data_->labels[idx] ? 8 : 9,
-                          0.3, 150);
+    oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx],
+                          9 == data_->labels[idx] ? 8 : 9, 0.3, 150);
     bo::Rng rng(seed);
     Bos2Options opt;
     opt.stopping = stopping;
@@ -128,6 +130,107 @@ TEST_F(Bos2OnMnist, SameSeedSameRunAndStoppingAblation) {
   }
   Bos2Result c = run(3, false);
   for (const auto& l : c.loops) EXPECT_FALSE(l.stopped_early);
+}
+
+TEST(Bos2Window, KeepsTheBestQuarterAndTheMostRecentRest) {
+  // 12 objectives; window 8 keeps the best ceil(8/4) = 2 (indices 1 and 4) plus the 6 most
+  // recent others (6..11), in ascending order.
+  std::vector<double> ys = {-5, 3, -4, -6, 2, -7, -1, -2, -3, -8, -9, -10};
+  EXPECT_EQ(GpWindow(ys, 8), (std::vector<int>{1, 4, 6, 7, 8, 9, 10, 11}));
+  // The best point is always kept even when it is the oldest.
+  std::vector<double> old_best = {9, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  const std::vector<int> w = GpWindow(old_best, 4);
+  EXPECT_EQ(w.size(), 4u);
+  EXPECT_EQ(w.front(), 0);
+  EXPECT_EQ(w.back(), 9);
+  // No window, or fewer points than the window: every point.
+  EXPECT_EQ(GpWindow(ys, 0).size(), ys.size());
+  EXPECT_EQ(GpWindow(ys, 50).size(), ys.size());
+}
+
+TEST(Bos2Settings, ParsedAndValidated) {
+  Bos2Options o;
+  Bos2Attack::ApplySettings(
+      "kernel=matern52,beta=constant:9,window=200,saturation=3,noise=fixed,refit=0,stopping=0,"
+      "candidates=50,vertex=0.5,polish=5,fit_points=80,restarts=2,decompositions=10,groups=6,"
+      "paths=5000,local=10",
+      &o);
+  EXPECT_EQ(o.perturbation_kernel, bo::KernelFamily::kMatern52);
+  EXPECT_EQ(o.acquisition.beta.policy, bo::BetaPolicy::kConstant);
+  EXPECT_DOUBLE_EQ(o.acquisition.beta.value, 9.0);
+  EXPECT_EQ(o.max_gp_points, 200);
+  EXPECT_DOUBLE_EQ(o.saturation, 3.0);
+  EXPECT_FALSE(o.perturbation_fit.fit_noise);
+  EXPECT_FALSE(o.perturbation_refit.fit_noise);
+  EXPECT_EQ(o.refit_every, 0);
+  EXPECT_FALSE(o.stopping);
+  EXPECT_EQ(o.acquisition.random_candidates, 50);
+  EXPECT_DOUBLE_EQ(o.acquisition.vertex_fraction, 0.5);
+  EXPECT_EQ(o.acquisition.polish_iterations, 5);
+  EXPECT_EQ(o.perturbation_fit.max_points, 80);
+  EXPECT_EQ(o.perturbation_refit.max_points, 80);
+  EXPECT_EQ(o.perturbation_fit.restarts, 2);
+  EXPECT_EQ(o.num_decompositions, 10);
+  EXPECT_EQ(o.groups, 6);
+  EXPECT_EQ(o.bos.num_paths, 5000);
+  EXPECT_EQ(o.acquisition.local_candidates, 10);
+  for (const char* bad : {"window=2", "window=-1", "saturation=0.5", "saturation=nan", "kernel=rbf",
+                          "beta=huge", "candidates=0", "vertex=1.5", "noise=maybe", "stopping=yes",
+                          "polish=1.5", "unknown=1", "window", "=3", "paths=10"}) {
+    Bos2Options x;
+    EXPECT_THROW(Bos2Attack::ApplySettings(bad, &x), std::invalid_argument) << bad;
+  }
+  // A spec through the registry keeps the whole spec as the row name.
+  auto a = MakeAttack("bos2:kernel=matern52,window=100", AttackContext{});
+  EXPECT_EQ(a->name(), "bos2:kernel=matern52,window=100");
+  EXPECT_THROW(MakeAttack("square:p=1", AttackContext{}), std::invalid_argument);
+}
+
+TEST_F(Bos2OnMnist, SaturatedQueriesStayInTheBallAndSitOnItsFaces) {
+  // With saturation 4 most perturbed pixels are at +-eps (or at the [0, 1] clip), and no
+  // query leaves the ball; with the window every loop's GP holds at most window + i_max points
+  // and the budget is still respected.
+  const int idx = 1;
+  const double eps = 0.3;
+  const long budget = 100;
+  oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx],
+                        data_->labels[idx] == 3 ? 4 : 3, eps, budget);
+  long on_face = 0, total = 0;
+  double worst = 0;
+  o.set_observer([&](const float* img, long) {
+    for (size_t i = 0; i < data_->image_size(); ++i) {
+      const double x0 = data_->image(idx)[i], d = std::abs(double(img[i]) - x0);
+      worst = std::max(worst, d);
+      const bool at_clip = img[i] <= 0.0f || img[i] >= 1.0f;
+      on_face += (std::abs(d - eps) < 1e-6 || at_clip);
+      ++total;
+    }
+  });
+  bo::Rng rng(5);
+  Bos2Options opt;
+  opt.saturation = 4.0;
+  opt.max_gp_points = 40;
+  opt.bos.num_paths = 5000;
+  Bos2Result r = RunBos2(o, opt, rng);
+  EXPECT_LE(worst, eps + 1e-7);
+  EXPECT_LE(o.queries(), budget);
+  EXPECT_GT(static_cast<double>(on_face) / total, 0.7);
+  // The same run without saturation leaves most pixels strictly inside the ball.
+  oracle::QueryOracle o2(*model_, data_->image(idx), data_->labels[idx],
+                         data_->labels[idx] == 3 ? 4 : 3, eps, 40);
+  long inside = 0, total2 = 0;
+  o2.set_observer([&](const float* img, long) {
+    for (size_t i = 0; i < data_->image_size(); ++i) {
+      const double d = std::abs(double(img[i]) - data_->image(idx)[i]);
+      inside += d < eps - 1e-6 && img[i] > 0.0f && img[i] < 1.0f;
+      ++total2;
+    }
+  });
+  bo::Rng rng2(5);
+  Bos2Options plain;
+  plain.bos.num_paths = 5000;
+  RunBos2(o2, plain, rng2);
+  EXPECT_GT(static_cast<double>(inside) / total2, 0.3);
 }
 
 }  // namespace
