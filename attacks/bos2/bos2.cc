@@ -108,6 +108,17 @@ std::vector<int> GpWindow(const std::vector<double>& ys, int max_points) {
   return out;
 }
 
+Bos2Options Bos2Options::Tuned() {
+  Bos2Options o;
+  o.saturation = 3.0;
+  o.candidate_pool = 500;
+  o.max_gp_points = 200;
+  o.refit_every = 0;
+  o.perturbation_fit.max_points = o.perturbation_refit.max_points = 100;
+  o.bos.num_paths = 20000;
+  return o;
+}
+
 bo::FitOptions Bos2Options::DefaultPerturbationFit() {
   bo::FitOptions f;
   f.restarts = 1;

@@ -10,7 +10,7 @@
 namespace advbo::attacks {
 
 Bos2Options Bos2Attack::OptionsFor(const AttackContext& context, bool stopping) {
-  Bos2Options o;
+  Bos2Options o = Bos2Options::Tuned();
   o.stopping = stopping;
   const int max_side = std::min(context.height, context.width);
   auto clip = [&](std::vector<int>& v) {
@@ -45,6 +45,24 @@ int ParseInt(const std::string& key, const std::string& v, int lo) {
   return static_cast<int>(x);
 }
 
+// The ParseExplorationWeight spec of a policy.
+std::string BetaSpec(const bo::ExplorationWeight& w) {
+  switch (w.policy) {
+    case bo::BetaPolicy::kConstant: {
+      std::ostringstream os;
+      os << "constant:" << w.value;
+      return os.str();
+    }
+    case bo::BetaPolicy::kSrinivas2010:
+      return "srinivas2010";
+    case bo::BetaPolicy::kKandasamy2015:
+      return "kandasamy2015";
+    case bo::BetaPolicy::kR2b2Ref:
+      return "r2b2_ref";
+  }
+  return "?";
+}
+
 }  // namespace
 
 void Bos2Attack::ApplySettings(const std::string& settings, Bos2Options* o) {
@@ -55,7 +73,15 @@ void Bos2Attack::ApplySettings(const std::string& settings, Bos2Options* o) {
     if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
       throw std::invalid_argument("bos2 setting '" + kv + "' is not key=value");
     const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
-    if (k == "stopping") {
+    if (k == "preset") {
+      if (v != "thesis" && v != "tuned")
+        throw std::invalid_argument("bos2 setting preset: use thesis or tuned, got '" + v + "'");
+      Bos2Options p = v == "thesis" ? Bos2Options::Thesis() : Bos2Options::Tuned();
+      p.allowed_sides = o->allowed_sides;  // keep the image-size clipping and the ablation
+      p.init_sides = o->init_sides;
+      p.stopping = o->stopping;
+      *o = p;
+    } else if (k == "stopping") {
       if (v != "0" && v != "1") throw std::invalid_argument("bos2 setting stopping: use 0 or 1");
       o->stopping = v == "1";
     } else if (k == "kernel") {
@@ -105,7 +131,7 @@ void Bos2Attack::ApplySettings(const std::string& settings, Bos2Options* o) {
     } else {
       throw std::invalid_argument(
           "unknown bos2 setting '" + k +
-          "' (stopping, kernel, beta, candidates, local, vertex, polish, window, saturation, "
+          "' (preset, stopping, kernel, beta, candidates, local, vertex, polish, window, saturation, "
           "noise, fit_points, restarts, refit, decompositions, groups, paths, pool)");
     }
   }
@@ -132,6 +158,27 @@ AttackResult Bos2Attack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                      {"best_objective", l.best_objective}});
   r.details["loops"] = loops;
   r.details["stopping"] = options_.stopping;
+  const Bos2Options& o = options_;
+  r.details["kernel"] =
+      o.perturbation_kernel == bo::KernelFamily::kMatern52 ? "matern52" : "se";
+  r.details["beta"] = BetaSpec(o.acquisition.beta);
+  r.details["bos2_settings"] = {
+      {"saturation", o.saturation},
+      {"candidate_pool", o.candidate_pool},
+      {"random_candidates", o.acquisition.random_candidates},
+      {"local_candidates", o.acquisition.local_candidates},
+      {"vertex_fraction", o.acquisition.vertex_fraction},
+      {"polish_iterations", o.acquisition.polish_iterations},
+      {"max_gp_points", o.max_gp_points},
+      {"refit_every", o.refit_every},
+      {"fit_points", o.perturbation_fit.max_points},
+      {"fit_noise", o.perturbation_fit.fit_noise},
+      {"fit_restarts", o.perturbation_fit.restarts},
+      {"decompositions", o.num_decompositions},
+      {"groups", o.groups},
+      {"stopping_paths", o.bos.num_paths},
+      {"i_max", o.i_max},
+      {"i_0", o.i_0}};
   return r;
 }
 

@@ -20,13 +20,14 @@ class Bos2Attack final : public Attack {
                    const AttackProgress& progress) const override;
   const Bos2Options& options() const { return options_; }
 
-  /// The thesis' options with the latent sides limited to the image size (sides larger than
+  /// Bos2Options::Tuned() with the latent sides limited to the image size (sides larger than
   /// min(height, width) are dropped; the image side is used if none is left).
   static Bos2Options OptionsFor(const AttackContext& context, bool stopping);
 
   /// Applies "key=value" settings (comma-separated, e.g. "kernel=matern52,beta=constant:9")
   /// to `options`. Keys (each validated; a bad key or value throws std::invalid_argument
-  /// naming it): stopping=0|1, kernel=se|matern52, beta=<ParseExplorationWeight spec>,
+  /// naming it): preset=thesis|tuned (resets every setting but the latent sides and the
+  /// stopping ablation to Bos2Options::Thesis() / Tuned(); put it first), stopping=0|1, kernel=se|matern52, beta=<ParseExplorationWeight spec>,
   /// candidates=N (uniform candidates per group, >= 1), local=N (>= 0), vertex=F (share of
   /// the uniform candidates at box vertices, [0,1]), polish=N (L-BFGS-B iterations, >= 0),
   /// window=N (max_gp_points, 0 or >= 4), saturation=K (>= 1), noise=fit|fixed (fixed: the

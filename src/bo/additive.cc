@@ -258,14 +258,14 @@ void AdditiveCandidatePool::Sync(const ExactGP& gp) {
         }
         const Eigen::MatrixXd knew = AsAdditive(gp).group(j).Eval(xnew, g.z);  // [n-n_, M]
         if (n == n_ + 1) {
-          // One pass over V: [l_r, w_head]^T V gives the new row's projection and the mean.
-          Eigen::MatrixXd rhs(n_, 2);
-          rhs.col(0) = l.row(n_).head(n_).transpose();
-          rhs.col(1) = w.head(n_);
-          const Eigen::MatrixXd p = g.v.topRows(n_).transpose() * rhs;  // [M, 2]
-          g.v.row(n_) = (knew.row(0) - p.col(0).transpose()) / l(n_, n_);
+          // Two matrix-vector products over the old rows of V (no packing, unlike a GEMM
+          // with two right-hand sides): the new row's projection and the old rows' mean.
+          const auto v_old = g.v.topRows(n_);
+          const Eigen::VectorXd proj = v_old.transpose() * l.row(n_).head(n_).transpose();
+          g.mean.noalias() = v_old.transpose() * w.head(n_);
+          g.v.row(n_) = (knew.row(0) - proj.transpose()) / l(n_, n_);
           g.vsq += g.v.row(n_).transpose().cwiseAbs2();
-          g.mean = p.col(1) + w(n_) * g.v.row(n_).transpose();
+          g.mean += w(n_) * g.v.row(n_).transpose();
         } else {
           for (Eigen::Index r = n_; r < n; ++r) {
             g.v.row(r) = (knew.row(r - n_) - l.row(r).head(r) * g.v.topRows(r)) / l(r, r);

@@ -34,17 +34,34 @@ struct AttackArgs {
   std::string model, dataset, data, format = "auto", attack = "bos2", output = "auto";
   bool rescale_compat = false;
   bool targeted = false, untargeted = false, no_stopping = false, quiet = false, verbose = false;
-  int target = -1, threads = 0, num_images = 10, candidates = 100;
+  int target = -1, threads = 0, num_images = 10, candidates = 0;
   double eps = -1;
   long budget = 900;
   std::vector<int> indices;
   uint64_t seed = 0;
-  std::string out, save_images, beta = "kandasamy2015", kernel = "se";
+  std::string out, save_images, beta, kernel;  // empty = the attack's own setting
   std::string defense = "none";
   std::string defender_vae;
   double defender_eps = 0;
   int clean_images = 1000;
 };
+
+// a.attack plus the BOS^2 flags given as settings ("bos2" + --kernel matern52 ->
+// "bos2:kernel=matern52"); throws std::invalid_argument if such a flag is given for
+// another attack.
+std::string AttackSpec(const AttackArgs& a) {
+  std::string extra;
+  auto add = [&](const std::string& kv) { extra += (extra.empty() ? "" : ",") + kv; };
+  if (a.no_stopping) add("stopping=0");
+  if (!a.kernel.empty()) add("kernel=" + a.kernel);
+  if (!a.beta.empty()) add("beta=" + a.beta);
+  if (a.candidates > 0) add("candidates=" + std::to_string(a.candidates));
+  if (extra.empty()) return a.attack;
+  const std::string base = a.attack.substr(0, a.attack.find(':'));
+  if (base != "bos2" && base != "bos2-nostop")
+    throw std::invalid_argument("--kernel, --beta, --candidates and --no-stopping apply to bos2 only");
+  return a.attack + (a.attack.find(':') == std::string::npos ? ":" : ",") + extra;
+}
 
 int RunAttack(const AttackArgs& a) {
   // ---- Validate everything before any work, so bad input loses nothing.
@@ -56,14 +73,14 @@ int RunAttack(const AttackArgs& a) {
       for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
       throw std::invalid_argument("unknown --attack '" + a.attack + "' (available: " + list + ")");
     }
-    if (base != a.attack) attacks::MakeAttack(a.attack, attacks::AttackContext{});  // settings
+    attacks::MakeAttack(AttackSpec(a), attacks::AttackContext{});  // validates settings
   }
   if (int(a.targeted) + int(a.untargeted) + int(a.target >= 0) > 1)
     throw std::invalid_argument("choose one of --targeted, --target K, --untargeted");
   if (a.budget < 1) throw std::invalid_argument("--budget must be >= 1");
   const std::string dataset_name = a.data.empty() ? a.dataset : a.data;
   const double eps = EpsilonFor(a.dataset, a.eps);
-  bo::ExplorationWeight beta = bo::ParseExplorationWeight(a.beta);
+  if (!a.beta.empty()) bo::ParseExplorationWeight(a.beta);  // validate early
   if (!a.out.empty()) {
     fs::path dir = fs::path(a.out).parent_path();
     if (!dir.empty() && !fs::exists(dir)) fs::create_directories(dir);
@@ -116,19 +133,10 @@ int RunAttack(const AttackArgs& a) {
     throw std::invalid_argument("no attack instances (no correctly classified image)");
 
   const attacks::AttackContext ctx = ContextFor(images, a.dataset, a.data);
-  std::unique_ptr<attacks::Attack> attack;
-  const bool is_bos2 = a.attack == "bos2" || a.attack == "bos2-nostop";
-  if (is_bos2) {
-    attacks::Bos2Options bopt =
-        attacks::Bos2Attack::OptionsFor(ctx, a.attack == "bos2" && !a.no_stopping);
-    bopt.acquisition.beta = beta;
-    bopt.acquisition.random_candidates = a.candidates;
-    bopt.perturbation_kernel = a.kernel == "matern52" ? bo::KernelFamily::kMatern52
-                                                      : bo::KernelFamily::kSquaredExponential;
-    attack = std::make_unique<attacks::Bos2Attack>(bopt);
-  } else {
-    attack = attacks::MakeAttack(a.attack, ctx);
-  }
+  // The BOS^2 flags (--kernel, --beta, --candidates, --no-stopping) are settings appended
+  // to the attack spec, so the record's "attack" names exactly what ran.
+  const std::string spec = AttackSpec(a);
+  std::unique_ptr<attacks::Attack> attack = attacks::MakeAttack(spec, ctx);
   if (a.untargeted && !attack->supports_untargeted())
     throw std::invalid_argument("--attack " + a.attack + " has no untargeted mode");
 
@@ -166,14 +174,10 @@ int RunAttack(const AttackArgs& a) {
     seconds.push_back(r.seconds);
     model_secs.push_back(r.model_seconds);
 
-    nlohmann::json rec = InstanceRecord(a.attack, inst, r, orc, a.seed, bo::DeriveSeed(a.seed, k),
+    nlohmann::json rec = InstanceRecord(spec, inst, r, orc, a.seed, bo::DeriveSeed(a.seed, k),
                                         model_path, dataset_name);
     if (!defense.empty()) rec["defense"] = defense.Spec();
     if (defender) AddDefenderFields(*defender, defense, &rec);
-    if (is_bos2) {
-      rec["kernel"] = a.kernel;
-      rec["beta"] = a.beta;
-    }
     if (jsonl.is_open()) {
       jsonl << rec.dump() << "\n";
       jsonl.flush();
@@ -306,19 +310,20 @@ std::function<int()> RegisterAttackCommand(CLI::App& app) {
                   "images for the defended model's clean accuracy")
       ->default_val(1000);
   cmd->add_option("--beta", args->beta,
-                  "Add-GP-UCB exploration weight: kandasamy2015 | srinivas2010 | constant:V")
-      ->default_val("kandasamy2015");
+                  "BOS^2 Add-GP-UCB exploration weight: kandasamy2015 | srinivas2010 | constant:V\n"
+                  "(default: the bos2 configuration's, kandasamy2015; = bos2:beta=...)");
   cmd->add_flag("--rescale-compat", args->rescale_compat,
                 "reproduce the BayesOpt reference code's (x+delta+eps)/(1+2eps) rescaling instead "
                 "of clipping: a LOOSER threat model (L_inf up to 2eps/(1+2eps)); for comparisons");
-  cmd->add_option("--kernel", args->kernel, "kernel of the additive perturbation GP: se | matern52")
-      ->check(CLI::IsMember({"se", "matern52"}))
-      ->default_val("se");
+  cmd->add_option("--kernel", args->kernel,
+                  "BOS^2 kernel of the additive perturbation GP: se | matern52 (= bos2:kernel=...)")
+      ->check(CLI::IsMember({"se", "matern52"}));
   cmd->add_option("--candidates", args->candidates,
-                  "random candidates per additive group when maximising Add-GP-UCB")
-      ->check(CLI::PositiveNumber)
-      ->default_val(100);
-  cmd->add_flag("--no-stopping", args->no_stopping, "disable Bayesian optimal stopping (ablation)");
+                  "BOS^2 random candidates per additive group with fresh candidates, pool=0 "
+                  "(= bos2:candidates=N)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--no-stopping", args->no_stopping,
+                "BOS^2 without Bayesian optimal stopping (ablation; = bos2:stopping=0)");
   cmd->add_option("--out,-o", args->out, "JSONL results file (one record per instance)");
   cmd->add_option("--save-images", args->save_images,
                   "folder for clean / adversarial / amplified-perturbation PNGs");

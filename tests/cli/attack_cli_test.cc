@@ -69,6 +69,36 @@ TEST_F(Cli, SameSeedGivesIdenticalRecordsApartFromTimings) {
   EXPECT_EQ(run("a.jsonl"), run("b.jsonl"));
 }
 
+TEST_F(Cli, RecordsDoNotDependOnTheThreadCount) {
+  // BOS^2 (default settings and the thesis preset) and Square on MNIST and CIFAR-10: the
+  // records of --threads 1 and --threads 2 agree in everything but the timings.
+  for (const std::string args :
+       {"--dataset mnist --indices 0,3 --target 5 --budget 150 --attack bos2",
+        "--dataset mnist --indices 0 --target 2 --budget 100 --attack bos2:preset=thesis",
+        "--dataset cifar10 --indices 0 --target 3 --budget 80 --attack bos2",
+        "--dataset cifar10 --indices 0,1 --target 3 --budget 150 --attack square"}) {
+    auto run = [&](int threads) {
+      const fs::path out = dir_ / ("t" + std::to_string(threads) + ".jsonl");
+      EXPECT_EQ(RunAdvbo("attack " + args + " --seed 2 -q --threads " + std::to_string(threads) +
+                             " -o " + out.string(),
+                         dir_ / "log"),
+                0)
+          << Slurp(dir_ / "log");
+      std::vector<nlohmann::json> recs;
+      std::ifstream in(out);
+      for (std::string line; std::getline(in, line);) {
+        auto r = nlohmann::json::parse(line);
+        for (const char* k : {"seconds", "model_seconds", "bo_seconds", "threads"}) r.erase(k);
+        recs.push_back(r);
+      }
+      return recs;
+    };
+    const auto one = run(1), two = run(2);
+    ASSERT_FALSE(one.empty()) << args;
+    EXPECT_EQ(one, two) << args;
+  }
+}
+
 TEST_F(Cli, BadInputFailsClearlyAndWritesNothing) {
   const fs::path out = dir_ / "r.jsonl";
   EXPECT_NE(RunAdvbo("attack --model " + (dir_ / "nope.pt").string() + " -o " + out.string(), dir_ / "log"), 0);
