@@ -84,6 +84,18 @@ Eigen::MatrixXd LocalCandidates(const ExactGP& gp, int j, const Eigen::VectorXd&
   return z;
 }
 
+// Runs f() and adds its wall seconds to *acc.
+template <typename F>
+auto Timed(double* acc, F&& f) {
+  const auto t0 = Clock::now();
+  struct Add {
+    double* acc;
+    Clock::time_point t0;
+    ~Add() { *acc += std::chrono::duration<double>(Clock::now() - t0).count(); }
+  } add{acc, t0};
+  return f();
+}
+
 }  // namespace
 
 std::vector<int> GpWindow(const std::vector<double>& ys, int max_points) {
@@ -116,6 +128,7 @@ Bos2Options Bos2Options::Tuned() {
   o.refit_every = 0;
   o.perturbation_fit.max_points = o.perturbation_refit.max_points = 100;
   o.bos.num_paths = 20000;
+  o.perturbation_fit.fit_noise = o.perturbation_refit.fit_noise = false;  // noise 1e-6
   return o;
 }
 
@@ -237,6 +250,8 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
       xd.row(i) = dim_x[i].transpose();
       yd(i) = dim_y[i];
     }
+    Bos2Phases& ph = result.phases;
+    const auto t_dim = Clock::now();
     dim_gp.SetData(xd, yd);
     bo::FitHyperparameters(&dim_gp, opt.dimension_fit, rng);
     const double t_next = static_cast<double>(oracle.queries() + opt.i_max) / t_norm;
@@ -251,6 +266,8 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
     bo::Ucb(mu, var, opt.dimension_sqrt_beta * opt.dimension_sqrt_beta).maxCoeff(&best_i);
     const int side = opt.allowed_sides[best_i];
     const int d = side * side * c;
+    ph.dimension += std::chrono::duration<double>(Clock::now() - t_dim).count();
+    const auto t_setup = Clock::now();
 
     // ---- Algorithm 7: perturbation BO loop in the latent space of side s*.
     const int m_groups = std::min(opt.groups, d);
@@ -268,18 +285,21 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
       if (yp(i) > yp(inc)) inc = i;
     }
     const double y_star = yp.maxCoeff();  // best before this loop (threshold of BOS)
+    ph.gp_setup += std::chrono::duration<double>(Clock::now() - t_setup).count();
     if (side != prev_side) {
       per_gp = ExactGP(std::make_unique<bo::AdditiveKernel>(opt.perturbation_kernel, d,
                                                             bo::RandomPartition(d, m_groups, rng),
                                                             2.0, 1.0 / m_groups),
                        per_noise);
-      per_gp.SetData(xp, yp);
-      bo::SelectDecomposition(&per_gp, opt.perturbation_kernel, m_groups, opt.num_decompositions,
-                              rng, opt.perturbation_fit.max_points);
+      Timed(&ph.gp_setup, [&] { per_gp.SetData(xp, yp); });
+      Timed(&ph.decomposition, [&] {
+        return bo::SelectDecomposition(&per_gp, opt.perturbation_kernel, m_groups,
+                                       opt.num_decompositions, rng, opt.perturbation_fit.max_points);
+      });
     } else {
-      per_gp.SetData(xp, yp);
+      Timed(&ph.gp_setup, [&] { per_gp.SetData(xp, yp); });
     }
-    bo::FitHyperparameters(&per_gp, opt.perturbation_fit, rng);
+    Timed(&ph.fit, [&] { return bo::FitHyperparameters(&per_gp, opt.perturbation_fit, rng); });
     prev_side = side;
 
     Bos2Loop loop;
@@ -300,28 +320,35 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
     for (int i = 1; i <= opt.i_max && oracle.remaining() > 0; ++i) {
       Eigen::VectorXd u;
       if (opt.candidate_pool > 0) {
-        if (!global_pool) {
-          global_pool.emplace(per_gp);
-          local_pool.emplace(per_gp);
-          for (int j = 0; j < global_pool->num_groups(); ++j)
-            global_pool->SetCandidates(per_gp, j, PoolCandidates(per_gp, j, opt, rng));
-          local_center = Eigen::VectorXd();
-        }
-        if (local_center.size() == 0 || local_center != incumbent) {
-          local_center = incumbent;
-          for (int j = 0; j < local_pool->num_groups(); ++j)
-            local_pool->SetCandidates(per_gp, j, LocalCandidates(per_gp, j, incumbent, opt, rng));
-        }
-        global_pool->Sync(per_gp);
-        local_pool->Sync(per_gp);
-        u = bo::MaximizeAddGpUcbOnPools(per_gp, lb, ub, i, opt.acquisition, incumbent,
-                                        {&*global_pool, &*local_pool});
+        Timed(&ph.pools, [&] {
+          if (!global_pool) {
+            global_pool.emplace(per_gp);
+            local_pool.emplace(per_gp);
+            for (int j = 0; j < global_pool->num_groups(); ++j)
+              global_pool->SetCandidates(per_gp, j, PoolCandidates(per_gp, j, opt, rng));
+            local_center = Eigen::VectorXd();
+          }
+          if (local_center.size() == 0 || local_center != incumbent) {
+            local_center = incumbent;
+            for (int j = 0; j < local_pool->num_groups(); ++j)
+              local_pool->SetCandidates(per_gp, j,
+                                        LocalCandidates(per_gp, j, incumbent, opt, rng));
+          }
+          global_pool->Sync(per_gp);
+          local_pool->Sync(per_gp);
+        });
+        u = Timed(&ph.acquisition, [&] {
+          return bo::MaximizeAddGpUcbOnPools(per_gp, lb, ub, i, opt.acquisition, incumbent,
+                                             {&*global_pool, &*local_pool});
+        });
       } else {
-        u = bo::MaximizeAddGpUcb(per_gp, lb, ub, i, opt.acquisition, incumbent, rng);
+        u = Timed(&ph.acquisition, [&] {
+          return bo::MaximizeAddGpUcb(per_gp, lb, ub, i, opt.acquisition, incumbent, rng);
+        });
       }
       const double y = querier.Query({u}, side)(0);
       d_per.push_back({side, u, y});
-      per_gp.AddObservation(u, y);
+      Timed(&ph.update, [&] { per_gp.AddObservation(u, y); });
       if (y > incumbent_y) {
         incumbent_y = y;
         incumbent = u;
@@ -331,7 +358,7 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
       report();
       if (oracle.succeeded()) break;
       if (opt.refit_every > 0 && i % opt.refit_every == 0)
-        bo::FitHyperparameters(&per_gp, opt.perturbation_refit, rng);
+        Timed(&ph.fit, [&] { return bo::FitHyperparameters(&per_gp, opt.perturbation_refit, rng); });
 
       // Bayesian optimal stopping on the running best (DESIGN.md mapping): errors
       // e = y_best / y_first (affine map sending y_first -> 1 and 0 (success) -> 0).
@@ -341,7 +368,10 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
       curve.push_back(std::clamp(running_best / y_first, 1e-6, 1.0));
       if (i == opt.i_0) {
         Eigen::VectorXd warm = Eigen::Map<Eigen::VectorXd>(curve.data(), curve.size());
-        table = bo::BosDecisionTable::Solve(warm, opt.i_max, y_star / y_first, outer, opt.bos, rng);
+        table = Timed(&ph.stopping, [&] {
+          return bo::BosDecisionTable::Solve(warm, opt.i_max, y_star / y_first, outer, opt.bos,
+                                             rng);
+        });
       } else if (i > opt.i_0 && table) {
         Eigen::VectorXd e = Eigen::Map<Eigen::VectorXd>(curve.data(), curve.size());
         if (table->Decide(i, table->SummaryStatistic(e)) == bo::BosDecision::kStop) {

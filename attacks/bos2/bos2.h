@@ -64,8 +64,9 @@ struct Bos2Options {
   /// The thesis-literal configuration (= the member defaults).
   static Bos2Options Thesis() { return Bos2Options{}; }
   /// advbo's default configuration: Thesis() plus the measured improvements (saturation 3,
-  /// candidate pools of 500, GP window 200, refits at loop starts only on at most 100
-  /// points, 20,000 stopping paths); see the README's ablation tables.
+  /// noise variance fixed at 1e-6, candidate pools of 500, GP window 200, refits at loop
+  /// starts only on at most 100 points, 20,000 stopping paths); see the README's ablation
+  /// tables.
   static Bos2Options Tuned();
 
   /// Perturbation GP fit: 1 restart, 30 iterations, lengthscales in [0.05, 50] (inputs in
@@ -87,6 +88,19 @@ struct Bos2Loop {
   double best_objective = 0;   ///< max y in the loop
 };
 
+/// Wall seconds of one instance's BO work by phase (profiling; the rest of bo_seconds is
+/// latent upsampling, bookkeeping and the oracle's own overhead).
+struct Bos2Phases {
+  double dimension = 0;      ///< Algorithm 6: dimension GP fit and GP-UCB
+  double gp_setup = 0;       ///< window, projection of D_per (Alg. 7 line 2), SetData
+  double decomposition = 0;  ///< choosing the additive decomposition
+  double fit = 0;            ///< perturbation-GP hyperparameter fits and refits
+  double pools = 0;          ///< candidate pools: drawing, recomputing, incremental sync
+  double acquisition = 0;    ///< Add-GP-UCB maximisation (scoring + L-BFGS-B polish)
+  double update = 0;         ///< adding observations to the GP
+  double stopping = 0;       ///< Bayesian optimal stopping: solving and deciding
+};
+
 /// Outcome of one attack instance.
 struct Bos2Result {
   bool success = false;
@@ -95,6 +109,7 @@ struct Bos2Result {
   std::vector<float> adversarial;  ///< the successful (or best) image, C*H*W in [0, 1]
   std::vector<Bos2Loop> loops;     ///< the sequence of latent dimensions tried
   double seconds = 0, model_seconds = 0, bo_seconds = 0;
+  Bos2Phases phases;  ///< where bo_seconds went
 };
 
 /// Progress callback: (queries used, best objective so far).

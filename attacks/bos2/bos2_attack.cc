@@ -107,6 +107,8 @@ void Bos2Attack::ApplySettings(const std::string& settings, Bos2Options* o) {
       o->max_gp_points = ParseInt(k, v, 0);
       if (o->max_gp_points > 0 && o->max_gp_points < 4)
         throw std::invalid_argument("bos2 setting window must be 0 (all points) or >= 4");
+    } else if (k == "init") {
+      o->init_per_side = ParseInt(k, v, 1);
     } else if (k == "pool") {
       o->candidate_pool = ParseInt(k, v, 0);
     } else if (k == "saturation") {
@@ -132,7 +134,7 @@ void Bos2Attack::ApplySettings(const std::string& settings, Bos2Options* o) {
       throw std::invalid_argument(
           "unknown bos2 setting '" + k +
           "' (preset, stopping, kernel, beta, candidates, local, vertex, polish, window, saturation, "
-          "noise, fit_points, restarts, refit, decompositions, groups, paths, pool)");
+          "noise, fit_points, restarts, refit, decompositions, groups, paths, pool, init)");
     }
   }
 }
@@ -158,6 +160,15 @@ AttackResult Bos2Attack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                      {"best_objective", l.best_objective}});
   r.details["loops"] = loops;
   r.details["stopping"] = options_.stopping;
+  const Bos2Phases& ph = b.phases;
+  r.details["bo_phase_seconds"] = {{"dimension", ph.dimension},
+                                   {"gp_setup", ph.gp_setup},
+                                   {"decomposition", ph.decomposition},
+                                   {"fit", ph.fit},
+                                   {"pools", ph.pools},
+                                   {"acquisition", ph.acquisition},
+                                   {"update", ph.update},
+                                   {"stopping", ph.stopping}};
   const Bos2Options& o = options_;
   r.details["kernel"] =
       o.perturbation_kernel == bo::KernelFamily::kMatern52 ? "matern52" : "se";
@@ -178,7 +189,8 @@ AttackResult Bos2Attack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
       {"groups", o.groups},
       {"stopping_paths", o.bos.num_paths},
       {"i_max", o.i_max},
-      {"i_0", o.i_0}};
+      {"i_0", o.i_0},
+      {"init_per_side", o.init_per_side}};
   return r;
 }
 

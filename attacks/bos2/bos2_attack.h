@@ -35,7 +35,8 @@ class Bos2Attack final : public Attack {
   /// fit_points=N (points per likelihood evaluation, 0 = all), restarts=N (>= 0),
   /// refit=N (refit period in iterations, 0 = only at loop start), decompositions=N (>= 1),
   /// groups=N (>= 1), paths=N (BOS forward-simulated paths, >= 100), pool=N (candidate_pool,
-  /// 0 = fresh candidates every iteration).
+  /// 0 = fresh candidates every iteration), init=N (random initial perturbations per initial
+  /// side, >= 1; thesis 10).
   static void ApplySettings(const std::string& settings, Bos2Options* options);
 
  private:

@@ -153,7 +153,7 @@ TEST(Bos2Settings, ParsedAndValidated) {
   Bos2Attack::ApplySettings(
       "kernel=matern52,beta=constant:9,window=200,saturation=3,noise=fixed,refit=0,stopping=0,"
       "candidates=50,vertex=0.5,polish=5,fit_points=80,restarts=2,decompositions=10,groups=6,"
-      "paths=5000,local=10",
+      "paths=5000,local=10,init=4,pool=300",
       &o);
   EXPECT_EQ(o.perturbation_kernel, bo::KernelFamily::kMatern52);
   EXPECT_EQ(o.acquisition.beta.policy, bo::BetaPolicy::kConstant);
@@ -174,6 +174,14 @@ TEST(Bos2Settings, ParsedAndValidated) {
   EXPECT_EQ(o.groups, 6);
   EXPECT_EQ(o.bos.num_paths, 5000);
   EXPECT_EQ(o.acquisition.local_candidates, 10);
+  EXPECT_EQ(o.init_per_side, 4);
+  EXPECT_EQ(o.candidate_pool, 300);
+  Bos2Attack::ApplySettings("saturation=5,preset=thesis", &o);  // the preset resets
+  EXPECT_DOUBLE_EQ(o.saturation, 1.0);
+  EXPECT_EQ(o.candidate_pool, 0);
+  EXPECT_FALSE(o.stopping);  // ... but keeps the stopping ablation and the sides
+  Bos2Attack::ApplySettings("preset=tuned", &o);
+  EXPECT_DOUBLE_EQ(o.saturation, Bos2Options::Tuned().saturation);
   for (const char* bad : {"window=2", "window=-1", "saturation=0.5", "saturation=nan", "kernel=rbf",
                           "beta=huge", "candidates=0", "vertex=1.5", "noise=maybe", "stopping=yes",
                           "polish=1.5", "unknown=1", "window", "=3", "paths=10"}) {
