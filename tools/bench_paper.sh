@@ -6,22 +6,27 @@
 #   bash tools/bench_paper.sh [mnist|cifar10|all] [SHARDS]
 #
 # Runs SHARDS (default: nproc) single-threaded shards side by side, each into
-# results/bench_<dataset>/shard-k (resumable: re-running skips finished instances), then
-# merges them into results/bench_<dataset>/ (table.txt, summary.json, curves.csv/png).
-# Copy the merged folder to tools/results/ to publish it. ADVBO=path overrides build/advbo.
+# results/bench_<dataset>[_<model>]/shard-k (resumable: re-running skips finished
+# instances), then merges them into that folder (table.txt, summary.json, curves.csv/png)
+# and writes paper_compare.md next to the thesis' figures. Copy the merged folder to
+# tools/results/ to publish it. ADVBO=path overrides build/advbo; MODEL=path attacks another
+# model (e.g. models/mnist_cw_plain.pt; the folder name gets the model's name);
+# ATTACKS=a,b,... overrides the rows.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which="${1:-all}"
 shards="${2:-$(nproc)}"
-ATTACKS=bos2,bos2-nostop,bayesopt,genattack,zoo,autozoom,square,random
+ATTACKS="${ATTACKS:-bos2,bos2-nostop,bayesopt,genattack,zoo,autozoom,square,random}"
+MODEL="${MODEL:-}"
 ADVBO="${ADVBO:-build/advbo}"
 
 run_dataset() {
-  local ds="$1" n="$2" eps="$3" out="results/bench_$1"
+  local ds="$1" n="$2" eps="$3" out="results/bench_$1" margs=()
+  if [ -n "$MODEL" ]; then out="${out}_$(basename "$MODEL" .pt)"; margs=(--model "$MODEL"); fi
   mkdir -p "$out"
   local pids=()
   for k in $(seq 1 "$shards"); do
-    "$ADVBO" bench --dataset "$ds" --attacks "$ATTACKS" --num-images "$n" --targeted \
+    "$ADVBO" bench --dataset "$ds" "${margs[@]}" --attacks "$ATTACKS" --num-images "$n" --targeted \
       --eps "$eps" --budget 900 --seed 0 --threads 1 --shard "$k/$shards" \
       --out-dir "$out/shard-$k" >"$out/shard-$k.log" 2>&1 &
     pids+=($!)
@@ -30,6 +35,7 @@ run_dataset() {
   for p in "${pids[@]}"; do wait "$p" || rc=1; done
   ((rc == 0)) || { echo "bench_paper: a $ds shard failed (see $out/shard-*.log)" >&2; return 1; }
   "$ADVBO" bench merge "$out"/shard-*/ --out-dir "$out"
+  /usr/bin/python3 tools/paper_compare.py "$out/records.jsonl" "$ds" > "$out/paper_compare.md"
 }
 
 case "$which" in

@@ -281,7 +281,7 @@ int RunAttackGame(const GameArgs& a) {
       {"rounds", a.rounds},
       {"inits", a.inits},
       {"images", idx},
-      {"model", model_path},
+      {"model", RecordPath(model_path)},
       {"seed", a.seed},
       {"asr", asr},
       {"mean_queries_to_success",
@@ -570,7 +570,7 @@ int RunGame(const GameArgs& in) {
     meta["lengthscale"] = a.lengthscale;
   } else {
     meta["epsilon"] = a.eps;
-    meta["model"] = model_path;
+    meta["model"] = RecordPath(model_path);
     meta["vae"] = vae_path;
     meta["refit_every"] = a.refit_every;
     std::vector<int> idx;

@@ -22,6 +22,16 @@ fs::path RepoRoot() {
   return fs::path(ADVBO_SOURCE_DIR);
 }
 
+std::string RecordPath(const std::string& path) {
+  std::error_code ec;
+  const fs::path abs = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  const fs::path root = fs::weakly_canonical(RepoRoot(), ec);
+  if (ec) return path;
+  const fs::path rel = abs.lexically_relative(root);
+  if (rel.empty() || *rel.begin() == "..") return path;
+  return rel.string();
+}
+
 std::string DefaultModelPath(const std::string& dataset) {
   return (RepoRoot() / "models" / (dataset == "cifar10" ? "cifar10_cw.pt" : "mnist_cw.pt"))
       .string();
@@ -281,7 +291,7 @@ nlohmann::json InstanceRecord(const std::string& attack, const Instance& inst,
   rec["bo_seconds"] = r.bo_seconds;
   rec["seed"] = seed;
   rec["instance_seed"] = instance_seed;
-  rec["model"] = model_path;
+  rec["model"] = RecordPath(model_path);
   rec["dataset"] = dataset_name;
   rec["blas"] = oracle::BlasLibrary();  // model scores depend on it in the last bits
   return rec;

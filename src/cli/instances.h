@@ -32,6 +32,10 @@ std::filesystem::path RepoRoot();
 data::ImageSet LoadImages(const std::string& dataset, const std::string& data,
                           const std::string& format);
 
+/// `path` relative to the repository root when it lies inside it (records then carry
+/// "models/mnist_cw.pt", not a machine's absolute path); otherwise `path` unchanged.
+std::string RecordPath(const std::string& path);
+
 /// models/<dataset>_cw.pt under RepoRoot().
 std::string DefaultModelPath(const std::string& dataset);
 
