@@ -311,6 +311,7 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
     // Candidate pools of this loop (Bos2Options::candidate_pool): drawn once, kept in step
     // with the GP incrementally; the local pool is redrawn when the incumbent changes.
     std::optional<bo::AdditiveCandidatePool> global_pool, local_pool;
+    bo::GpPrecision precision;
     Eigen::VectorXd local_center;
     double incumbent_y = yp(inc);
     Eigen::VectorXd lb = Eigen::VectorXd::Constant(d, -1.0), ub = Eigen::VectorXd::Constant(d, 1.0);
@@ -336,10 +337,12 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
           }
           global_pool->Sync(per_gp);
           local_pool->Sync(per_gp);
+          if (opt.precision_polish) precision.Sync(per_gp);
         });
         u = Timed(&ph.acquisition, [&] {
           return bo::MaximizeAddGpUcbOnPools(per_gp, lb, ub, i, opt.acquisition, incumbent,
-                                             {&*global_pool, &*local_pool});
+                                             {&*global_pool, &*local_pool},
+                                             opt.precision_polish ? &precision : nullptr);
         });
       } else {
         u = Timed(&ph.acquisition, [&] {

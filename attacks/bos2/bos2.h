@@ -60,6 +60,10 @@ struct Bos2Options {
   /// (redrawn when it changes), scored by bo::AdditiveCandidatePool in O(M P N) per query
   /// between refits (MaximizeAddGpUcbOnPools).
   int candidate_pool = 0;
+  /// With candidate pools: polish with an incrementally updated K^{-1} (bo::GpPrecision;
+  /// one matrix-vector product per evaluation instead of two triangular solves; equal up to
+  /// round-off).
+  bool precision_polish = false;
 
   /// The thesis-literal configuration (= the member defaults).
   static Bos2Options Thesis() { return Bos2Options{}; }

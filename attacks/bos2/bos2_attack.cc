@@ -107,6 +107,9 @@ void Bos2Attack::ApplySettings(const std::string& settings, Bos2Options* o) {
       o->max_gp_points = ParseInt(k, v, 0);
       if (o->max_gp_points > 0 && o->max_gp_points < 4)
         throw std::invalid_argument("bos2 setting window must be 0 (all points) or >= 4");
+    } else if (k == "precision") {
+      if (v != "0" && v != "1") throw std::invalid_argument("bos2 setting precision: use 0 or 1");
+      o->precision_polish = v == "1";
     } else if (k == "init") {
       o->init_per_side = ParseInt(k, v, 1);
     } else if (k == "pool") {
@@ -134,7 +137,7 @@ void Bos2Attack::ApplySettings(const std::string& settings, Bos2Options* o) {
       throw std::invalid_argument(
           "unknown bos2 setting '" + k +
           "' (preset, stopping, kernel, beta, candidates, local, vertex, polish, window, saturation, "
-          "noise, fit_points, restarts, refit, decompositions, groups, paths, pool, init)");
+          "noise, fit_points, restarts, refit, decompositions, groups, paths, pool, init, precision)");
     }
   }
 }
@@ -176,6 +179,7 @@ AttackResult Bos2Attack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
   r.details["bos2_settings"] = {
       {"saturation", o.saturation},
       {"candidate_pool", o.candidate_pool},
+      {"precision_polish", o.precision_polish},
       {"random_candidates", o.acquisition.random_candidates},
       {"local_candidates", o.acquisition.local_candidates},
       {"vertex_fraction", o.acquisition.vertex_fraction},

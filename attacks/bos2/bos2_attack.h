@@ -36,7 +36,7 @@ class Bos2Attack final : public Attack {
   /// refit=N (refit period in iterations, 0 = only at loop start), decompositions=N (>= 1),
   /// groups=N (>= 1), paths=N (BOS forward-simulated paths, >= 100), pool=N (candidate_pool,
   /// 0 = fresh candidates every iteration), init=N (random initial perturbations per initial
-  /// side, >= 1; thesis 10).
+  /// side, >= 1; thesis 10), precision=0|1 (precision_polish).
   static void ApplySettings(const std::string& settings, Bos2Options* options);
 
  private:

@@ -23,7 +23,7 @@ const AdditiveKernel& AsAdditive(const ExactGP& gp) {
 void PolishGroup(const ExactGP& gp, int j, double sqrt_beta, const Eigen::VectorXd& lb,
                  const Eigen::VectorXd& ub, int iterations,
                  const std::vector<Eigen::VectorXd>& starts, Eigen::VectorXd* best_z,
-                 double* best) {
+                 double* best, const GpPrecision* precision = nullptr) {
   if (iterations <= 0 || starts.empty()) return;
   const std::vector<int>& dims = AsAdditive(gp).group(j).active_dims();
   const int dj = static_cast<int>(dims.size());
@@ -32,7 +32,7 @@ void PolishGroup(const ExactGP& gp, int j, double sqrt_beta, const Eigen::Vector
     zlb(i) = lb(dims[i]);
     zub(i) = ub(dims[i]);
   }
-  ComponentUcb ucb(gp, j, sqrt_beta);
+  ComponentUcb ucb(gp, j, sqrt_beta, precision);
   GradObjective neg_ucb = [&](const Eigen::VectorXd& z, Eigen::VectorXd* g) {
     const double v = ucb.Value(z, g);
     if (g) *g = -*g;
@@ -69,8 +69,11 @@ void ComponentPosterior(const ExactGP& gp, int j, const Eigen::MatrixXd& xs,
   }
 }
 
-ComponentUcb::ComponentUcb(const ExactGP& gp, int j, double sqrt_beta)
-    : gp_(gp), sqrt_beta_(sqrt_beta) {
+ComponentUcb::ComponentUcb(const ExactGP& gp, int j, double sqrt_beta,
+                           const GpPrecision* precision)
+    : gp_(gp), precision_(precision), sqrt_beta_(sqrt_beta) {
+  if (precision_ && !precision_->Matches(gp))
+    throw std::invalid_argument("ComponentUcb: the precision cache is not synced to the GP");
   const AdditiveKernel& k = AsAdditive(gp);
   if (j < 0 || j >= k.num_groups())
     throw std::invalid_argument("ComponentUcb: group index out of range");
@@ -88,11 +91,19 @@ double ComponentUcb::Value(const Eigen::VectorXd& z, Eigen::VectorXd* grad) cons
   Eigen::ArrayXXd r2 = diff.rowwise().squaredNorm().array() * inv_l2_;
   Eigen::ArrayXXd kx, dk;
   kj_->Profile(r2, &kx, grad ? &dk : nullptr);
-  Eigen::VectorXd v = l.triangularView<Eigen::Lower>().solve(kx.matrix());
+  Eigen::VectorXd v;
+  double reduction;  // k^T K^{-1} k
+  if (precision_) {
+    v.noalias() = precision_->matrix().selfadjointView<Eigen::Lower>() * kx.matrix().col(0);
+    reduction = kx.matrix().col(0).dot(v);  // v = K^{-1} k already
+  } else {
+    v = l.triangularView<Eigen::Lower>().solve(kx.matrix());
+    reduction = v.squaredNorm();
+  }
   const double m = kx.matrix().col(0).dot(gp_.alpha());
-  const double s = std::sqrt(std::max(kj_->variance() - v.squaredNorm(), 1e-12));
+  const double s = std::sqrt(std::max(kj_->variance() - reduction, 1e-12));
   if (grad) {
-    l.triangularView<Eigen::Lower>().transpose().solveInPlace(v);  // v = K^{-1} k
+    if (!precision_) l.triangularView<Eigen::Lower>().transpose().solveInPlace(v);  // K^{-1} k
     // d k(z, x_i) / dz = dk/dr2_i * 2 (z - x_i) / l^2
     const Eigen::VectorXd w_mean = (dk.col(0) * gp_.alpha().array()).matrix();
     const Eigen::VectorXd w_var = (dk.col(0) * v.array()).matrix();
@@ -302,7 +313,8 @@ Eigen::VectorXd MaximizeAddGpUcbOnPools(const ExactGP& gp, const Eigen::VectorXd
                                         const Eigen::VectorXd& ub, int t,
                                         const AddGpUcbOptions& opt,
                                         const Eigen::VectorXd& incumbent,
-                                        const std::vector<const AdditiveCandidatePool*>& pools) {
+                                        const std::vector<const AdditiveCandidatePool*>& pools,
+                                        const GpPrecision* precision) {
   const AdditiveKernel& k = AsAdditive(gp);
   const Eigen::Index d = gp.X().cols();
   if (lb.size() != d || ub.size() != d || incumbent.size() != d)
@@ -350,10 +362,47 @@ Eigen::VectorXd MaximizeAddGpUcbOnPools(const ExactGP& gp, const Eigen::VectorXd
     std::vector<Eigen::VectorXd> starts;
     for (int s = 0; s < std::min<int>(opt.polish_starts, static_cast<int>(scored.size())); ++s)
       starts.push_back(scored[s].second);
-    PolishGroup(gp, j, sqrt_beta, lb, ub, opt.polish_iterations, starts, &best_z, &best);
+    PolishGroup(gp, j, sqrt_beta, lb, ub, opt.polish_iterations, starts, &best_z, &best,
+                precision);
     for (int i = 0; i < dj; ++i) x(dims[i]) = best_z(i);
   }
   return x;
+}
+
+bool GpPrecision::Matches(const ExactGP& gp) const {
+  return n_ > 0 && n_ == gp.num_data() && factorizations_ == gp.num_factorizations() &&
+         gp.LogHyperparameters() == theta_ && gp.X().row(n_ - 1) == x_last_;
+}
+
+void GpPrecision::Sync(const ExactGP& gp) {
+  const Eigen::Index n = gp.num_data();
+  if (n < 1) throw std::invalid_argument("GpPrecision: the GP has no data");
+  const Eigen::MatrixXd& l = gp.cholesky();
+  const bool grown = n_ > 0 && n >= n_ && factorizations_ == gp.num_factorizations() &&
+                     gp.LogHyperparameters() == theta_ && gp.X().row(n_ - 1) == x_last_;
+  if (grown) {
+    // K_new = [[K, k], [k^T, kappa]], Schur complement s = kappa - k^T K^{-1} k = L(r, r)^2,
+    // u = K^{-1} k = L^{-T} l_r:  K_new^{-1} = [[K^{-1} + u u^T / s, -u / s], [-u^T / s, 1 / s]].
+    for (Eigen::Index r = n_; r < n; ++r) {
+      const Eigen::VectorXd u = l.topLeftCorner(r, r).triangularView<Eigen::Lower>().transpose().solve(
+          l.row(r).head(r).transpose());
+      const double inv_s = 1.0 / (l(r, r) * l(r, r));
+      k_inv_.conservativeResize(r + 1, r + 1);
+      k_inv_.topLeftCorner(r, r).noalias() += inv_s * u * u.transpose();
+      k_inv_.col(r).head(r) = -inv_s * u;
+      k_inv_.row(r).head(r) = -inv_s * u.transpose();
+      k_inv_(r, r) = inv_s;
+    }
+  } else {
+    ++recomputes_;
+    const Eigen::MatrixXd l_inv =
+        l.triangularView<Eigen::Lower>().solve(Eigen::MatrixXd::Identity(n, n));
+    k_inv_.noalias() = l_inv.transpose() * l_inv;
+  }
+  n_ = n;
+  factorizations_ = gp.num_factorizations();
+  theta_ = gp.LogHyperparameters();
+  x_last_ = gp.X().row(n - 1);
 }
 
 }  // namespace advbo::bo
