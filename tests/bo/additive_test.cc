@@ -221,6 +221,55 @@ TEST(AdditiveCandidatePool, PooledMaximiserMatchesTheBestPoolCandidateWithoutPol
   }
 }
 
+TEST(GpPrecision, IncrementalInverseAndFastComponentUcbMatchTheDirectOnes) {
+  Rng rng(5);
+  Eigen::MatrixXd x = Uniform(15, 4, rng);
+  ExactGP gp(std::make_unique<AdditiveKernel>(KernelFamily::kSquaredExponential, 4,
+                                              std::vector<std::vector<int>>{{0, 1}, {2, 3}}, 0.8,
+                                              0.5),
+             1e-4);
+  gp.SetData(x, Eval(x));
+  GpPrecision prec;
+  EXPECT_THROW(ComponentUcb(gp, 0, 2.0, &prec), std::invalid_argument);  // not synced
+  prec.Sync(gp);
+  auto direct_inverse = [&]() {
+    const Eigen::MatrixXd& l = gp.cholesky();
+    const Eigen::MatrixXd k = l * l.transpose();
+    return Eigen::MatrixXd(k.inverse());
+  };
+  auto rel_err = [](const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
+    return (a - b).norm() / b.norm();
+  };
+  EXPECT_LT(rel_err(prec.matrix(), direct_inverse()), 1e-8);
+  for (int step = 0; step < 5; ++step) {
+    const Eigen::MatrixXd xn = Uniform(step % 2 + 1, 4, rng);
+    for (int r = 0; r < xn.rows(); ++r) gp.AddObservation(xn.row(r).transpose(), F(xn.row(r)));
+    prec.Sync(gp);
+    EXPECT_TRUE(prec.Matches(gp));
+    EXPECT_LT(rel_err(prec.matrix(), direct_inverse()), 1e-8) << "after append " << step;
+  }
+  EXPECT_EQ(prec.num_recomputes(), 1);
+  // Same UCB value and gradient with and without the precision matrix.
+  for (int j = 0; j < 2; ++j) {
+    ComponentUcb slow(gp, j, 1.7), fast(gp, j, 1.7, &prec);
+    for (int t = 0; t < 5; ++t) {
+      const Eigen::VectorXd z = Uniform(1, 2, rng).row(0).transpose();
+      Eigen::VectorXd g1, g2;
+      const double v1 = slow.Value(z, &g1), v2 = fast.Value(z, &g2);
+      EXPECT_NEAR(v1, v2, 1e-7);
+      EXPECT_LT((g1 - g2).cwiseAbs().maxCoeff(), 1e-6);
+    }
+  }
+  // A refit changes the hyperparameters: Matches turns false until the next Sync recomputes.
+  Eigen::VectorXd theta = gp.LogHyperparameters();
+  theta(1) += 0.2;
+  gp.SetLogHyperparameters(theta);
+  EXPECT_FALSE(prec.Matches(gp));
+  prec.Sync(gp);
+  EXPECT_EQ(prec.num_recomputes(), 2);
+  EXPECT_LT(rel_err(prec.matrix(), direct_inverse()), 1e-8);
+}
+
 TEST(ExplorationWeight, PoliciesAndParsing) {
   ExplorationWeight c = ParseExplorationWeight("constant:4");
   EXPECT_DOUBLE_EQ(c.Beta(10, 3), 4.0);
