@@ -11,7 +11,7 @@
 # and writes paper_compare.md next to the thesis' figures. Copy the merged folder to
 # tools/results/ to publish it. ADVBO=path overrides build/advbo; MODEL=path attacks another
 # model (e.g. models/mnist_cw_plain.pt; the folder name gets the model's name);
-# ATTACKS=a,b,... overrides the rows.
+# ATTACKS=a,b,... overrides the rows; OUT=folder overrides the output folder.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which="${1:-all}"
@@ -23,6 +23,7 @@ ADVBO="${ADVBO:-build/advbo}"
 run_dataset() {
   local ds="$1" n="$2" eps="$3" out="results/bench_$1" margs=()
   if [ -n "$MODEL" ]; then out="${out}_$(basename "$MODEL" .pt)"; margs=(--model "$MODEL"); fi
+  out="${OUT:-$out}"
   mkdir -p "$out"
   local pids=()
   for k in $(seq 1 "$shards"); do
