@@ -129,7 +129,6 @@ Bos2Options Bos2Options::Tuned() {
   o.perturbation_fit.max_points = o.perturbation_refit.max_points = 100;
   o.bos.num_paths = 20000;
   o.perturbation_fit.fit_noise = o.perturbation_refit.fit_noise = false;  // noise 1e-6
-  o.precision_polish = true;
   return o;
 }
 

@@ -68,9 +68,9 @@ struct Bos2Options {
   /// The thesis-literal configuration (= the member defaults).
   static Bos2Options Thesis() { return Bos2Options{}; }
   /// advbo's default configuration: Thesis() plus the measured improvements (saturation 3,
-  /// noise variance fixed at 1e-6, candidate pools of 500 with the K^{-1} polish, GP window
-  /// 200, refits at loop starts only on at most 100 points, 20,000 stopping paths); see the
-  /// README's ablation tables.
+  /// noise variance fixed at 1e-6, candidate pools of 500, GP window 200, refits at loop
+  /// starts only on at most 100 points, 20,000 stopping paths); see the README's ablation
+  /// tables.
   static Bos2Options Tuned();
 
   /// Perturbation GP fit: 1 restart, 30 iterations, lengthscales in [0.05, 50] (inputs in
