@@ -79,8 +79,8 @@ Eigen::MatrixXd LocalCandidates(const ExactGP& gp, int j, const Eigen::VectorXd&
   Eigen::MatrixXd z = Eigen::MatrixXd::Zero(p, gp.X().cols());
   for (int c = 0; c < p; ++c)
     for (int a : dims)
-      z(c, a) = std::clamp(incumbent(a) + opt.acquisition.local_scale * 2.0 * normal(rng), -1.0,
-                           1.0);
+      z(c, a) =
+          std::clamp(incumbent(a) + opt.acquisition.local_scale * 2.0 * normal(rng), -1.0, 1.0);
   return z;
 }
 
@@ -294,7 +294,8 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
       Timed(&ph.gp_setup, [&] { per_gp.SetData(xp, yp); });
       Timed(&ph.decomposition, [&] {
         return bo::SelectDecomposition(&per_gp, opt.perturbation_kernel, m_groups,
-                                       opt.num_decompositions, rng, opt.perturbation_fit.max_points);
+                                       opt.num_decompositions, rng,
+                                       opt.perturbation_fit.max_points);
       });
     } else {
       Timed(&ph.gp_setup, [&] { per_gp.SetData(xp, yp); });
@@ -332,8 +333,7 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
           if (local_center.size() == 0 || local_center != incumbent) {
             local_center = incumbent;
             for (int j = 0; j < local_pool->num_groups(); ++j)
-              local_pool->SetCandidates(per_gp, j,
-                                        LocalCandidates(per_gp, j, incumbent, opt, rng));
+              local_pool->SetCandidates(per_gp, j, LocalCandidates(per_gp, j, incumbent, opt, rng));
           }
           global_pool->Sync(per_gp);
           local_pool->Sync(per_gp);
@@ -361,7 +361,8 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
       report();
       if (oracle.succeeded()) break;
       if (opt.refit_every > 0 && i % opt.refit_every == 0)
-        Timed(&ph.fit, [&] { return bo::FitHyperparameters(&per_gp, opt.perturbation_refit, rng); });
+        Timed(&ph.fit,
+              [&] { return bo::FitHyperparameters(&per_gp, opt.perturbation_refit, rng); });
 
       // Bayesian optimal stopping on the running best (DESIGN.md mapping): errors
       // e = y_best / y_first (affine map sending y_first -> 1 and 0 (success) -> 0).

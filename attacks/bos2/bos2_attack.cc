@@ -134,10 +134,11 @@ void Bos2Attack::ApplySettings(const std::string& settings, Bos2Options* o) {
     } else if (k == "paths") {
       o->bos.num_paths = ParseInt(k, v, 100);
     } else {
-      throw std::invalid_argument(
-          "unknown bos2 setting '" + k +
-          "' (preset, stopping, kernel, beta, candidates, local, vertex, polish, window, saturation, "
-          "noise, fit_points, restarts, refit, decompositions, groups, paths, pool, init, precision)");
+      throw std::invalid_argument("unknown bos2 setting '" + k +
+                                  "' (preset, stopping, kernel, beta, candidates, local, vertex, "
+                                  "polish, window, saturation, "
+                                  "noise, fit_points, restarts, refit, decompositions, groups, "
+                                  "paths, pool, init, precision)");
     }
   }
 }
@@ -173,28 +174,26 @@ AttackResult Bos2Attack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                                    {"update", ph.update},
                                    {"stopping", ph.stopping}};
   const Bos2Options& o = options_;
-  r.details["kernel"] =
-      o.perturbation_kernel == bo::KernelFamily::kMatern52 ? "matern52" : "se";
+  r.details["kernel"] = o.perturbation_kernel == bo::KernelFamily::kMatern52 ? "matern52" : "se";
   r.details["beta"] = BetaSpec(o.acquisition.beta);
-  r.details["bos2_settings"] = {
-      {"saturation", o.saturation},
-      {"candidate_pool", o.candidate_pool},
-      {"precision_polish", o.precision_polish},
-      {"random_candidates", o.acquisition.random_candidates},
-      {"local_candidates", o.acquisition.local_candidates},
-      {"vertex_fraction", o.acquisition.vertex_fraction},
-      {"polish_iterations", o.acquisition.polish_iterations},
-      {"max_gp_points", o.max_gp_points},
-      {"refit_every", o.refit_every},
-      {"fit_points", o.perturbation_fit.max_points},
-      {"fit_noise", o.perturbation_fit.fit_noise},
-      {"fit_restarts", o.perturbation_fit.restarts},
-      {"decompositions", o.num_decompositions},
-      {"groups", o.groups},
-      {"stopping_paths", o.bos.num_paths},
-      {"i_max", o.i_max},
-      {"i_0", o.i_0},
-      {"init_per_side", o.init_per_side}};
+  r.details["bos2_settings"] = {{"saturation", o.saturation},
+                                {"candidate_pool", o.candidate_pool},
+                                {"precision_polish", o.precision_polish},
+                                {"random_candidates", o.acquisition.random_candidates},
+                                {"local_candidates", o.acquisition.local_candidates},
+                                {"vertex_fraction", o.acquisition.vertex_fraction},
+                                {"polish_iterations", o.acquisition.polish_iterations},
+                                {"max_gp_points", o.max_gp_points},
+                                {"refit_every", o.refit_every},
+                                {"fit_points", o.perturbation_fit.max_points},
+                                {"fit_noise", o.perturbation_fit.fit_noise},
+                                {"fit_restarts", o.perturbation_fit.restarts},
+                                {"decompositions", o.num_decompositions},
+                                {"groups", o.groups},
+                                {"stopping_paths", o.bos.num_paths},
+                                {"i_max", o.i_max},
+                                {"i_0", o.i_0},
+                                {"init_per_side", o.init_per_side}};
   return r;
 }
 

@@ -27,16 +27,16 @@ class Bos2Attack final : public Attack {
   /// Applies "key=value" settings (comma-separated, e.g. "kernel=matern52,beta=constant:9")
   /// to `options`. Keys (each validated; a bad key or value throws std::invalid_argument
   /// naming it): preset=thesis|tuned (resets every setting but the latent sides and the
-  /// stopping ablation to Bos2Options::Thesis() / Tuned(); put it first), stopping=0|1, kernel=se|matern52, beta=<ParseExplorationWeight spec>,
-  /// candidates=N (uniform candidates per group, >= 1), local=N (>= 0), vertex=F (share of
-  /// the uniform candidates at box vertices, [0,1]), polish=N (L-BFGS-B iterations, >= 0),
-  /// window=N (max_gp_points, 0 or >= 4), saturation=K (>= 1), noise=fit|fixed (fixed: the
-  /// perturbation GP's noise variance stays 1e-6, as in the BayesOpt reference),
-  /// fit_points=N (points per likelihood evaluation, 0 = all), restarts=N (>= 0),
-  /// refit=N (refit period in iterations, 0 = only at loop start), decompositions=N (>= 1),
-  /// groups=N (>= 1), paths=N (BOS forward-simulated paths, >= 100), pool=N (candidate_pool,
-  /// 0 = fresh candidates every iteration), init=N (random initial perturbations per initial
-  /// side, >= 1; thesis 10), precision=0|1 (precision_polish).
+  /// stopping ablation to Bos2Options::Thesis() / Tuned(); put it first), stopping=0|1,
+  /// kernel=se|matern52, beta=<ParseExplorationWeight spec>, candidates=N (uniform candidates per
+  /// group, >= 1), local=N (>= 0), vertex=F (share of the uniform candidates at box vertices,
+  /// [0,1]), polish=N (L-BFGS-B iterations, >= 0), window=N (max_gp_points, 0 or >= 4),
+  /// saturation=K (>= 1), noise=fit|fixed (fixed: the perturbation GP's noise variance stays 1e-6,
+  /// as in the BayesOpt reference), fit_points=N (points per likelihood evaluation, 0 = all),
+  /// restarts=N (>= 0), refit=N (refit period in iterations, 0 = only at loop start),
+  /// decompositions=N (>= 1), groups=N (>= 1), paths=N (BOS forward-simulated paths, >= 100),
+  /// pool=N (candidate_pool, 0 = fresh candidates every iteration), init=N (random initial
+  /// perturbations per initial side, >= 1; thesis 10), precision=0|1 (precision_polish).
   static void ApplySettings(const std::string& settings, Bos2Options* options);
 
  private:

@@ -22,8 +22,8 @@ const AdditiveKernel& AsAdditive(const ExactGP& gp) {
 // mu_j + sqrt_beta sigma_j with its analytic gradient; updates best_z / best when better.
 void PolishGroup(const ExactGP& gp, int j, double sqrt_beta, const Eigen::VectorXd& lb,
                  const Eigen::VectorXd& ub, int iterations,
-                 const std::vector<Eigen::VectorXd>& starts, Eigen::VectorXd* best_z,
-                 double* best, const GpPrecision* precision = nullptr) {
+                 const std::vector<Eigen::VectorXd>& starts, Eigen::VectorXd* best_z, double* best,
+                 const GpPrecision* precision = nullptr) {
   if (iterations <= 0 || starts.empty()) return;
   const std::vector<int>& dims = AsAdditive(gp).group(j).active_dims();
   const int dj = static_cast<int>(dims.size());
@@ -49,8 +49,8 @@ void PolishGroup(const ExactGP& gp, int j, double sqrt_beta, const Eigen::Vector
 
 }  // namespace
 
-void ComponentPosterior(const ExactGP& gp, int j, const Eigen::MatrixXd& xs,
-                        Eigen::VectorXd* mean, Eigen::VectorXd* var) {
+void ComponentPosterior(const ExactGP& gp, int j, const Eigen::MatrixXd& xs, Eigen::VectorXd* mean,
+                        Eigen::VectorXd* var) {
   const AdditiveKernel& k = AsAdditive(gp);
   if (j < 0 || j >= k.num_groups())
     throw std::invalid_argument("ComponentPosterior: group index out of range");
@@ -69,8 +69,7 @@ void ComponentPosterior(const ExactGP& gp, int j, const Eigen::MatrixXd& xs,
   }
 }
 
-ComponentUcb::ComponentUcb(const ExactGP& gp, int j, double sqrt_beta,
-                           const GpPrecision* precision)
+ComponentUcb::ComponentUcb(const ExactGP& gp, int j, double sqrt_beta, const GpPrecision* precision)
     : gp_(gp), precision_(precision), sqrt_beta_(sqrt_beta) {
   if (precision_ && !precision_->Matches(gp))
     throw std::invalid_argument("ComponentUcb: the precision cache is not synced to the GP");
@@ -172,8 +171,7 @@ Eigen::VectorXd MaximizeAddGpUcb(const ExactGP& gp, const Eigen::VectorXd& lb,
 }
 
 std::vector<std::vector<int>> SelectDecomposition(ExactGP* gp, KernelFamily family, int groups,
-                                                  int num_partitions, Rng& rng,
-                                                  int max_points) {
+                                                  int num_partitions, Rng& rng, int max_points) {
   if (gp == nullptr || gp->num_data() < 1)
     throw std::invalid_argument("SelectDecomposition: the GP has no data");
   const int d = static_cast<int>(gp->X().cols());
@@ -252,8 +250,7 @@ void AdditiveCandidatePool::Sync(const ExactGP& gp) {
   const Eigen::Index n = gp.num_data();
   // w = L^{-1} y~ = L^T alpha (standardisation changes with every observation).
   const Eigen::VectorXd w =
-      n > 0 ? Eigen::VectorXd(gp.cholesky().triangularView<Eigen::Lower>().transpose() *
-                              gp.alpha())
+      n > 0 ? Eigen::VectorXd(gp.cholesky().triangularView<Eigen::Lower>().transpose() * gp.alpha())
             : Eigen::VectorXd();
   if (SameState(gp)) {
     if (n > n_) {
@@ -362,8 +359,7 @@ Eigen::VectorXd MaximizeAddGpUcbOnPools(const ExactGP& gp, const Eigen::VectorXd
     std::vector<Eigen::VectorXd> starts;
     for (int s = 0; s < std::min<int>(opt.polish_starts, static_cast<int>(scored.size())); ++s)
       starts.push_back(scored[s].second);
-    PolishGroup(gp, j, sqrt_beta, lb, ub, opt.polish_iterations, starts, &best_z, &best,
-                precision);
+    PolishGroup(gp, j, sqrt_beta, lb, ub, opt.polish_iterations, starts, &best_z, &best, precision);
     for (int i = 0; i < dj; ++i) x(dims[i]) = best_z(i);
   }
   return x;
@@ -384,8 +380,9 @@ void GpPrecision::Sync(const ExactGP& gp) {
     // K_new = [[K, k], [k^T, kappa]], Schur complement s = kappa - k^T K^{-1} k = L(r, r)^2,
     // u = K^{-1} k = L^{-T} l_r:  K_new^{-1} = [[K^{-1} + u u^T / s, -u / s], [-u^T / s, 1 / s]].
     for (Eigen::Index r = n_; r < n; ++r) {
-      const Eigen::VectorXd u = l.topLeftCorner(r, r).triangularView<Eigen::Lower>().transpose().solve(
-          l.row(r).head(r).transpose());
+      const Eigen::VectorXd u =
+          l.topLeftCorner(r, r).triangularView<Eigen::Lower>().transpose().solve(
+              l.row(r).head(r).transpose());
       const double inv_s = 1.0 / (l(r, r) * l(r, r));
       k_inv_.conservativeResize(r + 1, r + 1);
       k_inv_.topLeftCorner(r, r).noalias() += inv_s * u * u.transpose();

@@ -16,8 +16,8 @@ namespace advbo::bo {
 /// Posterior of the additive component f_j (Kandasamy 2015 eq. 3) at Xs [M, D]:
 /// mean [M] and variance [M] in the GP's standardised output units.
 /// Throws std::invalid_argument if gp's kernel is not an AdditiveKernel or j is out of range.
-void ComponentPosterior(const ExactGP& gp, int j, const Eigen::MatrixXd& xs,
-                        Eigen::VectorXd* mean, Eigen::VectorXd* var);
+void ComponentPosterior(const ExactGP& gp, int j, const Eigen::MatrixXd& xs, Eigen::VectorXd* mean,
+                        Eigen::VectorXd* var);
 
 /// The UCB term of one additive component, mu_j(z) + beta^{1/2} sigma_j(z) (eq. 5.4), as a
 /// function of the group's own coordinates z [d_j] (standardised output units), with its
@@ -53,8 +53,7 @@ class ComponentUcb {
  public:
   /// `precision`, if given, must be Synced to gp; values then come from K^{-1} k (one
   /// matrix-vector product) instead of two triangular solves with L (equal up to round-off).
-  ComponentUcb(const ExactGP& gp, int j, double sqrt_beta,
-               const GpPrecision* precision = nullptr);
+  ComponentUcb(const ExactGP& gp, int j, double sqrt_beta, const GpPrecision* precision = nullptr);
   /// Value at z [d_j]; if grad is non-null it receives d/dz [d_j].
   double Value(const Eigen::VectorXd& z, Eigen::VectorXd* grad) const;
 
@@ -75,10 +74,10 @@ struct AddGpUcbOptions {
   /// ub with probability 1/2): L_inf attacks have their best perturbations on the
   /// boundary of the eps-ball. 0 = all uniform.
   double vertex_fraction = 0.0;
-  int local_candidates = 30;    ///< Gaussian candidates around the incumbent per group
-  double local_scale = 0.15;    ///< their std. dev., as a fraction of the box width
-  int polish_starts = 1;        ///< best candidates refined by L-BFGS-B per group
-  int polish_iterations = 15;   ///< L-BFGS-B iterations per refinement
+  int local_candidates = 30;   ///< Gaussian candidates around the incumbent per group
+  double local_scale = 0.15;   ///< their std. dev., as a fraction of the box width
+  int polish_starts = 1;       ///< best candidates refined by L-BFGS-B per group
+  int polish_iterations = 15;  ///< L-BFGS-B iterations per refinement
 };
 
 /// Maximises the Add-GP-UCB acquisition group by group over the box [lb, ub] (each [D]):
@@ -88,8 +87,7 @@ struct AddGpUcbOptions {
 /// local candidates. `t` (>= 1) is the BO iteration for the beta schedule.
 /// Returns the maximiser x [D] inside the box. Requires gp.num_data() >= 1.
 Eigen::VectorXd MaximizeAddGpUcb(const ExactGP& gp, const Eigen::VectorXd& lb,
-                                 const Eigen::VectorXd& ub, int t,
-                                 const AddGpUcbOptions& options,
+                                 const Eigen::VectorXd& ub, int t, const AddGpUcbOptions& options,
                                  const Eigen::VectorXd& incumbent, Rng& rng);
 
 /// Finite candidate sets for Add-GP-UCB whose component posteriors are kept up to date
@@ -163,7 +161,6 @@ Eigen::VectorXd MaximizeAddGpUcbOnPools(const ExactGP& gp, const Eigen::VectorXd
 /// O(N^3) cost per partition; 0 = all). Returns the chosen groups. Requires
 /// gp.num_data() >= 1.
 std::vector<std::vector<int>> SelectDecomposition(ExactGP* gp, KernelFamily family, int groups,
-                                                  int num_partitions, Rng& rng,
-                                                  int max_points = 0);
+                                                  int num_partitions, Rng& rng, int max_points = 0);
 
 }  // namespace advbo::bo
