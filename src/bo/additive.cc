@@ -18,6 +18,17 @@ const AdditiveKernel& AsAdditive(const ExactGP& gp) {
   return *k;
 }
 
+// Whether gp has changed only by row-append updates since (n, factorizations, theta, x_last)
+// were recorded: same factorisation count and hyperparameters, at least n points, and the
+// n-th point still the same (so SetData with other points is not mistaken for growth).
+bool OnlyGrown(const ExactGP& gp, Eigen::Index n, long factorizations, const Eigen::VectorXd& theta,
+               const Eigen::RowVectorXd& x_last) {
+  if (n == 0 || factorizations != gp.num_factorizations() || gp.num_data() < n) return false;
+  const Eigen::VectorXd now = gp.LogHyperparameters();
+  if (now.size() != theta.size() || now != theta) return false;
+  return gp.X().row(n - 1) == x_last;
+}
+
 // Refines group j's best candidates `starts` ([d_j] each) by bounded L-BFGS-B on
 // mu_j + sqrt_beta sigma_j with its analytic gradient; updates best_z / best when better.
 void PolishGroup(const ExactGP& gp, int j, double sqrt_beta, const Eigen::VectorXd& lb,
@@ -227,10 +238,7 @@ void AdditiveCandidatePool::Recompute(const ExactGP& gp, const Eigen::VectorXd& 
 }
 
 bool AdditiveCandidatePool::SameState(const ExactGP& gp) const {
-  if (factorizations_ != gp.num_factorizations() || gp.num_data() < n_ || n_ == 0) return false;
-  const Eigen::VectorXd theta = gp.LogHyperparameters();
-  if (theta.size() != theta_.size() || theta != theta_) return false;
-  return gp.X().row(n_ - 1) == x_last_;
+  return OnlyGrown(gp, n_, factorizations_, theta_, x_last_);
 }
 
 void AdditiveCandidatePool::SetCandidates(const ExactGP& gp, int j, Eigen::MatrixXd z) {
@@ -366,16 +374,14 @@ Eigen::VectorXd MaximizeAddGpUcbOnPools(const ExactGP& gp, const Eigen::VectorXd
 }
 
 bool GpPrecision::Matches(const ExactGP& gp) const {
-  return n_ > 0 && n_ == gp.num_data() && factorizations_ == gp.num_factorizations() &&
-         gp.LogHyperparameters() == theta_ && gp.X().row(n_ - 1) == x_last_;
+  return n_ == gp.num_data() && OnlyGrown(gp, n_, factorizations_, theta_, x_last_);
 }
 
 void GpPrecision::Sync(const ExactGP& gp) {
   const Eigen::Index n = gp.num_data();
   if (n < 1) throw std::invalid_argument("GpPrecision: the GP has no data");
   const Eigen::MatrixXd& l = gp.cholesky();
-  const bool grown = n_ > 0 && n >= n_ && factorizations_ == gp.num_factorizations() &&
-                     gp.LogHyperparameters() == theta_ && gp.X().row(n_ - 1) == x_last_;
+  const bool grown = OnlyGrown(gp, n_, factorizations_, theta_, x_last_);
   if (grown) {
     // K_new = [[K, k], [k^T, kappa]], Schur complement s = kappa - k^T K^{-1} k = L(r, r)^2,
     // u = K^{-1} k = L^{-T} l_r:  K_new^{-1} = [[K^{-1} + u u^T / s, -u / s], [-u^T / s, 1 / s]].
