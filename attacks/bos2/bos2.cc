@@ -328,7 +328,6 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
             local_pool.emplace(per_gp);
             for (int j = 0; j < global_pool->num_groups(); ++j)
               global_pool->SetCandidates(per_gp, j, PoolCandidates(per_gp, j, opt, rng));
-            local_center = Eigen::VectorXd();
           }
           if (local_center.size() == 0 || local_center != incumbent) {
             local_center = incumbent;
