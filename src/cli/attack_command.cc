@@ -8,10 +8,11 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -20,11 +21,10 @@
 #include "attacks/bos2/bos2_attack.h"
 #include "cli/commands.h"
 #include "cli/format.h"
-#include "cli/instances.h"
 #include "cli/progress.h"
 #include "data/datasets.h"
-#include "oracle/classifier.h"
-#include "oracle/oracle.h"
+#include "experiment/records.h"
+#include "experiment/runner.h"
 
 namespace advbo::cli {
 namespace fs = std::filesystem;
@@ -34,15 +34,15 @@ struct AttackArgs {
   std::string model, dataset, data, format = "auto", attack = "bos2", output = "auto";
   bool rescale_compat = false;
   bool targeted = false, untargeted = false, no_stopping = false, quiet = false, verbose = false;
-  int target = -1, threads = 0, num_images = 10, candidates = 0;
-  double eps = -1;
+  std::optional<int> target;
+  int threads = 0, num_images = 10, candidates = 0;
+  std::optional<double> eps, defender_eps;  // unset = the dataset's / the attack's eps
   long budget = 900;
   std::vector<int> indices;
   uint64_t seed = 0;
   std::string out, save_images, beta, kernel;  // empty = the attack's own setting
   std::string defense = "none";
   std::string defender_vae;
-  double defender_eps = 0;
   int clean_images = 1000;
 };
 
@@ -59,106 +59,161 @@ std::string AttackSpec(const AttackArgs& a) {
   if (extra.empty()) return a.attack;
   const std::string base = a.attack.substr(0, a.attack.find(':'));
   if (base != "bos2" && base != "bos2-nostop")
-    throw std::invalid_argument("--kernel, --beta, --candidates and --no-stopping apply to bos2 only");
+    throw std::invalid_argument(
+        "--kernel, --beta, --candidates and --no-stopping apply to bos2 only");
   return a.attack + (a.attack.find(':') == std::string::npos ? ":" : ",") + extra;
+}
+
+experiment::ExperimentSpec SpecOf(const AttackArgs& a) {
+  experiment::ExperimentSpec s;
+  s.dataset = a.dataset;
+  s.data = a.data;
+  s.format = a.format;
+  s.model = a.model;
+  s.output = a.output;
+  s.attacks = {AttackSpec(a)};
+  s.untargeted = a.untargeted;
+  s.target = a.target;
+  s.indices = a.indices;
+  s.num_images = a.num_images;
+  s.eps = a.eps;
+  s.budget = a.budget;
+  s.seed = a.seed;
+  s.threads = a.threads;
+  s.defense = a.defense;
+  s.defender_vae = a.defender_vae;
+  s.defender_eps = a.defender_eps;
+  s.clean_images = a.clean_images;
+  s.rescale_compat = a.rescale_compat;
+  return s;
+}
+
+// Writes the clean, adversarial and amplified-perturbation PNGs of one instance.
+void SaveImages(const std::string& folder, const experiment::Instance& inst,
+                const experiment::JobResult& job, const data::ImageSet& images, double eps) {
+  const std::string tag =
+      std::to_string(inst.index) + "_t" + (inst.target >= 0 ? std::to_string(inst.target) : "u");
+  const int c = images.channels, h = images.height, w = images.width;
+  const auto& adv = job.result.adversarial;
+  std::vector<float> amp(adv.size());
+  for (size_t i = 0; i < amp.size(); ++i)
+    amp[i] = static_cast<float>(0.5 + (adv[i] - job.clean[i]) / (2 * eps));
+  const fs::path dir(folder);
+  data::WritePng((dir / ("clean_" + tag + ".png")).string(), job.clean.data(), c, h, w);
+  data::WritePng((dir / ("adversarial_" + tag + ".png")).string(), adv.data(), c, h, w);
+  data::WritePng((dir / ("perturbation_" + tag + ".png")).string(), amp.data(), c, h, w);
+}
+
+void PrintBanner(const AttackArgs& a, const experiment::Experiment& ex) {
+  const auto& sel = ex.selection();
+  std::fprintf(stderr,
+               "advbo attack: %s on %s (%zu images), model %s (%s), eps %.4g L_inf, budget %ld, "
+               "seed %llu\n",
+               ex.spec().attacks[0].c_str(), ex.dataset_name().c_str(), ex.images().size(),
+               ex.model_path().c_str(), ex.model().outputs_logits() ? "logits" : "probabilities",
+               ex.epsilon(), a.budget, static_cast<unsigned long long>(a.seed));
+  std::fprintf(stderr, "  attacking %zu correctly classified images (%zu instances)",
+               sel.chosen.size(), sel.instances.size());
+  if (!sel.skipped.empty()) {
+    std::fprintf(stderr, "; skipped %zu misclassified: ", sel.skipped.size());
+    for (size_t k = 0; k < sel.skipped.size(); ++k)
+      std::fprintf(stderr, "%s%d", k ? "," : "", sel.skipped[k]);
+  }
+  std::fprintf(stderr, "\n");
+}
+
+// The summary table of the run's records (resumed ones included).
+void PrintSummary(const AttackArgs& a, const experiment::Experiment& ex,
+                  const std::vector<nlohmann::json>& records) {
+  std::vector<double> success_queries;
+  double all_queries = 0, total_s = 0, model_s = 0;
+  long successes = 0;
+  for (const auto& r : records) {
+    const bool ok = r.at("success").get<bool>();
+    successes += ok;
+    if (ok) success_queries.push_back(r.at("queries").get<double>());
+    all_queries += ok ? r.at("queries").get<double>() : static_cast<double>(a.budget);
+    total_s += r.at("seconds").get<double>();
+    model_s += r.at("model_seconds").get<double>();
+  }
+  const double n = static_cast<double>(records.size());
+  const double mx = success_queries.empty()
+                        ? NAN
+                        : *std::max_element(success_queries.begin(), success_queries.end());
+  const double mean_s = success_queries.empty()
+                            ? NAN
+                            : std::accumulate(success_queries.begin(), success_queries.end(), 0.0) /
+                                  success_queries.size();
+  std::printf("\n%-26s %s\n", "attack", a.attack.c_str());
+  std::printf("%-26s %s (eps %.4g L_inf, budget %ld, %s, seed %llu)\n", "data",
+              ex.dataset_name().c_str(), ex.epsilon(), a.budget,
+              a.untargeted ? "untargeted" : (a.target ? "single target" : "all targets"),
+              static_cast<unsigned long long>(a.seed));
+  if (!ex.defense().empty())
+    std::printf("%-26s %s (clean accuracy %s %% defended, %s %% undefended, first %d images)\n",
+                "defense", ex.defense().Spec().c_str(),
+                Fmt(100.0 * ex.defended_accuracy(), 2).c_str(),
+                Fmt(100.0 * ex.clean_accuracy(), 2).c_str(),
+                static_cast<int>(std::min<size_t>(ex.images().size(), a.clean_images)));
+  std::printf("%-26s %zu\n", "instances", records.size());
+  std::printf("%-26s %s %% (%ld/%zu)\n", "ASR", Fmt(100.0 * successes / n, 1).c_str(), successes,
+              records.size());
+  std::printf("%-26s %s / %s / %s\n", "queries max/mean/median", Fmt(mx, 0).c_str(),
+              Fmt(mean_s, 1).c_str(), Fmt(Median(success_queries), 1).c_str());
+  std::printf("%-26s %s\n", "mean queries (fail=budget)", Fmt(all_queries / n, 1).c_str());
+  std::printf("%-26s %s s (model %s s = %s %%, BO %s s)\n", "seconds per instance",
+              Fmt(total_s / n, 2).c_str(), Fmt(model_s / n, 2).c_str(),
+              Fmt(total_s > 0 ? 100.0 * model_s / total_s : NAN, 1).c_str(),
+              Fmt((total_s - model_s) / n, 2).c_str());
+  if (!a.out.empty()) std::printf("%-26s %s\n", "records", a.out.c_str());
 }
 
 int RunAttack(const AttackArgs& a) {
   // ---- Validate everything before any work, so bad input loses nothing.
-  {
-    const auto names = attacks::AttackNames();
-    const std::string base = a.attack.substr(0, a.attack.find(':'));
-    if (std::find(names.begin(), names.end(), base) == names.end()) {
-      std::string list;
-      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-      throw std::invalid_argument("unknown --attack '" + a.attack + "' (available: " + list + ")");
-    }
-    attacks::MakeAttack(AttackSpec(a), attacks::AttackContext{});  // validates settings
-  }
-  if (int(a.targeted) + int(a.untargeted) + int(a.target >= 0) > 1)
+  if (int(a.targeted) + int(a.untargeted) + int(a.target.has_value()) > 1)
     throw std::invalid_argument("choose one of --targeted, --target K, --untargeted");
-  if (a.budget < 1) throw std::invalid_argument("--budget must be >= 1");
-  const std::string dataset_name = a.data.empty() ? a.dataset : a.data;
-  const double eps = EpsilonFor(a.dataset, a.eps);
-  if (!a.beta.empty()) bo::ParseExplorationWeight(a.beta);  // validate early
+  const experiment::ExperimentSpec spec = SpecOf(a);
+  experiment::Validate(spec);
   if (!a.out.empty()) {
+    if (fs::is_directory(a.out))
+      throw std::invalid_argument("-o " + a.out + ": is a folder; give a .jsonl file name");
     fs::path dir = fs::path(a.out).parent_path();
     if (!dir.empty() && !fs::exists(dir)) fs::create_directories(dir);
   }
-  if (!a.save_images.empty()) fs::create_directories(a.save_images);
-
-  data::ImageSet images = LoadImages(a.dataset, a.data, a.format);
-  if (images.size() == 0) throw data::DataError(dataset_name + ": no images");
-  const DefenseSetup defense(a.defense, images, a.dataset, a.defender_vae,
-                             a.defender_eps > 0 ? a.defender_eps : eps);
-  std::string model_path = a.model;
-  if (model_path.empty()) model_path = DefaultModelPath(a.dataset);
-  auto model = LoadModelFor(images, model_path, a.output, a.threads);
-  if (a.target >= model->num_classes())
-    throw std::invalid_argument("--target " + std::to_string(a.target) + " but the model has " +
-                                std::to_string(model->num_classes()) + " classes");
-
-  // ---- Choose images: explicit indices, or the first N correctly classified.
-  // Selection and clean accuracy go through the defense (a fixed engine for randomised ones).
-  const uint64_t defense_seed = bo::DeriveSeed(a.seed, 0xDEFE45EULL);
-  const Selection sel =
-      SelectInstances(images, *model, a.indices, a.num_images, a.untargeted, a.target, dataset_name,
-                      defense.SelectionTransform(defense_seed));
-  double clean_acc = NAN, defended_acc = NAN;
-  if (!defense.empty()) {
-    clean_acc = CleanAccuracy(images, *model, a.clean_images);
-    defended_acc =
-        CleanAccuracy(images, *model, a.clean_images, defense.SelectionTransform(defense_seed));
+  if (!a.save_images.empty()) {
+    if (fs::exists(a.save_images) && !fs::is_directory(a.save_images))
+      throw std::invalid_argument("--save-images " + a.save_images + ": is a file, not a folder");
+    fs::create_directories(a.save_images);
   }
-  const std::vector<int>& chosen = sel.chosen;
-  const std::vector<int>& skipped = sel.skipped;
-  const std::vector<Instance>& instances = sel.instances;
-  if (!a.quiet) {
-    std::fprintf(stderr,
-                 "advbo attack: %s on %s (%zu images), model %s (%s), eps %.4g L_inf, budget %ld, "
-                 "seed %llu\n",
-                 a.attack.c_str(), dataset_name.c_str(), images.size(), model_path.c_str(),
-                 model->outputs_logits() ? "logits" : "probabilities", eps, a.budget,
-                 static_cast<unsigned long long>(a.seed));
-    std::fprintf(stderr, "  attacking %zu correctly classified images (%zu instances)",
-                 chosen.size(), instances.size());
-    if (!skipped.empty()) {
-      std::fprintf(stderr, "; skipped %zu misclassified: ", skipped.size());
-      for (size_t k = 0; k < skipped.size(); ++k)
-        std::fprintf(stderr, "%s%d", k ? "," : "", skipped[k]);
-    }
-    std::fprintf(stderr, "\n");
-  }
-  if (instances.empty())
-    throw std::invalid_argument("no attack instances (no correctly classified image)");
+  const experiment::Experiment ex(spec);
+  if (!a.quiet) PrintBanner(a, ex);
 
-  const attacks::AttackContext ctx = ContextFor(images, a.dataset, a.data);
-  // The BOS^2 flags (--kernel, --beta, --candidates, --no-stopping) are settings appended
-  // to the attack spec, so the record's "attack" names exactly what ran.
-  const std::string spec = AttackSpec(a);
-  std::unique_ptr<attacks::Attack> attack = attacks::MakeAttack(spec, ctx);
-  if (a.untargeted && !attack->supports_untargeted())
-    throw std::invalid_argument("--attack " + a.attack + " has no untargeted mode");
-
-  // ---- Output: write to FILE.partial, renamed to FILE when the run completes.
-  std::ofstream jsonl;
-  const std::string partial = a.out.empty() ? "" : a.out + ".partial";
+  // ---- Output: FILE.partial, renamed to FILE when the run completes; an interrupted run
+  // leaves FILE.partial, which the same command resumes.
+  std::unique_ptr<experiment::RecordFile> file;
+  std::map<experiment::RecordKey, nlohmann::json> resumed;
   if (!a.out.empty()) {
-    jsonl.open(partial);
-    if (!jsonl) throw std::runtime_error(a.out + ": cannot write results file");
+    file = std::make_unique<experiment::RecordFile>(a.out, /*staged=*/true);
+    const nlohmann::json settings = ex.Settings();
+    for (const auto& r : file->resumed()) {
+      const std::string diff = experiment::SettingsMismatch(r, settings);
+      if (!diff.empty())
+        throw std::invalid_argument(file->writing().string() +
+                                    " holds records of an interrupted run with other settings (" +
+                                    diff + "); delete it or change -o");
+      resumed[experiment::KeyOf(r)] = r;
+    }
+    if (!a.quiet && !resumed.empty())
+      std::fprintf(stderr, "  resuming %s: %zu instances already done\n", file->writing().c_str(),
+                   resumed.size());
   }
 
+  const auto& instances = ex.instances();
   ProgressBar bar(static_cast<long>(instances.size()), !a.quiet);
-  std::vector<double> success_queries, all_queries, seconds, model_secs;
+  std::vector<nlohmann::json> records;
   long successes = 0;
   for (size_t k = 0; k < instances.size(); ++k) {
-    const Instance& inst = instances[k];
-    bo::Rng rng(bo::DeriveSeed(a.seed, k));
-    oracle::QueryOracle orc(*model, images.image(inst.index), inst.label, inst.target, eps,
-                            a.budget);
-    orc.set_rescale_compat(a.rescale_compat);
-    const auto defender =
-        defense.Install(orc, bo::DeriveSeed(bo::DeriveSeed(a.seed, k), 0xDEFE45EULL));
+    const experiment::Instance& inst = instances[k];
     // `finished`: instances whose outcome is in `successes` (k while instance k runs).
     auto status = [&](size_t finished, long q, double best) {
       char b[160];
@@ -166,22 +221,19 @@ int RunAttack(const AttackArgs& a) {
                     finished ? Fmt(100.0 * successes / finished, 1).c_str() : "-", k + 1, q, best);
       return std::string(b);
     };
-    attacks::AttackResult r = attack->Run(
-        orc, rng, [&](long q, double best) { bar.Update(k, status(k, q, best), false); });
-    successes += r.success;
-    if (r.success) success_queries.push_back(static_cast<double>(r.queries));
-    all_queries.push_back(r.success ? r.queries : static_cast<double>(a.budget));
-    seconds.push_back(r.seconds);
-    model_secs.push_back(r.model_seconds);
-
-    nlohmann::json rec = InstanceRecord(spec, inst, r, orc, a.seed, bo::DeriveSeed(a.seed, k),
-                                        model_path, dataset_name);
-    if (!defense.empty()) rec["defense"] = defense.Spec();
-    if (defender) AddDefenderFields(*defender, defense, &rec);
-    if (jsonl.is_open()) {
-      jsonl << rec.dump() << "\n";
-      jsonl.flush();
+    const auto it = resumed.find({ex.attack(0).name(), inst.index, inst.target});
+    if (it != resumed.end()) {
+      records.push_back(it->second);
+      successes += it->second.at("success").get<bool>();
+      bar.Update(k + 1, "resumed", true);
+      continue;
     }
+    const experiment::JobResult job =
+        ex.Run(k, 0, [&](long q, double best) { bar.Update(k, status(k, q, best), false); });
+    const attacks::AttackResult& r = job.result;
+    successes += r.success;
+    records.push_back(job.record);
+    if (file) file->Append(job.record);
     if (a.verbose) {
       std::string dims;
       if (r.details.contains("loops"))
@@ -193,60 +245,12 @@ int RunAttack(const AttackArgs& a) {
                    inst.target >= 0 ? std::to_string(inst.target).c_str() : "any",
                    r.success ? "SUCCESS" : "failed", r.queries, r.best_objective, dims.c_str());
     }
-    if (!a.save_images.empty()) {
-      const std::string tag = std::to_string(inst.index) + "_t" +
-                              (inst.target >= 0 ? std::to_string(inst.target) : "u");
-      const int c = images.channels, h = images.height, w = images.width;
-      std::vector<float> amp(r.adversarial.size());
-      for (size_t i = 0; i < amp.size(); ++i)
-        amp[i] = static_cast<float>(0.5 + (r.adversarial[i] - orc.clean()[i]) / (2 * eps));
-      const fs::path dir(a.save_images);
-      data::WritePng((dir / ("clean_" + tag + ".png")).string(), orc.clean().data(), c, h, w);
-      data::WritePng((dir / ("adversarial_" + tag + ".png")).string(), r.adversarial.data(), c, h,
-                     w);
-      data::WritePng((dir / ("perturbation_" + tag + ".png")).string(), amp.data(), c, h, w);
-    }
+    if (!a.save_images.empty()) SaveImages(a.save_images, inst, job, ex.images(), ex.epsilon());
     bar.Update(k + 1, status(k + 1, r.queries, r.best_objective), true);
   }
   bar.Finish();
-  if (jsonl.is_open()) {
-    jsonl.close();
-    fs::rename(partial, a.out);
-  }
-
-  // ---- Summary table.
-  const double n = static_cast<double>(instances.size());
-  const double total_s = std::accumulate(seconds.begin(), seconds.end(), 0.0);
-  const double model_s = std::accumulate(model_secs.begin(), model_secs.end(), 0.0);
-  const double mx = success_queries.empty()
-                        ? NAN
-                        : *std::max_element(success_queries.begin(), success_queries.end());
-  const double mean_s = success_queries.empty()
-                            ? NAN
-                            : std::accumulate(success_queries.begin(), success_queries.end(), 0.0) /
-                                  success_queries.size();
-  std::printf("\n%-26s %s\n", "attack", a.attack.c_str());
-  std::printf("%-26s %s (eps %.4g L_inf, budget %ld, %s, seed %llu)\n", "data",
-              dataset_name.c_str(), eps, a.budget,
-              a.untargeted ? "untargeted" : (a.target >= 0 ? "single target" : "all targets"),
-              static_cast<unsigned long long>(a.seed));
-  if (!defense.empty())
-    std::printf("%-26s %s (clean accuracy %s %% defended, %s %% undefended, first %d images)\n",
-                "defense", defense.Spec().c_str(), Fmt(100.0 * defended_acc, 2).c_str(),
-                Fmt(100.0 * clean_acc, 2).c_str(),
-                static_cast<int>(std::min<size_t>(images.size(), a.clean_images)));
-  std::printf("%-26s %zu\n", "instances", instances.size());
-  std::printf("%-26s %s %% (%ld/%zu)\n", "ASR", Fmt(100.0 * successes / n, 1).c_str(), successes,
-              instances.size());
-  std::printf("%-26s %s / %s / %s\n", "queries max/mean/median", Fmt(mx, 0).c_str(),
-              Fmt(mean_s, 1).c_str(), Fmt(Median(success_queries), 1).c_str());
-  std::printf("%-26s %s\n", "mean queries (fail=budget)",
-              Fmt(std::accumulate(all_queries.begin(), all_queries.end(), 0.0) / n, 1).c_str());
-  std::printf("%-26s %s s (model %s s = %s %%, BO %s s)\n", "seconds per instance",
-              Fmt(total_s / n, 2).c_str(), Fmt(model_s / n, 2).c_str(),
-              Fmt(total_s > 0 ? 100.0 * model_s / total_s : NAN, 1).c_str(),
-              Fmt((total_s - model_s) / n, 2).c_str());
-  if (!a.out.empty()) std::printf("%-26s %s\n", "records", a.out.c_str());
+  if (file) file->Commit();
+  PrintSummary(a, ex, records);
   return 0;
 }
 
@@ -288,8 +292,10 @@ std::function<int()> RegisterAttackCommand(CLI::App& app) {
   cmd->add_option("--indices", args->indices, "attack these image indices instead (comma list)")
       ->delimiter(',');
   cmd->add_option("--seed", args->seed, "run seed; instance k uses a seed derived from it")
+      ->check(CLI::NonNegativeNumber)
       ->default_val(0);
-  cmd->add_option("--threads", args->threads, "LibTorch intra-op threads (0 = default)")
+  cmd->add_option("--threads", args->threads,
+                  "LibTorch intra-op threads (0 = default, at most 256)")
       ->default_val(0);
   cmd->add_option("--output", args->output, "model output: auto | logits | probs")
       ->default_val("auto");

@@ -12,19 +12,19 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "attacks/attack.h"
-#include "bo/random.h"
 #include "cli/commands.h"
 #include "cli/format.h"
-#include "cli/instances.h"
 #include "cli/plot.h"
 #include "cli/progress.h"
-#include "oracle/oracle.h"
+#include "experiment/records.h"
+#include "experiment/runner.h"
 
 namespace advbo::cli {
 namespace fs = std::filesystem;
@@ -35,44 +35,17 @@ struct BenchArgs {
   std::string attacks = "bos2,bos2-nostop,bayesopt,genattack,zoo,autozoom,square,random";
   std::string shard = "1/1";
   bool targeted = false, untargeted = false, quiet = false;
-  int target = -1, num_images = 10, threads = 0;
+  std::optional<int> target;
+  int num_images = 10, threads = 0;
   std::vector<int> indices;
-  double eps = -1;
+  std::optional<double> eps, defender_eps;  // unset = the dataset's / the attack's eps
   long budget = 900;
   uint64_t seed = 0;
   std::string defense = "none";
   std::string defender_vae;
-  double defender_eps = 0;
   int clean_images = 1000;
   std::vector<std::string> merge_inputs;
 };
-
-using Key = std::tuple<std::string, int, int>;  // attack, image index, target
-
-Key KeyOf(const nlohmann::json& r) {
-  return {r.at("attack").get<std::string>(), r.at("image_index").get<int>(),
-          r.at("target").is_null() ? -1 : r.at("target").get<int>()};
-}
-
-// Records of one JSONL file; an unparsable last line (interrupted write) is dropped.
-std::vector<nlohmann::json> ReadRecords(const fs::path& p) {
-  std::vector<nlohmann::json> out;
-  std::ifstream in(p);
-  if (!in) throw std::runtime_error(p.string() + ": cannot read records");
-  std::string line;
-  long n = 0;
-  while (std::getline(in, line)) {
-    ++n;
-    if (line.empty()) continue;
-    try {
-      out.push_back(nlohmann::json::parse(line));
-    } catch (const nlohmann::json::exception&) {
-      if (in.peek() != EOF)
-        throw std::runtime_error(p.string() + ": line " + std::to_string(n) + " is not JSON");
-    }
-  }
-  return out;
-}
 
 // Attacks in the registry's order, others alphabetically after.
 std::vector<std::string> OrderAttacks(std::set<std::string> names) {
@@ -146,11 +119,7 @@ void WriteSummary(const std::vector<nlohmann::json>& records, const fs::path& di
     curves.push_back(curve);
   }
   fs::create_directories(dir);
-  auto atomic_write = [&](const fs::path& p, const std::string& text) {
-    const fs::path tmp = p.string() + ".partial";
-    std::ofstream(tmp) << text;
-    fs::rename(tmp, p);
-  };
+  const auto& atomic_write = experiment::WriteFileAtomic;
   atomic_write(dir / "table.txt", table.str());
   atomic_write(dir / "summary.json", summary.dump(2) + "\n");
   std::ostringstream csv;
@@ -186,58 +155,59 @@ std::pair<int, int> ParseShard(const std::string& s) {
   throw std::invalid_argument("--shard must be k/n with 1 <= k <= n, got '" + s + "'");
 }
 
+experiment::ExperimentSpec SpecOf(const BenchArgs& a) {
+  experiment::ExperimentSpec s;
+  s.dataset = a.dataset;
+  s.data = a.data;
+  s.format = a.format;
+  s.model = a.model;
+  s.output = a.output;
+  s.attacks = experiment::SplitAttackList(a.attacks);
+  s.untargeted = a.untargeted;
+  s.target = a.target;
+  s.indices = a.indices;
+  s.num_images = a.num_images;
+  s.eps = a.eps;
+  s.budget = a.budget;
+  s.seed = a.seed;
+  s.threads = a.threads;
+  s.defense = a.defense;
+  s.defender_vae = a.defender_vae;
+  s.defender_eps = a.defender_eps;
+  s.clean_images = a.clean_images;
+  return s;
+}
+
+// Refuses records (resumed or merged) that were made with other settings than `settings`,
+// or by an attack outside `attacks` (when given), naming the file and the difference.
+void CheckRecords(const std::vector<nlohmann::json>& records, const nlohmann::json& settings,
+                  const std::set<std::string>* attacks, const std::string& where) {
+  for (const auto& r : records) {
+    const std::string diff = experiment::SettingsMismatch(r, settings);
+    if (!diff.empty())
+      throw std::invalid_argument(where + " holds records made with other settings: " + diff +
+                                  "; use another --out-dir");
+    const std::string name = std::get<0>(experiment::KeyOf(r));
+    if (attacks && !attacks->count(name))
+      throw std::invalid_argument(where + " holds records of attack '" + name +
+                                  "', which is not in --attacks; add it or use another --out-dir");
+  }
+}
+
 int RunBench(const BenchArgs& a) {
   if (a.out_dir.empty()) throw std::invalid_argument("--out-dir is required");
-  if (int(a.targeted) + int(a.untargeted) + int(a.target >= 0) > 1)
+  if (fs::exists(a.out_dir) && !fs::is_directory(a.out_dir))
+    throw std::invalid_argument("--out-dir " + a.out_dir + ": is a file, not a folder");
+  if (int(a.targeted) + int(a.untargeted) + int(a.target.has_value()) > 1)
     throw std::invalid_argument("choose one of --targeted, --target K, --untargeted");
-  if (a.budget < 1) throw std::invalid_argument("--budget must be >= 1");
   const auto [shard_k, shard_n] = ParseShard(a.shard);
-  std::vector<std::string> names;
-  {
-    // Comma list; a piece "key=value" without ':' before its '=' continues the previous
-    // attack's settings, so "bos2:kernel=matern52,beta=constant:9,square" is two attacks.
-    std::stringstream ss(a.attacks);
-    for (std::string n; std::getline(ss, n, ',');) {
-      if (n.empty()) continue;
-      const auto eq = n.find('=');
-      const bool continues =
-          eq != std::string::npos && n.substr(0, eq).find(':') == std::string::npos;
-      if (continues && !names.empty() && names.back().find(':') != std::string::npos)
-        names.back() += "," + n;
-      else
-        names.push_back(n);
-    }
-    if (names.empty()) throw std::invalid_argument("--attacks is empty");
-  }
-  const std::string dataset_name = a.data.empty() ? a.dataset : a.data;
-  const double eps = EpsilonFor(a.dataset, a.eps);
-  data::ImageSet images = LoadImages(a.dataset, a.data, a.format);
-  const DefenseSetup defense(a.defense, images, a.dataset, a.defender_vae,
-                             a.defender_eps > 0 ? a.defender_eps : eps);
-  const attacks::AttackContext ctx = ContextFor(images, a.dataset, a.data);
-  std::vector<std::unique_ptr<attacks::Attack>> atk;
-  for (const auto& n : names) {
-    atk.push_back(attacks::MakeAttack(n, ctx));
-    if (a.untargeted && !atk.back()->supports_untargeted())
-      throw std::invalid_argument("--attack " + n + " has no untargeted mode");
-  }
-  const std::string model_path = a.model.empty() ? DefaultModelPath(a.dataset) : a.model;
-  auto model = LoadModelFor(images, model_path, a.output, a.threads);
-  const uint64_t defense_seed = bo::DeriveSeed(a.seed, 0xDEFE45EULL);
-  const Selection sel =
-      SelectInstances(images, *model, a.indices, a.num_images, a.untargeted, a.target, dataset_name,
-                      defense.SelectionTransform(defense_seed));
-  if (sel.instances.empty()) throw std::invalid_argument("no attack instances");
-  // The defended and undefended clean accuracy go into every record behind a defense.
-  double defended_acc = NAN, clean_acc = NAN;
-  if (!defense.empty()) {
-    defended_acc =
-        CleanAccuracy(images, *model, a.clean_images, defense.SelectionTransform(defense_seed));
-    clean_acc = CleanAccuracy(images, *model, a.clean_images);
-    if (!a.quiet)
-      std::fprintf(stderr, "advbo bench: defense %s, clean accuracy %.2f %% (undefended %.2f %%)\n",
-                   defense.Spec().c_str(), 100.0 * defended_acc, 100.0 * clean_acc);
-  }
+  const experiment::ExperimentSpec spec = SpecOf(a);
+  experiment::Validate(spec);
+  const experiment::Experiment ex(spec);
+  if (!ex.defense().empty() && !a.quiet)
+    std::fprintf(stderr, "advbo bench: defense %s, clean accuracy %.2f %% (undefended %.2f %%)\n",
+                 ex.defense().Spec().c_str(), 100.0 * ex.defended_accuracy(),
+                 100.0 * ex.clean_accuracy());
 
   // Jobs = instances x attacks (attacks interleaved). Shard k/n takes job (i, j) when
   // (i + j) mod n = k - 1: every attack's instances are spread evenly over the shards
@@ -247,67 +217,44 @@ int RunBench(const BenchArgs& a) {
     size_t instance, attack;
   };
   std::vector<Job> jobs;
-  for (size_t i = 0; i < sel.instances.size(); ++i)
-    for (size_t j = 0; j < atk.size(); ++j)
+  for (size_t i = 0; i < ex.instances().size(); ++i)
+    for (size_t j = 0; j < ex.num_attacks(); ++j)
       if (static_cast<int>((i + j) % shard_n) == shard_k - 1) jobs.push_back({i, j});
   fs::create_directories(a.out_dir);
   const fs::path records =
       fs::path(a.out_dir) / (shard_n == 1 ? std::string("records.jsonl")
                                           : "records.shard-" + std::to_string(shard_k) + "-of-" +
                                                 std::to_string(shard_n) + ".jsonl");
-  std::set<Key> done;
-  std::vector<nlohmann::json> existing;
-  if (fs::exists(records)) {
-    existing = ReadRecords(records);
-    for (const auto& r : existing) done.insert(KeyOf(r));
-    // Rewrite without a possibly truncated last line before appending.
-    std::ofstream rewrite(records.string() + ".partial");
-    for (const auto& r : existing) rewrite << r.dump() << "\n";
-    rewrite.close();
-    fs::rename(records.string() + ".partial", records);
-  }
-  std::ofstream out(records, std::ios::app);
-  if (!out) throw std::runtime_error(records.string() + ": cannot write records");
+  experiment::RecordFile file(records, /*staged=*/false);
+  std::vector<nlohmann::json> all = file.resumed();
+  const std::set<std::string> names(spec.attacks.begin(), spec.attacks.end());
+  CheckRecords(all, ex.Settings(), &names, records.string());
+  std::set<experiment::RecordKey> done;
+  for (const auto& r : all) done.insert(experiment::KeyOf(r));
   if (!a.quiet)
-    std::fprintf(stderr,
-                 "advbo bench: %zu attacks x %zu instances, shard %d/%d: %zu jobs (%zu done)\n",
-                 atk.size(), sel.instances.size(), shard_k, shard_n, jobs.size(), done.size());
+    std::fprintf(
+        stderr, "advbo bench: %zu attacks x %zu instances, shard %d/%d: %zu jobs (%zu done)\n",
+        ex.num_attacks(), ex.instances().size(), shard_k, shard_n, jobs.size(), done.size());
   ProgressBar bar(static_cast<long>(jobs.size()), !a.quiet);
   long finished = 0;
   for (const Job& job : jobs) {
-    const Instance& inst = sel.instances[job.instance];
-    const attacks::Attack& attack = *atk[job.attack];
-    if (done.count({attack.name(), inst.index, inst.target})) {
+    const experiment::Instance& inst = ex.instances()[job.instance];
+    const std::string name = ex.attack(job.attack).name();
+    if (done.count({name, inst.index, inst.target})) {
       bar.Update(++finished, "resumed", true);
       continue;
     }
-    const uint64_t iseed = bo::DeriveSeed(a.seed, job.instance);
-    bo::Rng rng(iseed);
-    oracle::QueryOracle orc(*model, images.image(inst.index), inst.label, inst.target, eps,
-                            a.budget);
-    const auto defender = defense.Install(orc, bo::DeriveSeed(iseed, 0xDEFE45EULL));
-    attacks::AttackResult r = attack.Run(orc, rng, [&](long q, double) {
+    const experiment::JobResult r = ex.Run(job.instance, job.attack, [&](long q, double) {
       bar.Update(finished,
-                 attack.name() + " image " + std::to_string(inst.index) + " q=" + std::to_string(q),
-                 false);
+                 name + " image " + std::to_string(inst.index) + " q=" + std::to_string(q), false);
     });
-    nlohmann::json rec =
-        InstanceRecord(attack.name(), inst, r, orc, a.seed, iseed, model_path, dataset_name);
-    if (!defense.empty()) {
-      rec["defense"] = defense.Spec();
-      rec["defended_clean_accuracy"] = defended_acc;
-      rec["clean_accuracy"] = clean_acc;
-      rec["clean_images"] = std::min<long>(a.clean_images, static_cast<long>(images.size()));
-    }
-    if (defender) AddDefenderFields(*defender, defense, &rec);
-    out << rec.dump() << "\n";
-    out.flush();
-    existing.push_back(rec);
-    bar.Update(++finished, attack.name() + (r.success ? " success" : " failed"), true);
+    file.Append(r.record);
+    all.push_back(r.record);
+    bar.Update(++finished, name + (r.result.success ? " success" : " failed"), true);
   }
   bar.Finish();
-  out.close();
-  WriteSummary(existing, a.out_dir, true);
+  file.Commit();
+  WriteSummary(all, a.out_dir, true);
   std::printf("records: %s; table, summary.json, curves.csv, curves.png in %s\n", records.c_str(),
               a.out_dir.c_str());
   return 0;
@@ -317,7 +264,9 @@ int RunMerge(const BenchArgs& a) {
   if (a.out_dir.empty()) throw std::invalid_argument("--out-dir is required");
   if (a.merge_inputs.empty())
     throw std::invalid_argument("give the shard folders or record files to merge");
-  std::map<Key, nlohmann::json> merged;
+  std::map<experiment::RecordKey, nlohmann::json> merged;
+  nlohmann::json settings;  // of the first record; every other record must match
+  std::string first_file;
   for (const auto& in : a.merge_inputs) {
     std::vector<fs::path> files;
     if (fs::is_directory(in)) {
@@ -326,28 +275,33 @@ int RunMerge(const BenchArgs& a) {
         if (f.rfind("records", 0) == 0 && e.path().extension() == ".jsonl")
           files.push_back(e.path());
       }
+      std::sort(files.begin(), files.end());
     } else if (fs::exists(in)) {
       files.push_back(in);
     } else {
       throw std::runtime_error(in + ": no such file or folder");
     }
     if (files.empty()) throw std::runtime_error(in + ": no records*.jsonl files");
-    for (const auto& f : files)
-      for (auto& r : ReadRecords(f)) {
-        const Key key = KeyOf(r);  // before r is moved from
+    for (const auto& f : files) {
+      std::vector<nlohmann::json> recs = experiment::ReadRecords(f);
+      if (settings.is_null() && !recs.empty()) {
+        settings = experiment::RecordSettings(recs.front());
+        first_file = f.string();
+      }
+      if (!recs.empty())
+        CheckRecords(recs, settings, nullptr, f.string() + " (against " + first_file + ")");
+      for (auto& r : recs) {
+        const experiment::RecordKey key = experiment::KeyOf(r);  // before r is moved from
         merged[key] = std::move(r);
       }
+    }
   }
   std::vector<nlohmann::json> all;
   for (auto& [k, r] : merged) all.push_back(std::move(r));
   fs::create_directories(a.out_dir);
-  {
-    const fs::path p = fs::path(a.out_dir) / "records.jsonl";
-    std::ofstream o(p.string() + ".partial");
-    for (const auto& r : all) o << r.dump() << "\n";
-    o.close();
-    fs::rename(p.string() + ".partial", p);
-  }
+  std::string text;
+  for (const auto& r : all) text += r.dump() + "\n";
+  experiment::WriteFileAtomic(fs::path(a.out_dir) / "records.jsonl", text);
   WriteSummary(all, a.out_dir, true);
   std::printf("merged %zu records into %s\n", all.size(), a.out_dir.c_str());
   return 0;
@@ -384,8 +338,9 @@ std::function<int()> RegisterBenchCommand(CLI::App& app) {
       ->default_val(10);
   cmd->add_option("--indices", a->indices, "explicit image indices")->delimiter(',');
   cmd->add_option("--seed", a->seed, "run seed (instance k uses a seed derived from it)")
+      ->check(CLI::NonNegativeNumber)
       ->default_val(0);
-  cmd->add_option("--threads", a->threads, "LibTorch intra-op threads (0 = default)")
+  cmd->add_option("--threads", a->threads, "LibTorch intra-op threads (0 = default, at most 256)")
       ->default_val(0);
   cmd->add_option("--defense", a->defense,
                   "input-transformation defense or game defender in front of the model (as in "

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -18,10 +19,12 @@
 #include "bo/random.h"
 #include "cli/commands.h"
 #include "cli/format.h"
-#include "cli/instances.h"
 #include "cli/plot.h"
 #include "cli/progress.h"
 #include "defenses/latent_game.h"
+#include "experiment/records.h"
+#include "experiment/runner.h"
+#include "experiment/seeds.h"
 #include "games/r2b2.h"
 #include "games/synthetic.h"
 #include "oracle/autoencoder.h"
@@ -42,7 +45,8 @@ struct GameArgs {
   double lengthscale = 0.1;
   int rounds = 150, init_rounds = -1, num_games = 1, inits = 1, samples = 0, candidates = 0;
   int refit_every = 10, threads = 1;
-  double payoff_noise = -1, gp_noise = 1e-2, eps = -1, defender_eps = -1;
+  double payoff_noise = -1, gp_noise = 1e-2;
+  std::optional<double> eps, defender_eps;  // unset = the game's defaults
   std::vector<int> indices;
   std::string vae;
   std::string beta = "r2b2_ref";
@@ -157,16 +161,6 @@ std::unique_ptr<games::R2b2Agent> MakeR2b2(int self, const std::pair<AgentSpec, 
                                             opt);
 }
 
-void WriteAtomic(const fs::path& p, const std::string& text) {
-  const fs::path tmp = p.string() + ".partial";
-  {
-    std::ofstream o(tmp);
-    if (!o) throw std::runtime_error(p.string() + ": cannot write");
-    o << text;
-  }
-  fs::rename(tmp, p);
-}
-
 // An attack from attacks/ (a level-0 pure or mixed strategy of the attacker, Sec. 8.3.1)
 // against a defender in the query loop (defenses/game_defense.h: an R2-B2 level-1 or random
 // defender with latent or transformation-parameter actions, or a fixed pipeline): one round
@@ -178,21 +172,24 @@ int RunAttackGame(const GameArgs& a) {
   if (a.rounds < 1 || a.num_games < 1 || a.inits < 1)
     throw std::invalid_argument("--rounds, --games and --inits must be positive");
   if (a.out_dir.empty()) throw std::invalid_argument("--out-dir is required");
-  const double eps = EpsilonFor(a.game, a.eps);
-  data::ImageSet images = LoadImages(a.game, "", "auto");
-  const attacks::AttackContext actx = ContextFor(images, a.game, "");
-  auto attack = attacks::MakeAttack(a.attacker, actx);
-  if (!attack->supports_untargeted())
-    throw std::invalid_argument("--attacker " + a.attacker + " has no untargeted mode");
-  const DefenseSetup defense(a.defender, images, a.game, a.vae,
-                             a.defender_eps > 0 ? a.defender_eps : eps);
-  const std::string model_path = DefaultModelPath(a.game);
-  auto model = LoadModelFor(images, model_path, "auto", a.threads);
-  const Selection sel =
-      SelectInstances(images, *model, a.indices, a.num_games, true, -1, a.game,
-                      defense.SelectionTransform(bo::DeriveSeed(a.seed, 0xDEFE45EULL)));
-  if (sel.instances.empty())
-    throw std::invalid_argument("no correctly classified image to play on");
+  experiment::ExperimentSpec spec;
+  spec.dataset = a.game;
+  spec.attacks = {a.attacker};
+  spec.untargeted = true;
+  spec.indices = a.indices;
+  spec.num_images = a.num_games;
+  spec.eps = a.eps;
+  spec.budget = a.rounds;  // one round per query
+  spec.seed = a.seed;
+  spec.threads = a.threads;
+  spec.defense = a.defender;
+  spec.defender_vae = a.vae;
+  spec.defender_eps = a.defender_eps;
+  spec.clean_images = 0;  // the game reports no clean accuracy
+  const experiment::Experiment ex(spec);
+  const double eps = ex.epsilon();
+  const experiment::DefenseSetup& defense = ex.defense();
+  const experiment::Selection& sel = ex.selection();
   fs::create_directories(a.out_dir);
   const fs::path rounds_path = fs::path(a.out_dir) / "rounds.jsonl";
   std::ofstream out(rounds_path.string() + ".partial");
@@ -203,41 +200,43 @@ int RunAttackGame(const GameArgs& a) {
   std::vector<double> success_curve(a.rounds + 1, 0.0);
   long done = 0;
   for (size_t g = 0; g < sel.instances.size(); ++g) {
-    const Instance& inst = sel.instances[g];
+    const experiment::Instance& inst = sel.instances[g];
     for (int i = 0; i < a.inits; ++i) {
-      const uint64_t run_seed = bo::DeriveSeed(a.seed, 1000003ULL * (g + 1) + i);
-      bo::Rng rng(run_seed);
-      oracle::QueryOracle orc(*model, images.image(inst.index), inst.label, -1, eps, a.rounds);
-      std::shared_ptr<defenses::GameDefense> defender;
-      defender = defense.Install(
-          orc, bo::DeriveSeed(run_seed, 0xDEFE45EULL), [&](const oracle::QueryResult& r) {
-            const long first = orc.queries() - static_cast<long>(r.objective.size()) + 1;
-            for (Eigen::Index b = 0; b < r.objective.size(); ++b) {
-              const long q = first + b;
-              nlohmann::json line = {{"attacker", a.attacker},
-                                     {"defender", defense.Spec()},
-                                     {"game", a.game},
-                                     {"image_index", inst.index},
-                                     {"true_class", inst.label},
-                                     {"init", i},
-                                     {"round", q},
-                                     {"objective", r.objective(b)},
-                                     {"success", static_cast<bool>(r.success[b])},
-                                     {"predicted", r.predicted[b]},
-                                     {"seed", a.seed}};
-              if (defender && defender->rounds() >= q) {
-                const Eigen::VectorXd act = defender->Action(static_cast<int>(q - 1));
-                line["defender_action"] = std::vector<double>(act.data(), act.data() + act.size());
-              }
-              out << line.dump() << "\n";
-            }
-          });
-      const attacks::AttackResult res = attack->Run(orc, rng, [&](long q, double b) {
-        bar.Update(done,
-                   a.attacker + " image " + std::to_string(inst.index) + " q=" + std::to_string(q) +
-                       " best y=" + Fmt(b, 3),
-                   false);
-      });
+      experiment::JobHooks hooks;
+      hooks.instance_seed = experiment::GameRunSeed(a.seed, g, i);
+      hooks.on_batch = [&](const oracle::QueryResult& r, long first,
+                           const defenses::GameDefense* defender) {
+        for (Eigen::Index b = 0; b < r.objective.size(); ++b) {
+          const long q = first + b;
+          nlohmann::json line = {{"attacker", a.attacker},
+                                 {"defender", defense.Spec()},
+                                 {"game", a.game},
+                                 {"image_index", inst.index},
+                                 {"true_class", inst.label},
+                                 {"init", i},
+                                 {"round", q},
+                                 {"objective", r.objective(b)},
+                                 {"success", static_cast<bool>(r.success[b])},
+                                 {"predicted", r.predicted[b]},
+                                 {"seed", a.seed}};
+          if (defender && defender->rounds() >= q) {
+            const Eigen::VectorXd act = defender->Action(static_cast<int>(q - 1));
+            line["defender_action"] = std::vector<double>(act.data(), act.data() + act.size());
+          }
+          out << line.dump() << "\n";
+        }
+      };
+      const attacks::AttackResult res =
+          ex.Run(
+                g, 0,
+                [&](long q, double b) {
+                  bar.Update(done,
+                             a.attacker + " image " + std::to_string(inst.index) +
+                                 " q=" + std::to_string(q) + " best y=" + Fmt(b, 3),
+                             false);
+                },
+                hooks)
+              .result;
       // Success rate against queries: a run counts from its first successful query on.
       if (res.success)
         for (long q = res.queries; q <= a.rounds; ++q) success_curve[q] += 1;
@@ -277,11 +276,11 @@ int RunAttackGame(const GameArgs& a) {
       {"defender", defense.Spec()},
       {"defender_vae", defense.vae_path()},
       {"epsilon", eps},
-      {"defender_eps", a.defender_eps > 0 ? a.defender_eps : eps},
+      {"defender_eps", a.defender_eps.value_or(eps)},
       {"rounds", a.rounds},
       {"inits", a.inits},
       {"images", idx},
-      {"model", RecordPath(model_path)},
+      {"model", experiment::RecordPath(ex.model_path())},
       {"seed", a.seed},
       {"asr", asr},
       {"mean_queries_to_success",
@@ -289,8 +288,8 @@ int RunAttackGame(const GameArgs& a) {
       {"mean_queries_failures_at_T", mean_q},
       {"per_run_success", successes},
       {"per_run_queries", queries_all}};
-  WriteAtomic(fs::path(a.out_dir) / "summary.json", meta.dump(2) + "\n");
-  WriteAtomic(fs::path(a.out_dir) / "table.txt", table.str());
+  experiment::WriteFileAtomic(fs::path(a.out_dir) / "summary.json", meta.dump(2) + "\n");
+  experiment::WriteFileAtomic(fs::path(a.out_dir) / "table.txt", table.str());
   std::ostringstream csv;
   csv << "round,success_rate\n";
   PlotSeries ser{a.attacker + " vs " + defense.Spec(), {}};
@@ -298,7 +297,7 @@ int RunAttackGame(const GameArgs& a) {
     csv << t << "," << Fmt(success_curve[t] / runs, 5) << "\n";
     ser.ys.push_back(success_curve[t] / runs);
   }
-  WriteAtomic(fs::path(a.out_dir) / "curves.csv", csv.str());
+  experiment::WriteFileAtomic(fs::path(a.out_dir) / "curves.csv", csv.str());
   WriteLinePlot(fs::path(a.out_dir) / "curves.png", {ser}, 1.0, a.rounds, 0.0, 1.0, "query",
                 "attack success rate");
   std::printf("\n%s\nrounds: %s; summary.json, table.txt, curves.csv, curves.png in %s\n",
@@ -329,7 +328,9 @@ int RunGame(const GameArgs& in) {
   if (a.init_rounds < 0) a.init_rounds = synthetic ? 1 : 5;
   if (a.payoff_noise < 0) a.payoff_noise = synthetic ? 0.02 : 0.0;
   if (a.candidates <= 0) a.candidates = synthetic ? 1000 : 200;
-  if (a.eps <= 0) a.eps = a.game == "cifar10" ? 0.05 : 0.2;
+  // Latent game: the R2-B2 thesis' radius (App. E.6.2.1a) unless given; a given one is
+  // checked like every other --eps.
+  a.eps = a.eps ? experiment::EpsilonFor(a.game, a.eps) : (a.game == "cifar10" ? 0.05 : 0.2);
   const GameType type = games::ParseGameType(a.type);
   if (a.rounds < 1 || a.num_games < 1 || a.inits < 1 || a.grid < 2 || a.samples < 1)
     throw std::invalid_argument(
@@ -353,19 +354,21 @@ int RunGame(const GameArgs& in) {
   std::unique_ptr<data::ImageSet> images;
   std::unique_ptr<oracle::Classifier> model;
   std::unique_ptr<oracle::Autoencoder> vae;
-  std::vector<Instance> targets;
+  std::vector<experiment::Instance> targets;
   std::string model_path, vae_path;
   if (!synthetic) {
-    images = std::make_unique<data::ImageSet>(LoadImages(a.game, "", "auto"));
-    model_path = DefaultModelPath(a.game);
-    model = LoadModelFor(*images, model_path, "auto", a.threads);
-    vae_path = a.vae.empty() ? (RepoRoot() / "models" / (a.game + "_vae.pt")).string() : a.vae;
+    images = std::make_unique<data::ImageSet>(experiment::LoadImages(a.game, "", "auto"));
+    model_path = experiment::DefaultModelPath(a.game);
+    model = experiment::LoadModelFor(*images, model_path, "auto", a.threads);
+    vae_path =
+        a.vae.empty() ? (experiment::RepoRoot() / "models" / (a.game + "_vae.pt")).string() : a.vae;
     vae = oracle::Autoencoder::Load(vae_path, images->channels, images->height, images->width);
     if ((a.level0 == "gpmw" || a.level0 == "exp3") && vae->latent_dim() != 2)
       throw std::invalid_argument(
           "--level0 " + a.level0 +
           " needs a discretised action space: only for a 2-D latent (MNIST)");
-    targets = SelectInstances(*images, *model, a.indices, a.num_games, true, -1, a.game).instances;
+    targets = experiment::SelectInstances(*images, *model, a.indices, a.num_games, true, -1, a.game)
+                  .instances;
     if (targets.empty()) throw std::invalid_argument("no correctly classified image to play on");
   }
   const int num_games = synthetic ? a.num_games : static_cast<int>(targets.size());
@@ -402,9 +405,9 @@ int RunGame(const GameArgs& in) {
         ctx.rff_lengthscale = a.lengthscale;
         env = std::move(sg);
       } else {
-        const Instance& t = targets[g];
+        const experiment::Instance& t = targets[g];
         defenses::LatentGameOptions lo;
-        lo.epsilon = a.eps;
+        lo.epsilon = *a.eps;
         lo.defender_active = matchups[k].second.level0 != "none";
         auto lg = std::make_unique<defenses::LatentGame>(*model, *vae, *vae, images->image(t.index),
                                                          t.label, lo);
@@ -427,7 +430,7 @@ int RunGame(const GameArgs& in) {
         env = std::move(lg);
       }
       for (int i = 0; i < a.inits; ++i) {
-        const uint64_t run_seed = bo::DeriveSeed(a.seed, 1000003ULL * (g + 1) + i);
+        const uint64_t run_seed = experiment::GameRunSeed(a.seed, g, i);
         bo::Rng rng(run_seed);
         ctx.belief.fit_seed = run_seed;
         auto p1 = MakeR2b2(0, matchups[k], ctx, a, run_seed);
@@ -519,7 +522,7 @@ int RunGame(const GameArgs& in) {
     std::snprintf(buf, sizeof buf,
                   "%s latent game (eps %.3g), %d rounds, %ld runs (%d images x %d inits), level 0 "
                   "= %s, S = %d, seed %llu\n",
-                  a.game.c_str(), a.eps, a.rounds, runs, num_games, a.inits, a.level0.c_str(),
+                  a.game.c_str(), *a.eps, a.rounds, runs, num_games, a.inits, a.level0.c_str(),
                   a.samples, static_cast<unsigned long long>(a.seed));
     table << buf;
     std::snprintf(buf, sizeof buf, "%-10s %24s %22s\n", "levels", "successful attacks / T",
@@ -569,16 +572,16 @@ int RunGame(const GameArgs& in) {
     meta["grid"] = a.grid;
     meta["lengthscale"] = a.lengthscale;
   } else {
-    meta["epsilon"] = a.eps;
-    meta["model"] = RecordPath(model_path);
+    meta["epsilon"] = *a.eps;
+    meta["model"] = experiment::RecordPath(model_path);
     meta["vae"] = vae_path;
     meta["refit_every"] = a.refit_every;
     std::vector<int> idx;
     for (const auto& t : targets) idx.push_back(t.index);
     meta["images"] = idx;
   }
-  WriteAtomic(fs::path(a.out_dir) / "summary.json", meta.dump(2) + "\n");
-  WriteAtomic(fs::path(a.out_dir) / "table.txt", table.str());
+  experiment::WriteFileAtomic(fs::path(a.out_dir) / "summary.json", meta.dump(2) + "\n");
+  experiment::WriteFileAtomic(fs::path(a.out_dir) / "table.txt", table.str());
   std::ostringstream csv;
   csv << "round";
   for (const auto& l : labels)
@@ -601,7 +604,7 @@ int RunGame(const GameArgs& in) {
       csv << "," << Fmt(curve1[k][t] / runs, 5) << "," << Fmt(curve2[k][t] / runs, 5);
     csv << "\n";
   }
-  WriteAtomic(fs::path(a.out_dir) / "curves.csv", csv.str());
+  experiment::WriteFileAtomic(fs::path(a.out_dir) / "curves.csv", csv.str());
   WriteLinePlot(fs::path(a.out_dir) / "curves.png", series, 1.0, a.rounds, 0.0,
                 synthetic ? y_max * 1.05 : 1.0, "round",
                 synthetic ? "agent-1 mean regret" : "attack score (mean over runs)");

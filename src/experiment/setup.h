@@ -1,6 +1,7 @@
-// What `advbo attack` and `advbo bench` share: locating the shipped data and models,
-// loading a dataset, and choosing the attack instances (correctly classified images x
-// goals).
+// The pieces of an attack experiment: locating the shipped data and models, loading a
+// dataset and a classifier, the defense in front of it, choosing the attack instances
+// (correctly classified images x goals) and the per-instance record. `Experiment`
+// (experiment/runner.h) puts them together for `advbo attack`, `bench` and `game`.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,7 +21,7 @@
 #include "oracle/classifier.h"
 #include "oracle/oracle.h"
 
-namespace advbo::cli {
+namespace advbo::experiment {
 
 /// The folder holding the shipped data/ and models/ (found upwards from the executable,
 /// else the source tree).
@@ -39,9 +41,11 @@ std::string RecordPath(const std::string& path);
 /// models/<dataset>_cw.pt under RepoRoot().
 std::string DefaultModelPath(const std::string& dataset);
 
-/// The L_inf radius: `eps` if > 0, else the dataset default (0.05 CIFAR-10, 0.3 otherwise).
-/// Throws std::invalid_argument unless the result is in (0, 1].
-double EpsilonFor(const std::string& dataset, double eps);
+/// The L_inf radius in pixel units: `eps` when given, else the dataset default (0.05
+/// CIFAR-10, 0.3 otherwise, the BOS^2 thesis' Sec. 5.3 values). Throws
+/// std::invalid_argument when a given `eps` is not a number in (0, 1] (0, negative and NaN
+/// are errors, never replaced by the default).
+double EpsilonFor(const std::string& dataset, std::optional<double> eps);
 
 /// Attack context (dataset name for paper defaults, image shape) of a loaded image set;
 /// `data` non-empty means the user's own data ("custom").
@@ -54,7 +58,7 @@ std::unique_ptr<oracle::Classifier> LoadModelFor(const data::ImageSet& images,
                                                  const std::string& path, const std::string& output,
                                                  int threads);
 
-/// The --defense of `advbo attack` / `advbo bench`: a fixed input-transformation pipeline
+/// The --defense of `advbo attack` / `bench` / `game`: a fixed input-transformation pipeline
 /// (defenses/defense.h) or a defender playing a repeated game against the attack, one round
 /// per query (defenses/game_defense.h: "r2b2:latent", "r2b2:jpeg+noise", "random:latent").
 class DefenseSetup {
@@ -128,7 +132,7 @@ Selection SelectInstances(const data::ImageSet& images, const oracle::Classifier
                           int target, const std::string& dataset_name,
                           const std::function<void(float*, int)>& transform = nullptr);
 
-/// The per-instance JSONL record shared by `advbo attack` and `advbo bench`: attack,
+/// The per-instance JSONL record of `advbo attack` and `advbo bench`: attack,
 /// image_index, true_class, target (null = untargeted), success, queries (1-based first
 /// success, or all used), queries_used, budget, epsilon, linf / l2 of the reported image,
 /// final_objective, the attack's details, threat_model, seconds, model_seconds, bo_seconds,
@@ -139,4 +143,4 @@ nlohmann::json InstanceRecord(const std::string& attack, const Instance& instanc
                               uint64_t instance_seed, const std::string& model_path,
                               const std::string& dataset_name);
 
-}  // namespace advbo::cli
+}  // namespace advbo::experiment

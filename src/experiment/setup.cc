@@ -1,4 +1,4 @@
-#include "cli/instances.h"
+#include "experiment/setup.h"
 
 #include <Eigen/Dense>
 #include <algorithm>
@@ -9,7 +9,7 @@
 #define ADVBO_SOURCE_DIR "."
 #endif
 
-namespace advbo::cli {
+namespace advbo::experiment {
 namespace fs = std::filesystem;
 
 fs::path RepoRoot() {
@@ -82,10 +82,12 @@ data::ImageSet LoadImages(const std::string& dataset, const std::string& data_pa
   throw std::invalid_argument("--dataset must be mnist or cifar10 (or give --data PATH)");
 }
 
-double EpsilonFor(const std::string& dataset, double eps) {
-  const double e = eps > 0 ? eps : (dataset == "cifar10" ? 0.05 : 0.3);
-  if (!(e > 0 && e <= 1)) throw std::invalid_argument("--eps must be in (0, 1]");
-  return e;
+double EpsilonFor(const std::string& dataset, std::optional<double> eps) {
+  if (!eps) return dataset == "cifar10" ? 0.05 : 0.3;
+  if (!(*eps > 0 && *eps <= 1))  // also refuses NaN
+    throw std::invalid_argument("--eps must be an L_inf radius in (0, 1] (pixel units), got " +
+                                std::to_string(*eps));
+  return *eps;
 }
 
 attacks::AttackContext ContextFor(const data::ImageSet& images, const std::string& dataset,
@@ -297,4 +299,4 @@ nlohmann::json InstanceRecord(const std::string& attack, const Instance& inst,
   return rec;
 }
 
-}  // namespace advbo::cli
+}  // namespace advbo::experiment

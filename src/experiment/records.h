@@ -1,0 +1,56 @@
+// Result files of attack experiments: atomic whole-file writes and resumable JSONL record
+// files (one JSON object per line), so an interrupted run leaves nothing half-written under
+// a final name and a re-run continues where it stopped.
+#pragma once
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace advbo::experiment {
+
+/// Writes `text` to `path` through `path`.partial and a rename, so `path` is either the old
+/// file or the complete new one. Throws std::runtime_error naming the file.
+void WriteFileAtomic(const std::filesystem::path& path, const std::string& text);
+
+/// The records of a JSONL file. An unparsable last line (a write cut short by an
+/// interruption) is dropped; an unparsable earlier line or a line that is not a JSON object
+/// throws std::runtime_error naming the file and line.
+std::vector<nlohmann::json> ReadRecords(const std::filesystem::path& path);
+
+/// Identity of an instance record: (attack spec, image index, target; -1 = untargeted).
+using RecordKey = std::tuple<std::string, int, int>;
+
+/// The key of a record; throws std::runtime_error when a field is missing or mistyped.
+RecordKey KeyOf(const nlohmann::json& record);
+
+/// A JSONL record file that an interrupted run resumes. Staged files (`advbo attack -o F`)
+/// are written as F.partial and renamed to F by Commit(), so F exists only complete;
+/// unstaged ones (`bench` shards) are appended in place. Opening reads back the records of
+/// an earlier interrupted run (F.partial when staged, F otherwise; a cut-short last line is
+/// dropped and the file rewritten without it) so the caller can skip finished instances.
+class RecordFile {
+ public:
+  /// Throws std::runtime_error naming the file when it cannot be read or written, or when
+  /// `path` names a folder.
+  RecordFile(std::filesystem::path path, bool staged);
+  /// Records already in the file when it was opened (from an interrupted run).
+  const std::vector<nlohmann::json>& resumed() const { return resumed_; }
+  /// Appends one record as a line and flushes it to disk.
+  void Append(const nlohmann::json& record);
+  /// Staged: closes the file and renames F.partial to F. Unstaged: closes the file.
+  void Commit();
+  /// The file being written (F.partial when staged).
+  const std::filesystem::path& writing() const { return writing_; }
+
+ private:
+  std::filesystem::path path_, writing_;
+  bool staged_;
+  std::vector<nlohmann::json> resumed_;
+  std::ofstream out_;
+};
+
+}  // namespace advbo::experiment

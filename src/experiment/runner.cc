@@ -1,0 +1,106 @@
+#include "experiment/runner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+#include "experiment/seeds.h"
+
+namespace advbo::experiment {
+namespace {
+
+// Why a selection produced no instance, in the user's terms.
+std::string NoInstancesMessage(const ExperimentSpec& s, const Selection& sel) {
+  std::string skipped;
+  for (size_t k = 0; k < sel.skipped.size() && k < 20; ++k)
+    skipped += (k ? "," : "") + std::to_string(sel.skipped[k]);
+  if (sel.skipped.size() > 20) skipped += ",...";
+  if (sel.chosen.empty())
+    return "no attack instances: none of the images looked at is correctly classified by the "
+           "model (only correctly classified images are attacked; misclassified: " +
+           (skipped.empty() ? std::string("none") : skipped) + ")";
+  return "no attack instances: every chosen image is already of class " +
+         std::to_string(*s.target) +
+         " (= --target); choose images of other classes or another target";
+}
+
+}  // namespace
+
+Experiment::Experiment(ExperimentSpec spec) : spec_(std::move(spec)) {
+  Validate(spec_);
+  dataset_name_ = spec_.data.empty() ? spec_.dataset : spec_.data;
+  eps_ = EpsilonFor(spec_.dataset, spec_.eps);
+  images_ = LoadImages(spec_.dataset, spec_.data, spec_.format);
+  if (images_.size() == 0) throw data::DataError(dataset_name_ + ": no images");
+  defense_ = std::make_unique<DefenseSetup>(spec_.defense, images_, spec_.dataset,
+                                            spec_.defender_vae, spec_.defender_eps.value_or(eps_));
+  const attacks::AttackContext ctx = ContextFor(images_, spec_.dataset, spec_.data);
+  for (const auto& name : spec_.attacks) {
+    attacks_.push_back(attacks::MakeAttack(name, ctx));
+    if (spec_.untargeted && !attacks_.back()->supports_untargeted())
+      throw std::invalid_argument("attack " + name + " has no untargeted mode");
+  }
+  model_path_ = spec_.model.empty() ? DefaultModelPath(spec_.dataset) : spec_.model;
+  model_ = LoadModelFor(images_, model_path_, spec_.output, spec_.threads);
+  if (spec_.target && *spec_.target >= model_->num_classes())
+    throw std::invalid_argument("--target " + std::to_string(*spec_.target) +
+                                " but the model has " + std::to_string(model_->num_classes()) +
+                                " classes (0.." + std::to_string(model_->num_classes() - 1) + ")");
+  const auto selection_defense = defense_->SelectionTransform(SelectionDefenseSeed(spec_.seed));
+  selection_ = SelectInstances(images_, *model_, spec_.indices, spec_.num_images, spec_.untargeted,
+                               spec_.target.value_or(-1), dataset_name_, selection_defense);
+  if (selection_.instances.empty())
+    throw std::invalid_argument(NoInstancesMessage(spec_, selection_));
+  clean_acc_ = defended_acc_ = NAN;
+  if (!defense_->empty() && spec_.clean_images > 0) {
+    clean_acc_ = CleanAccuracy(images_, *model_, spec_.clean_images);
+    defended_acc_ = CleanAccuracy(images_, *model_, spec_.clean_images,
+                                  defense_->SelectionTransform(SelectionDefenseSeed(spec_.seed)));
+  }
+}
+
+nlohmann::json Experiment::Settings() const {
+  return {{"budget", spec_.budget},
+          {"epsilon", eps_},
+          {"seed", spec_.seed},
+          {"model", RecordPath(model_path_)},
+          {"dataset", dataset_name_},
+          {"threat_model", spec_.rescale_compat ? "rescale_compat" : "clip"},
+          {"defense", defense_->Spec()}};
+}
+
+JobResult Experiment::Run(size_t i, size_t j, const attacks::AttackProgress& progress,
+                          const JobHooks& hooks) const {
+  const Instance& inst = instances().at(i);
+  const attacks::Attack& atk = attack(j);
+  const uint64_t iseed = hooks.instance_seed.value_or(InstanceSeed(spec_.seed, i));
+  bo::Rng rng(iseed);
+  oracle::QueryOracle orc(*model_, images_.image(inst.index), inst.label, inst.target, eps_,
+                          spec_.budget);
+  orc.set_rescale_compat(spec_.rescale_compat);
+  std::shared_ptr<defenses::GameDefense> defender;
+  std::function<void(const oracle::QueryResult&)> also;
+  if (hooks.on_batch)
+    also = [&](const oracle::QueryResult& r) {
+      const long first = orc.queries() - static_cast<long>(r.objective.size()) + 1;
+      hooks.on_batch(r, first, defender.get());
+    };
+  defender = defense_->Install(orc, InstanceDefenseSeed(iseed), also);
+  JobResult out;
+  out.result = atk.Run(orc, rng, progress);
+  out.record = InstanceRecord(atk.name(), inst, out.result, orc, spec_.seed, iseed, model_path_,
+                              dataset_name_);
+  if (!defense_->empty()) {
+    out.record["defense"] = defense_->Spec();
+    out.record["defended_clean_accuracy"] = defended_acc_;
+    out.record["clean_accuracy"] = clean_acc_;
+    out.record["clean_images"] =
+        std::min<long>(spec_.clean_images, static_cast<long>(images_.size()));
+  }
+  if (defender) AddDefenderFields(*defender, *defense_, &out.record);
+  out.clean = orc.clean();
+  return out;
+}
+
+}  // namespace advbo::experiment

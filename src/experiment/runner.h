@@ -1,0 +1,94 @@
+// The one experiment runner under `advbo attack`, `advbo bench` and the attack-vs-defender
+// `advbo game`: it validates an ExperimentSpec, loads data, model and defense, selects the
+// instances, and runs one (instance, attack) job at a time through a fresh QueryOracle,
+// returning the attack's result and the instance record. The commands only parse
+// arguments, decide which jobs to run, write records and format tables.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attacks/attack.h"
+#include "data/datasets.h"
+#include "defenses/game_defense.h"
+#include "experiment/setup.h"
+#include "experiment/spec.h"
+#include "oracle/classifier.h"
+#include "oracle/oracle.h"
+
+namespace advbo::experiment {
+
+/// What one job produced.
+struct JobResult {
+  attacks::AttackResult result;  ///< the attack's outcome (adversarial image included)
+  nlohmann::json record;         ///< the instance record (InstanceRecord + defense fields)
+  std::vector<float> clean;      ///< the clean image, C*H*W in [0, 1]
+};
+
+/// Optional hooks of one job.
+struct JobHooks {
+  /// Seed of the attack's engine; unset = InstanceSeed(spec.seed, instance).
+  std::optional<uint64_t> instance_seed;
+  /// Called after every answered batch of queries (after a game defender's update) with
+  /// the batch, the 1-based index of its first query and the game defender (nullptr for a
+  /// fixed pipeline or no defense).
+  std::function<void(const oracle::QueryResult&, long first_query,
+                     const defenses::GameDefense* defender)>
+      on_batch;
+};
+
+/// A validated, loaded attack experiment.
+class Experiment {
+ public:
+  /// Validates `spec` (Validate), loads the images, the defense, the attacks and the model,
+  /// checks the target against the model's classes, selects the instances and, behind a
+  /// defense, measures the clean accuracy. Throws std::invalid_argument (bad option, no
+  /// instance: the message says why), data::DataError (data file) or oracle::ModelError
+  /// (model or VAE file), each naming the file or option.
+  explicit Experiment(ExperimentSpec spec);
+
+  const ExperimentSpec& spec() const { return spec_; }
+  /// The L_inf radius in use (pixel units).
+  double epsilon() const { return eps_; }
+  /// The data's name in records: the --data path, else the shipped dataset's name.
+  const std::string& dataset_name() const { return dataset_name_; }
+  /// The model file in use (the default resolved).
+  const std::string& model_path() const { return model_path_; }
+  const data::ImageSet& images() const { return images_; }
+  const oracle::Classifier& model() const { return *model_; }
+  const DefenseSetup& defense() const { return *defense_; }
+  const Selection& selection() const { return selection_; }
+  const std::vector<Instance>& instances() const { return selection_.instances; }
+  size_t num_attacks() const { return attacks_.size(); }
+  const attacks::Attack& attack(size_t j) const { return *attacks_.at(j); }
+  /// Clean top-1 accuracy of the undefended / defended model on the first clean_images
+  /// images (NaN without a defense).
+  double clean_accuracy() const { return clean_acc_; }
+  double defended_accuracy() const { return defended_acc_; }
+  /// RecordSettings of this experiment's records (for resume and merge checks).
+  nlohmann::json Settings() const;
+
+  /// Runs attack `j` on instance `i` through a fresh oracle (budget spec.budget, the
+  /// defense installed with InstanceDefenseSeed). Never more queries than the budget, no
+  /// query outside the eps-ball (the oracle's contract). Model failures propagate as
+  /// oracle::ModelError.
+  JobResult Run(size_t i, size_t j, const attacks::AttackProgress& progress,
+                const JobHooks& hooks = {}) const;
+
+ private:
+  ExperimentSpec spec_;
+  double eps_ = 0;
+  std::string dataset_name_, model_path_;
+  data::ImageSet images_;
+  std::unique_ptr<DefenseSetup> defense_;
+  std::unique_ptr<oracle::Classifier> model_;
+  std::vector<std::unique_ptr<attacks::Attack>> attacks_;
+  Selection selection_;
+  double clean_acc_, defended_acc_;
+};
+
+}  // namespace advbo::experiment

@@ -1,0 +1,85 @@
+#include "experiment/spec.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "attacks/attack.h"
+
+namespace advbo::experiment {
+namespace {
+
+void CheckRadius(const char* option, const std::optional<double>& v) {
+  if (v && !(*v > 0 && *v <= 1))  // also refuses NaN
+    throw std::invalid_argument(std::string(option) +
+                                " must be an L_inf radius in (0, 1] (pixel units), got " +
+                                std::to_string(*v));
+}
+
+}  // namespace
+
+void Validate(const ExperimentSpec& s) {
+  if (s.attacks.empty()) throw std::invalid_argument("no attack given");
+  std::set<std::string> seen;
+  for (const auto& a : s.attacks) {
+    attacks::MakeAttack(a, attacks::AttackContext{});  // throws naming the problem
+    if (!seen.insert(a).second) throw std::invalid_argument("attack '" + a + "' is listed twice");
+  }
+  if (s.untargeted && s.target)
+    throw std::invalid_argument("choose one of --targeted, --target K, --untargeted");
+  if (s.target && *s.target < 0)
+    throw std::invalid_argument("--target must be a class index >= 0, got " +
+                                std::to_string(*s.target));
+  if (s.indices.empty() && s.num_images < 1)
+    throw std::invalid_argument(
+        "--num-images must be >= 1 (the number of correctly classified "
+        "images to attack), got " +
+        std::to_string(s.num_images));
+  CheckRadius("--eps", s.eps);
+  CheckRadius("--defender-eps", s.defender_eps);
+  if (s.budget < 1)
+    throw std::invalid_argument("--budget must be >= 1 query, got " + std::to_string(s.budget));
+  if (s.threads < 0 || s.threads > kMaxThreads)
+    throw std::invalid_argument("--threads must be in 0.." + std::to_string(kMaxThreads) +
+                                " (0 = LibTorch's default), got " + std::to_string(s.threads));
+  if (s.clean_images < 0)
+    throw std::invalid_argument("--clean-images must be >= 0, got " +
+                                std::to_string(s.clean_images));
+}
+
+std::vector<std::string> SplitAttackList(const std::string& list) {
+  std::vector<std::string> names;
+  std::stringstream ss(list);
+  for (std::string n; std::getline(ss, n, ',');) {
+    if (n.empty()) continue;
+    const auto eq = n.find('=');
+    const bool continues =
+        eq != std::string::npos && n.substr(0, eq).find(':') == std::string::npos;
+    if (continues && !names.empty() && names.back().find(':') != std::string::npos)
+      names.back() += "," + n;
+    else
+      names.push_back(n);
+  }
+  if (names.empty()) throw std::invalid_argument("--attacks is empty");
+  return names;
+}
+
+nlohmann::json RecordSettings(const nlohmann::json& r) {
+  nlohmann::json s;
+  for (const char* k : {"budget", "epsilon", "seed", "model", "dataset", "threat_model"})
+    s[k] = r.contains(k) ? r.at(k) : nlohmann::json(nullptr);
+  s["defense"] = r.contains("defense") ? r.at("defense") : nlohmann::json("none");
+  return s;
+}
+
+std::string SettingsMismatch(const nlohmann::json& record, const nlohmann::json& settings) {
+  const nlohmann::json have = RecordSettings(record);
+  for (const auto& [key, want] : settings.items())
+    if (have.at(key) != want)
+      return key + " " + have.at(key).dump() + " (the records) vs " + want.dump() + " (now)";
+  return "";
+}
+
+}  // namespace advbo::experiment

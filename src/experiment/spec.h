@@ -1,0 +1,64 @@
+// What an attack experiment is: the instance specification shared by `advbo attack`,
+// `advbo bench` and the attack-vs-defender `advbo game`, validated where it enters.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace advbo::experiment {
+
+/// One attack experiment: which images of which data, through which model and defense,
+/// attacked by which attacks under which threat model, budget and seed. Defaults are the
+/// BOS^2 thesis' protocol (Sec. 5.3): targeted on every other class, T = 900 queries.
+struct ExperimentSpec {
+  std::string dataset = "mnist";  ///< shipped dataset (mnist | cifar10); also picks defaults
+  std::string data;               ///< the user's own data instead ("" = shipped sample)
+  std::string format = "auto";    ///< format of `data`: auto | mnist | cifar10 | images
+  std::string model;              ///< TorchScript classifier ("" = models/<dataset>_cw.pt)
+  std::string output = "auto";    ///< model output: auto | logits | probs
+  /// Attack specs (registry name, or bos2:key=value,...), run on the same instances.
+  std::vector<std::string> attacks = {"bos2"};
+  bool untargeted = false;             ///< untargeted (argmax != true class)
+  std::optional<int> target;           ///< one target class (>= 0); unset = every other class
+  std::vector<int> indices;            ///< explicit image indices (empty = first num_images)
+  int num_images = 10;                 ///< first N correctly classified images (>= 1)
+  std::optional<double> eps;           ///< L_inf radius in (0, 1]; unset = dataset default
+  long budget = 900;                   ///< queries per instance, >= 1
+  uint64_t seed = 0;                   ///< run seed (experiment/seeds.h derives the rest)
+  int threads = 0;                     ///< LibTorch intra-op threads, 0 = default, <= kMaxThreads
+  std::string defense = "none";        ///< defense or game-defender spec (defenses/)
+  std::string defender_vae;            ///< VAE of a game defender ("" = models/<dataset>_vae.pt)
+  std::optional<double> defender_eps;  ///< game defender's clip radius; unset = eps
+  int clean_images = 1000;             ///< images for the clean accuracy behind a defense, >= 0
+  bool rescale_compat = false;         ///< BayesOpt reference's rescaling threat model
+};
+
+/// Largest accepted --threads (more is refused rather than spawning thousands of threads).
+inline constexpr int kMaxThreads = 256;
+
+/// Checks every field that can be checked without loading anything: attack specs parse
+/// (MakeAttack with a default context), at most one of untargeted / target, target >= 0,
+/// num_images >= 1, eps and defender_eps in (0, 1] and not NaN, budget >= 1, threads in
+/// [0, kMaxThreads], clean_images >= 0, attack specs unique. Throws std::invalid_argument
+/// naming the option (as the CLI spells it) and the value.
+void Validate(const ExperimentSpec& spec);
+
+/// Splits a comma list of attack specs. A piece "key=value" with no ':' before its '='
+/// continues the previous spec's settings, so "bos2:kernel=matern52,beta=constant:9,square"
+/// is two attacks. Empty pieces are skipped; throws std::invalid_argument when nothing is
+/// left.
+std::vector<std::string> SplitAttackList(const std::string& list);
+
+/// The settings a record must share with the running experiment to be resumed from or
+/// merged with it: budget, epsilon, seed, model (as recorded), dataset, threat_model,
+/// defense ("none" when absent).
+nlohmann::json RecordSettings(const nlohmann::json& record);
+
+/// "" when `record` was made with `settings` (RecordSettings of a record of the running
+/// experiment), else a message naming the first differing setting and both values.
+std::string SettingsMismatch(const nlohmann::json& record, const nlohmann::json& settings);
+
+}  // namespace advbo::experiment

@@ -1,0 +1,233 @@
+// Unit tests of the experiment runner library (src/experiment/): spec validation, attack
+// lists, seed derivation, resumable record files, settings checks, and the runner's
+// invariants on the shipped MNIST model (no query outside the eps-ball, never more queries
+// than the budget, records independent of which jobs ran before).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <string>
+
+#include "experiment/records.h"
+#include "experiment/runner.h"
+#include "experiment/seeds.h"
+#include "experiment/spec.h"
+
+namespace advbo::experiment {
+namespace {
+namespace fs = std::filesystem;
+
+// A spec Validate accepts, for one-field mutations.
+ExperimentSpec Good() {
+  ExperimentSpec s;
+  s.attacks = {"square"};
+  s.num_images = 1;
+  s.budget = 50;
+  return s;
+}
+
+TEST(ExperimentSpec, ValidateRefusesEveryBadField) {
+  EXPECT_NO_THROW(Validate(Good()));
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<std::pair<std::string, std::function<void(ExperimentSpec&)>>> bad = {
+      {"--eps", [](ExperimentSpec& s) { s.eps = -1; }},
+      {"--eps", [](ExperimentSpec& s) { s.eps = 0; }},
+      {"--eps", [nan](ExperimentSpec& s) { s.eps = nan; }},
+      {"--eps", [](ExperimentSpec& s) { s.eps = 1.5; }},
+      {"--defender-eps", [](ExperimentSpec& s) { s.defender_eps = 0; }},
+      {"--target", [](ExperimentSpec& s) { s.target = -1; }},
+      {"--untargeted", [](ExperimentSpec& s) { s.untargeted = true, s.target = 3; }},
+      {"--num-images", [](ExperimentSpec& s) { s.num_images = 0; }},
+      {"--budget", [](ExperimentSpec& s) { s.budget = 0; }},
+      {"--threads", [](ExperimentSpec& s) { s.threads = -1; }},
+      {"--threads", [](ExperimentSpec& s) { s.threads = kMaxThreads + 1; }},
+      {"--clean-images", [](ExperimentSpec& s) { s.clean_images = -1; }},
+      {"unknown attack", [](ExperimentSpec& s) { s.attacks = {"sqare"}; }},
+      {"listed twice",
+       [](ExperimentSpec& s) {
+         s.attacks = {"square", "square"};
+       }},
+      {"no attack", [](ExperimentSpec& s) { s.attacks.clear(); }},
+      {"bos2 setting", [](ExperimentSpec& s) { s.attacks = {"bos2:kernel=linear"}; }},
+  };
+  for (auto& [what, mutate] : bad) {
+    ExperimentSpec s = Good();
+    mutate(s);
+    try {
+      Validate(s);
+      ADD_FAILURE() << what << " accepted";
+    } catch (const std::invalid_argument& e) {
+      const std::string msg = e.what();
+      if (what.rfind("--", 0) == 0) EXPECT_NE(msg.find(what), std::string::npos) << msg;
+    }
+  }
+  // Explicit indices make --num-images irrelevant.
+  ExperimentSpec s = Good();
+  s.num_images = 0;
+  s.indices = {3};
+  EXPECT_NO_THROW(Validate(s));
+}
+
+TEST(ExperimentSpec, EpsilonDefaultsOnlyWhenUnset) {
+  EXPECT_DOUBLE_EQ(EpsilonFor("mnist", std::nullopt), 0.3);
+  EXPECT_DOUBLE_EQ(EpsilonFor("cifar10", std::nullopt), 0.05);
+  EXPECT_DOUBLE_EQ(EpsilonFor("mnist", 0.1), 0.1);
+  EXPECT_THROW(EpsilonFor("mnist", 0.0), std::invalid_argument);
+  EXPECT_THROW(EpsilonFor("mnist", -0.3), std::invalid_argument);
+  EXPECT_THROW(EpsilonFor("mnist", std::nan("")), std::invalid_argument);
+}
+
+TEST(ExperimentSpec, AttackListKeepsSettingsTogether) {
+  EXPECT_EQ(SplitAttackList("bos2:kernel=matern52,beta=constant:9,square,,random"),
+            (std::vector<std::string>{"bos2:kernel=matern52,beta=constant:9", "square", "random"}));
+  EXPECT_EQ(SplitAttackList("bos2-nostop"), (std::vector<std::string>{"bos2-nostop"}));
+  EXPECT_THROW(SplitAttackList(",,"), std::invalid_argument);
+}
+
+TEST(ExperimentSeeds, NamedDerivationsMatchTheirDefinitions) {
+  EXPECT_EQ(InstanceSeed(7, 3), bo::DeriveSeed(7, 3));
+  EXPECT_EQ(InstanceDefenseSeed(11), bo::DeriveSeed(11, 0xDEFE45EULL));
+  EXPECT_EQ(SelectionDefenseSeed(5), bo::DeriveSeed(5, kDefenseSeedSalt));
+  EXPECT_EQ(GameRunSeed(0, 2, 1), bo::DeriveSeed(0, 1000003ULL * 3 + 1));
+  std::set<uint64_t> seeds;  // distinct streams for distinct instances and runs
+  for (size_t k = 0; k < 100; ++k) seeds.insert(InstanceSeed(0, k));
+  for (size_t g = 0; g < 10; ++g)
+    for (int i = 0; i < 10; ++i) seeds.insert(GameRunSeed(0, g, i));
+  EXPECT_EQ(seeds.size(), 200u);
+}
+
+class RecordFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("advbo_experiment_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  static nlohmann::json Rec(int image) {
+    return {{"attack", "square"}, {"image_index", image}, {"target", 3},
+            {"budget", 900},      {"epsilon", 0.3},       {"seed", 0},
+            {"model", "m.pt"},    {"dataset", "mnist"},   {"threat_model", "clip"}};
+  }
+  fs::path dir_;
+};
+
+TEST_F(RecordFileTest, StagedFileExistsOnlyWhenCommittedAndResumes) {
+  const fs::path f = dir_ / "r.jsonl";
+  {
+    RecordFile file(f, true);
+    file.Append(Rec(0));
+    file.Append(Rec(1));
+    EXPECT_FALSE(fs::exists(f));  // interrupted here: only r.jsonl.partial
+  }
+  // A write cut short leaves half a line at the end.
+  std::ofstream(dir_ / "r.jsonl.partial", std::ios::app) << "{\"attack\":\"squ";
+  RecordFile again(f, true);
+  ASSERT_EQ(again.resumed().size(), 2u);
+  EXPECT_EQ(KeyOf(again.resumed()[1]), (RecordKey{"square", 1, 3}));
+  again.Append(Rec(2));
+  again.Commit();
+  EXPECT_FALSE(fs::exists(dir_ / "r.jsonl.partial"));
+  const auto all = ReadRecords(f);
+  ASSERT_EQ(all.size(), 3u);  // the cut-short line is gone
+  EXPECT_EQ(all[2]["image_index"], 2);
+}
+
+TEST_F(RecordFileTest, CorruptMiddleLineAndFoldersAreRefused) {
+  std::ofstream(dir_ / "bad.jsonl") << Rec(0).dump() << "\nnot json\n" << Rec(1).dump() << "\n";
+  try {
+    ReadRecords(dir_ / "bad.jsonl");
+    ADD_FAILURE() << "corrupt line accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("line 2"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(RecordFile(dir_, true), std::runtime_error);
+  fs::create_directories(dir_ / "x.jsonl");
+  EXPECT_THROW(RecordFile(dir_ / "x.jsonl", false), std::runtime_error);
+}
+
+TEST_F(RecordFileTest, AtomicWriteReplacesWholeFiles) {
+  WriteFileAtomic(dir_ / "t.txt", "one\n");
+  WriteFileAtomic(dir_ / "t.txt", "two\n");
+  std::ifstream in(dir_ / "t.txt");
+  std::string s((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(s, "two\n");
+  EXPECT_FALSE(fs::exists(dir_ / "t.txt.partial"));
+  EXPECT_THROW(WriteFileAtomic(dir_ / "no" / "such" / "t.txt", "x"), std::runtime_error);
+}
+
+TEST(ExperimentSettings, MismatchNamesTheSetting) {
+  nlohmann::json r = {{"budget", 900},   {"epsilon", 0.3},     {"seed", 0},
+                      {"model", "m.pt"}, {"dataset", "mnist"}, {"threat_model", "clip"}};
+  const nlohmann::json s = RecordSettings(r);
+  EXPECT_EQ(s["defense"], "none");
+  EXPECT_EQ(SettingsMismatch(r, s), "");
+  r["epsilon"] = 0.2;
+  EXPECT_NE(SettingsMismatch(r, s).find("epsilon 0.2"), std::string::npos)
+      << SettingsMismatch(r, s);
+  r["epsilon"] = 0.3;
+  r["defense"] = "jpeg:quality=75";
+  EXPECT_NE(SettingsMismatch(r, s).find("defense"), std::string::npos);
+}
+
+// The runner on the shipped model: every job stays in the eps-ball and within budget, and a
+// job's record does not depend on which jobs ran before it (instance seeds are positional).
+TEST(ExperimentRunner, JobsRespectTheThreatModelAndAreOrderIndependent) {
+  ExperimentSpec s;
+  s.attacks = {"square", "random"};
+  s.indices = {0, 1};
+  s.budget = 40;
+  s.threads = 1;
+  const Experiment ex(s);
+  ASSERT_EQ(ex.instances().size(), 18u);  // 2 images x 9 targets
+  EXPECT_DOUBLE_EQ(ex.epsilon(), 0.3);
+  auto strip = [](nlohmann::json r) {
+    for (const char* k : {"seconds", "model_seconds", "bo_seconds"}) r.erase(k);
+    return r;
+  };
+  std::vector<nlohmann::json> forward;
+  for (size_t i = 0; i < 4; ++i)
+    for (size_t j = 0; j < 2; ++j) {
+      const JobResult r = ex.Run(i, j, nullptr);
+      EXPECT_LE(r.record["queries_used"].get<long>(), 40);
+      EXPECT_LE(r.record["linf"].get<double>(), 0.3 + 1e-6);
+      for (size_t p = 0; p < r.clean.size(); ++p) {
+        EXPECT_LE(std::abs(r.result.adversarial[p] - r.clean[p]), 0.3f + 1e-6f);
+        ASSERT_GE(r.result.adversarial[p], 0.0f);
+        ASSERT_LE(r.result.adversarial[p], 1.0f);
+      }
+      EXPECT_EQ(SettingsMismatch(r.record, ex.Settings()), "");
+      forward.push_back(strip(r.record));
+    }
+  // The same jobs in reverse order give the same records.
+  for (size_t i = 4; i-- > 0;)
+    for (size_t j = 2; j-- > 0;) EXPECT_EQ(strip(ex.Run(i, j, nullptr).record), forward[i * 2 + j]);
+}
+
+TEST(ExperimentRunner, NoInstanceMessagesSayWhy) {
+  ExperimentSpec s;
+  s.attacks = {"random"};
+  s.indices = {0};  // image 0 of the shipped MNIST sample is a 7
+  s.target = 7;
+  try {
+    Experiment ex(s);
+    ADD_FAILURE() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("already of class 7"), std::string::npos) << e.what();
+  }
+  s.target = 12;
+  try {
+    Experiment ex(s);
+    ADD_FAILURE() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("10 classes"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace advbo::experiment
