@@ -22,6 +22,7 @@
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/progress.h"
+#include "cli/validators.h"
 #include "data/datasets.h"
 #include "experiment/records.h"
 #include "experiment/runner.h"
@@ -292,7 +293,7 @@ std::function<int()> RegisterAttackCommand(CLI::App& app) {
   cmd->add_option("--indices", args->indices, "attack these image indices instead (comma list)")
       ->delimiter(',');
   cmd->add_option("--seed", args->seed, "run seed; instance k uses a seed derived from it")
-      ->check(CLI::NonNegativeNumber)
+      ->check(UnsignedInt())
       ->default_val(0);
   cmd->add_option("--threads", args->threads,
                   "LibTorch intra-op threads (0 = default, at most 256)")
@@ -327,7 +328,7 @@ std::function<int()> RegisterAttackCommand(CLI::App& app) {
   cmd->add_option("--candidates", args->candidates,
                   "BOS^2 random candidates per additive group with fresh candidates, pool=0 "
                   "(= bos2:candidates=N)")
-      ->check(CLI::PositiveNumber);
+      ->check(IntAtLeast(1));
   cmd->add_flag("--no-stopping", args->no_stopping,
                 "BOS^2 without Bayesian optimal stopping (ablation; = bos2:stopping=0)");
   cmd->add_option("--out,-o", args->out, "JSONL results file (one record per instance)");

@@ -23,6 +23,7 @@
 #include "cli/format.h"
 #include "cli/plot.h"
 #include "cli/progress.h"
+#include "cli/validators.h"
 #include "experiment/records.h"
 #include "experiment/runner.h"
 
@@ -338,7 +339,7 @@ std::function<int()> RegisterBenchCommand(CLI::App& app) {
       ->default_val(10);
   cmd->add_option("--indices", a->indices, "explicit image indices")->delimiter(',');
   cmd->add_option("--seed", a->seed, "run seed (instance k uses a seed derived from it)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(UnsignedInt())
       ->default_val(0);
   cmd->add_option("--threads", a->threads, "LibTorch intra-op threads (0 = default, at most 256)")
       ->default_val(0);

@@ -19,6 +19,7 @@
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/progress.h"
+#include "cli/validators.h"
 
 namespace advbo::cli {
 namespace {
@@ -115,7 +116,8 @@ void ParseBounds(const std::string& spec, int dim, Eigen::VectorXd* lb, Eigen::V
     (*ub)(i) = parts[i].second;
     if (!(parts[i].first < parts[i].second) || !std::isfinite(parts[i].first) ||
         !std::isfinite(parts[i].second))
-      throw std::invalid_argument("--bounds: range " + std::to_string(i) + " must be finite with LO < HI");
+      throw std::invalid_argument("--bounds: range " + std::to_string(i) +
+                                  " must be finite with LO < HI");
   }
 }
 
@@ -163,8 +165,8 @@ int RunBoCommand(const BoArgs& a) {
     char* end = nullptr;
     const double v = std::strtod(a.noise.c_str(), &end);
     if (end == a.noise.c_str() || *end != '\0' || !(v >= 0))
-      throw std::invalid_argument("--noise must be 'fit' or a variance >= 0 (0 = noise-free), got '" +
-                                  a.noise + "'");
+      throw std::invalid_argument(
+          "--noise must be 'fit' or a variance >= 0 (0 = noise-free), got '" + a.noise + "'");
     opt.fit.fit_noise = false;
     opt.noise_variance = v;
   }
@@ -200,22 +202,23 @@ int RunBoCommand(const BoArgs& a) {
   std::unique_ptr<bo::JsonlTrace> trace;
   if (!a.out.empty()) {
     trace = std::make_unique<bo::JsonlTrace>(a.out);
-    nlohmann::json cfg = {{"type", "config"},
-                          {"objective", name},
-                          {"command", a.command.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.command)},
-                          {"dim", lb.size()},
-                          {"lb", bo::JsonArray(lb)},
-                          {"ub", bo::JsonArray(ub)},
-                          {"goal", a.maximize ? "max" : "min"},
-                          {"acquisition", a.acq},
-                          {"beta", a.beta},
-                          {"kernel", a.kernel},
-                          {"ard", !a.isotropic},
-                          {"noise", a.noise},
-                          {"init", a.init},
-                          {"budget", a.budget},
-                          {"refit_every", a.refit_every},
-                          {"seed", a.seed}};
+    nlohmann::json cfg = {
+        {"type", "config"},
+        {"objective", name},
+        {"command", a.command.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.command)},
+        {"dim", lb.size()},
+        {"lb", bo::JsonArray(lb)},
+        {"ub", bo::JsonArray(ub)},
+        {"goal", a.maximize ? "max" : "min"},
+        {"acquisition", a.acq},
+        {"beta", a.beta},
+        {"kernel", a.kernel},
+        {"ard", !a.isotropic},
+        {"noise", a.noise},
+        {"init", a.init},
+        {"budget", a.budget},
+        {"refit_every", a.refit_every},
+        {"seed", a.seed}};
     if (a.function == "gp-sample") {
       cfg["lengthscale"] = a.lengthscale;
       cfg["function_seed"] = a.function_seed >= 0 ? static_cast<uint64_t>(a.function_seed) : a.seed;
@@ -232,7 +235,8 @@ int RunBoCommand(const BoArgs& a) {
       if (regret_known) r["simple_regret"] = s.best_y - tf.minimum;
       trace->Write(r);
     }
-    if (!s.ok) std::fprintf(stderr, "\nadvbo bo: evaluation %d failed: %s\n", s.evaluation, s.error.c_str());
+    if (!s.ok)
+      std::fprintf(stderr, "\nadvbo bo: evaluation %d failed: %s\n", s.evaluation, s.error.c_str());
     std::string status = "best y=" + Fmt(s.best_y, 5);
     if (regret_known) status += " regret=" + Fmt(s.best_y - tf.minimum, 5);
     bar.Update(s.evaluation, status, true);
@@ -248,19 +252,21 @@ int RunBoCommand(const BoArgs& a) {
   }
   const double regret = regret_known ? res.best_y - tf.minimum : NAN;
   if (trace) {
-    nlohmann::json sum = {{"type", "summary"},
-                          {"objective", name},
-                          {"evaluations", res.steps.size()},
-                          {"failures", res.failures},
-                          {"best_x", res.best_x.size() ? bo::JsonArray(res.best_x) : nlohmann::json(nullptr)},
-                          {"best_y", res.best_y},
-                          {"stop_reason", res.stop_reason},
-                          {"final_kernel", res.kernel},
-                          {"seconds_total", total},
-                          {"seconds_bo", t_bo},
-                          {"seconds_objective", t_obj},
-                          {"seed", a.seed}};
-    sum["known_minimum"] = std::isfinite(tf.minimum) ? nlohmann::json(tf.minimum) : nlohmann::json(nullptr);
+    nlohmann::json sum = {
+        {"type", "summary"},
+        {"objective", name},
+        {"evaluations", res.steps.size()},
+        {"failures", res.failures},
+        {"best_x", res.best_x.size() ? bo::JsonArray(res.best_x) : nlohmann::json(nullptr)},
+        {"best_y", res.best_y},
+        {"stop_reason", res.stop_reason},
+        {"final_kernel", res.kernel},
+        {"seconds_total", total},
+        {"seconds_bo", t_bo},
+        {"seconds_objective", t_obj},
+        {"seed", a.seed}};
+    sum["known_minimum"] =
+        std::isfinite(tf.minimum) ? nlohmann::json(tf.minimum) : nlohmann::json(nullptr);
     sum["minimum_estimated"] = tf.minimum_estimated;
     sum["simple_regret"] = regret_known ? nlohmann::json(regret) : nlohmann::json(nullptr);
     trace->Write(sum);
@@ -269,12 +275,12 @@ int RunBoCommand(const BoArgs& a) {
 
   std::printf("\n%-22s %s%s\n", "objective", name.c_str(),
               a.command.empty() ? "" : (" (" + a.command + ")").c_str());
-  std::printf("%-22s %s, %s%s kernel, noise %s, seed %llu\n", "BO", a.acq.c_str(),
-              a.kernel.c_str(), a.isotropic ? "" : "-ARD", a.noise.c_str(),
-              static_cast<unsigned long long>(a.seed));
+  std::printf("%-22s %s, %s%s kernel, noise %s, seed %llu\n", "BO", a.acq.c_str(), a.kernel.c_str(),
+              a.isotropic ? "" : "-ARD", a.noise.c_str(), static_cast<unsigned long long>(a.seed));
   std::printf("%-22s %zu of %d (%d failed), stopped by %s\n", "evaluations", res.steps.size(),
               a.budget, res.failures, res.stop_reason.c_str());
-  std::printf("%-22s %s\n", a.maximize ? "best y (max)" : "best y (min)", Fmt(res.best_y, 6).c_str());
+  std::printf("%-22s %s\n", a.maximize ? "best y (max)" : "best y (min)",
+              Fmt(res.best_y, 6).c_str());
   std::printf("%-22s [%s]\n", "best x", res.best_x.size() ? FormatX(res.best_x).c_str() : "");
   if (std::isfinite(tf.minimum))
     std::printf("%-22s %s%s\n", "known minimum", Fmt(tf.minimum, 6).c_str(),
@@ -306,7 +312,8 @@ std::function<int()> RegisterBoCommand(CLI::App& app) {
                   "box for --command: LO:HI (all coordinates, with --dim) or LO:HI,LO:HI,...");
   cmd->add_option("--dim,-d", a->dim,
                   "dimension: for ackley, rosenbrock, michalewicz, gp-sample (default 2) and "
-                  "for --command with a single LO:HI");
+                  "for --command with a single LO:HI")
+      ->check(IntAtLeast(1));
   cmd->add_flag("--maximize", a->maximize, "maximise instead of minimise");
   cmd->add_option("--acq", a->acq, "acquisition: ucb | ei | pi | ts (Thompson sampling, RFF)")
       ->default_val("ei");
@@ -322,17 +329,17 @@ std::function<int()> RegisterBoCommand(CLI::App& app) {
                   "observation noise variance (standardised units): fit | VALUE (0 = noise-free)")
       ->default_val("fit");
   cmd->add_option("--budget,-b", a->budget, "total evaluations, initial design included")
-      ->check(CLI::PositiveNumber)
+      ->check(IntAtLeast(1))
       ->default_val(40);
   cmd->add_option("--init", a->init,
                   "initial design: sobol | lhs | uniform, optionally :N points (default "
                   "max(3, d+1)); a bare N means sobol:N")
       ->default_val("sobol");
   cmd->add_option("--refit-every", a->refit_every, "refit GP hyperparameters every N iterations")
-      ->check(CLI::PositiveNumber)
+      ->check(IntAtLeast(1))
       ->default_val(1);
   cmd->add_option("--ts-features", a->ts_features, "random Fourier features for --acq ts")
-      ->check(CLI::PositiveNumber)
+      ->check(IntAtLeast(1))
       ->default_val(500);
   cmd->add_option("--target", a->target, "stop once the best value reaches this");
   cmd->add_option("--patience", a->patience,
@@ -342,7 +349,7 @@ std::function<int()> RegisterBoCommand(CLI::App& app) {
                   "failed evaluation: stop (end cleanly, exit 2) | continue (impute the worst "
                   "value seen so far)")
       ->default_val("stop");
-  cmd->add_option("--seed", a->seed, "seed of the BO run")->default_val(0);
+  cmd->add_option("--seed", a->seed, "seed of the BO run")->check(UnsignedInt())->default_val(0);
   cmd->add_option("--function-seed", a->function_seed,
                   "seed of the gp-sample function (default: --seed)");
   cmd->add_option("--lengthscale", a->lengthscale, "SE lengthscale of gp-sample on [0,1]^d")

@@ -21,6 +21,7 @@
 #include "cli/format.h"
 #include "cli/plot.h"
 #include "cli/progress.h"
+#include "cli/validators.h"
 #include "defenses/latent_game.h"
 #include "experiment/records.h"
 #include "experiment/runner.h"
@@ -686,7 +687,9 @@ std::function<int()> RegisterGameCommand(CLI::App& app) {
   cmd->add_option("--refit-every", a->refit_every,
                   "adversarial: GP hyperparameter refit period in rounds (0 = never)")
       ->default_val(10);
-  cmd->add_option("--threads", a->threads, "LibTorch threads")->default_val(1);
+  cmd->add_option("--threads", a->threads, "LibTorch threads (at most 256)")
+      ->check(IntInRange(0, experiment::kMaxThreads))
+      ->default_val(1);
   cmd->add_option(
       "--payoff-noise", a->payoff_noise,
       "std. dev. of the noise added to observed payoffs (default 0.02 synthetic, 0 adversarial)");
@@ -694,7 +697,7 @@ std::function<int()> RegisterGameCommand(CLI::App& app) {
       ->default_val(1e-2);
   cmd->add_option("--beta", a->beta, "UCB exploration weight: r2b2_ref | srinivas2010 | constant:V")
       ->default_val("r2b2_ref");
-  cmd->add_option("--seed", a->seed, "run seed")->default_val(0);
+  cmd->add_option("--seed", a->seed, "run seed")->check(UnsignedInt())->default_val(0);
   cmd->add_option("--out-dir", a->out_dir, "output folder (required)");
   cmd->add_flag("-q,--quiet", a->quiet, "no progress bar");
   return [cmd, a]() { return cmd->parsed() ? RunGame(*a) : 0; };

@@ -26,8 +26,8 @@ void ProgressBar::Update(long done, const std::string& status, bool item_finishe
   std::string bar(filled, '#');
   bar.append(kWidth - filled, '.');
   char line[512];
-  std::snprintf(line, sizeof(line), "[%s] %ld/%ld %s | %.0fs elapsed, ETA %.0fs", bar.c_str(),
-                done, total_, status.c_str(), elapsed, eta);
+  std::snprintf(line, sizeof(line), "[%s] %ld/%ld %s | %.0fs elapsed, ETA %.0fs", bar.c_str(), done,
+                total_, status.c_str(), elapsed, eta);
   if (tty_)
     std::fprintf(stderr, "\r%s\033[K", line);
   else

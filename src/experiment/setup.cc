@@ -5,6 +5,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "experiment/spec.h"
+
 #ifndef ADVBO_SOURCE_DIR
 #define ADVBO_SOURCE_DIR "."
 #endif
@@ -86,7 +88,7 @@ double EpsilonFor(const std::string& dataset, std::optional<double> eps) {
   if (!eps) return dataset == "cifar10" ? 0.05 : 0.3;
   if (!(*eps > 0 && *eps <= 1))  // also refuses NaN
     throw std::invalid_argument("--eps must be an L_inf radius in (0, 1] (pixel units), got " +
-                                std::to_string(*eps));
+                                FormatNumber(*eps));
   return *eps;
 }
 
@@ -128,6 +130,26 @@ std::vector<int> Classify(const data::ImageSet& images, const oracle::Classifier
   std::vector<int> pred(idx.size());
   for (size_t k = 0; k < idx.size(); ++k) lp.row(k).maxCoeff(&pred[k]);
   return pred;
+}
+
+// Why image i's label cannot be used, naming its file when known.
+std::string LabelProblem(const data::ImageSet& images, int i, int classes,
+                         const std::string& dataset_name) {
+  const bool has_source = static_cast<size_t>(i) < images.sources.size();
+  const std::string where = dataset_name + ": image " + std::to_string(i) +
+                            (has_source ? " (" + images.sources[i] + ")" : "");
+  const std::string range = "0.." + std::to_string(classes - 1);
+  const int label = images.labels[i];
+  if (label >= 0)
+    return where + " has label " + std::to_string(label) + ", outside the model's " +
+           std::to_string(classes) + " classes (" + range + ")";
+  std::string msg = where + " has no label, needed to check it is correctly classified";
+  if (has_source) {
+    const fs::path folder = fs::path(images.sources[i]).parent_path().filename();
+    msg += "; image folders are read as FOLDER/<class index>/*.png, and '" + folder.string() +
+           "' is not a class index (" + range + ")";
+  }
+  return msg;
 }
 
 }  // namespace
@@ -238,9 +260,9 @@ Selection SelectInstances(const data::ImageSet& images, const oracle::Classifier
     }
     std::vector<int> pred = Classify(images, model, idx, transform);
     for (size_t k = 0; k < idx.size(); ++k) {
-      if (images.labels[idx[k]] < 0)
-        throw data::DataError(dataset_name + ": image " + std::to_string(idx[k]) +
-                              " has no label (needed to check it is correctly classified)");
+      const int label = images.labels[idx[k]];
+      if (label < 0 || label >= model.num_classes())
+        throw data::DataError(LabelProblem(images, idx[k], model.num_classes(), dataset_name));
       const bool room = explicit_list || static_cast<int>(sel.chosen.size()) < num_images;
       if (!room) continue;
       if (pred[k] == images.labels[idx[k]])

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -9,13 +10,20 @@
 #include "attacks/attack.h"
 
 namespace advbo::experiment {
+
+std::string FormatNumber(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", v);
+  return b;
+}
+
 namespace {
 
 void CheckRadius(const char* option, const std::optional<double>& v) {
   if (v && !(*v > 0 && *v <= 1))  // also refuses NaN
     throw std::invalid_argument(std::string(option) +
                                 " must be an L_inf radius in (0, 1] (pixel units), got " +
-                                std::to_string(*v));
+                                FormatNumber(*v));
 }
 
 }  // namespace

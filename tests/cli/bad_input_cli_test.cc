@@ -1,0 +1,182 @@
+// The bad-input regression suite (issue #13, part 2): every probe must be refused with one
+// `advbo: error: ...` line that names the real problem, exit status 1, and nothing written
+// (no records, no .partial); resumed runs must refuse records made with other settings and
+// continue interrupted ones exactly.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/cli_test_util.h"
+
+namespace {
+namespace fs = std::filesystem;
+
+using advbo::testing::RunAdvbo;
+using advbo::testing::Slurp;
+
+class BadInput : public advbo::testing::TempDirTest {
+ protected:
+  // Runs `args` and checks exit 1, the error prefix, `expect` in the message, and that
+  // neither `out` nor out.partial nor out_dir/records.jsonl was written.
+  void ExpectRefused(const std::string& args, const std::string& expect) {
+    const int rc = RunAdvbo(args, dir_ / "log");
+    const std::string log = Slurp(dir_ / "log");
+    EXPECT_EQ(rc, 1) << args << "\n" << log;
+    EXPECT_EQ(log.rfind("advbo: error: ", 0), 0u) << args << "\n" << log;
+    EXPECT_NE(log.find(expect), std::string::npos) << args << "\n" << log;
+    EXPECT_FALSE(fs::exists(out_)) << args;
+    EXPECT_FALSE(fs::exists(out_.string() + ".partial")) << args;
+    EXPECT_FALSE(fs::exists(dir_ / "b" / "records.jsonl")) << args;
+  }
+  void SetUp() override {
+    TempDirTest::SetUp();
+    out_ = dir_ / "r.jsonl";
+  }
+  fs::path out_;
+};
+
+TEST_F(BadInput, AttackAndBenchOptionsAreValidatedBeforeAnyWork) {
+  const std::string o = " -q -o " + out_.string();
+  const std::string b = " -q --out-dir " + (dir_ / "b").string();
+  const std::vector<std::pair<std::string, std::string>> probes = {
+      {"attack --attack random -n 1 --eps -1" + o, "--eps must be an L_inf radius in (0, 1]"},
+      {"attack --attack random -n 1 --eps 0" + o, "got 0"},
+      {"attack --attack random -n 1 --eps nan" + o, "got nan"},
+      {"attack --attack random -n 1 --eps 1.5" + o, "got 1.5"},
+      {"attack --attack random -n 1 --target -1" + o, "--target must be a class index >= 0"},
+      {"attack --attack random -n 1 --target 10" + o, "the model has 10 classes"},
+      {"attack --attack random -n 1 --seed -1" + o, "--seed: must be an integer in 0.."},
+      {"attack --attack random -n 1 --threads -1" + o, "--threads must be in 0..256"},
+      {"attack --attack random -n 1 --threads 100000" + o, "--threads must be in 0..256"},
+      {"attack --attack random -n 0" + o, "--num-images must be >= 1"},
+      {"attack --attack random -n 1 --budget 0" + o, "--budget must be >= 1"},
+      {"attack --attack random -n 1 --defender-eps 0" + o, "--defender-eps"},
+      {"attack --attack random --indices 0 --target 7" + o, "already of class 7 (= --target)"},
+      {"attack --attack random --target 3 --untargeted" + o, "choose one of"},
+      {"attack --attack sqare" + o, "unknown attack 'sqare'"},
+      {"attack --attack bos2:kernel=linear" + o, "kernel"},
+      {"attack --attack random -n 1 -o " + dir_.string(), "is a folder"},
+      {"bench --attacks random -n 1 --eps -1" + b, "--eps must be"},
+      {"bench --attacks random -n 1 --eps 0" + b, "--eps must be"},
+      {"bench --attacks random -n 1 --seed -1" + b, "--seed"},
+      {"bench --attacks random -n 0" + b, "--num-images must be >= 1"},
+      {"bench --attacks random,random -n 1" + b, "listed twice"},
+      {"bench --attacks random -n 1 --threads -1" + b, "--threads"},
+      {"bench --attacks random -n 1 --shard 0/2" + b, "--shard must be k/n"},
+      {"attak", "unknown command 'attak'"},
+      {"benchh", "did you mean 'bench'?"},
+      {"bo --function branin --budget 0", "--budget: must be an integer >= 1, got '0'"},
+      {"bo --function ackley --dim 0", "--dim: must be an integer >= 1"},
+      {"bo --function branin --seed -1", "--seed"},
+      {"game --game mnist --attacker square --defender none --threads -1 --out-dir " +
+           (dir_ / "g").string(),
+       "--threads"},
+      {"game --game mnist --attacker square --defender none --eps 0 --out-dir " +
+           (dir_ / "g").string(),
+       "--eps must be"},
+  };
+  for (const auto& [args, expect] : probes) ExpectRefused(args, expect);
+  EXPECT_FALSE(fs::exists(dir_ / "g" / "rounds.jsonl"));
+}
+
+TEST_F(BadInput, LabelFoldersThatAreNotClassIndicesAreNamed) {
+  // A shipped-sample PNG to put into badly named label folders.
+  ASSERT_EQ(RunAdvbo("attack --attack random --indices 0 --target 3 --budget 2 -q --save-images " +
+                         (dir_ / "png").string(),
+                     dir_ / "log"),
+            0)
+      << Slurp(dir_ / "log");
+  for (const std::string folder : {"seven", "99"}) {
+    fs::create_directories(dir_ / ("imgs_" + folder) / folder);
+    fs::copy_file(dir_ / "png" / "clean_0_t3.png", dir_ / ("imgs_" + folder) / folder / "a.png");
+  }
+  ExpectRefused(
+      "attack --attack random --data " + (dir_ / "imgs_seven").string() + " -o " + out_.string(),
+      "'seven' is not a class index (0..9)");
+  ExpectRefused(
+      "attack --attack random --data " + (dir_ / "imgs_99").string() + " -o " + out_.string(),
+      "has label 99, outside the model's 10 classes");
+}
+
+// Records without their timing fields.
+std::vector<nlohmann::json> Untimed(const fs::path& p) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(p);
+  for (std::string l; std::getline(in, l);) {
+    auto r = nlohmann::json::parse(l);
+    for (const char* k : {"seconds", "model_seconds", "bo_seconds", "bo_phase_seconds"}) r.erase(k);
+    out.push_back(r);
+  }
+  return out;
+}
+
+TEST_F(BadInput, InterruptedAttackResumesToTheUninterruptedRecords) {
+  const std::string cmd = "attack --attack square --indices 0,1 --budget 60 --seed 3 -q -o ";
+  ASSERT_EQ(RunAdvbo(cmd + out_.string(), dir_ / "log"), 0) << Slurp(dir_ / "log");
+  const auto whole = Untimed(out_);
+  ASSERT_EQ(whole.size(), 18u);
+  // An interruption after 5 records, mid-way through the 6th line.
+  const fs::path again = dir_ / "again.jsonl";
+  {
+    std::ifstream in(out_);
+    std::ofstream partial(again.string() + ".partial");
+    std::string l;
+    for (int k = 0; k < 5 && std::getline(in, l); ++k) partial << l << "\n";
+    std::getline(in, l);
+    partial << l.substr(0, l.size() / 2);
+  }
+  ASSERT_EQ(RunAdvbo(cmd + again.string(), dir_ / "log"), 0) << Slurp(dir_ / "log");
+  EXPECT_FALSE(fs::exists(again.string() + ".partial"));
+  EXPECT_EQ(Untimed(again), whole);
+  // A leftover .partial from a run with other settings is refused, not mixed in.
+  fs::copy_file(out_, dir_ / "other.jsonl.partial");
+  const std::string other = "attack --attack square --indices 0,1 --budget 70 --seed 3 -q -o ";
+  EXPECT_EQ(RunAdvbo(other + (dir_ / "other.jsonl").string(), dir_ / "log"), 1);
+  EXPECT_NE(Slurp(dir_ / "log").find("budget 60 (the records) vs 70 (now)"), std::string::npos)
+      << Slurp(dir_ / "log");
+  EXPECT_FALSE(fs::exists(dir_ / "other.jsonl"));
+}
+
+TEST_F(BadInput, BenchRefusesToResumeOrMergeRecordsOfOtherSettings) {
+  const std::string base = "bench --attacks random --indices 0 --budget 20 -q --out-dir ";
+  ASSERT_EQ(RunAdvbo(base + (dir_ / "a").string(), dir_ / "log"), 0) << Slurp(dir_ / "log");
+  const std::string before = Slurp(dir_ / "a" / "records.jsonl");
+  for (const auto& [change, expect] : std::vector<std::pair<std::string, std::string>>{
+           {" --budget 30", "budget 20 (the records) vs 30 (now)"},
+           {" --budget 20 --eps 0.2", "epsilon"},
+           {" --budget 20 --seed 1", "seed"},
+           {" --budget 20 --defense jpeg:quality=75", "defense"},
+           {" --budget 20 --model " + advbo::testing::kRoot + "/models/mnist_cw_plain.pt",
+            "model"}}) {
+    const std::string args =
+        "bench --attacks random --indices 0 -q --out-dir " + (dir_ / "a").string() + change;
+    EXPECT_EQ(RunAdvbo(args, dir_ / "log"), 1) << args;
+    EXPECT_NE(Slurp(dir_ / "log").find(expect), std::string::npos) << Slurp(dir_ / "log");
+  }
+  // Other attack options: records of an attack outside --attacks.
+  EXPECT_EQ(RunAdvbo("bench --attacks square --indices 0 --budget 20 -q --out-dir " +
+                         (dir_ / "a").string(),
+                     dir_ / "log"),
+            1);
+  EXPECT_NE(Slurp(dir_ / "log").find("attack 'random', which is not in --attacks"),
+            std::string::npos);
+  EXPECT_EQ(Slurp(dir_ / "a" / "records.jsonl"), before);  // nothing appended
+  // Merge of shards made with different settings.
+  ASSERT_EQ(RunAdvbo("bench --attacks random --indices 1 --budget 30 -q --out-dir " +
+                         (dir_ / "b2").string(),
+                     dir_ / "log"),
+            0);
+  EXPECT_EQ(RunAdvbo("bench merge " + (dir_ / "a").string() + " " + (dir_ / "b2").string() +
+                         " --out-dir " + (dir_ / "m").string(),
+                     dir_ / "log"),
+            1);
+  EXPECT_NE(Slurp(dir_ / "log").find("budget 30 (the records) vs 20 (now)"), std::string::npos)
+      << Slurp(dir_ / "log");
+  EXPECT_FALSE(fs::exists(dir_ / "m" / "records.jsonl"));
+}
+
+}  // namespace
