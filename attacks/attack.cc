@@ -3,15 +3,6 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "attacks/autozoom/autozoom.h"
-#include "attacks/bayesopt/bayesopt.h"
-#include "attacks/bos2/bos2_attack.h"
-#include "attacks/genattack/genattack.h"
-#include "attacks/parsimonious/parsimonious.h"
-#include "attacks/random/random_search.h"
-#include "attacks/square/square.h"
-#include "attacks/zoo/zoo.h"
-
 namespace advbo::attacks {
 
 double NowSeconds() {
@@ -27,51 +18,6 @@ void FinishResult(const oracle::QueryOracle& oracle, double start_seconds, Attac
   r->seconds = NowSeconds() - start_seconds;
   r->model_seconds = oracle.model_seconds();
   r->bo_seconds = r->seconds - r->model_seconds;
-}
-
-std::vector<std::string> AttackNames() {
-  return {"bos2", "bos2-nostop", "bayesopt", "bayesopt-learnd", "genattack",
-          "zoo",  "autozoom",    "square",   "parsimonious",    "random"};
-}
-
-std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext& ctx) {
-  const bool mnist = ctx.dataset == "mnist";
-  // BOS^2 with settings: "bos2:key=value,..." (Bos2Attack::ApplySettings); the whole spec
-  // is the attack's name in records.
-  const auto colon = name.find(':');
-  if (colon != std::string::npos) {
-    const std::string base = name.substr(0, colon);
-    if (base != "bos2" && base != "bos2-nostop")
-      throw std::invalid_argument("attack '" + base + "' takes no settings ('" + name + "')");
-    Bos2Options o = Bos2Attack::OptionsFor(ctx, base == "bos2");
-    Bos2Attack::ApplySettings(name.substr(colon + 1), &o);
-    return std::make_unique<Bos2Attack>(o, name);
-  }
-  if (name == "bos2" || name == "bos2-nostop")
-    return std::make_unique<Bos2Attack>(Bos2Attack::OptionsFor(ctx, name == "bos2"));
-  if (name == "bayesopt" || name == "bayesopt-learnd") {
-    BayesOptOptions o;
-    o.groups = mnist ? 14 : 12;
-    o.learn_side = name == "bayesopt-learnd";
-    return std::make_unique<BayesOptAttack>(o);
-  }
-  if (name == "parsimonious") return std::make_unique<ParsimoniousAttack>();
-  if (name == "random") return std::make_unique<RandomSearch>();
-  if (name == "square") {
-    SquareOptions o;
-    o.p_init = mnist ? 0.8 : 0.05;
-    return std::make_unique<SquareAttack>(o);
-  }
-  if (name == "genattack") return std::make_unique<GenAttack>();
-  if (name == "zoo") return std::make_unique<ZooAttack>();
-  if (name == "autozoom") {
-    AutoZoomOptions o;
-    o.latent_side = mnist ? 14 : 16;
-    return std::make_unique<AutoZoomAttack>(o);
-  }
-  std::string names;
-  for (const auto& n : AttackNames()) names += (names.empty() ? "" : ", ") + n;
-  throw std::invalid_argument("unknown attack '" + name + "' (available: " + names + ")");
 }
 
 }  // namespace advbo::attacks

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "attacks/bos2/latent.h"
-#include "attacks/zoo/cw_loss.h"
+#include "attacks/common/latent.h"
+#include "attacks/common/cw_loss.h"
 
 namespace advbo::attacks {
 

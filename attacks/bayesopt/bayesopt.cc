@@ -6,7 +6,7 @@
 #include <memory>
 #include <stdexcept>
 
-#include "attacks/bos2/latent.h"
+#include "attacks/common/latent.h"
 #include "bo/acquisition_optimizer.h"
 #include "bo/design.h"
 
@@ -27,25 +27,18 @@ AttackResult BayesOptAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
   const BayesOptOptions& o = options_;
   const double t0 = NowSeconds();
   const int c = oracle.model().channels(), h = oracle.model().height(), w = oracle.model().width();
-  const std::vector<float>& x0 = oracle.clean();
-  const size_t dimg = x0.size();
-  const double eps = oracle.epsilon();
+  LatentQuerier querier(oracle, 1.0);
   auto query = [&](const Eigen::MatrixXd& us, int side) {  // us [n, s*s*c] -> objectives [n]
-    const int n = static_cast<int>(std::min<long>(us.rows(), oracle.remaining()));
-    std::vector<float> batch(n * dimg);
-    for (int i = 0; i < n; ++i) {
-      const std::vector<float> up = UpsampleLatent(us.row(i).transpose() * eps, c, side, h, w);
-      for (size_t k = 0; k < dimg; ++k) batch[i * dimg + k] = x0[k] + up[k];
-    }
-    return oracle.Query(batch.data(), n).objective;
+    return querier.QueryRows(us, side);
   };
   auto valid_side = [&](int s) { return std::clamp(s, 1, std::min(h, w)); };
 
   // Initial design: Latin hypercube in the (largest candidate) latent space.
   int side = valid_side(o.latent_side);
-  const int init_side = o.learn_side ? valid_side(*std::max_element(o.candidate_sides.begin(),
-                                                                     o.candidate_sides.end()))
-                                     : side;
+  const int init_side =
+      o.learn_side
+          ? valid_side(*std::max_element(o.candidate_sides.begin(), o.candidate_sides.end()))
+          : side;
   const int d_init = init_side * init_side * c;
   const int n_init = static_cast<int>(std::min<long>(o.initial_points, oracle.remaining()));
   Eigen::MatrixXd u0 = bo::MakeDesign(bo::DesignKind::kLatinHypercube, n_init,
@@ -97,7 +90,8 @@ AttackResult BayesOptAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
   bo::AddGpUcbOptions acq;
   acq.beta = bo::ExplorationWeight{bo::BetaPolicy::kConstant,
                                    o.sigma_multiplier * o.sigma_multiplier, 0.1};
-  const Eigen::VectorXd lb = Eigen::VectorXd::Constant(d, -1.0), ub = Eigen::VectorXd::Constant(d, 1.0);
+  const Eigen::VectorXd lb = Eigen::VectorXd::Constant(d, -1.0),
+                        ub = Eigen::VectorXd::Constant(d, 1.0);
   for (int it = 1; oracle.remaining() > 0 && !oracle.succeeded() && gp.num_data() > 0; ++it) {
     Eigen::Index ib;
     gp.y().maxCoeff(&ib);

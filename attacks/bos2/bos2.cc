@@ -7,7 +7,7 @@
 #include <optional>
 #include <stdexcept>
 
-#include "attacks/bos2/latent.h"
+#include "attacks/common/latent.h"
 #include "bo/acquisition.h"
 #include "bo/gp.h"
 #include "bo/kernel.h"
@@ -23,36 +23,6 @@ struct PerturbationSample {
   int side;
   Eigen::VectorXd u;
   double y;
-};
-
-// Queries the oracle at latent u (unit scale) of side s; returns y, or NaN when the
-// budget is spent.
-class LatentQuerier {
- public:
-  LatentQuerier(oracle::QueryOracle& o, double gain) : o_(o), gain_(gain) {
-    const auto& m = o.model();
-    c_ = m.channels();
-    h_ = m.height();
-    w_ = m.width();
-  }
-  int channels() const { return c_; }
-
-  // Evaluates n latents of side s in one batch (n <= remaining); returns objectives.
-  Eigen::VectorXd Query(const std::vector<Eigen::VectorXd>& us, int side) {
-    const size_t d = static_cast<size_t>(c_) * h_ * w_;
-    std::vector<float> batch(us.size() * d);
-    for (size_t b = 0; b < us.size(); ++b) {
-      // The oracle clips every query into the eps-ball, so a gain > 1 saturates.
-      std::vector<float> delta = UpsampleLatent(gain_ * o_.epsilon() * us[b], c_, side, h_, w_);
-      for (size_t i = 0; i < d; ++i) batch[b * d + i] = o_.clean()[i] + delta[i];
-    }
-    return o_.Query(batch.data(), static_cast<int>(us.size())).objective;
-  }
-
- private:
-  oracle::QueryOracle& o_;
-  double gain_;
-  int c_, h_, w_;
 };
 
 // Group j's share of the loop's global candidate pool: candidate_pool rows [P, D] whose group

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "attacks/zoo/cw_loss.h"
+#include "attacks/common/cw_loss.h"
 
 namespace advbo::attacks {
 

@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "attacks/bos2/bos2_attack.h"
-#include "attacks/bos2/latent.h"
+#include "attacks/common/latent.h"
 #include "data/datasets.h"
 #include "oracle/classifier.h"
 

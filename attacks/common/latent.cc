@@ -1,5 +1,6 @@
-#include "attacks/bos2/latent.h"
+#include "attacks/common/latent.h"
 
+#include <algorithm>
 #include <opencv2/imgproc.hpp>
 #include <stdexcept>
 
@@ -37,6 +38,31 @@ Eigen::VectorXd ResizeLatent(const Eigen::VectorXd& latent, int channels, int si
   Eigen::VectorXd r(out.size());
   for (size_t i = 0; i < out.size(); ++i) r(i) = out[i];
   return r;
+}
+
+LatentQuerier::LatentQuerier(oracle::QueryOracle& o, double gain) : o_(o), gain_(gain) {
+  const auto& m = o.model();
+  c_ = m.channels();
+  h_ = m.height();
+  w_ = m.width();
+}
+
+Eigen::VectorXd LatentQuerier::Query(const std::vector<Eigen::VectorXd>& us, int side) {
+  const size_t d = static_cast<size_t>(c_) * h_ * w_;
+  std::vector<float> batch(us.size() * d);
+  for (size_t b = 0; b < us.size(); ++b) {
+    const std::vector<float> delta = UpsampleLatent(gain_ * o_.epsilon() * us[b], c_, side, h_, w_);
+    for (size_t i = 0; i < d; ++i) batch[b * d + i] = o_.clean()[i] + delta[i];
+  }
+  return o_.Query(batch.data(), static_cast<int>(us.size())).objective;
+}
+
+Eigen::VectorXd LatentQuerier::QueryRows(const Eigen::MatrixXd& us, int side) {
+  const long n = std::min<long>(us.rows(), o_.remaining());
+  std::vector<Eigen::VectorXd> rows;
+  rows.reserve(n);
+  for (long i = 0; i < n; ++i) rows.push_back(us.row(i).transpose());
+  return Query(rows, side);
 }
 
 }  // namespace advbo::attacks
