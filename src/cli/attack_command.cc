@@ -89,20 +89,24 @@ experiment::ExperimentSpec SpecOf(const AttackArgs& a) {
   return s;
 }
 
-// Writes the clean, adversarial and amplified-perturbation PNGs of one instance.
-void SaveImages(const std::string& folder, const experiment::Instance& inst,
+// Writes the clean PNG of one instance and, when the 8-bit quantised adversarial image was
+// verified adversarial by a query, that image and its amplified perturbation. Returns
+// whether the adversarial image was written.
+bool SaveImages(const std::string& folder, const experiment::Instance& inst,
                 const experiment::JobResult& job, const data::ImageSet& images, double eps) {
   const std::string tag =
       std::to_string(inst.index) + "_t" + (inst.target >= 0 ? std::to_string(inst.target) : "u");
   const int c = images.channels, h = images.height, w = images.width;
-  const auto& adv = job.result.adversarial;
+  const fs::path dir(folder);
+  data::WritePng((dir / ("clean_" + tag + ".png")).string(), job.clean.data(), c, h, w);
+  if (!job.quantized_success) return false;
+  const auto& adv = job.quantized;  // on the 8-bit grid, inside the eps-ball: the PNG is exact
   std::vector<float> amp(adv.size());
   for (size_t i = 0; i < amp.size(); ++i)
     amp[i] = static_cast<float>(0.5 + (adv[i] - job.clean[i]) / (2 * eps));
-  const fs::path dir(folder);
-  data::WritePng((dir / ("clean_" + tag + ".png")).string(), job.clean.data(), c, h, w);
   data::WritePng((dir / ("adversarial_" + tag + ".png")).string(), adv.data(), c, h, w);
   data::WritePng((dir / ("perturbation_" + tag + ".png")).string(), amp.data(), c, h, w);
+  return true;
 }
 
 void PrintBanner(const AttackArgs& a, const experiment::Experiment& ex) {
@@ -212,7 +216,8 @@ int RunAttack(const AttackArgs& a) {
   const auto& instances = ex.instances();
   ProgressBar bar(static_cast<long>(instances.size()), !a.quiet);
   std::vector<nlohmann::json> records;
-  long successes = 0;
+  long successes = 0, saved = 0;
+  std::vector<std::string> lost;  // successes whose 8-bit image is no longer adversarial
   for (size_t k = 0; k < instances.size(); ++k) {
     const experiment::Instance& inst = instances[k];
     // `finished`: instances whose outcome is in `successes` (k while instance k runs).
@@ -246,12 +251,28 @@ int RunAttack(const AttackArgs& a) {
                    inst.target >= 0 ? std::to_string(inst.target).c_str() : "any",
                    r.success ? "SUCCESS" : "failed", r.queries, r.best_objective, dims.c_str());
     }
-    if (!a.save_images.empty()) SaveImages(a.save_images, inst, job, ex.images(), ex.epsilon());
+    if (!a.save_images.empty()) {
+      if (SaveImages(a.save_images, inst, job, ex.images(), ex.epsilon()))
+        ++saved;
+      else if (r.success)
+        lost.push_back(std::to_string(inst.index) + "->" +
+                       (inst.target >= 0 ? std::to_string(inst.target) : "any"));
+    }
     bar.Update(k + 1, status(k + 1, r.queries, r.best_objective), true);
   }
   bar.Finish();
   if (file) file->Commit();
   PrintSummary(a, ex, records);
+  if (!a.save_images.empty()) {
+    std::printf("%-26s %ld verified 8-bit adversarial images in %s\n", "saved images", saved,
+                a.save_images.c_str());
+    if (!lost.empty()) {
+      std::string list;
+      for (const auto& l : lost) list += (list.empty() ? "" : ", ") + l;
+      std::printf("%-26s %zu successes not saved, their 8-bit image is not adversarial: %s\n", "",
+                  lost.size(), list.c_str());
+    }
+  }
   return 0;
 }
 
@@ -333,7 +354,9 @@ std::function<int()> RegisterAttackCommand(CLI::App& app) {
                 "BOS^2 without Bayesian optimal stopping (ablation; = bos2:stopping=0)");
   cmd->add_option("--out,-o", args->out, "JSONL results file (one record per instance)");
   cmd->add_option("--save-images", args->save_images,
-                  "folder for clean / adversarial / amplified-perturbation PNGs");
+                  "folder for clean / adversarial / amplified-perturbation PNGs; adversarial "
+                  "images are rounded onto the 8-bit grid inside the eps-ball and re-queried, and "
+                  "written only when still adversarial");
   cmd->add_flag("-q,--quiet", args->quiet, "no progress bar or banner");
   cmd->add_flag("-v,--verbose", args->verbose, "one line per instance with the latent dimensions");
   return [cmd, args]() { return cmd->parsed() ? RunAttack(*args) : 0; };

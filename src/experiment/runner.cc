@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "experiment/quantize.h"
 #include "experiment/seeds.h"
 
 namespace advbo::experiment {
@@ -60,6 +61,25 @@ Experiment::Experiment(ExperimentSpec spec) : spec_(std::move(spec)) {
   }
 }
 
+void Experiment::VerifyQuantized(size_t i, uint64_t instance_seed, JobResult* out) const {
+  const Instance& inst = instances().at(i);
+  out->quantized = QuantizeInBall(out->result.adversarial, out->clean, eps_);
+  double linf = 0;
+  for (size_t p = 0; p < out->clean.size(); ++p)
+    linf = std::max(linf, std::abs(static_cast<double>(out->quantized[p]) - out->clean[p]));
+  out->record["quantized_linf"] = linf;
+  if (spec_.rescale_compat) {
+    out->record["quantized_success"] = nullptr;
+    out->record["quantized_queries"] = 0;
+    return;
+  }
+  oracle::QueryOracle check(*model_, images_.image(inst.index), inst.label, inst.target, eps_, 1);
+  const auto defender = defense_->Install(check, InstanceDefenseSeed(instance_seed));
+  out->quantized_success = check.Query(out->quantized.data(), 1).success[0];
+  out->record["quantized_success"] = out->quantized_success;
+  out->record["quantized_queries"] = 1;
+}
+
 nlohmann::json Experiment::Settings() const {
   return {{"budget", spec_.budget},
           {"epsilon", eps_},
@@ -100,6 +120,7 @@ JobResult Experiment::Run(size_t i, size_t j, const attacks::AttackProgress& pro
   }
   if (defender) AddDefenderFields(*defender, *defense_, &out.record);
   out.clean = orc.clean();
+  VerifyQuantized(i, iseed, &out);
   return out;
 }
 

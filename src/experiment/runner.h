@@ -27,6 +27,13 @@ struct JobResult {
   attacks::AttackResult result;  ///< the attack's outcome (adversarial image included)
   nlohmann::json record;         ///< the instance record (InstanceRecord + defense fields)
   std::vector<float> clean;      ///< the clean image, C*H*W in [0, 1]
+  /// The reported image rounded onto the 8-bit grid inside the eps-ball (QuantizeInBall),
+  /// and whether one extra query of it (a fresh oracle with the instance's defense; not
+  /// counted in `queries`, recorded as quantized_queries) met the goal. Also in the record:
+  /// quantized_success, quantized_linf, quantized_queries. Not checked (false) under the
+  /// rescale_compat threat model, whose queries are transformed.
+  std::vector<float> quantized;
+  bool quantized_success = false;
 };
 
 /// Optional hooks of one job.
@@ -80,6 +87,8 @@ class Experiment {
                 const JobHooks& hooks = {}) const;
 
  private:
+  // Fills out->quantized* and the record's quantized_* fields (one extra model query).
+  void VerifyQuantized(size_t i, uint64_t instance_seed, JobResult* out) const;
   ExperimentSpec spec_;
   double eps_ = 0;
   std::string dataset_name_, model_path_;
