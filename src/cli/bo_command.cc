@@ -1,8 +1,6 @@
 // `advbo bo`: Bayesian optimisation of a built-in test function or of an external command
 // on the shared BO core (GP-UCB / EI / PI / Thompson sampling), with a JSONL trace and a
 // summary (best x, best y, simple regret where the optimum is known).
-#include <sys/wait.h>
-
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -19,6 +17,7 @@
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/progress.h"
+#include "cli/subprocess.h"
 #include "cli/validators.h"
 
 namespace advbo::cli {
@@ -30,7 +29,7 @@ struct BoArgs {
   int dim = 0, budget = 40, refit_every = 1, patience = 0, ts_features = 500;
   uint64_t seed = 0;
   long long function_seed = -1;
-  double lengthscale = 0.2, target = NAN, xi = 0.0;
+  double lengthscale = 0.2, target = NAN, xi = 0.0, eval_timeout = 0;
   bool maximize = false, isotropic = false, quiet = false;
 };
 
@@ -50,9 +49,11 @@ std::string FormatX(const Eigen::VectorXd& x) {
   return s;
 }
 
-// Runs `command x_1 ... x_d` through /bin/sh (x also exported as ADVBO_X); the last
-// non-empty stdout line must be the objective value.
-double RunExternal(const std::string& command, const Eigen::VectorXd& x) {
+// Runs `command x_1 ... x_d` through /bin/sh (x also exported as ADVBO_X) with the
+// wall-time limit `timeout_seconds` (0 = none); the last non-empty stdout line must be the
+// objective value. Every failure (timeout, signal, exit status, no number) is an
+// EvaluationError, i.e. a failed evaluation for the BO loop's --on-error policy.
+double RunExternal(const std::string& command, const Eigen::VectorXd& x, double timeout_seconds) {
   const std::string xs = FormatX(x);
   std::string args;
   for (Eigen::Index i = 0; i < x.size(); ++i) {
@@ -61,20 +62,18 @@ double RunExternal(const std::string& command, const Eigen::VectorXd& x) {
     args += b;
   }
   const std::string full = "export ADVBO_X=" + Quote(xs) + "; " + command + args;
-  FILE* p = popen(full.c_str(), "r");
-  if (!p) throw bo::EvaluationError("cannot start the objective command");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-  const int status = pclose(p);
-  if (status == -1) throw bo::EvaluationError("cannot wait for the objective command");
-  if (WIFSIGNALED(status))
-    throw bo::EvaluationError("objective command killed by signal " +
-                              std::to_string(WTERMSIG(status)));
-  if (WEXITSTATUS(status) != 0)
+  ShellResult res;
+  try {
+    res = RunShell(full, timeout_seconds);
+  } catch (const std::runtime_error& e) {  // ShellTimeout included
+    throw bo::EvaluationError(e.what());
+  }
+  if (res.exit_status < 0)
+    throw bo::EvaluationError("objective command killed by signal " + std::to_string(res.signal));
+  if (res.exit_status != 0)
     throw bo::EvaluationError("objective command exited with status " +
-                              std::to_string(WEXITSTATUS(status)));
+                              std::to_string(res.exit_status));
+  const std::string& out = res.out;
   std::istringstream lines(out);
   std::string line, last;
   while (std::getline(lines, line))
@@ -194,7 +193,9 @@ int RunBoCommand(const BoArgs& a) {
     if (a.bounds.empty()) throw std::invalid_argument("--command needs --bounds LO:HI[,LO:HI...]");
     ParseBounds(a.bounds, a.dim, &lb, &ub);
     const std::string cmd = a.command;
-    objective = [cmd](const Eigen::VectorXd& x) { return RunExternal(cmd, x); };
+    objective = [cmd, t = a.eval_timeout](const Eigen::VectorXd& x) {
+      return RunExternal(cmd, x, t);
+    };
     name = "command";
   }
   const bool regret_known = !a.maximize && std::isfinite(tf.minimum);
@@ -218,6 +219,7 @@ int RunBoCommand(const BoArgs& a) {
         {"init", a.init},
         {"budget", a.budget},
         {"refit_every", a.refit_every},
+        {"eval_timeout", a.eval_timeout},
         {"seed", a.seed}};
     if (a.function == "gp-sample") {
       cfg["lengthscale"] = a.lengthscale;
@@ -349,6 +351,12 @@ std::function<int()> RegisterBoCommand(CLI::App& app) {
                   "failed evaluation: stop (end cleanly, exit 2) | continue (impute the worst "
                   "value seen so far)")
       ->default_val("stop");
+  cmd->add_option("--eval-timeout", a->eval_timeout,
+                  "wall-time limit per --command evaluation in seconds (0 = none): an "
+                  "evaluation over it is killed with its whole process group and counts as "
+                  "failed (see --on-error)")
+      ->check(CLI::Range(0.0, 1e9))
+      ->default_val(0);
   cmd->add_option("--seed", a->seed, "seed of the BO run")->check(UnsignedInt())->default_val(0);
   cmd->add_option("--function-seed", a->function_seed,
                   "seed of the gp-sample function (default: --seed)");

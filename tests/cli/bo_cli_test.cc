@@ -26,7 +26,8 @@ class BoCli : public advbo::testing::TempDirTest {};
 
 TEST_F(BoCli, TestFunctionTraceAndSummary) {
   const fs::path out = dir_ / "t.jsonl";
-  const int rc = RunAdvbo("bo -f branin --acq ei --budget 40 --seed 3 -q -o " + out.string(), dir_ / "log");
+  const int rc =
+      RunAdvbo("bo -f branin --acq ei --budget 40 --seed 3 -q -o " + out.string(), dir_ / "log");
   const std::string log = Slurp(dir_ / "log");
   ASSERT_EQ(rc, 0) << log;
   EXPECT_NE(log.find("simple regret"), std::string::npos);
@@ -48,7 +49,9 @@ TEST_F(BoCli, TestFunctionTraceAndSummary) {
   EXPECT_DOUBLE_EQ(lines.back()["best_y"].get<double>(), best);
   // Same seed, same trace.
   const fs::path out2 = dir_ / "t2.jsonl";
-  ASSERT_EQ(RunAdvbo("bo -f branin --acq ei --budget 40 --seed 3 -q -o " + out2.string(), dir_ / "log2"), 0);
+  ASSERT_EQ(
+      RunAdvbo("bo -f branin --acq ei --budget 40 --seed 3 -q -o " + out2.string(), dir_ / "log2"),
+      0);
   auto lines2 = ReadJsonl(out2);
   for (size_t i = 1; i + 1 < lines.size(); ++i) EXPECT_EQ(lines[i]["x"], lines2[i]["x"]);
 }
@@ -62,16 +65,16 @@ TEST_F(BoCli, ExternalCommandReceivesXAndReturnsY) {
   }
   fs::permissions(script, fs::perms::owner_all);
   const fs::path out = dir_ / "c.jsonl";
-  const int rc = RunAdvbo("bo -c " + script.string() + " --bounds 0:1 --dim 2 --budget 15 -q -o " +
-                              out.string(),
-                          dir_ / "log");
+  const int rc = RunAdvbo(
+      "bo -c " + script.string() + " --bounds 0:1 --dim 2 --budget 15 -q -o " + out.string(),
+      dir_ / "log");
   ASSERT_EQ(rc, 0) << Slurp(dir_ / "log");
   auto lines = ReadJsonl(out);
   ASSERT_EQ(lines.size(), 17u);
   for (size_t i = 1; i + 1 < lines.size(); ++i) {
     const auto x = lines[i]["x"].get<std::vector<double>>();
-    EXPECT_NEAR(lines[i]["y"].get<double>(), (x[0] - 0.25) * (x[0] - 0.25) + (x[1] - 0.5) * (x[1] - 0.5),
-                1e-5);
+    EXPECT_NEAR(lines[i]["y"].get<double>(),
+                (x[0] - 0.25) * (x[0] - 0.25) + (x[1] - 0.5) * (x[1] - 0.5), 1e-5);
   }
   EXPECT_LT(lines.back()["best_y"].get<double>(), 1e-2);
 }
@@ -85,8 +88,8 @@ TEST_F(BoCli, FailingCommandStopsCleanlyOrContinues) {
   }
   fs::permissions(script, fs::perms::owner_all);
   const fs::path out = dir_ / "f.jsonl";
-  int rc = RunAdvbo("bo -c " + script.string() + " --bounds 0:1 --dim 1 --budget 12 --seed 1 -q -o " +
-                        out.string(),
+  int rc = RunAdvbo("bo -c " + script.string() +
+                        " --bounds 0:1 --dim 1 --budget 12 --seed 1 -q -o " + out.string(),
                     dir_ / "log");
   EXPECT_EQ(rc, 2) << Slurp(dir_ / "log");
   auto lines = ReadJsonl(out);  // complete file: config, evaluations, summary
@@ -96,7 +99,8 @@ TEST_F(BoCli, FailingCommandStopsCleanlyOrContinues) {
   EXPECT_NE(Slurp(dir_ / "log").find("not a number"), std::string::npos);
 
   rc = RunAdvbo("bo -c " + script.string() +
-                    " --bounds 0:1 --dim 1 --budget 12 --seed 1 --on-error continue -q -o " + out.string(),
+                    " --bounds 0:1 --dim 1 --budget 12 --seed 1 --on-error continue -q -o " +
+                    out.string(),
                 dir_ / "log");
   EXPECT_EQ(rc, 0) << Slurp(dir_ / "log");
   lines = ReadJsonl(out);
@@ -116,6 +120,60 @@ TEST_F(BoCli, BadInputIsRejectedBeforeAnyOutput) {
     EXPECT_FALSE(fs::exists(out)) << args;
     EXPECT_FALSE(fs::exists(out.string() + ".partial")) << args;
   }
+}
+
+// True once process `pid` is gone or a zombie (killed, not yet reaped by init).
+bool Gone(const std::string& pid) {
+  for (int k = 0; k < 50; ++k) {
+    std::ifstream stat("/proc/" + pid + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) return true;
+    const auto close = line.rfind(')');
+    if (close != std::string::npos && line.size() > close + 2 && line[close + 2] == 'Z')
+      return true;
+    std::system("sleep 0.1");
+  }
+  return false;
+}
+
+// --eval-timeout kills the objective's whole process group (a grandchild included) and
+// records a failed evaluation.
+TEST_F(BoCli, EvalTimeoutKillsTheWholeProcessGroup) {
+  const fs::path out = dir_ / "t.jsonl", pid = dir_ / "pid";
+  const std::string cmd = "'sleep 60 & echo $! > " + pid.string() + "; wait; echo 1'";
+  const int rc = RunAdvbo(
+      "bo -c " + cmd + " --bounds 0:1 --dim 1 --budget 1 --eval-timeout 0.5 -q -o " + out.string(),
+      dir_ / "log");
+  EXPECT_EQ(rc, 2) << Slurp(dir_ / "log");  // stopped by a failed evaluation
+  const auto lines = ReadJsonl(out);
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_EQ(lines[1]["ok"], false);
+  EXPECT_NE(lines[1]["error"].get<std::string>().find("exceeded --eval-timeout"),
+            std::string::npos);
+  EXPECT_LT(lines[1]["seconds_objective"].get<double>(), 5.0);
+  const std::string grandchild = Slurp(pid).substr(0, Slurp(pid).find('\n'));
+  ASSERT_FALSE(grandchild.empty());
+  EXPECT_TRUE(Gone(grandchild)) << grandchild;
+  EXPECT_EQ(RunAdvbo("bo -c true --bounds 0:1 --dim 1 --eval-timeout -1", dir_ / "log"), 1);
+}
+
+// SIGINT to advbo while an objective runs kills the objective's process group too.
+TEST_F(BoCli, InterruptKillsTheRunningObjective) {
+  const fs::path pid = dir_ / "pid", advbo_pid = dir_ / "advbo_pid";
+  const std::string cmd = "'sleep 60 & echo $! > " + pid.string() + "; wait; echo 1'";
+  const std::string shell = advbo::testing::kBin + " bo -c " + cmd +
+                            " --bounds 0:1 --dim 1 --budget 1 -q > /dev/null 2>&1 & echo $! > " +
+                            advbo_pid.string() + "; wait";
+  std::ofstream(dir_ / "run.sh") << shell << "\n";
+  std::system(("sh " + (dir_ / "run.sh").string() + " &").c_str());
+  for (int k = 0; k < 100 && Slurp(pid).empty(); ++k) std::system("sleep 0.1");
+  const std::string grandchild = Slurp(pid).substr(0, Slurp(pid).find('\n'));
+  const std::string advbo = Slurp(advbo_pid).substr(0, Slurp(advbo_pid).find('\n'));
+  ASSERT_FALSE(grandchild.empty());
+  ASSERT_FALSE(advbo.empty());
+  std::system(("kill -INT " + advbo).c_str());
+  EXPECT_TRUE(Gone(advbo));
+  EXPECT_TRUE(Gone(grandchild));
 }
 
 }  // namespace

@@ -1,0 +1,118 @@
+#include "cli/subprocess.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+namespace advbo::cli {
+namespace {
+
+// Process group of the running objective command, for the signal handler (a signal
+// handler can only reach process-wide state; 0 = none running).
+volatile sig_atomic_t g_child_group = 0;
+
+extern "C" void KillChildAndDie(int sig) {
+  if (g_child_group > 0) kill(-g_child_group, SIGKILL);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+// Installs the handlers for the lifetime of one command, restoring the previous ones.
+class SignalForwarding {
+ public:
+  explicit SignalForwarding(pid_t group) {
+    g_child_group = group;
+    struct sigaction sa {};
+    sa.sa_handler = KillChildAndDie;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~SignalForwarding() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+    g_child_group = 0;
+  }
+
+ private:
+  struct sigaction old_int_ {
+  }, old_term_{};
+};
+
+}  // namespace
+
+ShellResult RunShell(const std::string& script, double timeout_seconds) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0)
+    throw std::runtime_error(std::string("cannot create a pipe: ") + std::strerror(errno));
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    throw std::runtime_error(std::string("cannot start the objective command: ") +
+                             std::strerror(errno));
+  }
+  if (pid == 0) {  // child: own process group, stdout to the pipe, stdin from /dev/null
+    setpgid(0, 0);
+    dup2(fds[1], STDOUT_FILENO);
+    const int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, STDIN_FILENO);
+    execl("/bin/sh", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  setpgid(pid, pid);  // also here: no race with a kill before the child's own setpgid
+  close(fds[1]);
+  SignalForwarding forwarding(pid);
+  ShellResult res;
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration<double>(timeout_seconds > 0 ? timeout_seconds : 0);
+  bool timed_out = false;
+  char buf[4096];
+  for (;;) {
+    int wait_ms = -1;
+    if (timeout_seconds > 0) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            deadline - std::chrono::steady_clock::now())
+                            .count();
+      if (left <= 0) {
+        timed_out = true;
+        break;
+      }
+      wait_ms = static_cast<int>(std::min<long long>(left, 1000));
+    }
+    pollfd pfd{fds[0], POLLIN, 0};
+    const int r = poll(&pfd, 1, wait_ms);
+    if (r < 0 && errno == EINTR) continue;
+    if (r == 0) continue;  // re-check the deadline
+    const ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // EOF: the group closed stdout (normally: it exited)
+    res.out.append(buf, static_cast<size_t>(n));
+  }
+  close(fds[0]);
+  if (timed_out) kill(-pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) {
+    char msg[96];
+    std::snprintf(msg, sizeof msg, "objective command exceeded --eval-timeout %gs and was killed",
+                  timeout_seconds);
+    throw ShellTimeout(msg);
+  }
+  if (WIFSIGNALED(status)) {
+    res.exit_status = -1;
+    res.signal = WTERMSIG(status);
+  } else {
+    res.exit_status = WEXITSTATUS(status);
+  }
+  return res;
+}
+
+}  // namespace advbo::cli
