@@ -1,6 +1,6 @@
 // The common interface of every black-box attack in advbo. An attack talks to the model
 // only through a QueryOracle, which counts every image as a query, enforces the budget
-// and clips every query into the L_inf eps-ball (DESIGN.md, "The oracle contract"), so
+// and clips every query into the L_inf eps-ball (docs/design.md, "The oracle contract"), so
 // all attacks are compared under the same accounting rule.
 #pragma once
 
@@ -18,13 +18,13 @@ namespace advbo::attacks {
 /// Outcome of one attack instance (one image, one goal).
 struct AttackResult {
   bool success = false;
-  long queries = 0;               ///< 1-based index of the first successful query, or all used
-  double best_objective = 0;      ///< max of the oracle's objective (thesis eq. 5.3)
-  std::vector<float> adversarial; ///< successful (or best) image, C*H*W in [0, 1]
-  double seconds = 0;             ///< wall time of the instance
-  double model_seconds = 0;       ///< of which inside the model
-  double bo_seconds = 0;          ///< the rest: the attack's own computation
-  nlohmann::json details;         ///< attack-specific record fields (e.g. BOS^2 loops)
+  long queries = 0;                ///< 1-based index of the first successful query, or all used
+  double best_objective = 0;       ///< max of the oracle's objective (thesis eq. 5.3)
+  std::vector<float> adversarial;  ///< successful (or best) image, C*H*W in [0, 1]
+  double seconds = 0;              ///< wall time of the instance
+  double model_seconds = 0;        ///< of which inside the model
+  double bo_seconds = 0;           ///< the rest: the attack's own computation
+  nlohmann::json details;          ///< attack-specific record fields (e.g. BOS^2 loops)
 };
 
 /// Progress callback: (queries used, best objective so far).

@@ -1,5 +1,5 @@
 // Input-transformation defenses: stages of the oracle pipeline in [0, 1] pixel space, before
-// the model (DESIGN.md), so an attacker always queries the defended system.
+// the model (docs/design.md), so an attacker always queries the defended system.
 //
 //  jpeg:quality=Q        JPEG compression at quality Q in [1, 100] (Dziugaite et al. 2016;
 //                        Guo et al. 2018), OpenCV's libjpeg codec, 8-bit round trip

@@ -5,7 +5,7 @@
 //   x_1 = clip(Dec_A(Enc_A(x_0) + a_1); x_0 +- eps, [0, 1])      attacker's image
 //   x_2 = clip(Dec_D(Enc_D(x_1) + a_2); x_1 +- eps, [0, 1])      defended image
 // (the attacker's clip is anchored on the clean image, the defender's on the attacker's
-// image, DESIGN.md). The target model scores x_2 (one query): attack score
+// image, docs/design.md). The target model scores x_2 (one query): attack score
 // s = max_{c != y} p_c(x_2) is the attacker's payoff, 1 - s the defender's (constant-sum);
 // the round is a successful attack when s > p_y(x_2).
 #pragma once

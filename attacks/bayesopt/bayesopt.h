@@ -10,7 +10,7 @@
 // side s (Sec. 3.4) picks s in {6, 8, ..., 20} maximising the GP marginal likelihood of the
 // initial data re-sampled to each side.
 //
-// Threat model: queries are clipped into the eps-ball by the oracle (DESIGN.md); the
+// Threat model: queries are clipped into the eps-ball by the oracle (docs/design.md); the
 // reference code's rescaling is the oracle's --rescale-compat option.
 #pragma once
 
@@ -24,16 +24,16 @@ namespace advbo::attacks {
 
 /// BayesOpt-attack settings (defaults: the paper's MNIST/CIFAR-10 settings).
 struct BayesOptOptions {
-  int latent_side = 14;          ///< s (14 x 14 per channel in the paper)
-  bool learn_side = false;       ///< learn s by marginal likelihood (Sec. 3.4)
+  int latent_side = 14;     ///< s (14 x 14 per channel in the paper)
+  bool learn_side = false;  ///< learn s by marginal likelihood (Sec. 3.4)
   std::vector<int> candidate_sides = {6, 8, 10, 12, 14, 16, 18, 20};
-  int groups = 14;               ///< additive components: 14 MNIST, 12 CIFAR-10
-  bool additive = true;          ///< false = a plain (isotropic SE) GP-BO
-  int initial_points = 30;       ///< Latin-hypercube initial design
-  int decomposition_every = 40;  ///< iterations between decomposition updates
-  int num_decompositions = 20;   ///< random partitions scored (plus the current one)
-  int refit_every = 5;           ///< hyperparameter refit period
-  double sigma_multiplier = 3.0; ///< the paper's beta (multiplies sigma)
+  int groups = 14;                ///< additive components: 14 MNIST, 12 CIFAR-10
+  bool additive = true;           ///< false = a plain (isotropic SE) GP-BO
+  int initial_points = 30;        ///< Latin-hypercube initial design
+  int decomposition_every = 40;   ///< iterations between decomposition updates
+  int num_decompositions = 20;    ///< random partitions scored (plus the current one)
+  int refit_every = 5;            ///< hyperparameter refit period
+  double sigma_multiplier = 3.0;  ///< the paper's beta (multiplies sigma)
   bo::FitOptions fit = DefaultFit();
   /// 1 restart + warm start, 30 L-BFGS-B iterations, <= 150 points per likelihood
   /// evaluation (advbo's speed setting, as for BOS^2).

@@ -333,7 +333,7 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
         Timed(&ph.fit,
               [&] { return bo::FitHyperparameters(&per_gp, opt.perturbation_refit, rng); });
 
-      // Bayesian optimal stopping on the running best (DESIGN.md mapping): errors
+      // Bayesian optimal stopping on the running best (docs/design.md mapping): errors
       // e = y_best / y_first (affine map sending y_first -> 1 and 0 (success) -> 0).
       if (!opt.stopping) continue;
       if (i == 1) y_first = std::min(y, -1e-12);

@@ -42,7 +42,7 @@ struct Bos2Options {
   /// Periodic refits every `refit_every` iterations: warm start only, 20 iterations.
   bo::FitOptions perturbation_refit = DefaultPerturbationRefit();
   bo::FitOptions dimension_fit = DefaultDimensionFit();
-  bo::BosOptions bos;  ///< BO-BOS parameters (DESIGN.md defaults)
+  bo::BosOptions bos;  ///< BO-BOS parameters (docs/design.md defaults)
   /// Perturbation-GP window (advbo; the thesis is silent): at each loop start the GP gets
   /// at most this many points of D_per -- the best ceil(max_gp_points / 4) by objective
   /// plus the most recent others -- instead of all of them, so the acquisition's cost

@@ -1,5 +1,5 @@
 // Acquisition functions on the exact GP: GP-UCB/LCB (Srinivas et al. 2010) with the
-// exploration weight beta_t as an explicit, named policy (DESIGN.md: beta conventions differ
+// exploration weight beta_t as an explicit, named policy (docs/design.md: beta conventions differ
 // between codes), expected improvement (Jones et al. 1998), probability of improvement
 // (Kushner 1964), Thompson sampling (random Fourier features, or exact over a finite set),
 // and the expected UCB over another agent's action samples (R2-B2 level 1, Dai 2021 thesis
@@ -30,8 +30,8 @@ enum class BetaPolicy {
 /// Exploration-weight schedule. t starts at 1 (t < 1 is treated as 1).
 struct ExplorationWeight {
   BetaPolicy policy = BetaPolicy::kConstant;
-  double value = 4.0;   ///< beta for kConstant
-  double delta = 0.1;   ///< confidence parameter for kSrinivas2010, in (0, 1)
+  double value = 4.0;  ///< beta for kConstant
+  double delta = 0.1;  ///< confidence parameter for kSrinivas2010, in (0, 1)
   /// beta_t for iteration t >= 1, input dimension d, finite domain size (0 = continuous).
   double Beta(int t, int d, double domain_size = 0.0) const;
 };
@@ -104,8 +104,7 @@ class ImprovementAcquisition : public Acquisition {
 /// max(I, 0) where sigma = 0.
 class ExpectedImprovement final : public ImprovementAcquisition {
  public:
-  ExpectedImprovement(const ExactGP& gp, double best, double xi = 0.0,
-                      Goal goal = Goal::kMaximize);
+  ExpectedImprovement(const ExactGP& gp, double best, double xi = 0.0, Goal goal = Goal::kMaximize);
 };
 
 /// Probability of improvement (Kushner 1964): PI = Phi(I / sigma); 1[I > 0] where sigma = 0.

@@ -78,7 +78,7 @@ class Exp3Linear {
   Eigen::VectorXd estimates_;
 };
 
-/// GP-MW options. Defaults follow DESIGN.md (the R2-B2 authors' code): eta = 0.1 on raw
+/// GP-MW options. Defaults follow docs/design.md (the R2-B2 authors' code): eta = 0.1 on raw
 /// cumulative UCB rewards. With clip_rewards, UCBs are clipped to [0, 1] as in Sessa et al.
 struct GpMwOptions {
   double eta = 0.1;

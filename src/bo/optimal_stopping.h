@@ -48,15 +48,15 @@ class LearningCurveKernel final : public Kernel {
   double log_alpha_, log_beta_;
 };
 
-/// BOS parameters; defaults are DESIGN.md's (the BO-BOS reference settings).
+/// BOS parameters; defaults are docs/design.md's (the BO-BOS reference settings).
 struct BosOptions {
-  double k1_base = 100.0;   ///< K1 = k1_base / k1_decay^t   (t = outer BO iteration >= 1)
+  double k1_base = 100.0;  ///< K1 = k1_base / k1_decay^t   (t = outer BO iteration >= 1)
   double k1_decay = 0.99;
-  double k2 = 99.0;         ///< cost of a wrong d2
-  double cost = 1.0;        ///< c_{d0}, cost of one more observation
-  int num_paths = 100000;   ///< forward-simulated sample paths
-  int grid_size = 100;      ///< intervals of the summary statistic per step
-  int min_cell_paths = 30;  ///< cells with <= this many paths always continue
+  double k2 = 99.0;              ///< cost of a wrong d2
+  double cost = 1.0;             ///< c_{d0}, cost of one more observation
+  int num_paths = 100000;        ///< forward-simulated sample paths
+  int grid_size = 100;           ///< intervals of the summary statistic per step
+  int min_cell_paths = 30;       ///< cells with <= this many paths always continue
   double noise_variance = 1e-3;  ///< learning-curve GP noise (fixed)
 };
 

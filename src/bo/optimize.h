@@ -1,5 +1,5 @@
 // Box-constrained local minimisation through LBFGS++'s L-BFGS-B (the library optimiser
-// DESIGN.md prescribes), hardened for BO use: never throws on line-search failures and
+// docs/design.md prescribes), hardened for BO use: never throws on line-search failures and
 // returns the best point it evaluated.
 #pragma once
 
@@ -23,7 +23,6 @@ struct BoxedResult {
 /// for the line search; a failed line search ends the run with the best point so far.
 /// Throws std::invalid_argument if the sizes of x0, lb, ub differ or lb > ub.
 BoxedResult MinimizeBoxed(const GradObjective& f, const Eigen::VectorXd& x0,
-                          const Eigen::VectorXd& lb, const Eigen::VectorXd& ub,
-                          int max_iterations);
+                          const Eigen::VectorXd& lb, const Eigen::VectorXd& ub, int max_iterations);
 
 }  // namespace advbo::bo

@@ -1,5 +1,5 @@
 // The one random engine type of advbo. Every stochastic routine takes an engine by
-// reference; nothing seeds itself (DESIGN.md: one seeded engine passed explicitly).
+// reference; nothing seeds itself (docs/design.md: one seeded engine passed explicitly).
 #pragma once
 
 #include <cstdint>

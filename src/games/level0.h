@@ -70,7 +70,7 @@ class PointMassStrategy final : public Level0Strategy {
 
 /// GP-MW (Sessa et al. 2019; thesis App. E.1) over a finite action space: Hedge whose reward
 /// of every own action k after round t is the GP-UCB of f_m at (k, others' actions of round
-/// t). Defaults (DESIGN.md): eta = 0.1 on raw UCB rewards.
+/// t). Defaults (docs/design.md): eta = 0.1 on raw UCB rewards.
 class GpMwStrategy final : public Level0Strategy {
  public:
   /// Throws std::invalid_argument if the space is not finite.
@@ -89,7 +89,7 @@ class GpMwStrategy final : public Level0Strategy {
 /// EXP3 for adversarial linear bandits (App. E.6.1.1c) over a finite action space: each own
 /// action is represented by `num_features` random Fourier features of an SE kernel on the
 /// own action (lengthscale given), rewards are the observed own payoffs. Defaults
-/// (DESIGN.md): 5 features, eta = gamma = 0.1.
+/// (docs/design.md): 5 features, eta = gamma = 0.1.
 class Exp3RffStrategy final : public Level0Strategy {
  public:
   /// Throws std::invalid_argument if the space is not finite or num_features < 1.

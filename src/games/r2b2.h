@@ -11,7 +11,7 @@
 //
 // The GP-UCB alpha_{m,t}(x) = mu_{t-1}(x) + beta_t^{1/2} sigma_{t-1}(x) (eq. 8.2) of every
 // agent's payoff lives in that agent's PayoffBelief; beta_t follows a named policy
-// (DESIGN.md; default r2b2_ref = 0.5 D log(2t), D = joint dimension).
+// (docs/design.md; default r2b2_ref = 0.5 D log(2t), D = joint dimension).
 #pragma once
 
 #include <memory>
@@ -27,16 +27,16 @@ namespace advbo::games {
 
 /// Options of an R2-B2 agent.
 struct R2b2Options {
-  int level = 1;          ///< reasoning level k >= 0
-  bool lite = false;      ///< R2-B2-Lite at level 1 (eq. 8.8): one sampled opponent action
-  int samples = 500;      ///< S, samples of the others' level-0 strategies when the
-                          ///< expectation (8.3) is approximated (App. E.6.2.1c: 500 MNIST,
-                          ///< 1,000 CIFAR-10)
-  long exact_limit = 20000;  ///< compute (8.3) exactly when the others' joint finite support
-                             ///< has at most this many points
-  int candidates = 1000;  ///< own-action candidates: on a continuous space a scrambled Sobol
-                          ///< set, on a grid larger than this a random subset of its rows;
-                          ///< fixed per agent so simulations of it are reproducible
+  int level = 1;                ///< reasoning level k >= 0
+  bool lite = false;            ///< R2-B2-Lite at level 1 (eq. 8.8): one sampled opponent action
+  int samples = 500;            ///< S, samples of the others' level-0 strategies when the
+                                ///< expectation (8.3) is approximated (App. E.6.2.1c: 500 MNIST,
+                                ///< 1,000 CIFAR-10)
+  long exact_limit = 20000;     ///< compute (8.3) exactly when the others' joint finite support
+                                ///< has at most this many points
+  int candidates = 1000;        ///< own-action candidates: on a continuous space a scrambled Sobol
+                                ///< set, on a grid larger than this a random subset of its rows;
+                                ///< fixed per agent so simulations of it are reproducible
   uint64_t candidate_seed = 0;  ///< seed of those candidate sets (shared by default)
   bo::ExplorationWeight beta{bo::BetaPolicy::kR2b2Ref, 0.0, 0.1};
   /// M > 2 agents at level 2 (eq. E.3): the level (0 or 1) this agent assumes for every
@@ -85,8 +85,8 @@ class R2b2Agent final : public Agent {
  private:
   // Weighted joint actions of the others [S, D] for agent m's level-1 reasoning (others at
   // level 0, or fixed where `fixed[j]` is non-empty).
-  void OthersDistribution(int m, const std::vector<Eigen::VectorXd>& fixed, bool lite,
-                          bo::Rng& rng, Eigen::MatrixXd* others, Eigen::VectorXd* weights) const;
+  void OthersDistribution(int m, const std::vector<Eigen::VectorXd>& fixed, bool lite, bo::Rng& rng,
+                          Eigen::MatrixXd* others, Eigen::VectorXd* weights) const;
   Eigen::VectorXd BestResponse(int m, const Eigen::MatrixXd& others, const Eigen::VectorXd& w,
                                int round) const;
 

@@ -41,7 +41,7 @@ class SyntheticGame final : public GameEnvironment {
   double lengthscale() const { return lengthscale_; }
   /// The GP the payoffs were drawn from, as the agents' prior over the joint action [2]
   /// (App. E.6.1.1a uses the true hyperparameters): SE, lengthscale 0.1, unit variance on
-  /// standardised payoffs, noise variance `noise_variance` (DESIGN.md: 1e-2).
+  /// standardised payoffs, noise variance `noise_variance` (docs/design.md: 1e-2).
   bo::ExactGP TruePrior(double noise_variance = 1e-2) const;
 
  private:

@@ -1,5 +1,5 @@
 // A TorchScript image classifier behind a narrow, LibTorch-free interface (the LibTorch
-// headers stay in classifier.cc). Input contract (DESIGN.md, the oracle contract): float32
+// headers stay in classifier.cc). Input contract (docs/design.md, the oracle contract): float32
 // NCHW with pixels in [0, 1]; the model owns any normalisation. Output: logits or
 // probabilities [N, classes].
 #pragma once
@@ -25,8 +25,8 @@ OutputKind ParseOutputKind(const std::string& s);
 
 /// Loading options.
 struct ClassifierOptions {
-  OutputKind output = OutputKind::kAuto;  ///< auto: probabilities iff a probe's rows are
-                                          ///< non-negative and sum to 1 (within 1e-3)
+  OutputKind output = OutputKind::kAuto;    ///< auto: probabilities iff a probe's rows are
+                                            ///< non-negative and sum to 1 (within 1e-3)
   int channels = 0, height = 0, width = 0;  ///< expected input shape; 0 = infer by probing
                                             ///< [1,28,28], [3,32,32], [3,224,224]
   int threads = 0;  ///< intra-op threads for LibTorch and, when LibTorch runs on

@@ -1,4 +1,4 @@
-// The black-box query oracle and threat model (DESIGN.md, "The oracle contract").
+// The black-box query oracle and threat model (docs/design.md, "The oracle contract").
 // Every image evaluated by the model is one query; the oracle itself enforces the
 // per-instance budget (a batch that would exceed it is refused whole) and the L_inf
 // threat model (every query is clipped into the eps-ball around the clean image,
@@ -56,7 +56,7 @@ class QueryOracle {
   /// Projects n images in place onto the threat model (what Query does first).
   void Project(float* images, int n) const;
 
-  /// Compatibility with the BayesOpt-attack reference code (DESIGN.md "Clip, don't
+  /// Compatibility with the BayesOpt-attack reference code (docs/design.md "Clip, don't
   /// rescale"): when on, a query x becomes (x0 + clip(x - x0, -eps, eps) + eps) / (1 + 2 eps)
   /// instead of being clipped. This is a *different, looser* threat model: the evaluated
   /// image can be up to 2 eps / (1 + 2 eps) from the clean one (0.375 for eps = 0.3).
@@ -82,7 +82,7 @@ class QueryOracle {
   const Classifier& model() const { return model_; }
   /// Wall seconds spent inside the model's forward passes.
   double model_seconds() const { return model_seconds_; }
-  /// Optional input transformation (a defense stage, DESIGN.md: defenses sit in the
+  /// Optional input transformation (a defense stage, docs/design.md: defenses sit in the
   /// pipeline in [0, 1] space before the model): called on a *copy* of each projected batch
   /// (n images of C*H*W floats, transformed in place, to stay in [0, 1]) just before the
   /// forward pass, so every query reaches the defended model while the attacker's own
