@@ -1,0 +1,192 @@
+// `advbo game --attacker ATTACK`: an attack from attacks/ against a defender in the query
+// loop (Dai 2021 Sec. 8.4.2.2), run through the experiment runner.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/format.h"
+#include "cli/game_args.h"
+#include "cli/plot.h"
+#include "cli/progress.h"
+#include "experiment/records.h"
+#include "experiment/runner.h"
+#include "experiment/seeds.h"
+
+namespace advbo::cli {
+namespace fs = std::filesystem;
+namespace {
+
+// An attack from attacks/ (a level-0 pure or mixed strategy of the attacker, Sec. 8.3.1)
+// against a defender in the query loop (defenses/game_defense.h: an R2-B2 level-1 or random
+// defender with latent or transformation-parameter actions, or a fixed pipeline): one round
+// per query, T = --rounds queries per run, untargeted. Writes one JSONL line per round
+// and a summary of ASR and queries to the first successful attack.
+// Per-run tallies of an attack game.
+struct AttackGameTally {
+  std::vector<double> first_success, queries_all, successes;
+  std::vector<double> success_curve;  // [rounds + 1] runs successful by round t
+};
+
+void WriteAttackGameSummary(const GameArgs& a, const experiment::Experiment& ex,
+                            const AttackGameTally& tally, const fs::path& rounds_path);
+
+}  // namespace
+
+int RunAttackGame(const GameArgs& a) {
+  if (a.game != "mnist" && a.game != "cifar10")
+    throw std::invalid_argument("--attacker " + a.attacker + " plays on --game mnist or cifar10");
+  if (a.rounds < 1 || a.num_games < 1 || a.inits < 1)
+    throw std::invalid_argument("--rounds, --games and --inits must be positive");
+  if (a.out_dir.empty()) throw std::invalid_argument("--out-dir is required");
+  experiment::ExperimentSpec spec;
+  spec.dataset = a.game;
+  spec.attacks = {a.attacker};
+  spec.untargeted = true;
+  spec.indices = a.indices;
+  spec.num_images = a.num_games;
+  spec.eps = a.eps;
+  spec.budget = a.rounds;  // one round per query
+  spec.seed = a.seed;
+  spec.threads = a.threads;
+  spec.defense = a.defender;
+  spec.defender_vae = a.vae;
+  spec.defender_eps = a.defender_eps;
+  spec.clean_images = 0;  // the game reports no clean accuracy
+  const experiment::Experiment ex(spec);
+  const double eps = ex.epsilon();
+  const experiment::DefenseSetup& defense = ex.defense();
+  const experiment::Selection& sel = ex.selection();
+  fs::create_directories(a.out_dir);
+  const fs::path rounds_path = fs::path(a.out_dir) / "rounds.jsonl";
+  std::ofstream out(rounds_path.string() + ".partial");
+  if (!out) throw std::runtime_error(rounds_path.string() + ": cannot write");
+  const long total = static_cast<long>(sel.instances.size()) * a.inits;
+  ProgressBar bar(total, !a.quiet);
+  AttackGameTally tally;
+  tally.success_curve.assign(a.rounds + 1, 0.0);
+  auto& [first_success, queries_all, successes, success_curve] = tally;
+  long done = 0;
+  for (size_t g = 0; g < sel.instances.size(); ++g) {
+    const experiment::Instance& inst = sel.instances[g];
+    for (int i = 0; i < a.inits; ++i) {
+      experiment::JobHooks hooks;
+      hooks.instance_seed = experiment::GameRunSeed(a.seed, g, i);
+      hooks.on_batch = [&](const oracle::QueryResult& r, long first,
+                           const defenses::GameDefense* defender) {
+        for (Eigen::Index b = 0; b < r.objective.size(); ++b) {
+          const long q = first + b;
+          nlohmann::json line = {{"attacker", a.attacker},
+                                 {"defender", defense.Spec()},
+                                 {"game", a.game},
+                                 {"image_index", inst.index},
+                                 {"true_class", inst.label},
+                                 {"init", i},
+                                 {"round", q},
+                                 {"objective", r.objective(b)},
+                                 {"success", static_cast<bool>(r.success[b])},
+                                 {"predicted", r.predicted[b]},
+                                 {"seed", a.seed}};
+          if (defender && defender->rounds() >= q) {
+            const Eigen::VectorXd act = defender->Action(static_cast<int>(q - 1));
+            line["defender_action"] = std::vector<double>(act.data(), act.data() + act.size());
+          }
+          out << line.dump() << "\n";
+        }
+      };
+      const attacks::AttackResult res =
+          ex.Run(
+                g, 0,
+                [&](long q, double b) {
+                  bar.Update(done,
+                             a.attacker + " image " + std::to_string(inst.index) +
+                                 " q=" + std::to_string(q) + " best y=" + Fmt(b, 3),
+                             false);
+                },
+                hooks)
+              .result;
+      // Success rate against queries: a run counts from its first successful query on.
+      if (res.success)
+        for (long q = res.queries; q <= a.rounds; ++q) success_curve[q] += 1;
+      successes.push_back(res.success ? 1 : 0);
+      queries_all.push_back(res.success ? res.queries : a.rounds);
+      if (res.success) first_success.push_back(res.queries);
+      bar.Update(++done, a.attacker + (res.success ? " success" : " defended"), true);
+    }
+  }
+  bar.Finish();
+  out.close();
+  fs::rename(rounds_path.string() + ".partial", rounds_path);
+  WriteAttackGameSummary(a, ex, tally, rounds_path);
+  return 0;
+}
+
+namespace {
+
+// summary.json, table.txt, curves.csv, curves.png and the printed table of an attack game.
+void WriteAttackGameSummary(const GameArgs& a, const experiment::Experiment& ex,
+                            const AttackGameTally& tally, const fs::path& rounds_path) {
+  const auto& [first_success, queries_all, successes, success_curve] = tally;
+  const double eps = ex.epsilon();
+  const experiment::DefenseSetup& defense = ex.defense();
+  const experiment::Selection& sel = ex.selection();
+  const double runs = static_cast<double>(successes.size());
+  double asr = 0, mean_q = 0, mean_first = 0;
+  for (double v : successes) asr += v / runs;
+  for (double v : queries_all) mean_q += v / runs;
+  for (double v : first_success) mean_first += v / first_success.size();
+  std::ostringstream table;
+  char buf[400];
+  std::snprintf(buf, sizeof buf,
+                "%s game: attacker %s vs defender %s, eps %.3g, T = %d queries, %d runs (%zu "
+                "images x %d inits), untargeted, seed %llu\n",
+                a.game.c_str(), a.attacker.c_str(), defense.Spec().c_str(), eps, a.rounds,
+                static_cast<int>(runs), sel.instances.size(), a.inits,
+                static_cast<unsigned long long>(a.seed));
+  table << buf;
+  std::snprintf(buf, sizeof buf, "%-34s %s %%\n%-34s %s\n%-34s %s\n", "ASR within T",
+                Fmt(100 * asr, 1).c_str(), "queries to success (successes)",
+                first_success.empty() ? "-" : Fmt(mean_first, 1).c_str(),
+                "mean queries (failures = T)", Fmt(mean_q, 1).c_str());
+  table << buf;
+  std::vector<int> idx;
+  for (const auto& t : sel.instances) idx.push_back(t.index);
+  nlohmann::json meta = {
+      {"game", a.game},
+      {"attacker", a.attacker},
+      {"defender", defense.Spec()},
+      {"defender_vae", defense.vae_path()},
+      {"epsilon", eps},
+      {"defender_eps", a.defender_eps.value_or(eps)},
+      {"rounds", a.rounds},
+      {"inits", a.inits},
+      {"images", idx},
+      {"model", experiment::RecordPath(ex.model_path())},
+      {"seed", a.seed},
+      {"asr", asr},
+      {"mean_queries_to_success",
+       first_success.empty() ? nlohmann::json(nullptr) : nlohmann::json(mean_first)},
+      {"mean_queries_failures_at_T", mean_q},
+      {"per_run_success", successes},
+      {"per_run_queries", queries_all}};
+  experiment::WriteFileAtomic(fs::path(a.out_dir) / "summary.json", meta.dump(2) + "\n");
+  experiment::WriteFileAtomic(fs::path(a.out_dir) / "table.txt", table.str());
+  std::ostringstream csv;
+  csv << "round,success_rate\n";
+  PlotSeries ser{a.attacker + " vs " + defense.Spec(), {}};
+  for (int t = 1; t <= a.rounds; ++t) {
+    csv << t << "," << Fmt(success_curve[t] / runs, 5) << "\n";
+    ser.ys.push_back(success_curve[t] / runs);
+  }
+  experiment::WriteFileAtomic(fs::path(a.out_dir) / "curves.csv", csv.str());
+  WriteLinePlot(fs::path(a.out_dir) / "curves.png", {ser}, 1.0, a.rounds, 0.0, 1.0, "query",
+                "attack success rate");
+  std::printf("\n%s\nrounds: %s; summary.json, table.txt, curves.csv, curves.png in %s\n",
+              table.str().c_str(), rounds_path.c_str(), a.out_dir.c_str());
+}
+
+}  // namespace
+}  // namespace advbo::cli
