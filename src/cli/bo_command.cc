@@ -141,10 +141,8 @@ void ParseInit(const std::string& spec, bo::DesignKind* kind, int* n) {
   }
 }
 
-int RunBoCommand(const BoArgs& a) {
-  // ---- Validate everything before any evaluation or output file.
-  if (a.function.empty() == a.command.empty())
-    throw std::invalid_argument("give exactly one of --function NAME or --command CMD");
+// BO loop options from the arguments; throws std::invalid_argument on a bad value.
+bo::BoLoopOptions LoopOptions(const BoArgs& a) {
   bo::BoLoopOptions opt;
   opt.goal = a.maximize ? bo::Goal::kMaximize : bo::Goal::kMinimize;
   opt.budget = a.budget;
@@ -175,107 +173,99 @@ int RunBoCommand(const BoArgs& a) {
     opt.on_error = bo::OnError::kContinue;
   else
     throw std::invalid_argument("--on-error must be stop or continue");
+  return opt;
+}
 
-  bo::TestFunction tf;
+// The function to optimise: a test function or the external command, its box and name.
+struct Problem {
+  bo::TestFunction tf;  // minimum NaN for commands
   bo::Objective objective;
   Eigen::VectorXd lb, ub;
   std::string name;
+};
+
+Problem MakeProblem(const BoArgs& a) {
+  Problem p;
   if (!a.function.empty()) {
     if (!a.bounds.empty())
       throw std::invalid_argument("--bounds is for --command; test functions have fixed domains");
     const uint64_t fseed = a.function_seed >= 0 ? static_cast<uint64_t>(a.function_seed) : a.seed;
-    tf = bo::MakeTestFunction(a.function, a.dim, fseed, a.lengthscale);
-    objective = tf.f;
-    lb = tf.lb;
-    ub = tf.ub;
-    name = tf.name;
+    p.tf = bo::MakeTestFunction(a.function, a.dim, fseed, a.lengthscale);
+    p.objective = p.tf.f;
+    p.lb = p.tf.lb;
+    p.ub = p.tf.ub;
+    p.name = p.tf.name;
   } else {
     if (a.bounds.empty()) throw std::invalid_argument("--command needs --bounds LO:HI[,LO:HI...]");
-    ParseBounds(a.bounds, a.dim, &lb, &ub);
-    const std::string cmd = a.command;
-    objective = [cmd, t = a.eval_timeout](const Eigen::VectorXd& x) {
+    ParseBounds(a.bounds, a.dim, &p.lb, &p.ub);
+    p.objective = [cmd = a.command, t = a.eval_timeout](const Eigen::VectorXd& x) {
       return RunExternal(cmd, x, t);
     };
-    name = "command";
+    p.name = "command";
   }
-  const bool regret_known = !a.maximize && std::isfinite(tf.minimum);
+  return p;
+}
 
-  std::unique_ptr<bo::JsonlTrace> trace;
-  if (!a.out.empty()) {
-    trace = std::make_unique<bo::JsonlTrace>(a.out);
-    nlohmann::json cfg = {
-        {"type", "config"},
-        {"objective", name},
-        {"command", a.command.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.command)},
-        {"dim", lb.size()},
-        {"lb", bo::JsonArray(lb)},
-        {"ub", bo::JsonArray(ub)},
-        {"goal", a.maximize ? "max" : "min"},
-        {"acquisition", a.acq},
-        {"beta", a.beta},
-        {"kernel", a.kernel},
-        {"ard", !a.isotropic},
-        {"noise", a.noise},
-        {"init", a.init},
-        {"budget", a.budget},
-        {"refit_every", a.refit_every},
-        {"eval_timeout", a.eval_timeout},
-        {"seed", a.seed}};
-    if (a.function == "gp-sample") {
-      cfg["lengthscale"] = a.lengthscale;
-      cfg["function_seed"] = a.function_seed >= 0 ? static_cast<uint64_t>(a.function_seed) : a.seed;
-    }
-    trace->Write(cfg);
+// The trace's first line: everything that changes the run.
+nlohmann::json ConfigRecord(const BoArgs& a, const Problem& p) {
+  nlohmann::json cfg = {
+      {"type", "config"},
+      {"objective", p.name},
+      {"command", a.command.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.command)},
+      {"dim", p.lb.size()},
+      {"lb", bo::JsonArray(p.lb)},
+      {"ub", bo::JsonArray(p.ub)},
+      {"goal", a.maximize ? "max" : "min"},
+      {"acquisition", a.acq},
+      {"beta", a.beta},
+      {"kernel", a.kernel},
+      {"ard", !a.isotropic},
+      {"noise", a.noise},
+      {"init", a.init},
+      {"budget", a.budget},
+      {"refit_every", a.refit_every},
+      {"eval_timeout", a.eval_timeout},
+      {"seed", a.seed}};
+  if (a.function == "gp-sample") {
+    cfg["lengthscale"] = a.lengthscale;
+    cfg["function_seed"] = a.function_seed >= 0 ? static_cast<uint64_t>(a.function_seed) : a.seed;
   }
+  return cfg;
+}
 
-  ProgressBar bar(a.budget, !a.quiet);
-  bo::Rng rng(a.seed);
-  const auto t0 = std::chrono::steady_clock::now();
-  auto on_step = [&](const bo::BoStep& s) {
-    if (trace) {
-      nlohmann::json r = bo::StepRecord(s);
-      if (regret_known) r["simple_regret"] = s.best_y - tf.minimum;
-      trace->Write(r);
-    }
-    if (!s.ok)
-      std::fprintf(stderr, "\nadvbo bo: evaluation %d failed: %s\n", s.evaluation, s.error.c_str());
-    std::string status = "best y=" + Fmt(s.best_y, 5);
-    if (regret_known) status += " regret=" + Fmt(s.best_y - tf.minimum, 5);
-    bar.Update(s.evaluation, status, true);
-    return true;
-  };
-  const bo::BoResult res = bo::RunBo(objective, lb, ub, opt, rng, on_step);
-  bar.Finish();
-  const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  double t_obj = 0, t_bo = 0;
-  for (const auto& s : res.steps) {
-    t_obj += s.seconds_objective;
-    t_bo += s.seconds_bo;
-  }
-  const double regret = regret_known ? res.best_y - tf.minimum : NAN;
-  if (trace) {
-    nlohmann::json sum = {
-        {"type", "summary"},
-        {"objective", name},
-        {"evaluations", res.steps.size()},
-        {"failures", res.failures},
-        {"best_x", res.best_x.size() ? bo::JsonArray(res.best_x) : nlohmann::json(nullptr)},
-        {"best_y", res.best_y},
-        {"stop_reason", res.stop_reason},
-        {"final_kernel", res.kernel},
-        {"seconds_total", total},
-        {"seconds_bo", t_bo},
-        {"seconds_objective", t_obj},
-        {"seed", a.seed}};
-    sum["known_minimum"] =
-        std::isfinite(tf.minimum) ? nlohmann::json(tf.minimum) : nlohmann::json(nullptr);
-    sum["minimum_estimated"] = tf.minimum_estimated;
-    sum["simple_regret"] = regret_known ? nlohmann::json(regret) : nlohmann::json(nullptr);
-    trace->Write(sum);
-    trace->Commit();
-  }
+// Wall, objective and BO seconds of a finished run.
+struct Timing {
+  double total = 0, objective = 0, bo = 0;
+};
 
-  std::printf("\n%-22s %s%s\n", "objective", name.c_str(),
+// The trace's last line.
+nlohmann::json SummaryRecord(const BoArgs& a, const Problem& p, const bo::BoResult& res,
+                             const Timing& t) {
+  const bool regret_known = !a.maximize && std::isfinite(p.tf.minimum);
+  nlohmann::json sum = {
+      {"type", "summary"},
+      {"objective", p.name},
+      {"evaluations", res.steps.size()},
+      {"failures", res.failures},
+      {"best_x", res.best_x.size() ? bo::JsonArray(res.best_x) : nlohmann::json(nullptr)},
+      {"best_y", res.best_y},
+      {"stop_reason", res.stop_reason},
+      {"final_kernel", res.kernel},
+      {"seconds_total", t.total},
+      {"seconds_bo", t.bo},
+      {"seconds_objective", t.objective},
+      {"seed", a.seed}};
+  sum["known_minimum"] =
+      std::isfinite(p.tf.minimum) ? nlohmann::json(p.tf.minimum) : nlohmann::json(nullptr);
+  sum["minimum_estimated"] = p.tf.minimum_estimated;
+  sum["simple_regret"] =
+      regret_known ? nlohmann::json(res.best_y - p.tf.minimum) : nlohmann::json(nullptr);
+  return sum;
+}
+
+void PrintSummary(const BoArgs& a, const Problem& p, const bo::BoResult& res, const Timing& t) {
+  const bool regret_known = !a.maximize && std::isfinite(p.tf.minimum);
+  std::printf("\n%-22s %s%s\n", "objective", p.name.c_str(),
               a.command.empty() ? "" : (" (" + a.command + ")").c_str());
   std::printf("%-22s %s, %s%s kernel, noise %s, seed %llu\n", "BO", a.acq.c_str(), a.kernel.c_str(),
               a.isotropic ? "" : "-ARD", a.noise.c_str(), static_cast<unsigned long long>(a.seed));
@@ -284,13 +274,58 @@ int RunBoCommand(const BoArgs& a) {
   std::printf("%-22s %s\n", a.maximize ? "best y (max)" : "best y (min)",
               Fmt(res.best_y, 6).c_str());
   std::printf("%-22s [%s]\n", "best x", res.best_x.size() ? FormatX(res.best_x).c_str() : "");
-  if (std::isfinite(tf.minimum))
-    std::printf("%-22s %s%s\n", "known minimum", Fmt(tf.minimum, 6).c_str(),
-                tf.minimum_estimated ? " (estimated numerically)" : "");
-  if (regret_known) std::printf("%-22s %s\n", "simple regret", Fmt(regret, 6).c_str());
-  std::printf("%-22s %s s (BO %s s, objective %s s)\n", "time", Fmt(total, 2).c_str(),
-              Fmt(t_bo, 2).c_str(), Fmt(t_obj, 2).c_str());
+  if (std::isfinite(p.tf.minimum))
+    std::printf("%-22s %s%s\n", "known minimum", Fmt(p.tf.minimum, 6).c_str(),
+                p.tf.minimum_estimated ? " (estimated numerically)" : "");
+  if (regret_known)
+    std::printf("%-22s %s\n", "simple regret", Fmt(res.best_y - p.tf.minimum, 6).c_str());
+  std::printf("%-22s %s s (BO %s s, objective %s s)\n", "time", Fmt(t.total, 2).c_str(),
+              Fmt(t.bo, 2).c_str(), Fmt(t.objective, 2).c_str());
   if (!a.out.empty()) std::printf("%-22s %s\n", "trace", a.out.c_str());
+}
+
+int RunBoCommand(const BoArgs& a) {
+  // ---- Validate everything before any evaluation or output file.
+  if (a.function.empty() == a.command.empty())
+    throw std::invalid_argument("give exactly one of --function NAME or --command CMD");
+  const bo::BoLoopOptions opt = LoopOptions(a);
+  const Problem p = MakeProblem(a);
+  const bool regret_known = !a.maximize && std::isfinite(p.tf.minimum);
+  std::unique_ptr<bo::JsonlTrace> trace;
+  if (!a.out.empty()) {
+    trace = std::make_unique<bo::JsonlTrace>(a.out);
+    trace->Write(ConfigRecord(a, p));
+  }
+
+  ProgressBar bar(a.budget, !a.quiet);
+  bo::Rng rng(a.seed);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto on_step = [&](const bo::BoStep& s) {
+    if (trace) {
+      nlohmann::json r = bo::StepRecord(s);
+      if (regret_known) r["simple_regret"] = s.best_y - p.tf.minimum;
+      trace->Write(r);
+    }
+    if (!s.ok)
+      std::fprintf(stderr, "\nadvbo bo: evaluation %d failed: %s\n", s.evaluation, s.error.c_str());
+    std::string status = "best y=" + Fmt(s.best_y, 5);
+    if (regret_known) status += " regret=" + Fmt(s.best_y - p.tf.minimum, 5);
+    bar.Update(s.evaluation, status, true);
+    return true;
+  };
+  const bo::BoResult res = bo::RunBo(p.objective, p.lb, p.ub, opt, rng, on_step);
+  bar.Finish();
+  Timing t;
+  t.total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (const auto& s : res.steps) {
+    t.objective += s.seconds_objective;
+    t.bo += s.seconds_bo;
+  }
+  if (trace) {
+    trace->Write(SummaryRecord(a, p, res, t));
+    trace->Commit();
+  }
+  PrintSummary(a, p, res, t);
   return res.stop_reason == "evaluation failed" || res.best_x.size() == 0 ? 2 : 0;
 }
 
