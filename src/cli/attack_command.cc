@@ -173,6 +173,39 @@ void PrintSummary(const AttackArgs& a, const experiment::Experiment& ex,
   if (!a.out.empty()) std::printf("%-26s %s\n", "records", a.out.c_str());
 }
 
+// The records of an interrupted run in `file`, by key; throws std::invalid_argument when
+// they were made with other settings than `ex`'s.
+std::map<experiment::RecordKey, nlohmann::json> ResumableRecords(const experiment::RecordFile& file,
+                                                                 const experiment::Experiment& ex,
+                                                                 bool quiet) {
+  std::map<experiment::RecordKey, nlohmann::json> resumed;
+  const nlohmann::json settings = ex.Settings();
+  for (const auto& r : file.resumed()) {
+    const std::string diff = experiment::SettingsMismatch(r, settings);
+    if (!diff.empty())
+      throw std::invalid_argument(file.writing().string() +
+                                  " holds records of an interrupted run with other settings (" +
+                                  diff + "); delete it or change -o");
+    resumed[experiment::KeyOf(r)] = r;
+  }
+  if (!quiet && !resumed.empty())
+    std::fprintf(stderr, "  resuming %s: %zu instances already done\n", file.writing().c_str(),
+                 resumed.size());
+  return resumed;
+}
+
+// --verbose: one line per instance with its outcome and the latent dimensions (BOS^2).
+void PrintInstance(const experiment::Instance& inst, const attacks::AttackResult& r) {
+  std::string dims;
+  if (r.details.contains("loops"))
+    for (const auto& l : r.details["loops"])
+      dims += std::to_string(l["latent_dim"].get<int>()) +
+              (l["stopped_early"].get<bool>() ? "(stop)" : "") + " ";
+  std::fprintf(stderr, "\n  image %d %d->%s: %s after %ld queries, y=%.3f, dims %s\n", inst.index,
+               inst.label, inst.target >= 0 ? std::to_string(inst.target).c_str() : "any",
+               r.success ? "SUCCESS" : "failed", r.queries, r.best_objective, dims.c_str());
+}
+
 int RunAttack(const AttackArgs& a) {
   // ---- Validate everything before any work, so bad input loses nothing.
   if (int(a.targeted) + int(a.untargeted) + int(a.target.has_value()) > 1)
@@ -199,20 +232,8 @@ int RunAttack(const AttackArgs& a) {
   std::map<experiment::RecordKey, nlohmann::json> resumed;
   if (!a.out.empty()) {
     file = std::make_unique<experiment::RecordFile>(a.out, /*staged=*/true);
-    const nlohmann::json settings = ex.Settings();
-    for (const auto& r : file->resumed()) {
-      const std::string diff = experiment::SettingsMismatch(r, settings);
-      if (!diff.empty())
-        throw std::invalid_argument(file->writing().string() +
-                                    " holds records of an interrupted run with other settings (" +
-                                    diff + "); delete it or change -o");
-      resumed[experiment::KeyOf(r)] = r;
-    }
-    if (!a.quiet && !resumed.empty())
-      std::fprintf(stderr, "  resuming %s: %zu instances already done\n", file->writing().c_str(),
-                   resumed.size());
+    resumed = ResumableRecords(*file, ex, a.quiet);
   }
-
   const auto& instances = ex.instances();
   ProgressBar bar(static_cast<long>(instances.size()), !a.quiet);
   std::vector<nlohmann::json> records;
@@ -240,17 +261,7 @@ int RunAttack(const AttackArgs& a) {
     successes += r.success;
     records.push_back(job.record);
     if (file) file->Append(job.record);
-    if (a.verbose) {
-      std::string dims;
-      if (r.details.contains("loops"))
-        for (const auto& l : r.details["loops"])
-          dims += std::to_string(l["latent_dim"].get<int>()) +
-                  (l["stopped_early"].get<bool>() ? "(stop)" : "") + " ";
-      std::fprintf(stderr, "\n  image %d %d->%s: %s after %ld queries, y=%.3f, dims %s\n",
-                   inst.index, inst.label,
-                   inst.target >= 0 ? std::to_string(inst.target).c_str() : "any",
-                   r.success ? "SUCCESS" : "failed", r.queries, r.best_objective, dims.c_str());
-    }
+    if (a.verbose) PrintInstance(inst, r);
     if (!a.save_images.empty()) {
       if (SaveImages(a.save_images, inst, job, ex.images(), ex.epsilon()))
         ++saved;

@@ -57,6 +57,30 @@ std::vector<std::string> OrderAttacks(std::set<std::string> names) {
   return out;
 }
 
+// curves.csv and curves.png: ASR (%) against queries, one column / line per attack.
+void WriteCurves(const std::vector<std::string>& order,
+                 const std::vector<std::vector<double>>& curves, long budget, const fs::path& dir) {
+  const auto& atomic_write = experiment::WriteFileAtomic;
+  std::ostringstream csv;
+  csv << "queries";
+  for (const auto& n : order) csv << "," << n;
+  csv << "\n";
+  for (long q = 1; q <= budget; ++q) {
+    csv << q;
+    for (const auto& c : curves) csv << "," << Fmt(c[q], 3);
+    csv << "\n";
+  }
+  atomic_write(dir / "curves.csv", csv.str());
+
+  // Success rate against queries.
+  std::vector<PlotSeries> series;
+  for (size_t i = 0; i < curves.size(); ++i)
+    series.push_back(
+        {order[i], std::vector<double>(curves[i].begin(), curves[i].begin() + budget + 1)});
+  WriteLinePlot(dir / "curves.png", series, 1.0, static_cast<double>(std::max<long>(budget, 1)),
+                0.0, 100.0, "queries", "success rate (%)");
+}
+
 // Writes table.txt, summary.json, curves.csv, curves.png for the records into dir.
 void WriteSummary(const std::vector<nlohmann::json>& records, const fs::path& dir, bool print) {
   std::map<std::string, std::vector<const nlohmann::json*>> by;
@@ -123,24 +147,7 @@ void WriteSummary(const std::vector<nlohmann::json>& records, const fs::path& di
   const auto& atomic_write = experiment::WriteFileAtomic;
   atomic_write(dir / "table.txt", table.str());
   atomic_write(dir / "summary.json", summary.dump(2) + "\n");
-  std::ostringstream csv;
-  csv << "queries";
-  for (const auto& n : order) csv << "," << n;
-  csv << "\n";
-  for (long q = 1; q <= budget; ++q) {
-    csv << q;
-    for (const auto& c : curves) csv << "," << Fmt(c[q], 3);
-    csv << "\n";
-  }
-  atomic_write(dir / "curves.csv", csv.str());
-
-  // Success rate against queries.
-  std::vector<PlotSeries> series;
-  for (size_t i = 0; i < curves.size(); ++i)
-    series.push_back(
-        {order[i], std::vector<double>(curves[i].begin(), curves[i].begin() + budget + 1)});
-  WriteLinePlot(dir / "curves.png", series, 1.0, static_cast<double>(std::max<long>(budget, 1)),
-                0.0, 100.0, "queries", "success rate (%)");
+  WriteCurves(order, curves, budget, dir);
   if (print) std::printf("\n%s", table.str().c_str());
 }
 

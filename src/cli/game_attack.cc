@@ -20,11 +20,6 @@ namespace advbo::cli {
 namespace fs = std::filesystem;
 namespace {
 
-// An attack from attacks/ (a level-0 pure or mixed strategy of the attacker, Sec. 8.3.1)
-// against a defender in the query loop (defenses/game_defense.h: an R2-B2 level-1 or random
-// defender with latent or transformation-parameter actions, or a fixed pipeline): one round
-// per query, T = --rounds queries per run, untargeted. Writes one JSONL line per round
-// and a summary of ASR and queries to the first successful attack.
 // Per-run tallies of an attack game.
 struct AttackGameTally {
   std::vector<double> first_success, queries_all, successes;
@@ -36,6 +31,11 @@ void WriteAttackGameSummary(const GameArgs& a, const experiment::Experiment& ex,
 
 }  // namespace
 
+// An attack from attacks/ (a level-0 pure or mixed strategy of the attacker, Sec. 8.3.1)
+// against a defender in the query loop (defenses/game_defense.h: an R2-B2 level-1 or random
+// defender with latent or transformation-parameter actions, or a fixed pipeline): one round
+// per query, T = --rounds queries per run, untargeted. Writes one JSONL line per round
+// and a summary of ASR and queries to the first successful attack.
 int RunAttackGame(const GameArgs& a) {
   if (a.game != "mnist" && a.game != "cifar10")
     throw std::invalid_argument("--attacker " + a.attacker + " plays on --game mnist or cifar10");
@@ -126,6 +126,21 @@ int RunAttackGame(const GameArgs& a) {
 
 namespace {
 
+// curves.csv and curves.png: the share of runs successful by each query.
+void WriteAttackGameCurves(const GameArgs& a, const std::string& defense,
+                           const std::vector<double>& success_curve, double runs) {
+  std::ostringstream csv;
+  csv << "round,success_rate\n";
+  PlotSeries ser{a.attacker + " vs " + defense, {}};
+  for (int t = 1; t <= a.rounds; ++t) {
+    csv << t << "," << Fmt(success_curve[t] / runs, 5) << "\n";
+    ser.ys.push_back(success_curve[t] / runs);
+  }
+  experiment::WriteFileAtomic(fs::path(a.out_dir) / "curves.csv", csv.str());
+  WriteLinePlot(fs::path(a.out_dir) / "curves.png", {ser}, 1.0, a.rounds, 0.0, 1.0, "query",
+                "attack success rate");
+}
+
 // summary.json, table.txt, curves.csv, curves.png and the printed table of an attack game.
 void WriteAttackGameSummary(const GameArgs& a, const experiment::Experiment& ex,
                             const AttackGameTally& tally, const fs::path& rounds_path) {
@@ -174,16 +189,7 @@ void WriteAttackGameSummary(const GameArgs& a, const experiment::Experiment& ex,
       {"per_run_queries", queries_all}};
   experiment::WriteFileAtomic(fs::path(a.out_dir) / "summary.json", meta.dump(2) + "\n");
   experiment::WriteFileAtomic(fs::path(a.out_dir) / "table.txt", table.str());
-  std::ostringstream csv;
-  csv << "round,success_rate\n";
-  PlotSeries ser{a.attacker + " vs " + defense.Spec(), {}};
-  for (int t = 1; t <= a.rounds; ++t) {
-    csv << t << "," << Fmt(success_curve[t] / runs, 5) << "\n";
-    ser.ys.push_back(success_curve[t] / runs);
-  }
-  experiment::WriteFileAtomic(fs::path(a.out_dir) / "curves.csv", csv.str());
-  WriteLinePlot(fs::path(a.out_dir) / "curves.png", {ser}, 1.0, a.rounds, 0.0, 1.0, "query",
-                "attack success rate");
+  WriteAttackGameCurves(a, defense.Spec(), success_curve, runs);
   std::printf("\n%s\nrounds: %s; summary.json, table.txt, curves.csv, curves.png in %s\n",
               table.str().c_str(), rounds_path.c_str(), a.out_dir.c_str());
 }
