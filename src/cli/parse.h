@@ -1,0 +1,26 @@
+// Parsers of `advbo bo`'s box and initial-design options (a library of their own so the
+// fuzz targets in tests/fuzz/ reach them).
+#pragma once
+
+#include <Eigen/Dense>
+#include <string>
+
+#include "bo/design.h"
+
+namespace advbo::cli {
+
+/// Largest box dimension --dim / --bounds accept.
+inline constexpr int kMaxBoxDim = 10000;
+
+/// Parses --bounds: "LO:HI" (every coordinate; with dim > 1 repeated dim times) or
+/// "LO:HI,LO:HI,..." (one range per coordinate; must match dim when dim > 0). Fills lb, ub
+/// [d]. Throws std::invalid_argument naming the bad piece: not LO:HI, not numbers, not
+/// finite, LO >= HI, a count that differs from dim, or more than kMaxBoxDim ranges.
+void ParseBounds(const std::string& spec, int dim, Eigen::VectorXd* lb, Eigen::VectorXd* ub);
+
+/// Parses --init: "sobol", "lhs:10" (design and point count) or "12" (Sobol, count). n = 0
+/// means the default count. Throws std::invalid_argument on an unknown design or a count
+/// that is not an integer >= 1.
+void ParseInit(const std::string& spec, bo::DesignKind* kind, int* n);
+
+}  // namespace advbo::cli

@@ -1,0 +1,122 @@
+#include "fuzz_targets.h"
+
+#include <unistd.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+#include "attacks/attack.h"
+#include "cli/parse.h"
+#include "data/datasets.h"
+#include "defenses/defense.h"
+#include "defenses/game_defense.h"
+#include "experiment/spec.h"
+
+namespace advbo::fuzz {
+namespace fs = std::filesystem;
+namespace {
+
+// A private scratch folder of this process (files are rewritten on every input).
+const fs::path& Scratch() {
+  static const fs::path dir = [] {
+    fs::path d = fs::temp_directory_path() / ("advbo_fuzz_" + std::to_string(getpid()));
+    fs::create_directories(d / "imgs" / "3");
+    return d;
+  }();
+  return dir;
+}
+
+void WriteBytes(const fs::path& p, const uint8_t* data, size_t size) {
+  std::ofstream o(p, std::ios::binary | std::ios::trunc);
+  o.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+}
+
+// Runs f; the documented refusals are fine, anything else propagates (a finding).
+template <class F>
+int Refusable(F&& f) {
+  try {
+    f();
+  } catch (const data::DataError&) {
+  } catch (const std::invalid_argument&) {
+  } catch (const std::runtime_error&) {
+  }
+  return 0;
+}
+
+}  // namespace
+
+int FuzzMnist(const uint8_t* data, size_t size) {
+  if (size < 2) return 0;
+  const size_t rest = size - 2;
+  const size_t split = std::min(rest, static_cast<size_t>(data[0]) << 8 | data[1]);
+  WriteBytes(Scratch() / "t-images-idx3-ubyte", data + 2, split);
+  WriteBytes(Scratch() / "t-labels-idx1-ubyte", data + 2 + split, rest - split);
+  return Refusable([&] {
+    const data::ImageSet s = data::ReadMnist((Scratch() / "t-images-idx3-ubyte").string(),
+                                             (Scratch() / "t-labels-idx1-ubyte").string());
+    if (s.pixels.size() != s.size() * s.image_size()) std::abort();
+  });
+}
+
+int FuzzCifar10(const uint8_t* data, size_t size) {
+  WriteBytes(Scratch() / "batch.bin", data, size);
+  return Refusable([&] {
+    const data::ImageSet s = data::ReadCifar10({(Scratch() / "batch.bin").string()});
+    if (s.pixels.size() != s.size() * s.image_size()) std::abort();
+  });
+}
+
+int FuzzImages(const uint8_t* data, size_t size) {
+  WriteBytes(Scratch() / "imgs" / "3" / "x.png", data, size);
+  return Refusable([&] {
+    const data::ImageSet s = data::ReadImages((Scratch() / "imgs").string());
+    if (s.pixels.size() != s.size() * s.image_size()) std::abort();
+  });
+}
+
+int FuzzSpecs(const uint8_t* data, size_t size) {
+  const std::string s(reinterpret_cast<const char*>(data), size);
+  Refusable([&] { defenses::ParseDefense(s); });
+  Refusable([&] {
+    if (defenses::IsGameDefense(s)) defenses::ParseGameDefense(s);
+  });
+  Refusable([&] { attacks::MakeAttack(s, attacks::AttackContext{}); });
+  Refusable([&] { experiment::SplitAttackList(s); });
+  return 0;
+}
+
+int FuzzBounds(const uint8_t* data, size_t size) {
+  if (size < 1) return 0;
+  const int dim = static_cast<int>(data[0]) - 8;  // -8..247: unset, invalid and valid dims
+  const std::string s(reinterpret_cast<const char*>(data + 1), size - 1);
+  Refusable([&] {
+    Eigen::VectorXd lb, ub;
+    cli::ParseBounds(s, dim, &lb, &ub);
+    if (lb.size() != ub.size() || lb.size() == 0) std::abort();
+    for (Eigen::Index i = 0; i < lb.size(); ++i)
+      if (!(lb(i) < ub(i))) std::abort();
+  });
+  Refusable([&] {
+    bo::DesignKind kind;
+    int n = 0;
+    cli::ParseInit(s, &kind, &n);
+    if (n < 0) std::abort();
+  });
+  return 0;
+}
+
+std::vector<std::pair<std::string, Harness>> Harnesses() {
+  return {{"mnist", FuzzMnist},
+          {"cifar10", FuzzCifar10},
+          {"images", FuzzImages},
+          {"specs", FuzzSpecs},
+          {"bounds", FuzzBounds}};
+}
+
+}  // namespace advbo::fuzz
