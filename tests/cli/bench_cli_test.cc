@@ -34,8 +34,9 @@ int Lines(const fs::path& p) {
 }
 
 TEST_F(BenchCli, ShardsMergeToTheSameTableAsOneRunAndRunsResume) {
-  const std::string common = "bench --attacks square,random,genattack --indices 0,2,3 --target 2 "
-                             "--budget 120 --seed 5 -q ";
+  const std::string common =
+      "bench --attacks square,random,genattack --indices 0,2,3 --target 2 "
+      "--budget 120 --seed 5 -q ";
   ASSERT_EQ(RunAdvbo(common + "--out-dir " + (dir_ / "one").string(), dir_ / "log1"), 0)
       << Slurp(dir_ / "log1");
   ASSERT_EQ(RunAdvbo(common + "--shard 1/2 --out-dir " + (dir_ / "s1").string(), dir_ / "log2"), 0);
@@ -58,7 +59,10 @@ TEST_F(BenchCli, ShardsMergeToTheSameTableAsOneRunAndRunsResume) {
   // Shards are balanced per attack even when n divides the attack count: 2 attacks over 2
   // shards put one instance of each attack in each shard.
   ASSERT_EQ(RunAdvbo("bench --attacks square,random --indices 0,2 --target 2 --budget 40 -q "
-                     "--shard 1/2 --out-dir " + (dir_ / "b1").string(), dir_ / "log_b1"), 0);
+                     "--shard 1/2 --out-dir " +
+                         (dir_ / "b1").string(),
+                     dir_ / "log_b1"),
+            0);
   const std::string b1 = Slurp(dir_ / "b1" / "records.shard-1-of-2.jsonl");
   EXPECT_EQ(Lines(dir_ / "b1" / "records.shard-1-of-2.jsonl"), 2);
   EXPECT_NE(b1.find("\"attack\":\"square\""), std::string::npos);
@@ -89,11 +93,42 @@ TEST_F(BenchCli, ShardsMergeToTheSameTableAsOneRunAndRunsResume) {
   EXPECT_EQ(keys.size(), 9u);
 }
 
+// The threat model and the budget hold for every attack of the registry, as recorded by a
+// bench run: queries <= budget and L_inf <= eps (float32) for every record, also for the
+// 8-bit verified image; MNIST and CIFAR-10.
+TEST_F(BenchCli, EveryAttackStaysInTheBallAndTheBudget) {
+  const std::string all =
+      "bos2,bos2-nostop,bayesopt,bayesopt-learnd,genattack,zoo,autozoom,square,parsimonious,random";
+  for (const auto& [dataset, eps] :
+       std::vector<std::pair<std::string, double>>{{"mnist", 0.3}, {"cifar10", 0.05}}) {
+    const fs::path out = dir_ / dataset;
+    ASSERT_EQ(
+        RunAdvbo("bench --dataset " + dataset + " --attacks " + all +
+                     " --indices 0 --target 1 --budget 40 --threads 1 -q --out-dir " + out.string(),
+                 dir_ / "log"),
+        0)
+        << Slurp(dir_ / "log");
+    std::ifstream in(out / "records.jsonl");
+    std::set<std::string> seen;
+    for (std::string l; std::getline(in, l);) {
+      const auto r = nlohmann::json::parse(l);
+      seen.insert(r["attack"].get<std::string>());
+      EXPECT_LE(r["queries_used"].get<long>(), 40) << l.substr(0, 80);
+      EXPECT_LE(r["queries"].get<long>(), 40) << l.substr(0, 80);
+      EXPECT_LE(r["linf"].get<double>(), static_cast<double>(static_cast<float>(eps)) + 1e-9)
+          << r["attack"];
+      EXPECT_LE(r["quantized_linf"].get<double>(), eps + 1e-9) << r["attack"];
+      EXPECT_EQ(r["epsilon"].get<double>(), eps);
+    }
+    EXPECT_EQ(seen.size(), 10u) << dataset;
+  }
+}
+
 TEST_F(BenchCli, BadInputFailsClearly) {
   for (const std::string& args : std::vector<std::string>{
            "bench --attacks nope --out-dir " + (dir_ / "x").string(), "bench --attacks square",
-        "bench --attacks square --shard 3/2 --out-dir " + (dir_ / "x").string(),
-        "bench merge " + (dir_ / "missing").string() + " --out-dir " + (dir_ / "y").string()}) {
+           "bench --attacks square --shard 3/2 --out-dir " + (dir_ / "x").string(),
+           "bench merge " + (dir_ / "missing").string() + " --out-dir " + (dir_ / "y").string()}) {
     EXPECT_EQ(RunAdvbo(args, dir_ / "log"), 1) << args;
     EXPECT_NE(Slurp(dir_ / "log").find("error"), std::string::npos) << args;
   }
