@@ -11,7 +11,8 @@
 # and writes paper_compare.md next to the thesis' figures. Copy the merged folder to
 # tools/results/ to publish it. ADVBO=path overrides build/advbo; MODEL=path attacks another
 # model (e.g. models/mnist_cw_plain.pt; the folder name gets the model's name);
-# ATTACKS=a,b,... overrides the rows; OUT=folder overrides the output folder.
+# ATTACKS=a,b,... overrides the rows; OUT=folder overrides the output folder; NUM_IMAGES=N
+# attacks only the first N images (the first N x 9 instances of the full run, same seeds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which="${1:-all}"
@@ -40,8 +41,8 @@ run_dataset() {
 }
 
 case "$which" in
-  mnist) run_dataset mnist 50 0.3 ;;
-  cifar10) run_dataset cifar10 20 0.05 ;;
-  all) run_dataset mnist 50 0.3 && run_dataset cifar10 20 0.05 ;;
+  mnist) run_dataset mnist "${NUM_IMAGES:-50}" 0.3 ;;
+  cifar10) run_dataset cifar10 "${NUM_IMAGES:-20}" 0.05 ;;
+  all) run_dataset mnist "${NUM_IMAGES:-50}" 0.3 && run_dataset cifar10 "${NUM_IMAGES:-20}" 0.05 ;;
   *) echo "usage: $0 [mnist|cifar10|all] [SHARDS]" >&2; exit 2 ;;
 esac
