@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -180,13 +181,21 @@ std::map<experiment::RecordKey, nlohmann::json> ResumableRecords(const experimen
                                                                  bool quiet) {
   std::map<experiment::RecordKey, nlohmann::json> resumed;
   const nlohmann::json settings = ex.Settings();
+  std::set<experiment::RecordKey> planned;
+  for (const auto& inst : ex.instances())
+    planned.insert({ex.attack(0).name(), inst.index, inst.target});
   for (const auto& r : file.resumed()) {
     const std::string diff = experiment::SettingsMismatch(r, settings);
     if (!diff.empty())
       throw std::invalid_argument(file.writing().string() +
                                   " holds records of an interrupted run with other settings (" +
                                   diff + "); delete it or change -o");
-    resumed[experiment::KeyOf(r)] = r;
+    const experiment::RecordKey key = experiment::KeyOf(r);
+    if (!planned.count(key))
+      throw std::invalid_argument(file.writing().string() + " holds a record (" + std::get<0>(key) +
+                                  ", image " + std::to_string(std::get<1>(key)) +
+                                  ") outside this run's instances; delete it or change -o");
+    resumed[key] = r;
   }
   if (!quiet && !resumed.empty())
     std::fprintf(stderr, "  resuming %s: %zu instances already done\n", file.writing().c_str(),

@@ -139,6 +139,14 @@ TEST_F(BadInput, InterruptedAttackResumesToTheUninterruptedRecords) {
   EXPECT_NE(Slurp(dir_ / "log").find("budget 60 (the records) vs 70 (now)"), std::string::npos)
       << Slurp(dir_ / "log");
   EXPECT_FALSE(fs::exists(dir_ / "other.jsonl"));
+  // ... and so is one holding instances this run does not attack (fewer images now).
+  fs::copy_file(out_, dir_ / "fewer.jsonl.partial");
+  EXPECT_EQ(RunAdvbo("attack --attack square --indices 0 --budget 60 --seed 3 -q -o " +
+                         (dir_ / "fewer.jsonl").string(),
+                     dir_ / "log"),
+            1);
+  EXPECT_NE(Slurp(dir_ / "log").find("outside this run's instances"), std::string::npos)
+      << Slurp(dir_ / "log");
 }
 
 TEST_F(BadInput, BenchRefusesToResumeOrMergeRecordsOfOtherSettings) {
