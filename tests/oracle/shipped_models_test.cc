@@ -55,5 +55,16 @@ TEST(ShippedModels, Cifar10AccuracyMatchesItsCard) {
   EXPECT_GE(acc, CardSampleAccuracy(kRoot + "/models/cifar10_cw.md") - 0.5);
 }
 
+// The C&W-recipe models of issue #12 (plain training) against their cards.
+TEST(ShippedModels, PlainModelsMatchTheirCards) {
+  auto mnist = data::ReadMnist(kRoot + "/data/mnist/t10k-images-idx3-ubyte.gz",
+                               kRoot + "/data/mnist/t10k-labels-idx1-ubyte.gz");
+  auto m = Classifier::Load(kRoot + "/models/mnist_cw_plain.pt");
+  EXPECT_GE(Accuracy(*m, mnist), CardSampleAccuracy(kRoot + "/models/mnist_cw_plain.md") - 0.5);
+  auto cifar = data::ReadCifar10({kRoot + "/data/cifar10/test_batch_first2000.bin"});
+  auto c = Classifier::Load(kRoot + "/models/cifar10_cw_plain.pt");
+  EXPECT_GE(Accuracy(*c, cifar), CardSampleAccuracy(kRoot + "/models/cifar10_cw_plain.md") - 0.5);
+}
+
 }  // namespace
 }  // namespace advbo::oracle
