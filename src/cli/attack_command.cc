@@ -21,6 +21,7 @@
 #include "attacks/attack.h"
 #include "attacks/bos2/bos2_attack.h"
 #include "cli/commands.h"
+#include "cli/experiment_options.h"
 #include "cli/format.h"
 #include "cli/progress.h"
 #include "cli/validators.h"
@@ -32,20 +33,11 @@ namespace advbo::cli {
 namespace fs = std::filesystem;
 namespace {
 
-struct AttackArgs {
-  std::string model, dataset, data, format = "auto", attack = "bos2", output = "auto";
-  bool rescale_compat = false;
-  bool targeted = false, untargeted = false, no_stopping = false, quiet = false, verbose = false;
-  std::optional<int> target;
-  int threads = 0, num_images = 10, candidates = 0;
-  std::optional<double> eps, defender_eps;  // unset = the dataset's / the attack's eps
-  long budget = 900;
-  std::vector<int> indices;
-  uint64_t seed = 0;
+struct AttackArgs : ExperimentArgs {
+  std::string attack = "bos2";
+  bool no_stopping = false, quiet = false, verbose = false;
+  int candidates = 0;
   std::string out, save_images, beta, kernel;  // empty = the attack's own setting
-  std::string defense = "none";
-  std::string defender_vae;
-  int clean_images = 1000;
 };
 
 // a.attack plus the BOS^2 flags given as settings ("bos2" + --kernel matern52 ->
@@ -64,30 +56,6 @@ std::string AttackSpec(const AttackArgs& a) {
     throw std::invalid_argument(
         "--kernel, --beta, --candidates and --no-stopping apply to bos2 only");
   return a.attack + (a.attack.find(':') == std::string::npos ? ":" : ",") + extra;
-}
-
-experiment::ExperimentSpec SpecOf(const AttackArgs& a) {
-  experiment::ExperimentSpec s;
-  s.dataset = a.dataset;
-  s.data = a.data;
-  s.format = a.format;
-  s.model = a.model;
-  s.output = a.output;
-  s.attacks = {AttackSpec(a)};
-  s.untargeted = a.untargeted;
-  s.target = a.target;
-  s.indices = a.indices;
-  s.num_images = a.num_images;
-  s.eps = a.eps;
-  s.budget = a.budget;
-  s.seed = a.seed;
-  s.threads = a.threads;
-  s.defense = a.defense;
-  s.defender_vae = a.defender_vae;
-  s.defender_eps = a.defender_eps;
-  s.clean_images = a.clean_images;
-  s.rescale_compat = a.rescale_compat;
-  return s;
 }
 
 // Writes the clean PNG of one instance and, when the 8-bit quantised adversarial image was
@@ -217,9 +185,7 @@ void PrintInstance(const experiment::Instance& inst, const attacks::AttackResult
 
 int RunAttack(const AttackArgs& a) {
   // ---- Validate everything before any work, so bad input loses nothing.
-  if (int(a.targeted) + int(a.untargeted) + int(a.target.has_value()) > 1)
-    throw std::invalid_argument("choose one of --targeted, --target K, --untargeted");
-  const experiment::ExperimentSpec spec = SpecOf(a);
+  const experiment::ExperimentSpec spec = SpecOf(a, {AttackSpec(a)});
   experiment::Validate(spec);
   if (!a.out.empty()) {
     if (fs::is_directory(a.out))
@@ -305,64 +271,16 @@ std::function<int()> RegisterAttackCommand(CLI::App& app) {
       "Run a black-box attack on dataset images through a TorchScript classifier.\n"
       "Only correctly classified images are attacked. Writes one JSONL record per instance\n"
       "(--out) and prints a summary table (ASR, queries, time split model/BO).");
-  cmd->add_option("--model", args->model,
-                  "TorchScript classifier (float32 NCHW in [0,1] -> [N, classes]); default: "
-                  "the shipped models/<dataset>_cw.pt");
-  cmd->add_option("--dataset", args->dataset, "shipped dataset: mnist | cifar10")
-      ->check(CLI::IsMember({"mnist", "cifar10"}))
-      ->default_val("mnist");
-  cmd->add_option("--data", args->data,
-                  "your own data instead: MNIST IDX images file (labels found beside it), "
-                  "CIFAR-10 .bin batch, or an image file/folder (folder/<label>/*.png)");
-  cmd->add_option("--format", args->format, "format of --data: auto | mnist | cifar10 | images")
-      ->default_val("auto");
+  AddExperimentOptions(cmd, args.get());
   cmd->add_option(
          "--attack", args->attack,
          "attack: bos2 | bos2-nostop | bayesopt | bayesopt-learnd | genattack | zoo | autozoom |\n"
          "square | parsimonious | random; BOS^2 settings as bos2:key=value,... (e.g.\n"
          "bos2:preset=thesis, bos2:kernel=matern52,beta=constant:9; see README)")
       ->default_val("bos2");
-  cmd->add_flag("--targeted", args->targeted, "targeted attack on every other class (default)");
-  cmd->add_option("--target", args->target, "targeted attack on this one class");
-  cmd->add_flag("--untargeted", args->untargeted, "untargeted attack (argmax != true class)");
-  cmd->add_option("--eps", args->eps,
-                  "L_inf radius in [0,1] pixel units (default 0.3 MNIST, 0.05 CIFAR-10)");
-  cmd->add_option("--budget", args->budget, "maximum queries per instance (T)")->default_val(900);
-  cmd->add_option("--num-images,-n", args->num_images,
-                  "attack the first N correctly classified images")
-      ->default_val(10);
-  cmd->add_option("--indices", args->indices, "attack these image indices instead (comma list)")
-      ->delimiter(',');
-  cmd->add_option("--seed", args->seed, "run seed; instance k uses a seed derived from it")
-      ->check(UnsignedInt())
-      ->default_val(0);
-  cmd->add_option("--threads", args->threads,
-                  "LibTorch intra-op threads (0 = default, at most 256)")
-      ->default_val(0);
-  cmd->add_option("--output", args->output, "model output: auto | logits | probs")
-      ->default_val("auto");
-  cmd->add_option("--defense", args->defense,
-                  "input-transformation defense in front of the model, e.g. jpeg:quality=75, "
-                  "bits:depth=4, median:size=3, blur:sigma=1, noise:sigma=0.02, resize:ratio=0.1; "
-                  "compose with + (default none); or a defender that plays a repeated game "
-                  "against the attack, one round per query: r2b2:latent (R2-B2 level-1 VAE-latent "
-                  "moves, Dai 2021 Sec. 8.4.2.2), r2b2:jpeg+noise (tunable: jpeg, bits, blur, "
-                  "noise, resize), random:... (level 0, random moves)")
-      ->default_val("none");
-  cmd->add_option("--defender-vae", args->defender_vae,
-                  "VAE of a game defender (default models/<dataset>_vae.pt)");
-  cmd->add_option("--defender-eps", args->defender_eps,
-                  "latent game defender: L_inf clip of its image around the attacker's (default "
-                  "the attack's eps)");
-  cmd->add_option("--clean-images", args->clean_images,
-                  "images for the defended model's clean accuracy")
-      ->default_val(1000);
   cmd->add_option("--beta", args->beta,
                   "BOS^2 Add-GP-UCB exploration weight: kandasamy2015 | srinivas2010 | constant:V\n"
                   "(default: the bos2 configuration's, kandasamy2015; = bos2:beta=...)");
-  cmd->add_flag("--rescale-compat", args->rescale_compat,
-                "reproduce the BayesOpt reference code's (x+delta+eps)/(1+2eps) rescaling instead "
-                "of clipping: a LOOSER threat model (L_inf up to 2eps/(1+2eps)); for comparisons");
   cmd->add_option("--kernel", args->kernel,
                   "BOS^2 kernel of the additive perturbation GP: se | matern52 (= bos2:kernel=...)")
       ->check(CLI::IsMember({"se", "matern52"}));

@@ -20,6 +20,7 @@
 
 #include "attacks/attack.h"
 #include "cli/commands.h"
+#include "cli/experiment_options.h"
 #include "cli/format.h"
 #include "cli/plot.h"
 #include "cli/progress.h"
@@ -31,20 +32,11 @@ namespace advbo::cli {
 namespace fs = std::filesystem;
 namespace {
 
-struct BenchArgs {
-  std::string dataset = "mnist", data, format = "auto", model, output = "auto", out_dir;
+struct BenchArgs : ExperimentArgs {
+  std::string out_dir;
   std::string attacks = "bos2,bos2-nostop,bayesopt,genattack,zoo,autozoom,square,random";
   std::string shard = "1/1";
-  bool targeted = false, untargeted = false, quiet = false;
-  std::optional<int> target;
-  int num_images = 10, threads = 0;
-  std::vector<int> indices;
-  std::optional<double> eps, defender_eps;  // unset = the dataset's / the attack's eps
-  long budget = 900;
-  uint64_t seed = 0;
-  std::string defense = "none";
-  std::string defender_vae;
-  int clean_images = 1000;
+  bool quiet = false;
   std::vector<std::string> merge_inputs;
 };
 
@@ -163,29 +155,6 @@ std::pair<int, int> ParseShard(const std::string& s) {
   throw std::invalid_argument("--shard must be k/n with 1 <= k <= n, got '" + s + "'");
 }
 
-experiment::ExperimentSpec SpecOf(const BenchArgs& a) {
-  experiment::ExperimentSpec s;
-  s.dataset = a.dataset;
-  s.data = a.data;
-  s.format = a.format;
-  s.model = a.model;
-  s.output = a.output;
-  s.attacks = experiment::SplitAttackList(a.attacks);
-  s.untargeted = a.untargeted;
-  s.target = a.target;
-  s.indices = a.indices;
-  s.num_images = a.num_images;
-  s.eps = a.eps;
-  s.budget = a.budget;
-  s.seed = a.seed;
-  s.threads = a.threads;
-  s.defense = a.defense;
-  s.defender_vae = a.defender_vae;
-  s.defender_eps = a.defender_eps;
-  s.clean_images = a.clean_images;
-  return s;
-}
-
 // Refuses records (resumed or merged) that were made with other settings than `settings`,
 // or by an attack outside `attacks` (when given), naming the file and the difference.
 void CheckRecords(const std::vector<nlohmann::json>& records, const nlohmann::json& settings,
@@ -206,10 +175,8 @@ int RunBench(const BenchArgs& a) {
   if (a.out_dir.empty()) throw std::invalid_argument("--out-dir is required");
   if (fs::exists(a.out_dir) && !fs::is_directory(a.out_dir))
     throw std::invalid_argument("--out-dir " + a.out_dir + ": is a file, not a folder");
-  if (int(a.targeted) + int(a.untargeted) + int(a.target.has_value()) > 1)
-    throw std::invalid_argument("choose one of --targeted, --target K, --untargeted");
   const auto [shard_k, shard_n] = ParseShard(a.shard);
-  const experiment::ExperimentSpec spec = SpecOf(a);
+  const experiment::ExperimentSpec spec = SpecOf(a, experiment::SplitAttackList(a.attacks));
   experiment::Validate(spec);
   const experiment::Experiment ex(spec);
   if (!ex.defense().empty() && !a.quiet)
@@ -328,39 +295,11 @@ std::function<int()> RegisterBenchCommand(CLI::App& app) {
       "table.txt, summary.json, curves.csv and curves.png (success rate vs queries) into\n"
       "--out-dir. --shard k/n runs the jobs (instance i, attack j) with (i + j) mod n = k - 1; "
       "`advbo bench merge` combines shards.");
-  cmd->add_option("--attacks", a->attacks, "comma list of attacks")->default_val(a->attacks);
-  cmd->add_option("--dataset", a->dataset, "shipped dataset: mnist | cifar10")
-      ->check(CLI::IsMember({"mnist", "cifar10"}))
-      ->default_val("mnist");
-  cmd->add_option("--data", a->data, "your own data (as for `advbo attack`)");
-  cmd->add_option("--format", a->format, "format of --data")->default_val("auto");
-  cmd->add_option("--model", a->model, "TorchScript classifier (default: shipped model)");
-  cmd->add_option("--output", a->output, "model output: auto | logits | probs")
-      ->default_val("auto");
-  cmd->add_flag("--targeted", a->targeted, "every other class (default)");
-  cmd->add_option("--target", a->target, "one target class");
-  cmd->add_flag("--untargeted", a->untargeted, "untargeted");
-  cmd->add_option("--eps", a->eps, "L_inf radius (default 0.3 MNIST, 0.05 CIFAR-10)");
-  cmd->add_option("--budget", a->budget, "queries per instance")->default_val(900);
-  cmd->add_option("--num-images,-n", a->num_images, "first N correctly classified images")
-      ->default_val(10);
-  cmd->add_option("--indices", a->indices, "explicit image indices")->delimiter(',');
-  cmd->add_option("--seed", a->seed, "run seed (instance k uses a seed derived from it)")
-      ->check(UnsignedInt())
-      ->default_val(0);
-  cmd->add_option("--threads", a->threads, "LibTorch intra-op threads (0 = default, at most 256)")
-      ->default_val(0);
-  cmd->add_option("--defense", a->defense,
-                  "input-transformation defense or game defender in front of the model (as in "
-                  "advbo attack)")
-      ->default_val("none");
-  cmd->add_option("--defender-vae", a->defender_vae,
-                  "VAE of a game defender (default models/<dataset>_vae.pt)");
-  cmd->add_option("--defender-eps", a->defender_eps,
-                  "latent game defender: L_inf clip of its image around the attacker's (default "
-                  "the attack's eps)");
-  cmd->add_option("--clean-images", a->clean_images, "images for the defended clean accuracy")
-      ->default_val(1000);
+  cmd->add_option("--attacks", a->attacks,
+                  "comma list of attack specs (as --attack of advbo attack; a piece key=value "
+                  "continues the previous spec's settings)")
+      ->default_val(a->attacks);
+  AddExperimentOptions(cmd, a.get());
   cmd->add_option("--shard", a->shard, "run shard k of n (k/n)")->default_val("1/1");
   cmd->add_option("--out-dir", a->out_dir, "output folder (required)");
   cmd->add_flag("-q,--quiet", a->quiet, "no progress bar");

@@ -1,0 +1,87 @@
+#include "cli/experiment_options.h"
+
+#include <stdexcept>
+#include <utility>
+
+#include "cli/validators.h"
+
+namespace advbo::cli {
+
+void AddExperimentOptions(CLI::App* cmd, ExperimentArgs* a) {
+  cmd->add_option("--dataset", a->dataset, "shipped dataset: mnist | cifar10")
+      ->check(CLI::IsMember({"mnist", "cifar10"}))
+      ->default_val("mnist");
+  cmd->add_option("--data", a->data,
+                  "your own data instead: MNIST IDX images file (labels found beside it), "
+                  "CIFAR-10 .bin batch, or an image file/folder (folder/<label>/*.png)");
+  cmd->add_option("--format", a->format, "format of --data: auto | mnist | cifar10 | images")
+      ->default_val("auto");
+  cmd->add_option("--model", a->model,
+                  "TorchScript classifier (float32 NCHW in [0,1] -> [N, classes]); default: "
+                  "the shipped models/<dataset>_cw.pt");
+  cmd->add_option("--output", a->output, "model output: auto | logits | probs")
+      ->default_val("auto");
+  cmd->add_flag("--targeted", a->targeted, "targeted attack on every other class (default)");
+  cmd->add_option("--target", a->target, "targeted attack on this one class");
+  cmd->add_flag("--untargeted", a->untargeted, "untargeted attack (argmax != true class)");
+  cmd->add_option("--eps", a->eps,
+                  "L_inf radius in (0,1] pixel units (default 0.3 MNIST, 0.05 CIFAR-10)");
+  cmd->add_option("--budget", a->budget, "maximum queries per instance (T)")->default_val(900);
+  cmd->add_option("--num-images,-n", a->num_images,
+                  "attack the first N correctly classified images")
+      ->default_val(10);
+  cmd->add_option("--indices", a->indices, "attack these image indices instead (comma list)")
+      ->delimiter(',');
+  cmd->add_option("--seed", a->seed, "run seed; instance k uses a seed derived from it")
+      ->check(UnsignedInt())
+      ->default_val(0);
+  cmd->add_option("--threads", a->threads, "LibTorch intra-op threads (0 = default, at most 256)")
+      ->default_val(0);
+  cmd->add_option("--defense", a->defense,
+                  "input-transformation defense in front of the model, e.g. jpeg:quality=75, "
+                  "bits:depth=4, median:size=3, blur:sigma=1, noise:sigma=0.02, resize:ratio=0.1; "
+                  "compose with + (default none); or a defender that plays a repeated game "
+                  "against the attack, one round per query: r2b2:latent (R2-B2 level-1 VAE-latent "
+                  "moves, Dai 2021 Sec. 8.4.2.2), r2b2:jpeg+noise (tunable: jpeg, bits, blur, "
+                  "noise, resize), random:... (level 0, random moves)")
+      ->default_val("none");
+  cmd->add_option("--defender-vae", a->defender_vae,
+                  "VAE of a game defender (default models/<dataset>_vae.pt)");
+  cmd->add_option("--defender-eps", a->defender_eps,
+                  "latent game defender: L_inf clip of its image around the attacker's (default "
+                  "the attack's eps)");
+  cmd->add_option("--clean-images", a->clean_images,
+                  "images for the defended model's clean accuracy")
+      ->default_val(1000);
+  cmd->add_flag("--rescale-compat", a->rescale_compat,
+                "reproduce the BayesOpt reference code's (x+delta+eps)/(1+2eps) rescaling instead "
+                "of clipping: a LOOSER threat model (L_inf up to 2eps/(1+2eps)); for comparisons");
+}
+
+experiment::ExperimentSpec SpecOf(const ExperimentArgs& a, std::vector<std::string> attacks) {
+  if (int(a.targeted) + int(a.untargeted) + int(a.target.has_value()) > 1)
+    throw std::invalid_argument("choose one of --targeted, --target K, --untargeted");
+  experiment::ExperimentSpec s;
+  s.dataset = a.dataset;
+  s.data = a.data;
+  s.format = a.format;
+  s.model = a.model;
+  s.output = a.output;
+  s.attacks = std::move(attacks);
+  s.untargeted = a.untargeted;
+  s.target = a.target;
+  s.indices = a.indices;
+  s.num_images = a.num_images;
+  s.eps = a.eps;
+  s.budget = a.budget;
+  s.seed = a.seed;
+  s.threads = a.threads;
+  s.defense = a.defense;
+  s.defender_vae = a.defender_vae;
+  s.defender_eps = a.defender_eps;
+  s.clean_images = a.clean_images;
+  s.rescale_compat = a.rescale_compat;
+  return s;
+}
+
+}  // namespace advbo::cli

@@ -1,0 +1,41 @@
+// The options `advbo attack` and `advbo bench` share: what to attack, through which model and
+// defense, under which threat model, budget and seed. Declared once here so the two commands
+// cannot drift apart; each command adds only its own options (attack: --attack, -o, ...;
+// bench: --attacks, --shard, --out-dir).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "experiment/spec.h"
+
+namespace advbo::cli {
+
+/// Parsed shared options; defaults as documented by AddExperimentOptions.
+struct ExperimentArgs {
+  std::string dataset = "mnist", data, format = "auto", model, output = "auto";
+  bool targeted = false, untargeted = false, rescale_compat = false;
+  std::optional<int> target;
+  int num_images = 10, threads = 0, clean_images = 1000;
+  std::vector<int> indices;
+  std::optional<double> eps, defender_eps;  // unset = the dataset's / the attack's eps
+  long budget = 900;
+  uint64_t seed = 0;
+  std::string defense = "none", defender_vae;
+};
+
+/// Adds the shared options (--dataset, --data, --format, --model, --output, --targeted,
+/// --target, --untargeted, --eps, --budget, -n, --indices, --seed, --threads, --defense,
+/// --defender-vae, --defender-eps, --clean-images, --rescale-compat) to `cmd`, parsed into
+/// `args` (which must outlive parsing).
+void AddExperimentOptions(CLI::App* cmd, ExperimentArgs* args);
+
+/// The experiment these options describe, attacking with `attacks` (specs). Throws
+/// std::invalid_argument when more than one of --targeted, --target, --untargeted is given;
+/// everything else is checked by experiment::Validate.
+experiment::ExperimentSpec SpecOf(const ExperimentArgs& args, std::vector<std::string> attacks);
+
+}  // namespace advbo::cli
