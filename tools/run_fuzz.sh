@@ -43,7 +43,7 @@ for t in "${targets[@]}"; do
   secs=$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN { printf "%.1f", a - b }')
   execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "build-fuzz/fuzz_$t.log" | awk '{print $2}' || true)
   [ -n "$execs" ] || execs=$(grep -oE '^(#|Done )[0-9]+' "build-fuzz/fuzz_$t.log" | tail -1 | tr -dc 0-9)
-  crashes=$(ls build-fuzz/crashes/"$t"-* 2> /dev/null | wc -l)
+  crashes=$(find build-fuzz/crashes -name "$t-*" | wc -l)
   ((rc == 0)) || status=1
   printf '%-8s %12s executions in %7.1f s (%s exec/s), exit %d, %d crashing inputs\n' "$t" "$execs" \
     "$secs" "$(awk -v e="${execs:-0}" -v s="$secs" 'BEGIN { printf "%d", e / (s > 0 ? s : 1) }')" "$rc" "$crashes"

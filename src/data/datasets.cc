@@ -13,22 +13,14 @@ namespace advbo::data {
 namespace fs = std::filesystem;
 namespace {
 
-// Whole file, transparently gunzipped (zlib reads plain files as-is).
-std::vector<uint8_t> ReadAllMaybeGz(const std::string& path) {
+// Whole file as bytes.
+std::vector<uint8_t> ReadAll(const std::string& path) {
   if (!fs::exists(path)) throw DataError(path + ": file not found");
-  gzFile f = gzopen(path.c_str(), "rb");
-  if (!f) throw DataError(path + ": cannot open");
-  std::vector<uint8_t> out;
-  uint8_t buf[1 << 16];
-  int n;
-  while ((n = gzread(f, buf, sizeof(buf))) > 0) out.insert(out.end(), buf, buf + n);
-  int err = 0;
-  const char* msg = gzerror(f, &err);
-  std::string detail = msg ? msg : "";
-  gzclose(f);
-  if (n < 0 || (err != Z_OK && err != Z_STREAM_END))
-    throw DataError(path + ": corrupt or truncated gzip stream (" + detail + ")");
-  return out;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw DataError(path + ": cannot open");
+  std::vector<uint8_t> raw((std::istreambuf_iterator<char>(in)), {});
+  if (in.bad()) throw DataError(path + ": read error");
+  return raw;
 }
 
 uint32_t BigEndian32(const std::vector<uint8_t>& b, size_t off) {
@@ -36,15 +28,89 @@ uint32_t BigEndian32(const std::vector<uint8_t>& b, size_t off) {
          uint32_t(b[off + 3]);
 }
 
+// Appends decoded image m (any depth, 1/3/4 channels, OpenCV BGR order) to set as
+// [C, H, W] floats in [0, 1]; the first image fixes the set's channels and size.
+void AppendMat(cv::Mat m, const std::string& file, int label, int channels, ImageSet* set) {
+  if (m.empty()) throw DataError(file + ": not a readable image (corrupt or unsupported)");
+  if (m.channels() != 1 && m.channels() != 3 && m.channels() != 4)
+    throw DataError(file + ": " + std::to_string(m.channels()) +
+                    " colour channels (expected 1, 3 or 4)");
+  if (m.depth() != CV_8U) m.convertTo(m, CV_8U, m.depth() == CV_16U ? 1.0 / 257 : 1.0);
+  if (set->channels == 0) set->channels = channels ? channels : (m.channels() == 1 ? 1 : 3);
+  if (set->channels == 1 && m.channels() != 1)
+    cv::cvtColor(m, m, m.channels() == 4 ? cv::COLOR_BGRA2GRAY : cv::COLOR_BGR2GRAY);
+  else if (set->channels == 3 && m.channels() == 1)
+    cv::cvtColor(m, m, cv::COLOR_GRAY2RGB);
+  else if (set->channels == 3)
+    cv::cvtColor(m, m, m.channels() == 4 ? cv::COLOR_BGRA2RGB : cv::COLOR_BGR2RGB);
+  if (set->size() == 0) {
+    set->height = m.rows;
+    set->width = m.cols;
+  } else if (m.rows != set->height || m.cols != set->width) {
+    throw DataError(file + ": size " + std::to_string(m.cols) + "x" + std::to_string(m.rows) +
+                    " differs from the first image's " + std::to_string(set->width) + "x" +
+                    std::to_string(set->height));
+  }
+  const size_t base = set->pixels.size();
+  set->pixels.resize(base + set->image_size());
+  for (int c = 0; c < set->channels; ++c)
+    for (int y = 0; y < m.rows; ++y)
+      for (int x = 0; x < m.cols; ++x)
+        set->pixels[base + (size_t(c) * m.rows + y) * m.cols + x] =
+            m.ptr<uint8_t>(y)[x * set->channels + c] / 255.0f;
+  set->labels.push_back(label);
+  set->sources.push_back(file);
+}
+
+void CheckChannels(const std::string& path, int channels) {
+  if (channels != 0 && channels != 1 && channels != 3)
+    throw DataError(path + ": channels must be 1, 3 or 0 (auto), got " + std::to_string(channels));
+}
+
 }  // namespace
+
+std::vector<uint8_t> GunzipIfCompressed(const std::vector<uint8_t>& bytes,
+                                        const std::string& name) {
+  auto is_gzip = [&](size_t at) {
+    return bytes.size() >= at + 2 && bytes[at] == 0x1f && bytes[at + 1] == 0x8b;
+  };
+  if (!is_gzip(0)) return bytes;
+  std::vector<uint8_t> out;
+  uint8_t buf[1 << 16];
+  size_t at = 0;
+  while (is_gzip(at)) {  // one gzip member per pass
+    z_stream z{};
+    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) throw DataError(name + ": zlib init failed");
+    z.next_in = const_cast<Bytef*>(bytes.data() + at);
+    z.avail_in = static_cast<uInt>(std::min<size_t>(bytes.size() - at, UINT32_MAX));
+    int rc = Z_OK;
+    while (rc == Z_OK) {
+      z.next_out = buf;
+      z.avail_out = sizeof(buf);
+      rc = inflate(&z, Z_NO_FLUSH);
+      out.insert(out.end(), buf, buf + (sizeof(buf) - z.avail_out));
+      if (rc == Z_BUF_ERROR && z.avail_in == 0) break;  // input ended mid-stream
+    }
+    const std::string detail = z.msg ? z.msg : (rc == Z_BUF_ERROR ? "unexpected end of file" : "");
+    at += z.total_in;
+    inflateEnd(&z);
+    if (rc != Z_STREAM_END)
+      throw DataError(name + ": corrupt or truncated gzip stream (" + detail + ")");
+  }
+  return out;
+}
 
 const float* ImageSet::image(size_t i) const {
   if (i >= size()) throw std::out_of_range("ImageSet::image: index out of range");
   return pixels.data() + i * image_size();
 }
 
-ImageSet ReadMnist(const std::string& images_path, const std::string& labels_path, size_t limit) {
-  std::vector<uint8_t> img = ReadAllMaybeGz(images_path);
+ImageSet ParseMnist(const std::vector<uint8_t>& images, const std::string& images_name,
+                    const std::vector<uint8_t>* labels, const std::string& labels_name,
+                    size_t limit) {
+  const std::vector<uint8_t> img = GunzipIfCompressed(images, images_name);
+  const std::string& images_path = images_name;
+  const std::string& labels_path = labels_name;
   if (img.size() < 16) throw DataError(images_path + ": too short for an IDX image header");
   if (BigEndian32(img, 0) != 0x00000803)
     throw DataError(images_path + ": wrong magic number (expected 0x00000803 for IDX images)");
@@ -65,8 +131,8 @@ ImageSet ReadMnist(const std::string& images_path, const std::string& labels_pat
   set.pixels.resize(keep * h * w);
   for (size_t i = 0; i < keep * h * w; ++i) set.pixels[i] = img[16 + i] / 255.0f;
   set.labels.assign(keep, -1);
-  if (!labels_path.empty()) {
-    std::vector<uint8_t> lab = ReadAllMaybeGz(labels_path);
+  if (labels) {
+    const std::vector<uint8_t> lab = GunzipIfCompressed(*labels, labels_path);
     if (lab.size() < 8) throw DataError(labels_path + ": too short for an IDX label header");
     if (BigEndian32(lab, 0) != 0x00000801)
       throw DataError(labels_path + ": wrong magic number (expected 0x00000801 for IDX labels)");
@@ -75,8 +141,8 @@ ImageSet ReadMnist(const std::string& images_path, const std::string& labels_pat
       throw DataError(labels_path + ": size mismatch: header says " + std::to_string(nl) +
                       " labels but the file has " + std::to_string(lab.size() - 8));
     if (nl != n)
-      throw DataError(labels_path + ": " + std::to_string(nl) + " labels for " +
-                      std::to_string(n) + " images in " + images_path);
+      throw DataError(labels_path + ": " + std::to_string(nl) + " labels for " + std::to_string(n) +
+                      " images in " + images_path);
     for (size_t i = 0; i < keep; ++i) {
       if (lab[8 + i] > 9)
         throw DataError(labels_path + ": label " + std::to_string(lab[8 + i]) + " at index " +
@@ -88,32 +154,69 @@ ImageSet ReadMnist(const std::string& images_path, const std::string& labels_pat
   return set;
 }
 
-ImageSet ReadCifar10(const std::vector<std::string>& paths, size_t limit) {
+ImageSet ReadMnist(const std::string& images_path, const std::string& labels_path, size_t limit) {
+  const std::vector<uint8_t> images = ReadAll(images_path);
+  if (labels_path.empty()) return ParseMnist(images, images_path, nullptr, "", limit);
+  std::vector<uint8_t> labels;
+  try {
+    labels = ReadAll(labels_path);
+  } catch (const DataError&) {
+    ParseMnist(images, images_path, nullptr, "", 1);  // a broken images file is named first
+    throw;
+  }
+  return ParseMnist(images, images_path, &labels, labels_path, limit);
+}
+
+ImageSet ParseCifar10(const std::vector<uint8_t>& raw, const std::string& path, size_t limit) {
   constexpr size_t kRecord = 3073, kPixels = 3072;
-  if (paths.empty()) throw DataError("CIFAR-10: no batch files given");
   ImageSet set;
   set.channels = 3;
   set.height = set.width = 32;
-  for (const auto& path : paths) {
-    if (!fs::exists(path)) throw DataError(path + ": file not found");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw DataError(path + ": cannot open");
-    std::vector<uint8_t> raw((std::istreambuf_iterator<char>(in)), {});
-    if (raw.empty()) throw DataError(path + ": empty file");
-    if (raw.size() % kRecord)
-      throw DataError(path + ": size " + std::to_string(raw.size()) +
-                      " bytes is not a multiple of the 3073-byte CIFAR-10 record (truncated?)");
-    const size_t n = raw.size() / kRecord;
-    for (size_t r = 0; r < n; ++r) {
-      if (limit && set.size() >= limit) break;
-      const uint8_t* rec = raw.data() + r * kRecord;
-      if (rec[0] > 9)
-        throw DataError(path + ": label " + std::to_string(rec[0]) + " in record " +
-                        std::to_string(r) + " is outside 0..9 (not a CIFAR-10 batch?)");
-      set.labels.push_back(rec[0]);
-      for (size_t k = 0; k < kPixels; ++k) set.pixels.push_back(rec[1 + k] / 255.0f);
-    }
+  if (raw.empty()) throw DataError(path + ": empty file");
+  if (raw.size() % kRecord)
+    throw DataError(path + ": size " + std::to_string(raw.size()) +
+                    " bytes is not a multiple of the 3073-byte CIFAR-10 record (truncated?)");
+  const size_t n = limit ? std::min(limit, raw.size() / kRecord) : raw.size() / kRecord;
+  set.labels.reserve(n);
+  set.pixels.reserve(n * kPixels);
+  for (size_t r = 0; r < n; ++r) {
+    const uint8_t* rec = raw.data() + r * kRecord;
+    if (rec[0] > 9)
+      throw DataError(path + ": label " + std::to_string(rec[0]) + " in record " +
+                      std::to_string(r) + " is outside 0..9 (not a CIFAR-10 batch?)");
+    set.labels.push_back(rec[0]);
+    for (size_t k = 0; k < kPixels; ++k) set.pixels.push_back(rec[1 + k] / 255.0f);
   }
+  return set;
+}
+
+ImageSet ReadCifar10(const std::vector<std::string>& paths, size_t limit) {
+  if (paths.empty()) throw DataError("CIFAR-10: no batch files given");
+  ImageSet set;
+  for (const auto& path : paths) {
+    if (limit && set.size() >= limit) break;
+    ImageSet part = ParseCifar10(ReadAll(path), path, limit ? limit - set.size() : 0);
+    if (set.size() == 0) {
+      set = std::move(part);
+      continue;
+    }
+    set.labels.insert(set.labels.end(), part.labels.begin(), part.labels.end());
+    set.pixels.insert(set.pixels.end(), part.pixels.begin(), part.pixels.end());
+  }
+  return set;
+}
+
+ImageSet DecodeImage(const std::vector<uint8_t>& bytes, const std::string& name, int channels) {
+  CheckChannels(name, channels);
+  if (bytes.empty()) throw DataError(name + ": empty file");
+  ImageSet set;
+  cv::Mat m;
+  try {
+    m = cv::imdecode(bytes, cv::IMREAD_UNCHANGED);
+  } catch (const cv::Exception& e) {
+    throw DataError(name + ": not a readable image (" + e.msg + ")");
+  }
+  AppendMat(m, name, -1, channels, &set);
   return set;
 }
 
@@ -125,8 +228,11 @@ ImageSet ReadImages(const std::string& path, int channels, size_t limit) {
     std::transform(e.begin(), e.end(), e.begin(), ::tolower);
     return e == ".png" || e == ".jpg" || e == ".jpeg" || e == ".bmp";
   };
-  auto label_of = [](const std::string& name) {
+  auto label_of = [](const fs::path& folder) {
+    const std::string name = folder.filename().string();
     if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) return -1;
+    if (name.size() > 9)
+      throw DataError(folder.string() + ": folder name is too long for a class index");
     return std::stoi(name);
   };
   if (fs::is_directory(path)) {
@@ -135,45 +241,24 @@ ImageSet ReadImages(const std::string& path, int channels, size_t limit) {
       if (e.is_directory())
         for (const auto& f : fs::directory_iterator(e.path()))
           if (f.is_regular_file() && is_image(f.path()))
-            files.push_back({f.path().string(), label_of(e.path().filename().string())});
+            files.push_back({f.path().string(), label_of(e.path())});
     }
     std::sort(files.begin(), files.end());
     if (files.empty()) throw DataError(path + ": no PNG/JPEG/BMP images in this folder");
   } else {
     files.push_back({path, -1});
   }
-  if (channels != 0 && channels != 1 && channels != 3)
-    throw DataError(path + ": channels must be 1, 3 or 0 (auto), got " + std::to_string(channels));
+  CheckChannels(path, channels);
   ImageSet set;
   for (const auto& [file, label] : files) {
     if (limit && set.size() >= limit) break;
-    cv::Mat m = cv::imread(file, cv::IMREAD_UNCHANGED);
-    if (m.empty()) throw DataError(file + ": not a readable image (corrupt or unsupported)");
-    if (m.depth() != CV_8U) m.convertTo(m, CV_8U, m.depth() == CV_16U ? 1.0 / 257 : 1.0);
-    if (set.channels == 0) set.channels = channels ? channels : (m.channels() == 1 ? 1 : 3);
-    if (set.channels == 1 && m.channels() != 1)
-      cv::cvtColor(m, m, m.channels() == 4 ? cv::COLOR_BGRA2GRAY : cv::COLOR_BGR2GRAY);
-    else if (set.channels == 3 && m.channels() == 1)
-      cv::cvtColor(m, m, cv::COLOR_GRAY2RGB);
-    else if (set.channels == 3)
-      cv::cvtColor(m, m, m.channels() == 4 ? cv::COLOR_BGRA2RGB : cv::COLOR_BGR2RGB);
-    if (set.size() == 0) {
-      set.height = m.rows;
-      set.width = m.cols;
-    } else if (m.rows != set.height || m.cols != set.width) {
-      throw DataError(file + ": size " + std::to_string(m.cols) + "x" + std::to_string(m.rows) +
-                      " differs from the first image's " + std::to_string(set.width) + "x" +
-                      std::to_string(set.height));
+    cv::Mat m;
+    try {
+      m = cv::imread(file, cv::IMREAD_UNCHANGED);
+    } catch (const cv::Exception& e) {
+      throw DataError(file + ": not a readable image (" + e.msg + ")");
     }
-    const size_t base = set.pixels.size();
-    set.pixels.resize(base + set.image_size());
-    for (int c = 0; c < set.channels; ++c)
-      for (int y = 0; y < m.rows; ++y)
-        for (int x = 0; x < m.cols; ++x)
-          set.pixels[base + (size_t(c) * m.rows + y) * m.cols + x] =
-              m.ptr<uint8_t>(y)[x * set.channels + c] / 255.0f;
-    set.labels.push_back(label);
-    set.sources.push_back(file);
+    AppendMat(m, file, label, channels, &set);
   }
   return set;
 }

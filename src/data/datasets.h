@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -47,6 +48,22 @@ ImageSet ReadCifar10(const std::vector<std::string>& paths, size_t limit = 0);
 /// channels: 1 (grey), 3 (RGB) or 0 (keep the first image's). All images must share one
 /// size. Throws DataError naming the file that is missing, unreadable or differently sized.
 ImageSet ReadImages(const std::string& path, int channels = 0, size_t limit = 0);
+
+/// In-memory forms of the readers above (the files' bytes, e.g. from a network request or a
+/// fuzzer). `name` is used in error messages in place of a path. ParseMnist takes the images
+/// and (unless `labels` is null) labels bytes, each gzip-compressed or raw; ParseCifar10 one
+/// batch's bytes; DecodeImage one PNG/JPEG/BMP file's bytes (label -1, source = name). Same
+/// shapes, ranges and errors (DataError) as the file readers, which call them.
+ImageSet ParseMnist(const std::vector<uint8_t>& images, const std::string& images_name,
+                    const std::vector<uint8_t>* labels, const std::string& labels_name,
+                    size_t limit = 0);
+ImageSet ParseCifar10(const std::vector<uint8_t>& batch, const std::string& name, size_t limit = 0);
+ImageSet DecodeImage(const std::vector<uint8_t>& bytes, const std::string& name, int channels = 0);
+
+/// Gunzips `bytes` if they start with the gzip magic (1f 8b; concatenated members are
+/// joined, trailing non-gzip bytes ignored as gzip(1) does), else returns them unchanged.
+/// Throws DataError naming `name` on a corrupt or truncated stream.
+std::vector<uint8_t> GunzipIfCompressed(const std::vector<uint8_t>& bytes, const std::string& name);
 
 /// Reads class names, one per line (CIFAR-10 batches.meta.txt); empty vector if missing.
 std::vector<std::string> ReadClassNames(const std::string& path);

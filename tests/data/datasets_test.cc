@@ -137,5 +137,66 @@ TEST_F(TempDir, ImageFolderRoundTripAndErrors) {
   EXPECT_THROW(ReadImages((dir_ / "nothing").string()), DataError);
 }
 
+std::vector<uint8_t> Bytes(const std::string& s) {
+  return std::vector<uint8_t>(s.begin(), s.end());
+}
+
+// The in-memory parsers are what the file readers call: same images, labels and errors.
+TEST(ParseInMemory, MatchTheFileReadersOnTheShippedData) {
+  const std::vector<uint8_t> images = Bytes(ReadFile(kMnistImages));
+  const std::vector<uint8_t> labels = Bytes(ReadFile(kMnistLabels));
+  const ImageSet a = ParseMnist(images, "images", &labels, "labels", 50);
+  const ImageSet b = ReadMnist(kMnistImages, kMnistLabels, 50);
+  EXPECT_EQ(a.pixels, b.pixels);
+  EXPECT_EQ(a.labels, b.labels);
+  const ImageSet c = ParseCifar10(Bytes(ReadFile(kCifar)), "batch", 7);
+  const ImageSet d = ReadCifar10({kCifar}, 7);
+  EXPECT_EQ(c.pixels, d.pixels);
+  EXPECT_EQ(c.labels, d.labels);
+  ASSERT_EQ(c.size(), 7u);
+  // Two batch files concatenate in order, and the limit spans them.
+  const ImageSet e = ReadCifar10({kCifar, kCifar}, 2005);
+  ASSERT_EQ(e.size(), 2005u);
+  EXPECT_EQ(e.labels[2000], d.labels[0]);
+}
+
+TEST(ParseInMemory, GunzipJoinsMembersAndRefusesTruncatedStreams) {
+  const std::string raw = Gunzip(kMnistLabels);
+  const std::vector<uint8_t> gz = Bytes(ReadFile(kMnistLabels));
+  EXPECT_EQ(GunzipIfCompressed(gz, "l"), Bytes(raw));
+  std::vector<uint8_t> twice = gz;
+  twice.insert(twice.end(), gz.begin(), gz.end());
+  EXPECT_EQ(GunzipIfCompressed(twice, "l"), Bytes(raw + raw));  // as gzip -d does
+  EXPECT_EQ(GunzipIfCompressed(Bytes("plain"), "l"), Bytes("plain"));
+  const std::vector<uint8_t> cut(gz.begin(), gz.begin() + gz.size() / 2);
+  try {
+    GunzipIfCompressed(cut, "labels.gz");
+    FAIL() << "truncated stream accepted";
+  } catch (const DataError& err) {
+    EXPECT_NE(std::string(err.what()).find("labels.gz: corrupt or truncated gzip"),
+              std::string::npos)
+        << err.what();
+  }
+  std::vector<uint8_t> flipped = gz;
+  flipped[gz.size() / 2] ^= 0xff;
+  EXPECT_THROW(GunzipIfCompressed(flipped, "l"), DataError);
+}
+
+TEST_F(TempDir, DecodeImageMatchesReadImages) {
+  const ImageSet cifar = ReadCifar10({kCifar}, 1);
+  const std::string path = (dir_ / "a.png").string();
+  WritePng(path, cifar.image(0), 3, 32, 32);
+  const ImageSet a = DecodeImage(Bytes(ReadFile(path)), "a.png");
+  const ImageSet b = ReadImages(path);
+  EXPECT_EQ(a.pixels, b.pixels);
+  EXPECT_EQ(DecodeImage(Bytes(ReadFile(path)), "a.png", 1).channels, 1);
+  EXPECT_THROW(DecodeImage(Bytes("not an image"), "x"), DataError);
+  EXPECT_THROW(DecodeImage({}, "x"), DataError);
+  EXPECT_THROW(DecodeImage(Bytes(ReadFile(path)), "x", 2), DataError);
+  fs::create_directories(dir_ / "f" / "12345678901");
+  fs::copy_file(path, dir_ / "f" / "12345678901" / "a.png");
+  EXPECT_THROW(ReadImages((dir_ / "f").string()), DataError);  // not a class index
+}
+
 }  // namespace
 }  // namespace advbo::data

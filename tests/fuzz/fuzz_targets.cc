@@ -1,13 +1,8 @@
 #include "fuzz_targets.h"
 
-#include <unistd.h>
-
 #include <Eigen/Dense>
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <stdexcept>
 #include <string>
 
@@ -19,23 +14,7 @@
 #include "experiment/spec.h"
 
 namespace advbo::fuzz {
-namespace fs = std::filesystem;
 namespace {
-
-// A private scratch folder of this process (files are rewritten on every input).
-const fs::path& Scratch() {
-  static const fs::path dir = [] {
-    fs::path d = fs::temp_directory_path() / ("advbo_fuzz_" + std::to_string(getpid()));
-    fs::create_directories(d / "imgs" / "3");
-    return d;
-  }();
-  return dir;
-}
-
-void WriteBytes(const fs::path& p, const uint8_t* data, size_t size) {
-  std::ofstream o(p, std::ios::binary | std::ios::trunc);
-  o.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
-}
 
 // Runs f; the documented refusals are fine, anything else propagates (a finding).
 template <class F>
@@ -55,28 +34,27 @@ int FuzzMnist(const uint8_t* data, size_t size) {
   if (size < 2) return 0;
   const size_t rest = size - 2;
   const size_t split = std::min(rest, static_cast<size_t>(data[0]) << 8 | data[1]);
-  WriteBytes(Scratch() / "t-images-idx3-ubyte", data + 2, split);
-  WriteBytes(Scratch() / "t-labels-idx1-ubyte", data + 2 + split, rest - split);
+  const std::vector<uint8_t> images(data + 2, data + 2 + split);
+  const std::vector<uint8_t> labels(data + 2 + split, data + size);
   return Refusable([&] {
-    const data::ImageSet s = data::ReadMnist((Scratch() / "t-images-idx3-ubyte").string(),
-                                             (Scratch() / "t-labels-idx1-ubyte").string());
+    const data::ImageSet s = data::ParseMnist(images, "images", &labels, "labels");
     if (s.pixels.size() != s.size() * s.image_size()) std::abort();
   });
 }
 
 int FuzzCifar10(const uint8_t* data, size_t size) {
-  WriteBytes(Scratch() / "batch.bin", data, size);
+  const std::vector<uint8_t> batch(data, data + size);
   return Refusable([&] {
-    const data::ImageSet s = data::ReadCifar10({(Scratch() / "batch.bin").string()});
+    const data::ImageSet s = data::ParseCifar10(batch, "batch");
     if (s.pixels.size() != s.size() * s.image_size()) std::abort();
   });
 }
 
 int FuzzImages(const uint8_t* data, size_t size) {
-  WriteBytes(Scratch() / "imgs" / "3" / "x.png", data, size);
+  const std::vector<uint8_t> bytes(data, data + size);
   return Refusable([&] {
-    const data::ImageSet s = data::ReadImages((Scratch() / "imgs").string());
-    if (s.pixels.size() != s.size() * s.image_size()) std::abort();
+    const data::ImageSet s = data::DecodeImage(bytes, "x.png");
+    if (s.pixels.size() != s.size() * s.image_size() || s.size() != 1) std::abort();
   });
 }
 

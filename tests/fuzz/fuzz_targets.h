@@ -14,12 +14,12 @@
 
 namespace advbo::fuzz {
 
-/// MNIST IDX reader (data::ReadMnist): the first two bytes (big-endian) give the length of
-/// the images file, the rest is the labels file.
+/// MNIST IDX parser (data::ParseMnist, behind data::ReadMnist): the first two bytes
+/// (big-endian) give the length of the images file, the rest is the labels file.
 int FuzzMnist(const uint8_t* data, size_t size);
-/// CIFAR-10 binary reader (data::ReadCifar10) on the bytes as one batch file.
+/// CIFAR-10 batch parser (data::ParseCifar10, behind data::ReadCifar10) on the bytes.
 int FuzzCifar10(const uint8_t* data, size_t size);
-/// Image-folder reader (data::ReadImages) on the bytes as FOLDER/3/x.png.
+/// Image decoder (data::DecodeImage; data::ReadImages shares its conversion) on the bytes.
 int FuzzImages(const uint8_t* data, size_t size);
 /// Spec parsers: defense pipelines and game defenders (defenses/), attack specs including
 /// BOS^2 settings (attacks::MakeAttack), the bench attack list (experiment::SplitAttackList).
