@@ -18,15 +18,28 @@ void WriteFileAtomic(const fs::path& path, const std::string& text) {
   fs::rename(tmp, path);
 }
 
-std::vector<nlohmann::json> ReadRecords(const fs::path& p) {
+namespace {
+
+// The records of p; *kept = bytes of p up to the end of the last complete record's line
+// (a cut-short last line excluded), *newline = whether that line still needs its "\n".
+std::vector<nlohmann::json> ReadRecordsKept(const fs::path& p, std::uintmax_t* kept,
+                                            bool* newline) {
   std::vector<nlohmann::json> out;
-  std::ifstream in(p);
+  std::ifstream in(p, std::ios::binary);
   if (!in) throw std::runtime_error(p.string() + ": cannot read records");
   std::string line;
   long n = 0;
+  std::uintmax_t at = 0;
+  *kept = 0;
+  *newline = false;
   while (std::getline(in, line)) {
     ++n;
-    if (line.empty()) continue;
+    const bool ended = !in.eof();  // getline consumed a "\n"
+    at += line.size() + (ended ? 1 : 0);
+    if (line.empty()) {
+      *kept = at;
+      continue;
+    }
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(line);
@@ -38,8 +51,18 @@ std::vector<nlohmann::json> ReadRecords(const fs::path& p) {
       throw std::runtime_error(p.string() + ": line " + std::to_string(n) +
                                " is not a JSON object");
     out.push_back(std::move(j));
+    *kept = at;
+    *newline = !ended;
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<nlohmann::json> ReadRecords(const fs::path& p) {
+  std::uintmax_t kept;
+  bool newline;
+  return ReadRecordsKept(p, &kept, &newline);
 }
 
 RecordKey KeyOf(const nlohmann::json& r) {
@@ -59,13 +82,17 @@ RecordFile::RecordFile(fs::path path, bool staged)
   if (fs::is_directory(path_)) throw std::runtime_error(path_.string() + ": is a folder");
   if (fs::is_directory(writing_)) throw std::runtime_error(writing_.string() + ": is a folder");
   if (fs::exists(writing_)) {
-    resumed_ = ReadRecords(writing_);
+    std::uintmax_t kept;
+    bool newline;
+    resumed_ = ReadRecordsKept(writing_, &kept, &newline);
     for (const auto& r : resumed_) KeyOf(r);  // every resumed record must be identifiable
-    std::string text;
-    for (const auto& r : resumed_) text += r.dump() + "\n";
-    WriteFileAtomic(writing_, text);  // without a cut-short last line
+    // Drop a cut-short last line; the complete records keep their bytes.
+    if (fs::file_size(writing_) != kept) fs::resize_file(writing_, kept);
+    out_.open(writing_, std::ios::app);
+    if (newline) out_ << "\n";
+  } else {
+    out_.open(writing_, std::ios::app);
   }
-  out_.open(writing_, std::ios::app);
   if (!out_) throw std::runtime_error(writing_.string() + ": cannot write records");
 }
 

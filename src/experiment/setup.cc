@@ -86,9 +86,7 @@ data::ImageSet LoadImages(const std::string& dataset, const std::string& data_pa
 
 double EpsilonFor(const std::string& dataset, std::optional<double> eps) {
   if (!eps) return dataset == "cifar10" ? 0.05 : 0.3;
-  if (!(*eps > 0 && *eps <= 1))  // also refuses NaN
-    throw std::invalid_argument("--eps must be an L_inf radius in (0, 1] (pixel units), got " +
-                                FormatNumber(*eps));
+  CheckLinfRadius("--eps", eps);
   return *eps;
 }
 

@@ -17,16 +17,12 @@ std::string FormatNumber(double v) {
   return b;
 }
 
-namespace {
-
-void CheckRadius(const char* option, const std::optional<double>& v) {
+void CheckLinfRadius(const char* option, const std::optional<double>& v) {
   if (v && !(*v > 0 && *v <= 1))  // also refuses NaN
     throw std::invalid_argument(std::string(option) +
                                 " must be an L_inf radius in (0, 1] (pixel units), got " +
                                 FormatNumber(*v));
 }
-
-}  // namespace
 
 void Validate(const ExperimentSpec& s) {
   if (s.attacks.empty()) throw std::invalid_argument("no attack given");
@@ -45,8 +41,8 @@ void Validate(const ExperimentSpec& s) {
         "--num-images must be >= 1 (the number of correctly classified "
         "images to attack), got " +
         std::to_string(s.num_images));
-  CheckRadius("--eps", s.eps);
-  CheckRadius("--defender-eps", s.defender_eps);
+  CheckLinfRadius("--eps", s.eps);
+  CheckLinfRadius("--defender-eps", s.defender_eps);
   if (s.budget < 1)
     throw std::invalid_argument("--budget must be >= 1 query, got " + std::to_string(s.budget));
   if (s.threads < 0 || s.threads > kMaxThreads)

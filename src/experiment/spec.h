@@ -42,6 +42,10 @@ inline constexpr int kMaxThreads = 256;
 /// `v` with up to 6 significant digits ("0", "-1", "nan", "0.25") for messages.
 std::string FormatNumber(double v);
 
+/// Checks an L_inf radius `v` (pixel units) given as `option`, if set: it must lie in (0, 1]
+/// (NaN refused). Throws std::invalid_argument naming the option and the value.
+void CheckLinfRadius(const char* option, const std::optional<double>& v);
+
 /// Checks every field that can be checked without loading anything: attack specs parse
 /// (MakeAttack with a default context), at most one of untargeted / target, target >= 0,
 /// num_images >= 1, eps and defender_eps in (0, 1] and not NaN, budget >= 1, threads in

@@ -140,6 +140,34 @@ TEST_F(RecordFileTest, StagedFileExistsOnlyWhenCommittedAndResumes) {
   EXPECT_EQ(all[2]["image_index"], 2);
 }
 
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+// Resuming keeps the bytes of the complete records (spacing, number formatting) and only
+// cuts a half-written last line; a complete last line without "\n" gets one before the
+// next record.
+TEST_F(RecordFileTest, ResumeKeepsTheRecordsBytes) {
+  const fs::path f = dir_ / "r.jsonl";
+  const std::string first =
+      "{ \"attack\": \"square\", \"image_index\": 0, \"target\": 3, "
+      "\"epsilon\": 3.0e-1 }\n";
+  std::ofstream(dir_ / "r.jsonl.partial", std::ios::binary) << first << "{\"attack\":\"sq";
+  {
+    RecordFile file(f, true);
+    ASSERT_EQ(file.resumed().size(), 1u);
+    EXPECT_EQ(Slurp(dir_ / "r.jsonl.partial"), first);
+  }
+  const std::string second = Rec(1).dump();
+  std::ofstream(dir_ / "r.jsonl.partial", std::ios::app | std::ios::binary) << second;
+  RecordFile file(f, true);
+  ASSERT_EQ(file.resumed().size(), 2u);
+  file.Append(Rec(2));
+  file.Commit();
+  EXPECT_EQ(Slurp(f), first + second + "\n" + Rec(2).dump() + "\n");
+}
+
 TEST_F(RecordFileTest, CorruptMiddleLineAndFoldersAreRefused) {
   std::ofstream(dir_ / "bad.jsonl") << Rec(0).dump() << "\nnot json\n" << Rec(1).dump() << "\n";
   try {

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The whole GoogleTest suite under AddressSanitizer + UndefinedBehaviorSanitizer (issue #13):
+# builds build-asan/ with -DADVBO_SANITIZE=ON (packages from tools/setup.sh) and runs ctest
+# there. Leaks LibTorch, OpenMP and OpenBLAS make once per process are suppressed by
+# tools/lsan.supp; nothing of advbo's own code is. Any sanitizer report fails its test
+# (ASan aborts, UBSan halts on the first error, LeakSanitizer exits non-zero).
+#
+#   bash tools/run_sanitized_tests.sh [CTEST_ARGS...]     # e.g. -R Cli
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JOBS="${JOBS:-$(nproc)}"
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DADVBO_SANITIZE=ON > /dev/null
+cmake --build build-asan -j "$JOBS" >&2
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0"
+export LSAN_OPTIONS="suppressions=$PWD/tools/lsan.supp:print_suppressions=0"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+cd build-asan && ctest --output-on-failure -j "$JOBS" --timeout 1800 "$@"
