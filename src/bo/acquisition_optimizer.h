@@ -15,9 +15,9 @@ namespace advbo::bo {
 
 /// Result of an acquisition maximisation.
 struct AcquisitionMax {
-  Eigen::VectorXd x;   ///< maximiser [d], inside the box / one row of the set
-  double value;        ///< acquisition value at x
-  int evaluations;     ///< acquisition evaluations (points) used
+  Eigen::VectorXd x;  ///< maximiser [d], inside the box / one row of the set
+  double value;       ///< acquisition value at x
+  int evaluations;    ///< acquisition evaluations (points) used
 };
 
 /// Exhaustive maximisation over the rows of `set` [M, d] (M >= 1, else

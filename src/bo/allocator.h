@@ -10,8 +10,8 @@
 
 namespace advbo::bo {
 
-/// Keeps blocks up to 32 MiB (glibc's maximum) on the heap and stops the heap from being trimmed below
-/// 1 GiB, growing it 256 MiB at a time (glibc mallopt M_MMAP_THRESHOLD / M_TRIM_THRESHOLD /
+/// Keeps blocks up to 32 MiB (glibc's maximum) on the heap and stops the heap from being trimmed
+/// below 1 GiB, growing it 256 MiB at a time (glibc mallopt M_MMAP_THRESHOLD / M_TRIM_THRESHOLD /
 /// M_TOP_PAD). No-op on other C
 /// libraries. Affects the whole process.
 void ConfigureAllocatorForLargeMatrices();

@@ -9,6 +9,7 @@
 #include <Eigen/Dense>
 #include <functional>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -47,26 +48,26 @@ enum class OnError {
 
 /// Options of RunBo, with their defaults.
 struct BoLoopOptions {
-  Goal goal = Goal::kMinimize;           ///< minimise (default) or maximise the objective
-  int budget = 40;                       ///< total evaluations, initial design included (>= 1)
-  int initial_points = 0;                ///< initial design size; 0 = min(budget, d + 1, >= 3)
+  Goal goal = Goal::kMinimize;  ///< minimise (default) or maximise the objective
+  int budget = 40;              ///< total evaluations, initial design included (>= 1)
+  int initial_points = 0;       ///< initial design size; 0 = min(budget, d + 1, >= 3)
   DesignKind initial_design = DesignKind::kSobol;
   AcquisitionKind acquisition = AcquisitionKind::kEi;
   /// UCB exploration weight; t = BO iteration (1 = first after the design), d = input dim.
   ExplorationWeight beta{BetaPolicy::kKandasamy2015, 4.0, 0.1};
-  double xi = 0.0;                       ///< EI / PI margin, in standardised output units
-  int ts_features = 500;                 ///< random Fourier features for Thompson sampling
+  double xi = 0.0;        ///< EI / PI margin, in standardised output units
+  int ts_features = 500;  ///< random Fourier features for Thompson sampling
   KernelFamily kernel = KernelFamily::kMatern52;
-  bool ard = true;                       ///< one lengthscale per input (on [0,1]-scaled inputs)
+  bool ard = true;  ///< one lengthscale per input (on [0,1]-scaled inputs)
   /// Observation-noise variance in standardised units: fitted when fit.fit_noise (default,
   /// starting from this value), fixed otherwise; 0 with fit_noise = false is noise-free.
   double noise_variance = 1e-4;
-  int refit_every = 1;                   ///< ML-II refit every this many BO iterations (>= 1)
+  int refit_every = 1;  ///< ML-II refit every this many BO iterations (>= 1)
   FitOptions fit = DefaultFit();
   AcquisitionOptimizerOptions acquisition_optimizer{};
   double target = std::numeric_limits<double>::quiet_NaN();  ///< stop once best reaches it
-  int patience = 0;                      ///< stop after this many evaluations without
-                                         ///< improvement (0 = never)
+  int patience = 0;  ///< stop after this many evaluations without
+                     ///< improvement (0 = never)
   OnError on_error = OnError::kStop;
 
   /// ML-II defaults for unit-cube inputs: lengthscales in [0.01, 10], noise in [1e-6, 1].
@@ -75,35 +76,41 @@ struct BoLoopOptions {
 
 /// One evaluation of the loop.
 struct BoStep {
-  int evaluation = 0;            ///< 1-based evaluation index
-  std::string phase;             ///< "init" or "bo"
-  Eigen::VectorXd x;             ///< the point evaluated [d], caller units
+  int evaluation = 0;  ///< 1-based evaluation index
+  std::string phase;   ///< "init" or "bo"
+  Eigen::VectorXd x;   ///< the point evaluated [d], caller units
+  /// The same point in the GP's [0, 1]^d units when the proposer knows it (kept exactly, so
+  /// the GP sees the proposed point, not a rounded round trip); empty = derived from x.
+  Eigen::VectorXd x_unit;
   double y = std::numeric_limits<double>::quiet_NaN();  ///< NaN if the evaluation failed
   bool ok = false;
-  std::string error;             ///< failure message ("" if ok)
+  std::string error;                                         ///< failure message ("" if ok)
   double best_y = std::numeric_limits<double>::quiet_NaN();  ///< best so far (goal-aware)
   double acquisition_value = std::numeric_limits<double>::quiet_NaN();  ///< NaN in "init"
-  double beta = std::numeric_limits<double>::quiet_NaN();  ///< UCB only
+  double beta = std::numeric_limits<double>::quiet_NaN();               ///< UCB only
   double seconds_objective = 0.0;  ///< wall time of the evaluation
   double seconds_bo = 0.0;         ///< wall time of fitting + acquisition for this point
+  /// Algorithm-specific fields (batch index, chosen arm, ...); null for the standard loop.
+  nlohmann::json extra;
 };
 
 /// Outcome of a run.
 struct BoResult {
   std::vector<BoStep> steps;
-  Eigen::VectorXd best_x;        ///< empty if no evaluation succeeded
+  Eigen::VectorXd best_x;  ///< empty if no evaluation succeeded
   double best_y = std::numeric_limits<double>::quiet_NaN();
   int failures = 0;
-  std::string stop_reason;       ///< "budget", "target", "patience", "callback",
-                                 ///< "evaluation failed"
-  std::string kernel;            ///< final kernel with hyperparameters (Kernel::Describe)
+  std::string stop_reason;  ///< "budget", "target", "patience", "callback",
+                            ///< "evaluation failed"
+  std::string kernel;       ///< final kernel with hyperparameters (Kernel::Describe)
 };
 
 /// Called after every evaluation; return false to stop the run (reason "callback").
 using StepCallback = std::function<bool(const BoStep&)>;
 
 /// Runs BO of `objective` over the box [lb, ub] (each [d], lb < ub, else
-/// std::invalid_argument). Deterministic for a given engine state and objective.
+/// std::invalid_argument): BoSession::Step until the session is done or `callback` returns
+/// false. Deterministic for a given engine state and objective.
 BoResult RunBo(const Objective& objective, const Eigen::VectorXd& lb, const Eigen::VectorXd& ub,
                const BoLoopOptions& options, Rng& rng, const StepCallback& callback = {});
 

@@ -21,13 +21,13 @@ struct LogNormalPrior {
 /// Options of FitHyperparameters. Bounds are in natural units (not log) and apply in
 /// the GP's standardised output scale and the caller's input units.
 struct FitOptions {
-  int restarts = 2;             ///< random restarts in addition to the warm start (>= 0)
-  int max_iterations = 50;      ///< L-BFGS-B iterations per start
+  int restarts = 2;         ///< random restarts in addition to the warm start (>= 0)
+  int max_iterations = 50;  ///< L-BFGS-B iterations per start
   double lengthscale_min = 1e-2, lengthscale_max = 1e2;
   double variance_min = 1e-2, variance_max = 1e2;  ///< signal variance (standardised y)
   double noise_min = 1e-6, noise_max = 1.0;        ///< noise variance (standardised y)
   double shape_min = 1e-3, shape_max = 1e3;        ///< other positive kernel parameters
-  bool fit_noise = true;        ///< if false the noise variance is kept fixed
+  bool fit_noise = true;                           ///< if false the noise variance is kept fixed
   /// Fit on a random subset of at most this many points (0 = all). The posterior keeps
   /// using all points; this only bounds the O(N^3) cost of each likelihood evaluation.
   int max_points = 0;

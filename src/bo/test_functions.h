@@ -18,7 +18,7 @@ namespace advbo::bo {
 struct TestFunction {
   std::string name;
   int dim = 0;
-  Eigen::VectorXd lb, ub;                        ///< box [dim] each
+  Eigen::VectorXd lb, ub;  ///< box [dim] each
   std::function<double(const Eigen::VectorXd&)> f;
   double minimum = std::numeric_limits<double>::quiet_NaN();  ///< f* (NaN if unknown)
   bool minimum_estimated = false;  ///< f* found numerically (GP samples) rather than known

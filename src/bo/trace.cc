@@ -7,7 +7,9 @@
 namespace advbo::bo {
 namespace {
 
-nlohmann::json Num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+nlohmann::json Num(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
 
 }  // namespace
 
@@ -16,18 +18,20 @@ nlohmann::json JsonArray(const Eigen::VectorXd& v) {
 }
 
 nlohmann::json StepRecord(const BoStep& s) {
-  return {{"type", "evaluation"},
-          {"evaluation", s.evaluation},
-          {"phase", s.phase},
-          {"x", JsonArray(s.x)},
-          {"y", Num(s.y)},
-          {"ok", s.ok},
-          {"error", s.ok ? nlohmann::json(nullptr) : nlohmann::json(s.error)},
-          {"best_y", Num(s.best_y)},
-          {"acquisition_value", Num(s.acquisition_value)},
-          {"beta", Num(s.beta)},
-          {"seconds_objective", s.seconds_objective},
-          {"seconds_bo", s.seconds_bo}};
+  nlohmann::json r = {{"type", "evaluation"},
+                      {"evaluation", s.evaluation},
+                      {"phase", s.phase},
+                      {"x", JsonArray(s.x)},
+                      {"y", Num(s.y)},
+                      {"ok", s.ok},
+                      {"error", s.ok ? nlohmann::json(nullptr) : nlohmann::json(s.error)},
+                      {"best_y", Num(s.best_y)},
+                      {"acquisition_value", Num(s.acquisition_value)},
+                      {"beta", Num(s.beta)},
+                      {"seconds_objective", s.seconds_objective},
+                      {"seconds_bo", s.seconds_bo}};
+  if (!s.extra.is_null()) r["extra"] = s.extra;
+  return r;
 }
 
 JsonlTrace::JsonlTrace(std::string path) : path_(std::move(path)) {

@@ -13,7 +13,8 @@ namespace advbo::bo {
 
 /// The JSON record of one BO evaluation: type "evaluation", evaluation, phase, x, y (null
 /// if failed), ok, error (null if ok), best_y, acquisition_value, beta, seconds_objective,
-/// seconds_bo. NaN values are written as null.
+/// seconds_bo, and `extra` when the step has algorithm-specific fields. NaN values are
+/// written as null.
 nlohmann::json StepRecord(const BoStep& step);
 
 /// Eigen vector as a JSON array.

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "bo/session.h"
 #include "bo/test_functions.h"
 
 namespace advbo::bo {
@@ -41,7 +42,8 @@ TEST(RunBo, EiAndUcbSolveBraninWithin40EvaluationsOn18Of20Seeds) {
 TEST(RunBo, ThompsonSamplingMakesProgressOnBranin) {
   // Not part of the target; TS must still beat the initial design clearly.
   int good = 0;
-  for (uint64_t seed = 1; seed <= 5; ++seed) good += BraninRegret(AcquisitionKind::kThompson, seed, 40) < 0.5;
+  for (uint64_t seed = 1; seed <= 5; ++seed)
+    good += BraninRegret(AcquisitionKind::kThompson, seed, 40) < 0.5;
   EXPECT_GE(good, 4);
 }
 
@@ -151,6 +153,79 @@ TEST(RunBo, RejectsBadBoxes) {
                std::invalid_argument);
   EXPECT_THROW(RunBo(f, Eigen::Vector2d(0, 0), Eigen::Vector3d(1, 1, 1), {}, rng),
                std::invalid_argument);
+}
+
+// A session driven from outside (Propose, Evaluate, Record) is RunBo: same points, values,
+// incumbent and stop reason; the GP holds exactly the proposed unit-cube points.
+TEST(BoSession, SteppedByHandEqualsRunBo) {
+  const TestFunction t = MakeTestFunction("branin");
+  BoLoopOptions opt;
+  opt.budget = 12;
+  opt.acquisition = AcquisitionKind::kUcb;
+  Rng rng_a(7), rng_b(7);
+  const BoResult a = RunBo(t.f, t.lb, t.ub, opt, rng_a);
+  BoSession s(t.lb, t.ub, opt, rng_b);
+  while (!s.done()) {
+    BoStep step = s.Propose();
+    BoSession::Evaluate(t.f, &step);
+    s.Record(step);
+  }
+  const BoResult& b = s.result();
+  ASSERT_EQ(a.steps.size(), b.steps.size());
+  for (size_t i = 0; i < a.steps.size(); ++i) {
+    EXPECT_EQ(a.steps[i].x, b.steps[i].x) << i;
+    EXPECT_EQ(a.steps[i].y, b.steps[i].y) << i;
+    if (a.steps[i].phase == "bo") EXPECT_EQ(a.steps[i].beta, b.steps[i].beta) << i;
+    EXPECT_EQ(a.steps[i].phase, b.steps[i].phase) << i;
+    EXPECT_EQ(s.gp().X().row(i).transpose(), b.steps[i].x_unit) << i;
+    EXPECT_EQ(s.gp().y()(i), -b.steps[i].y) << i;  // minimising: the GP sees -y
+  }
+  EXPECT_EQ(a.best_y, b.best_y);
+  EXPECT_EQ(b.stop_reason, "budget");
+  EXPECT_EQ(s.initial_points(), 3);
+  EXPECT_EQ(s.bo_iterations(), 9);
+}
+
+// Points the caller chooses are recorded like proposals; the incumbent, the budget and the
+// stop reasons follow; a finished session refuses more records.
+TEST(BoSession, RecordsCallerPointsAndEnforcesTheBudget) {
+  BoLoopOptions opt;
+  opt.budget = 3;
+  opt.goal = Goal::kMaximize;
+  Rng rng(1);
+  BoSession s(Eigen::Vector2d(-1, 0), Eigen::Vector2d(1, 4), opt, rng);
+  BoStep p;
+  p.x = Eigen::Vector2d(0, 2);
+  p.ok = true;
+  p.y = 5;
+  p.extra = {{"batch", 1}};
+  EXPECT_EQ(s.Record(p).evaluation, 1);
+  EXPECT_EQ(s.gp().X().row(0), Eigen::RowVector2d(0.5, 0.5));
+  p.y = 7;
+  p.x = Eigen::Vector2d(1, 4);
+  s.Record(p);
+  EXPECT_EQ(s.result().best_y, 7);
+  EXPECT_EQ(s.result().best_x, Eigen::Vector2d(1, 4));
+  EXPECT_EQ(s.remaining(), 1);
+  p.ok = false;
+  p.error = "crashed";
+  const BoStep& failed = s.Record(p);
+  EXPECT_TRUE(std::isnan(failed.y));
+  EXPECT_EQ(failed.best_y, 7);
+  EXPECT_EQ(failed.extra["batch"], 1);
+  EXPECT_EQ(s.stop_reason(), "evaluation failed");  // OnError::kStop
+  s.Stop("callback");
+  EXPECT_EQ(s.stop_reason(), "evaluation failed");
+  EXPECT_THROW(s.Record(p), std::logic_error);
+  BoSession fresh(Eigen::Vector2d(-1, 0), Eigen::Vector2d(1, 4), opt, rng);
+  p.x = Eigen::Vector3d(0, 0, 0);
+  EXPECT_THROW(fresh.Record(p), std::invalid_argument);
+  p.x = Eigen::Vector2d(0, 0);
+  p.ok = true;
+  fresh.Record(p);
+  fresh.Stop("mine");
+  EXPECT_TRUE(fresh.done());
+  EXPECT_EQ(fresh.result().stop_reason, "mine");
 }
 
 TEST(TestFunctions, KnownMinimaAreAttained) {

@@ -1,0 +1,188 @@
+#include "bo/session.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+
+namespace advbo::bo {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double Since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+const Eigen::VectorXd& CheckedBox(const Eigen::VectorXd& lb, const Eigen::VectorXd& ub,
+                                  const BoLoopOptions& opt) {
+  const Eigen::Index d = lb.size();
+  if (d < 1 || ub.size() != d)
+    throw std::invalid_argument("RunBo: bounds must both be [d], d >= 1");
+  if (!lb.allFinite() || !ub.allFinite() || (ub.array() <= lb.array()).any())
+    throw std::invalid_argument("RunBo: need finite bounds with lb < ub in every coordinate");
+  if (opt.budget < 1) throw std::invalid_argument("RunBo: budget must be >= 1");
+  if (opt.refit_every < 1) throw std::invalid_argument("RunBo: refit_every must be >= 1");
+  if (opt.initial_points < 0) throw std::invalid_argument("RunBo: initial_points must be >= 0");
+  return lb;
+}
+
+}  // namespace
+
+BoSession::BoSession(const Eigen::VectorXd& lb, const Eigen::VectorXd& ub,
+                     const BoLoopOptions& options, Rng& rng)
+    : lb_(CheckedBox(lb, ub, options)),
+      ub_(ub),
+      width_(ub - lb),
+      opt_(options),
+      rng_(rng),
+      sign_(options.goal == Goal::kMaximize ? 1.0 : -1.0),
+      gp_(std::make_unique<StationaryKernel>(options.kernel, static_cast<int>(lb.size()),
+                                             options.ard, std::vector<int>{}, 0.2, 1.0),
+          options.noise_variance),
+      best_score_(-std::numeric_limits<double>::infinity()),
+      worst_score_(std::numeric_limits<double>::infinity()) {
+  const int d = dim();
+  const int n_init =
+      std::min(opt_.budget, opt_.initial_points > 0 ? opt_.initial_points : std::max(3, d + 1));
+  init_ = MakeDesign(opt_.initial_design, n_init, Eigen::VectorXd::Zero(d),
+                     Eigen::VectorXd::Ones(d), rng_);
+}
+
+Eigen::VectorXd BoSession::ToUnit(const Eigen::VectorXd& x) const {
+  return (x - lb_).cwiseQuotient(width_);
+}
+
+Eigen::VectorXd BoSession::FromUnit(const Eigen::VectorXd& u) const {
+  return lb_ + u.cwiseProduct(width_);
+}
+
+void BoSession::Refit() {
+  if (gp_.num_data() >= 2) FitHyperparameters(&gp_, opt_.fit, rng_);
+}
+
+BoStep BoSession::Propose() {
+  const int d = dim();
+  const int e = evaluations() + 1;
+  const Eigen::VectorXd ulb = Eigen::VectorXd::Zero(d), uub = Eigen::VectorXd::Ones(d);
+  BoStep step;
+  Eigen::VectorXd u;
+  const auto t_bo = Clock::now();
+  if (e <= initial_points() || gp_.num_data() == 0) {
+    step.phase = "init";
+    u = e <= initial_points()
+            ? Eigen::VectorXd(init_.row(e - 1).transpose())
+            : Eigen::VectorXd(
+                  MakeDesign(DesignKind::kUniform, 1, ulb, uub, rng_).row(0).transpose());
+  } else {
+    step.phase = "bo";
+    ++bo_iter_;
+    if ((bo_iter_ - 1) % opt_.refit_every == 0) Refit();
+    // The incumbent (in GP input units) seeds one local start.
+    Eigen::Index ib = 0;
+    gp_.y().maxCoeff(&ib);
+    const Eigen::MatrixXd incumbent = gp_.X().row(ib);
+    std::unique_ptr<Acquisition> acq;
+    switch (opt_.acquisition) {
+      case AcquisitionKind::kUcb:
+        step.beta = opt_.beta.Beta(bo_iter_, d);
+        acq = std::make_unique<UcbAcquisition>(gp_, step.beta);
+        break;
+      case AcquisitionKind::kEi:
+        acq =
+            std::make_unique<ExpectedImprovement>(gp_, gp_.y().maxCoeff(), opt_.xi * gp_.y_scale());
+        break;
+      case AcquisitionKind::kPi:
+        acq = std::make_unique<ProbabilityOfImprovement>(gp_, gp_.y().maxCoeff(),
+                                                         opt_.xi * gp_.y_scale());
+        break;
+      case AcquisitionKind::kThompson:
+        acq = std::make_unique<ThompsonSample>(gp_, opt_.ts_features, rng_);
+        break;
+    }
+    const AcquisitionMax m =
+        MaximizeAcquisition(*acq, ulb, uub, opt_.acquisition_optimizer, rng_, incumbent);
+    u = m.x;
+    step.acquisition_value = m.value;
+  }
+  step.seconds_bo = Since(t_bo);
+  step.x = FromUnit(u);
+  step.x_unit = u;
+  return step;
+}
+
+void BoSession::Evaluate(const Objective& objective, BoStep* step) {
+  const auto t_f = Clock::now();
+  try {
+    step->y = objective(step->x);
+    step->ok = std::isfinite(step->y);
+    step->error = step->ok ? "" : "objective returned a non-finite value";
+  } catch (const std::exception& ex) {
+    step->ok = false;
+    step->error = ex.what();
+  }
+  step->seconds_objective = Since(t_f);
+}
+
+const BoStep& BoSession::Record(BoStep step) {
+  if (done()) throw std::logic_error("BoSession::Record: the run has ended (" + stop_reason_ + ")");
+  if (step.x.size() != dim())
+    throw std::invalid_argument("BoSession::Record: x has " + std::to_string(step.x.size()) +
+                                " coordinates, the box " + std::to_string(dim()));
+  step.evaluation = evaluations() + 1;
+  if (step.x_unit.size() != 0 && step.x_unit.size() != dim())
+    throw std::invalid_argument("BoSession::Record: x_unit has the wrong size");
+  const Eigen::VectorXd u = step.x_unit.size() ? step.x_unit : ToUnit(step.x);
+  if (step.ok) {
+    const double s = sign_ * step.y;
+    gp_.AddObservation(u, s);
+    worst_score_ = std::min(worst_score_, s);
+    if (s > best_score_) {
+      best_score_ = s;
+      res_.best_x = step.x;
+      res_.best_y = step.y;
+      since_improvement_ = 0;
+    } else {
+      ++since_improvement_;
+    }
+  } else {
+    ++res_.failures;
+    step.y = std::numeric_limits<double>::quiet_NaN();
+    if (opt_.on_error == OnError::kContinue && gp_.num_data() > 0)
+      gp_.AddObservation(u, worst_score_);
+    ++since_improvement_;
+  }
+  step.best_y = res_.best_y;
+  res_.steps.push_back(std::move(step));
+  const BoStep& last = res_.steps.back();
+  if (!last.ok && opt_.on_error == OnError::kStop)
+    stop_reason_ = "evaluation failed";
+  else if (!std::isnan(opt_.target) && std::isfinite(best_score_) &&
+           best_score_ >= sign_ * opt_.target)
+    stop_reason_ = "target";
+  else if (opt_.patience > 0 && since_improvement_ >= opt_.patience)
+    stop_reason_ = "patience";
+  else if (evaluations() >= opt_.budget)
+    stop_reason_ = "budget";
+  return last;
+}
+
+const BoStep& BoSession::Step(const Objective& objective) {
+  if (done()) throw std::logic_error("BoSession::Step: the run has ended (" + stop_reason_ + ")");
+  BoStep step = Propose();
+  Evaluate(objective, &step);
+  return Record(std::move(step));
+}
+
+void BoSession::Stop(const std::string& reason) {
+  if (stop_reason_ != "evaluation failed") stop_reason_ = reason;
+}
+
+const BoResult& BoSession::result() {
+  res_.stop_reason = stop_reason_;
+  res_.kernel = gp_.kernel().Describe();
+  return res_;
+}
+
+}  // namespace advbo::bo
