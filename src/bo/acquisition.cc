@@ -107,8 +107,8 @@ double UcbAcquisition::ValueAndGradient(const Eigen::VectorXd& x, Eigen::VectorX
   return sign_ * mu + sqrt_beta_ * sd;
 }
 
-ImprovementAcquisition::ImprovementAcquisition(const ExactGP& gp, double best, double xi,
-                                               Goal goal, TermsFunction h)
+ImprovementAcquisition::ImprovementAcquisition(const ExactGP& gp, double best, double xi, Goal goal,
+                                               TermsFunction h)
     : gp_(gp), best_(best), xi_(xi), sign_(GoalSign(goal)), h_(h) {
   if (!std::isfinite(best) || !(xi >= 0))
     throw std::invalid_argument("EI/PI: the incumbent must be finite and xi >= 0");
@@ -167,8 +167,7 @@ double ThompsonSample::ValueAndGradient(const Eigen::VectorXd& x, Eigen::VectorX
   return sign_ * v;
 }
 
-int ThompsonSampleIndex(const ExactGP& gp, const Eigen::MatrixXd& candidates, Rng& rng,
-                        Goal goal) {
+int ThompsonSampleIndex(const ExactGP& gp, const Eigen::MatrixXd& candidates, Rng& rng, Goal goal) {
   if (candidates.rows() < 1) throw std::invalid_argument("ThompsonSampleIndex: empty set");
   const Eigen::VectorXd f = gp.SamplePosterior(candidates, 1, rng).col(0) * GoalSign(goal);
   Eigen::Index best = 0;
@@ -176,9 +175,8 @@ int ThompsonSampleIndex(const ExactGP& gp, const Eigen::MatrixXd& candidates, Rn
   return static_cast<int>(best);
 }
 
-ExpectedUcb::ExpectedUcb(const ExactGP& gp, std::vector<int> own_dims,
-                         std::vector<int> other_dims, Eigen::MatrixXd other_samples, double beta,
-                         Eigen::VectorXd weights)
+ExpectedUcb::ExpectedUcb(const ExactGP& gp, std::vector<int> own_dims, std::vector<int> other_dims,
+                         Eigen::MatrixXd other_samples, double beta, Eigen::VectorXd weights)
     : gp_(gp),
       own_(std::move(own_dims)),
       other_(std::move(other_dims)),
@@ -213,7 +211,8 @@ Eigen::MatrixXd ExpectedUcb::Joint(const Eigen::VectorXd& x) const {
 
 Eigen::VectorXd ExpectedUcb::Evaluate(const Eigen::MatrixXd& x) const {
   Eigen::VectorXd out(x.rows());
-  for (Eigen::Index i = 0; i < x.rows(); ++i) out(i) = ValueAndGradient(x.row(i).transpose(), nullptr);
+  for (Eigen::Index i = 0; i < x.rows(); ++i)
+    out(i) = ValueAndGradient(x.row(i).transpose(), nullptr);
   return out;
 }
 

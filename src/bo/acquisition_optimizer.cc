@@ -16,8 +16,7 @@ namespace {
 void CheckBox(const Acquisition& acq, const Eigen::VectorXd& lb, const Eigen::VectorXd& ub) {
   if (lb.size() != acq.dim() || ub.size() != acq.dim())
     throw std::invalid_argument("acquisition optimiser: bounds have " + std::to_string(lb.size()) +
-                                " entries, acquisition dimension is " +
-                                std::to_string(acq.dim()));
+                                " entries, acquisition dimension is " + std::to_string(acq.dim()));
   if ((ub.array() < lb.array()).any())
     throw std::invalid_argument("acquisition optimiser: lower bound above upper bound");
 }
@@ -51,7 +50,8 @@ AcquisitionMax MaximizeAcquisition(const Acquisition& acq, const Eigen::VectorXd
     if (extra_starts.cols() != acq.dim())
       throw std::invalid_argument("MaximizeAcquisition: extra starts have the wrong width");
     Eigen::MatrixXd all(cand.rows() + extra_starts.rows(), cand.cols());
-    all << cand, extra_starts.array().max(lb.transpose().replicate(extra_starts.rows(), 1).array())
+    all << cand, extra_starts.array()
+                     .max(lb.transpose().replicate(extra_starts.rows(), 1).array())
                      .min(ub.transpose().replicate(extra_starts.rows(), 1).array())
                      .matrix();
     cand = std::move(all);
@@ -59,8 +59,7 @@ AcquisitionMax MaximizeAcquisition(const Acquisition& acq, const Eigen::VectorXd
   const Eigen::VectorXd v = acq.Evaluate(cand);
   std::vector<int> order(cand.rows());
   std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(),
-            [&](int a, int b) { return Finite(v(a)) > Finite(v(b)); });
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return Finite(v(a)) > Finite(v(b)); });
   AcquisitionMax best{cand.row(order[0]).transpose(), Finite(v(order[0])),
                       static_cast<int>(cand.rows())};
   GradObjective neg = [&](const Eigen::VectorXd& x, Eigen::VectorXd* g) {

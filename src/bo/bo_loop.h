@@ -63,6 +63,15 @@ struct BoLoopOptions {
   /// starting from this value), fixed otherwise; 0 with fit_noise = false is noise-free.
   double noise_variance = 1e-4;
   int refit_every = 1;  ///< ML-II refit every this many BO iterations (>= 1)
+  /// false keeps the initial kernel for the whole run (fixed-kernel studies, e.g. Azimi
+  /// et al. 2012's SE kernel of width 0.01 * sum of the box sides).
+  bool fit_hyperparameters = true;
+  /// Initial lengthscales on [0,1]-scaled inputs: [d] (ARD) or [1]; empty = 0.2 each.
+  Eigen::VectorXd initial_lengthscales;
+  double initial_signal_variance = 1.0;  ///< initial kernel variance (standardised units)
+  /// Standardise the GP outputs (default). false = zero-mean prior on the raw outputs,
+  /// signal variance in objective units (Azimi et al. 2012's setting).
+  bool standardize = true;
   FitOptions fit = DefaultFit();
   AcquisitionOptimizerOptions acquisition_optimizer{};
   double target = std::numeric_limits<double>::quiet_NaN();  ///< stop once best reaches it

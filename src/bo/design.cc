@@ -51,8 +51,7 @@ Eigen::MatrixXd MakeDesign(DesignKind kind, int n, const Eigen::VectorXd& lb,
     }
     case DesignKind::kSobol: {
       if (d > 3667) throw std::invalid_argument("MakeDesign: Sobol supports d <= 3667");
-      using Engine = boost::random::sobol_engine<uint32_t, 32,
-                                                 boost::random::default_sobol_table>;
+      using Engine = boost::random::sobol_engine<uint32_t, 32, boost::random::default_sobol_table>;
       Engine sobol(static_cast<std::size_t>(d));
       std::uniform_int_distribution<uint32_t> bits;
       std::vector<uint32_t> shift(d);

@@ -50,6 +50,7 @@ ExactGP::ExactGP(const ExactGP& o)
       jitter_(o.jitter_),
       y_shift_(o.y_shift_),
       y_scale_(o.y_scale_),
+      frozen_standardization_(o.frozen_standardization_),
       num_factorizations_(o.num_factorizations_) {}
 
 ExactGP& ExactGP::operator=(const ExactGP& o) {
@@ -64,12 +65,14 @@ ExactGP& ExactGP::operator=(const ExactGP& o) {
     jitter_ = o.jitter_;
     y_shift_ = o.y_shift_;
     y_scale_ = o.y_scale_;
+    frozen_standardization_ = o.frozen_standardization_;
     num_factorizations_ = o.num_factorizations_;
   }
   return *this;
 }
 
 void ExactGP::UpdateStandardization() {
+  if (frozen_standardization_) return;  // a fantasy copy keeps the real data's shift/scale
   const Eigen::Index n = y_.size();
   if (!standardize_ || n == 0) {
     y_shift_ = 0.0;
@@ -182,8 +185,7 @@ void ExactGP::PredictBlock(const Eigen::MatrixXd& xs, Eigen::VectorXd* mean,
   if (var) {
     Eigen::VectorXd prior = kernel_->Diag(xs);
     l_.triangularView<Eigen::Lower>().solveInPlace(ks);
-    *var = ((prior - ks.colwise().squaredNorm().transpose()).array().max(0.0) * y_scale_ *
-            y_scale_)
+    *var = ((prior - ks.colwise().squaredNorm().transpose()).array().max(0.0) * y_scale_ * y_scale_)
                .matrix();
   }
 }
@@ -250,7 +252,8 @@ Eigen::MatrixXd ExactGP::SamplePosterior(const Eigen::MatrixXd& xs, int num_samp
   double jitter = 0.0;
   const Eigen::MatrixXd l = CholeskyWithJitter(cov, &jitter);
   std::normal_distribution<double> n01(0.0, 1.0);
-  Eigen::MatrixXd z = Eigen::MatrixXd::NullaryExpr(xs.rows(), num_samples, [&]() { return n01(rng); });
+  Eigen::MatrixXd z =
+      Eigen::MatrixXd::NullaryExpr(xs.rows(), num_samples, [&]() { return n01(rng); });
   Eigen::MatrixXd f = l * z;
   f.colwise() += mu;
   return f;
@@ -261,6 +264,7 @@ ExactGP ExactGP::Fantasize(const Eigen::MatrixXd& xs, const Eigen::VectorXd& ys)
     throw std::invalid_argument("ExactGP::Fantasize: " + std::to_string(xs.rows()) +
                                 " points but " + std::to_string(ys.size()) + " values");
   ExactGP g(*this);
+  g.frozen_standardization_ = true;
   for (Eigen::Index i = 0; i < xs.rows(); ++i) g.AddObservation(xs.row(i).transpose(), ys(i));
   return g;
 }
@@ -280,8 +284,7 @@ double ExactGP::LogMarginalLikelihoodAt(const Eigen::VectorXd& theta, const Pair
   return LogMarginalLikelihoodWith(*k, std::exp(theta(p)), cache, grad);
 }
 
-double ExactGP::LogMarginalLikelihoodWith(const Kernel& k, double noise,
-                                          const PairwiseCache& cache,
+double ExactGP::LogMarginalLikelihoodWith(const Kernel& k, double noise, const PairwiseCache& cache,
                                           Eigen::VectorXd* grad) const {
   const int p = k.NumParams();
   const Eigen::Index n = x_.rows();

@@ -74,7 +74,9 @@ class ExactGP {
   /// A copy of this GP conditioned on hypothetical observations ("fantasies") ys [B] at
   /// Xs [B, D], e.g. the posterior mean for GP-BUCB-style batch selection (Desautels et al.
   /// 2014). Each fantasy is a row-append Cholesky update, O(N^2) per point, no refit of
-  /// hyperparameters. Throws std::invalid_argument on a shape mismatch.
+  /// hyperparameters. The copy keeps this GP's output standardisation (shift and scale of
+  /// the real data), so a fantasy equal to the posterior mean leaves the mean unchanged
+  /// everywhere (Azimi et al. 2012, Thm 2). Throws std::invalid_argument on a shape mismatch.
   ExactGP Fantasize(const Eigen::MatrixXd& xs, const Eigen::VectorXd& ys) const;
 
   /// Log marginal likelihood of the standardised targets (RW06 eq. 2.30) at the current
@@ -133,6 +135,7 @@ class ExactGP {
   Eigen::VectorXd alpha_;
   double jitter_ = 0.0;
   double y_shift_ = 0.0, y_scale_ = 1.0;
+  bool frozen_standardization_ = false;  // set on Fantasize copies
   long num_factorizations_ = 0;
 };
 

@@ -99,8 +99,8 @@ StationaryKernel::StationaryKernel(KernelFamily family, int input_dim, bool ard,
                                   " outside [0, " + std::to_string(input_dim) + ")");
   if (!(lengthscale > 0) || !(variance > 0))
     throw std::invalid_argument("StationaryKernel: lengthscale and variance must be > 0");
-  log_ls_ = Eigen::VectorXd::Constant(ard ? static_cast<int>(active_.size()) : 1,
-                                      std::log(lengthscale));
+  log_ls_ =
+      Eigen::VectorXd::Constant(ard ? static_cast<int>(active_.size()) : 1, std::log(lengthscale));
   log_var_ = std::log(variance);
 }
 
@@ -244,7 +244,7 @@ Eigen::MatrixXd StationaryKernel::GramFromCache(const PairwiseCache& cache,
 }
 
 Eigen::Vector2d StationaryKernel::WeightedGradientsFromSqDist(const Eigen::MatrixXd& sq_dist,
-                                                             const Eigen::MatrixXd& w) const {
+                                                              const Eigen::MatrixXd& w) const {
   if (ard_) throw std::logic_error("WeightedGradientsFromSqDist is for isotropic kernels");
   // Same element-wise arithmetic as GramFromSqDist's gradient matrices, fused with the
   // weighted sum (no [N, N] temporaries per parameter).
@@ -289,8 +289,8 @@ std::unique_ptr<Kernel> StationaryKernel::Clone() const {
 
 std::string StationaryKernel::Describe() const {
   std::ostringstream s;
-  s << KernelFamilyName(family_)
-    << (ard_ ? "-ARD" : "") << "(dims=" << active_.size() << ", lengthscale=";
+  s << KernelFamilyName(family_) << (ard_ ? "-ARD" : "") << "(dims=" << active_.size()
+    << ", lengthscale=";
   for (int i = 0; i < log_ls_.size(); ++i) s << (i ? "," : "") << std::exp(log_ls_(i));
   s << ", variance=" << std::exp(log_var_) << ")";
   return s.str();
@@ -308,8 +308,9 @@ AdditiveKernel::AdditiveKernel(KernelFamily family, int input_dim,
       if (a < 0 || a >= input_dim)
         throw std::invalid_argument("AdditiveKernel: coordinate " + std::to_string(a) +
                                     " outside [0, " + std::to_string(input_dim) + ")");
-      if (used[a]) throw std::invalid_argument("AdditiveKernel: groups overlap at coordinate " +
-                                               std::to_string(a));
+      if (used[a])
+        throw std::invalid_argument("AdditiveKernel: groups overlap at coordinate " +
+                                    std::to_string(a));
       used[a] = 1;
     }
     parts_.emplace_back(family, input_dim, false, g, lengthscale, variance);

@@ -84,9 +84,8 @@ void Exp3Linear::Update(int a, double r) {
   const Eigen::VectorXd ev = es.eigenvalues();
   const double tol = 1e-10 * std::max(ev.cwiseAbs().maxCoeff(), 1e-300);
   Eigen::VectorXd inv = ev.unaryExpr([&](double v) { return v > tol ? 1.0 / v : 0.0; });
-  const Eigen::VectorXd theta =
-      es.eigenvectors() * inv.asDiagonal() * es.eigenvectors().transpose() *
-      (phi_.row(a).transpose() * r);
+  const Eigen::VectorXd theta = es.eigenvectors() * inv.asDiagonal() *
+                                es.eigenvectors().transpose() * (phi_.row(a).transpose() * r);
   estimates_ += phi_ * theta;
 }
 

@@ -1,11 +1,10 @@
 #include "bo/optimal_stopping.h"
 
 #include <algorithm>
+#include <boost/random/normal_distribution.hpp>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
-
-#include <boost/random/normal_distribution.hpp>
 
 #include "bo/hyperparameters.h"
 
@@ -38,10 +37,9 @@ Eigen::MatrixXd LearningCurveKernel::Eval(const Eigen::MatrixXd& x1,
   if (x1.cols() != 1 || x2.cols() != 1)
     throw std::invalid_argument("LearningCurveKernel: inputs must be [N, 1] step numbers");
   const double a = alpha(), b = beta();
-  Eigen::ArrayXXd u = (x1.col(0).replicate(1, x2.rows()) +
-                       x2.col(0).transpose().replicate(x1.rows(), 1))
-                          .array() +
-                      b;
+  Eigen::ArrayXXd u =
+      (x1.col(0).replicate(1, x2.rows()) + x2.col(0).transpose().replicate(x1.rows(), 1)).array() +
+      b;
   return (a * (std::log(b) - u.log())).exp().matrix();
 }
 
@@ -181,7 +179,7 @@ BosDecisionTable BosDecisionTable::Solve(const Eigen::VectorXd& initial_errors, 
         continue;
       }
       const double p2 = win(m) / cnt(m);
-      const double loss_d1 = k1 * p2;          // eq. 4.3: wrongly concluding theta_1
+      const double loss_d1 = k1 * p2;            // eq. 4.3: wrongly concluding theta_1
       const double loss_d2 = opt.k2 * (1 - p2);  // wrongly concluding theta_2
       double best = std::min(loss_d1, loss_d2);
       BosDecision d = loss_d1 <= loss_d2 ? BosDecision::kStop : BosDecision::kConcludeBetter;

@@ -46,7 +46,8 @@ Eigen::MatrixXd RandomFeatures::Jacobian(const Eigen::VectorXd& x) const {
   for (size_t j = 0; j < active_.size(); ++j) xa(j) = x(active_[j]);
   Eigen::ArrayXd s = -((w_ * xa + b_).array().sin() * scale_);  // [M]
   Eigen::MatrixXd jac = Eigen::MatrixXd::Zero(b_.size(), input_dim_);
-  for (size_t j = 0; j < active_.size(); ++j) jac.col(active_[j]) = (s * w_.col(j).array()).matrix();
+  for (size_t j = 0; j < active_.size(); ++j)
+    jac.col(active_[j]) = (s * w_.col(j).array()).matrix();
   return jac;
 }
 

@@ -28,6 +28,23 @@ const Eigen::VectorXd& CheckedBox(const Eigen::VectorXd& lb, const Eigen::Vector
   return lb;
 }
 
+std::unique_ptr<Kernel> InitialKernel(int d, const BoLoopOptions& opt) {
+  if (!(opt.initial_signal_variance > 0))
+    throw std::invalid_argument("RunBo: initial_signal_variance must be > 0");
+  auto k = std::make_unique<StationaryKernel>(opt.kernel, d, opt.ard, std::vector<int>{}, 0.2,
+                                              opt.initial_signal_variance);
+  const Eigen::VectorXd& ls = opt.initial_lengthscales;
+  if (ls.size() == 0) return k;
+  const int n = opt.ard ? d : 1;
+  if (ls.size() != n || !(ls.array() > 0).all() || !ls.allFinite())
+    throw std::invalid_argument("RunBo: initial_lengthscales must be " + std::to_string(n) +
+                                " positive values");
+  Eigen::VectorXd theta = k->LogParams();
+  theta.head(n) = ls.array().log().matrix();
+  k->SetLogParams(theta);
+  return k;
+}
+
 }  // namespace
 
 BoSession::BoSession(const Eigen::VectorXd& lb, const Eigen::VectorXd& ub,
@@ -38,9 +55,8 @@ BoSession::BoSession(const Eigen::VectorXd& lb, const Eigen::VectorXd& ub,
       opt_(options),
       rng_(rng),
       sign_(options.goal == Goal::kMaximize ? 1.0 : -1.0),
-      gp_(std::make_unique<StationaryKernel>(options.kernel, static_cast<int>(lb.size()),
-                                             options.ard, std::vector<int>{}, 0.2, 1.0),
-          options.noise_variance),
+      gp_(InitialKernel(static_cast<int>(lb.size()), options), options.noise_variance,
+          options.standardize),
       best_score_(-std::numeric_limits<double>::infinity()),
       worst_score_(std::numeric_limits<double>::infinity()) {
   const int d = dim();
@@ -59,7 +75,7 @@ Eigen::VectorXd BoSession::FromUnit(const Eigen::VectorXd& u) const {
 }
 
 void BoSession::Refit() {
-  if (gp_.num_data() >= 2) FitHyperparameters(&gp_, opt_.fit, rng_);
+  if (opt_.fit_hyperparameters && gp_.num_data() >= 2) FitHyperparameters(&gp_, opt_.fit, rng_);
 }
 
 BoStep BoSession::Propose() {

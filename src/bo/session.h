@@ -58,7 +58,8 @@ class BoSession {
   /// Ends the run with `reason` (kept if the run already stopped on a failed evaluation).
   void Stop(const std::string& reason);
 
-  /// Fits the GP hyperparameters by ML-II (options.fit) when at least 2 points are in it.
+  /// Fits the GP hyperparameters by ML-II (options.fit) when at least 2 points are in it
+  /// and options.fit_hyperparameters is set.
   void Refit();
 
   /// The GP on unit-cube inputs and sign-adjusted outputs (fantasies, batch proposals).

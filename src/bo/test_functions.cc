@@ -26,7 +26,8 @@ double Hartmann(const Eigen::VectorXd& x, const Eigen::MatrixXd& a, const Eigen:
   static const double alpha[4] = {1.0, 1.2, 3.0, 3.2};
   double s = 0.0;
   for (int i = 0; i < 4; ++i) {
-    const double r = (a.row(i).transpose().array() * (x - p.row(i).transpose()).array().square()).sum();
+    const double r =
+        (a.row(i).transpose().array() * (x - p.row(i).transpose()).array().square()).sum();
     s -= alpha[i] * std::exp(-r);
   }
   return s;
@@ -51,8 +52,8 @@ class NegatedFeatureFunction final : public Acquisition {
 }  // namespace
 
 std::vector<std::string> TestFunctionNames() {
-  return {"branin",     "hartmann3",   "hartmann6", "ackley", "rosenbrock",
-          "michalewicz", "shekel10",   "cosines",   "gp-sample"};
+  return {"branin",      "hartmann3", "hartmann6", "ackley",   "rosenbrock",
+          "michalewicz", "shekel10",  "cosines",   "gp-sample"};
 }
 
 TestFunction MakeTestFunction(const std::string& name, int dim, uint64_t seed, double lengthscale) {
@@ -89,8 +90,8 @@ TestFunction MakeTestFunction(const std::string& name, int dim, uint64_t seed, d
   if (name == "hartmann6") {
     TestFunction t = Box(name, fixed(6), 0.0, 1.0);
     Eigen::MatrixXd a(4, 6), p(4, 6);
-    a << 10, 3, 17, 3.5, 1.7, 8, 0.05, 10, 17, 0.1, 8, 14, 3, 3.5, 1.7, 10, 17, 8, 17, 8, 0.05,
-        10, 0.1, 14;
+    a << 10, 3, 17, 3.5, 1.7, 8, 0.05, 10, 17, 0.1, 8, 14, 3, 3.5, 1.7, 10, 17, 8, 17, 8, 0.05, 10,
+        0.1, 14;
     p << 1312, 1696, 5569, 124, 8283, 5886, 2329, 4135, 8307, 3736, 1004, 9991, 2348, 1451, 3522,
         2883, 3047, 6650, 4047, 8828, 8732, 5743, 1091, 381;
     p *= 1e-4;
@@ -101,8 +102,8 @@ TestFunction MakeTestFunction(const std::string& name, int dim, uint64_t seed, d
   if (name == "shekel10") {
     TestFunction t = Box(name, fixed(4), 0.0, 10.0);
     Eigen::MatrixXd c(4, 10);
-    c << 4, 1, 8, 6, 3, 2, 5, 8, 6, 7, 4, 1, 8, 6, 7, 9, 3, 1, 2, 3.6, 4, 1, 8, 6, 3, 2, 5, 8, 6,
-        7, 4, 1, 8, 6, 7, 9, 3, 1, 2, 3.6;
+    c << 4, 1, 8, 6, 3, 2, 5, 8, 6, 7, 4, 1, 8, 6, 7, 9, 3, 1, 2, 3.6, 4, 1, 8, 6, 3, 2, 5, 8, 6, 7,
+        4, 1, 8, 6, 7, 9, 3, 1, 2, 3.6;
     Eigen::VectorXd beta(10);
     beta << 1, 2, 2, 4, 4, 6, 3, 7, 5, 5;
     beta *= 0.1;

@@ -123,8 +123,8 @@ TEST(ExactGP, LogMarginalLikelihoodGradientMatchesFiniteDifferences) {
   Eigen::VectorXd y = (x.col(0) + x.col(1)).array().sin().matrix() + x.col(2).cwiseAbs();
   std::vector<std::unique_ptr<Kernel>> kernels;
   kernels.push_back(std::make_unique<StationaryKernel>(KernelFamily::kMatern52, 4, true));
-  kernels.push_back(std::make_unique<AdditiveKernel>(KernelFamily::kSquaredExponential, 4,
-                                                     std::vector<std::vector<int>>{{0, 1}, {2, 3}}));
+  kernels.push_back(std::make_unique<AdditiveKernel>(
+      KernelFamily::kSquaredExponential, 4, std::vector<std::vector<int>>{{0, 1}, {2, 3}}));
   for (auto& k : kernels) {
     ExactGP gp(k->Clone(), 0.1);
     gp.SetData(x, y);
@@ -159,7 +159,8 @@ TEST(FitHyperparameters, RecoversKnownLengthscaleFromGpSamples) {
     std::normal_distribution<double> nd(0, 1);
     Eigen::VectorXd z = Eigen::VectorXd::NullaryExpr(n, [&]() { return nd(rng); });
     Eigen::VectorXd y = l * z;
-    ExactGP gp(std::make_unique<StationaryKernel>(fam, 2, false, std::vector<int>{}, 2.0, 1.0), 0.1);
+    ExactGP gp(std::make_unique<StationaryKernel>(fam, 2, false, std::vector<int>{}, 2.0, 1.0),
+               0.1);
     gp.SetData(x, y);
     const double before = gp.LogMarginalLikelihood();
     FitOptions opt;
@@ -237,7 +238,7 @@ TEST(ExactGP, FantasiesEqualConditioningOnTheUnion) {
   Eigen::VectorXd y = x.rowwise().sum(), yf(3);
   yf << 0.1, -0.4, 0.7;
   StationaryKernel k(KernelFamily::kMatern52, 2, false, {}, 0.5, 1.0);
-  ExactGP gp(k.Clone(), 1e-3);
+  ExactGP gp(k.Clone(), 1e-3, /*standardize=*/false);
   gp.SetData(x, y);
   const long f0 = gp.num_factorizations();
   ExactGP fant = gp.Fantasize(xf, yf);
@@ -247,7 +248,7 @@ TEST(ExactGP, FantasiesEqualConditioningOnTheUnion) {
   xu << x, xf;
   Eigen::VectorXd yu(18);
   yu << y, yf;
-  ExactGP full(k.Clone(), 1e-3);
+  ExactGP full(k.Clone(), 1e-3, false);
   full.SetData(xu, yu);
   Eigen::MatrixXd xs = Uniform(5, 2, rng);
   Eigen::VectorXd m1, v1, m2, v2;
@@ -255,6 +256,28 @@ TEST(ExactGP, FantasiesEqualConditioningOnTheUnion) {
   full.Predict(xs, &m2, &v2);
   EXPECT_LT((m1 - m2).cwiseAbs().maxCoeff(), 1e-8);
   EXPECT_LT((v1 - v2).cwiseAbs().maxCoeff(), 1e-8);
+}
+
+// With standardised outputs a fantasy keeps the real data's shift and scale: fantasies at
+// the posterior mean leave the mean unchanged everywhere and shrink only the variance.
+TEST(ExactGP, FantasiesAtThePosteriorMeanKeepTheMean) {
+  Rng rng(15);
+  Eigen::MatrixXd x = Uniform(10, 2, rng), xf = Uniform(3, 2, rng), xs = Uniform(6, 2, rng);
+  Eigen::VectorXd y = 5 + 3 * x.col(0).array().sin();
+  ExactGP gp(std::make_unique<StationaryKernel>(KernelFamily::kSquaredExponential, 2, false,
+                                                std::vector<int>{}, 0.3),
+             0.0);
+  gp.SetData(x, y);
+  Eigen::VectorXd mf, vf, m0, v0, m1, v1;
+  gp.Predict(xf, &mf, &vf);
+  const ExactGP fant = gp.Fantasize(xf, mf);
+  gp.Predict(xs, &m0, &v0);
+  fant.Predict(xs, &m1, &v1);
+  EXPECT_LT((m1 - m0).cwiseAbs().maxCoeff(), 1e-9);
+  EXPECT_TRUE((v1.array() <= v0.array() + 1e-12).all());
+  EXPECT_GT((v0 - v1).maxCoeff(), 1e-6);
+  EXPECT_EQ(fant.y_shift(), gp.y_shift());
+  EXPECT_EQ(fant.y_scale(), gp.y_scale());
 }
 
 TEST(ExactGP, NoiseFreeModeInterpolatesAndFitsWithoutNoise) {
@@ -274,9 +297,10 @@ TEST(ExactGP, NoiseFreeModeInterpolatesAndFitsWithoutNoise) {
   FitResult r = FitHyperparameters(&gp, opt, rng);
   EXPECT_TRUE(std::isfinite(r.log_marginal_likelihood));
   EXPECT_EQ(gp.noise_variance(), 0.0);
-  EXPECT_THROW(ExactGP(std::make_unique<StationaryKernel>(KernelFamily::kSquaredExponential, 1, false),
-                       -1.0),
-               std::invalid_argument);
+  EXPECT_THROW(
+      ExactGP(std::make_unique<StationaryKernel>(KernelFamily::kSquaredExponential, 1, false),
+              -1.0),
+      std::invalid_argument);
 }
 
 TEST(FitHyperparameters, PriorsPullTheEstimateAndOtherDatasetsAreUsed) {

@@ -1,0 +1,246 @@
+#include "algorithms/hybrid_batch/hybrid_batch.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+#include <stdexcept>
+
+#include "bo/acquisition.h"
+#include "bo/acquisition_optimizer.h"
+
+namespace advbo::algorithms {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double Since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Posterior covariance blocks of [xa; z] given the GP's data: Sigma_AA [m, m] (of the
+// observations y_A), Sigma_zA [m] (latent), and the posterior mean of xa [m].
+void JointBlocks(const bo::ExactGP& gp, const Eigen::MatrixXd& xa, const Eigen::VectorXd& z,
+                 Eigen::MatrixXd* saa, Eigen::VectorXd* sza, Eigen::VectorXd* mu_a) {
+  const Eigen::Index m = xa.rows();
+  if (m < 1 || xa.cols() != z.size())
+    throw std::invalid_argument("hybrid batch: need batch points [m >= 1, d] and z [d]");
+  Eigen::MatrixXd pts(m + 1, z.size());
+  pts << xa, z.transpose();
+  Eigen::VectorXd mean;
+  Eigen::MatrixXd cov;
+  gp.PredictJoint(pts, &mean, &cov);
+  // Observation covariance of the batch: the latent posterior plus the GP's noise (in
+  // original units), as the outcomes y_A are observed like O's (noise-free: latent only).
+  const double noise = gp.noise_variance() * gp.y_scale() * gp.y_scale();
+  *saa = cov.topLeftCorner(m, m) + noise * Eigen::MatrixXd::Identity(m, m);
+  *sza = cov.row(m).head(m).transpose();
+  if (mu_a) *mu_a = mean.head(m);
+}
+
+Eigen::RowVectorXd Sensitivity(const Eigen::MatrixXd& saa, const Eigen::VectorXd& sza) {
+  double jitter = 0;
+  const Eigen::MatrixXd l = bo::CholeskyWithJitter(saa, &jitter);
+  Eigen::VectorXd g = l.triangularView<Eigen::Lower>().solve(sza);
+  l.triangularView<Eigen::Lower>().transpose().solveInPlace(g);
+  return g.transpose();
+}
+
+}  // namespace
+
+Fantasy ParseFantasy(const std::string& name) {
+  if (name == "M") return Fantasy::kKnownMax;
+  if (name == "ymax") return Fantasy::kBest;
+  if (name == "ymax+") return Fantasy::kBestMargin;
+  if (name == "mu") return Fantasy::kMean;
+  if (name == "ymin") return Fantasy::kWorst;
+  if (name == "random") return Fantasy::kRandom;
+  throw std::invalid_argument("unknown fantasy '" + name +
+                              "' (use M, ymax, ymax+, mu, ymin, random)");
+}
+
+std::string FantasyName(Fantasy f) {
+  switch (f) {
+    case Fantasy::kKnownMax:
+      return "M";
+    case Fantasy::kBest:
+      return "ymax";
+    case Fantasy::kBestMargin:
+      return "ymax+";
+    case Fantasy::kMean:
+      return "mu";
+    case Fantasy::kWorst:
+      return "ymin";
+    case Fantasy::kRandom:
+      return "random";
+  }
+  return "?";
+}
+
+Eigen::RowVectorXd MeanSensitivity(const bo::ExactGP& gp, const Eigen::MatrixXd& xa,
+                                   const Eigen::VectorXd& z) {
+  Eigen::MatrixXd saa;
+  Eigen::VectorXd sza;
+  JointBlocks(gp, xa, z, &saa, &sza, nullptr);
+  return Sensitivity(saa, sza);
+}
+
+SwitchCriterion ComputeCriterion(const bo::ExactGP& gp, const Eigen::MatrixXd& xa,
+                                 const Eigen::VectorXd& ya, const Eigen::VectorXd& z) {
+  if (ya.size() != xa.rows())
+    throw std::invalid_argument("hybrid batch: one fantasy per batch point needed");
+  Eigen::MatrixXd saa;
+  Eigen::VectorXd sza, mu_a;
+  JointBlocks(gp, xa, z, &saa, &sza, &mu_a);
+  SwitchCriterion c;
+  c.gamma = Sensitivity(saa, sza).norm();
+  c.theta = std::sqrt(std::max(0.0, saa.trace()));
+  c.bias = (ya - mu_a).norm();
+  return c;
+}
+
+bo::BoLoopOptions Azimi2012LoopOptions(const Eigen::VectorXd& lb, const Eigen::VectorXd& ub) {
+  const Eigen::Index d = lb.size();
+  if (d < 1 || ub.size() != d || !(ub.array() > lb.array()).all())
+    throw std::invalid_argument("Azimi2012LoopOptions: need a box lb < ub, both [d]");
+  const Eigen::VectorXd width = ub - lb;
+  const double l = 0.01 * width.sum();
+  bo::BoLoopOptions o;
+  o.goal = bo::Goal::kMaximize;
+  o.acquisition = bo::AcquisitionKind::kEi;
+  o.kernel = bo::KernelFamily::kSquaredExponential;
+  o.ard = true;  // one isotropic kernel in caller units = per-axis lengthscales in [0,1]^d
+  // exp(-||dx||^2 / l) = exp(-0.5 sum_i (du_i / ls_i)^2) with dx_i = w_i du_i.
+  o.initial_lengthscales = (std::sqrt(l / 2.0) / width.array()).matrix();
+  o.initial_signal_variance = 1.0;
+  o.fit_hyperparameters = false;
+  o.noise_variance = 0.0;
+  o.standardize = false;
+  o.initial_design = bo::DesignKind::kUniform;
+  o.initial_points = d <= 3 ? 2 : 5;
+  o.budget = o.initial_points + (d <= 3 ? 15 : 30);
+  return o;
+}
+
+HybridBatchOptions Azimi2012HybridOptions(int d) {
+  HybridBatchOptions o;
+  o.batch_max = 5;
+  o.epsilon = d <= 3 ? 0.02 : 0.2;
+  o.fantasy = Fantasy::kMean;
+  return o;
+}
+
+HybridBatchResult RunHybridBatch(bo::BoSession& session, const bo::Objective& objective,
+                                 const HybridBatchOptions& opt, bo::Rng& batch_rng,
+                                 const std::function<bool(const bo::BoStep&)>& callback) {
+  if (opt.batch_max < 1) throw std::invalid_argument("hybrid batch: batch_max must be >= 1");
+  if (!(opt.epsilon >= 0)) throw std::invalid_argument("hybrid batch: epsilon must be >= 0");
+  if (session.options().acquisition != bo::AcquisitionKind::kEi)
+    throw std::invalid_argument("hybrid batch: the session must use EI (Alg. 1)");
+  if (opt.fantasy == Fantasy::kKnownMax && !std::isfinite(opt.known_optimum))
+    throw std::invalid_argument("hybrid batch: fantasy M needs the known optimum");
+  const int d = session.dim();
+  const Eigen::VectorXd ulb = Eigen::VectorXd::Zero(d), uub = Eigen::VectorXd::Ones(d);
+  HybridBatchResult res;
+  auto record = [&](bo::BoStep step) {
+    const bo::BoStep& s = session.Record(std::move(step));
+    if (callback && !callback(s)) session.Stop("callback");
+  };
+  auto evaluate = [&](std::vector<bo::BoStep> steps) {
+    if (opt.evaluate_batch) return opt.evaluate_batch(std::move(steps));
+    for (auto& s : steps) bo::BoSession::Evaluate(objective, &s);
+    return steps;
+  };
+  while (!session.done()) {
+    bo::BoStep first = session.Propose();
+    if (first.phase == "init") {  // the design: one point at a time, not a batch
+      first.extra = {{"batch", 0},
+                     {"batch_size", 1},
+                     {"position", 1},
+                     {"criterion", nullptr},
+                     {"fantasy", FantasyName(opt.fantasy)}};
+      auto done = evaluate({first});
+      record(std::move(done[0]));
+      continue;
+    }
+    // Alg. 1: A <- (x1*, y^1); while eq. 3 holds, |A| < n_b and budget remains, add z.
+    const auto t0 = Clock::now();
+    const bo::ExactGP& gp = session.gp();
+    const double y_max = gp.y().maxCoeff(), y_min = gp.y().minCoeff();
+    auto fantasy_at = [&](const bo::ExactGP& g, const Eigen::VectorXd& u) {
+      switch (opt.fantasy) {
+        case Fantasy::kKnownMax:
+          return session.Score(opt.known_optimum);
+        case Fantasy::kBest:
+          return y_max;
+        case Fantasy::kBestMargin:
+          return (1.0 + opt.zeta) * y_max;
+        case Fantasy::kMean: {
+          Eigen::VectorXd m, v;
+          g.Predict(u.transpose(), &m, &v);
+          return m(0);
+        }
+        case Fantasy::kWorst:
+          return y_min;
+        case Fantasy::kRandom:
+          return y_min + (y_max - y_min) * std::uniform_real_distribution<double>(0, 1)(batch_rng);
+      }
+      return y_max;
+    };
+    std::vector<Eigen::VectorXd> batch{first.x_unit};
+    std::vector<double> criteria{std::numeric_limits<double>::quiet_NaN()};
+    Eigen::VectorXd fantasies = Eigen::VectorXd::Constant(1, fantasy_at(gp, first.x_unit));
+    bo::ExactGP fant = gp.Fantasize(first.x_unit.transpose(), fantasies);
+    const int room = std::min(opt.batch_max, session.remaining());
+    while (static_cast<int>(batch.size()) < room) {
+      // z = argmax EI^(x | O u A): EI on the fantasised GP against max(y_max, y^_A).
+      const bo::ExpectedImprovement ei(fant, fant.y().maxCoeff(),
+                                       session.options().xi * fant.y_scale());
+      Eigen::Index ib = 0;
+      fant.y().maxCoeff(&ib);
+      const Eigen::MatrixXd incumbent = fant.X().row(ib);
+      const bo::AcquisitionMax z = bo::MaximizeAcquisition(
+          ei, ulb, uub, session.options().acquisition_optimizer, batch_rng, incumbent);
+      Eigen::MatrixXd xa(batch.size(), d);
+      for (size_t i = 0; i < batch.size(); ++i) xa.row(i) = batch[i].transpose();
+      const double value = ComputeCriterion(gp, xa, fantasies, z.x).value();
+      if (!(value <= opt.epsilon)) break;
+      const double yz = fantasy_at(fant, z.x);
+      batch.push_back(z.x);
+      criteria.push_back(value);
+      fantasies.conservativeResize(fantasies.size() + 1);
+      fantasies(fantasies.size() - 1) = yz;
+      fant = fant.Fantasize(z.x.transpose(), Eigen::VectorXd::Constant(1, yz));
+    }
+    const double seconds_batch = Since(t0);
+    ++res.batches;
+    const int m = static_cast<int>(batch.size());
+    res.batch_sizes.push_back(m);
+    res.batch_evaluations += m;
+    std::vector<bo::BoStep> steps(m);
+    for (int i = 0; i < m; ++i) {
+      bo::BoStep& s = steps[i];
+      if (i == 0) {
+        s = first;
+        s.seconds_bo += seconds_batch;  // this batch's selection cost sits on its first point
+      } else {
+        s.phase = "bo";
+        s.x_unit = batch[i];
+        s.x = session.FromUnit(batch[i]);
+      }
+      s.extra = {{"batch", res.batches},
+                 {"batch_size", m},
+                 {"position", i + 1},
+                 {"criterion",
+                  std::isnan(criteria[i]) ? nlohmann::json(nullptr) : nlohmann::json(criteria[i])},
+                 {"fantasy", FantasyName(opt.fantasy)}};
+    }
+    steps = evaluate(std::move(steps));
+    for (auto& s : steps) {
+      if (session.done()) break;  // a failed evaluation under OnError::kStop
+      record(std::move(s));
+    }
+  }
+  return res;
+}
+
+}  // namespace advbo::algorithms
