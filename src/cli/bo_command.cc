@@ -14,6 +14,7 @@
 #include "bo/bo_loop.h"
 #include "bo/test_functions.h"
 #include "bo/trace.h"
+#include "cli/bo_algorithms.h"
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/parse.h"
@@ -32,6 +33,7 @@ struct BoArgs {
   long long function_seed = -1;
   double lengthscale = 0.2, target = NAN, xi = 0.0, eval_timeout = 0;
   bool maximize = false, isotropic = false, quiet = false;
+  AlgoArgs algo;
 };
 
 std::string Quote(const std::string& s) {  // single-quote for /bin/sh
@@ -174,6 +176,7 @@ nlohmann::json ConfigRecord(const BoArgs& a, const Problem& p) {
       {"refit_every", a.refit_every},
       {"eval_timeout", a.eval_timeout},
       {"seed", a.seed}};
+  cfg.update(AlgorithmConfig(a.algo));
   if (a.function == "gp-sample") {
     cfg["lengthscale"] = a.lengthscale;
     cfg["function_seed"] = a.function_seed >= 0 ? static_cast<uint64_t>(a.function_seed) : a.seed;
@@ -239,6 +242,7 @@ int RunBoCommand(const BoArgs& a) {
   const bo::BoLoopOptions opt = LoopOptions(a);
   const Problem p = MakeProblem(a);
   const bool regret_known = !a.maximize && std::isfinite(p.tf.minimum);
+  CheckAlgorithm(a.algo, opt, regret_known ? p.tf.minimum : NAN);
   std::unique_ptr<bo::JsonlTrace> trace;
   if (!a.out.empty()) {
     trace = std::make_unique<bo::JsonlTrace>(a.out);
@@ -261,7 +265,10 @@ int RunBoCommand(const BoArgs& a) {
     bar.Update(s.evaluation, status, true);
     return true;
   };
-  const bo::BoResult res = bo::RunBo(p.objective, p.lb, p.ub, opt, rng, on_step);
+  const AlgoRun run =
+      RunAlgorithm(a.algo, p.objective, p.lb, p.ub, opt, a.seed, rng,
+                   /*concurrent=*/!a.command.empty(), regret_known ? p.tf.minimum : NAN, on_step);
+  const bo::BoResult& res = run.result;
   bar.Finish();
   Timing t;
   t.total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -270,10 +277,16 @@ int RunBoCommand(const BoArgs& a) {
     t.bo += s.seconds_bo;
   }
   if (trace) {
-    trace->Write(SummaryRecord(a, p, res, t));
+    nlohmann::json summary = SummaryRecord(a, p, res, t);
+    summary.update(run.summary);
+    trace->Write(summary);
     trace->Commit();
   }
   PrintSummary(a, p, res, t);
+  if (run.summary.contains("batches"))
+    std::printf("%-22s %d batches for %d evaluations after the design (speedup %.2f)\n", "batches",
+                run.summary["batches"].get<int>(), run.summary["batch_evaluations"].get<int>(),
+                run.summary["speedup"].get<double>());
   return res.stop_reason == "evaluation failed" || res.best_x.size() == 0 ? 2 : 0;
 }
 
@@ -345,6 +358,23 @@ std::function<int()> RegisterBoCommand(CLI::App& app) {
                   "seed of the gp-sample function (default: --seed)");
   cmd->add_option("--lengthscale", a->lengthscale, "SE lengthscale of gp-sample on [0,1]^d")
       ->default_val(0.2);
+  cmd->add_option("--algo", a->algo.algo,
+                  "algorithm: standard (sequential, --acq) | hybrid-ei (Azimi et al. 2012: "
+                  "sequential EI that switches to batches while eq. 3 holds) | cl-batch "
+                  "(constant liar: always --batch-max points)")
+      ->default_val("standard");
+  cmd->add_option("--batch-max", a->algo.batch_max,
+                  "hybrid-ei / cl-batch: largest batch n_b (--command runs a batch's points at "
+                  "once)")
+      ->default_val(5);
+  cmd->add_option("--hybrid-eps", a->algo.hybrid_eps,
+                  "hybrid-ei: switching threshold epsilon in objective units (0 = sequential)")
+      ->default_val(0.02);
+  cmd->add_option("--fantasy", a->algo.fantasy,
+                  "hybrid-ei / cl-batch: fantasised outcome of a batch point: mu (posterior "
+                  "mean) | ymax | ymax+ ((1+zeta) ymax) | ymin | random | M (known optimum)")
+      ->default_val("mu");
+  cmd->add_option("--zeta", a->algo.zeta, "margin of --fantasy ymax+")->default_val(0.1);
   cmd->add_option("--out,-o", a->out, "JSONL trace file");
   cmd->add_flag("-q,--quiet", a->quiet, "no progress bar");
   return [cmd, a]() { return cmd->parsed() ? RunBoCommand(*a) : 0; };

@@ -9,40 +9,57 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <mutex>
+#include <stdexcept>
 
 namespace advbo::cli {
 namespace {
 
-// Process group of the running objective command, for the signal handler (a signal
-// handler can only reach process-wide state; 0 = none running).
-volatile sig_atomic_t g_child_group = 0;
+// Process groups of the running objective commands, for the signal handler (a signal
+// handler can only reach process-wide state; 0 = free slot). Several commands run at once
+// when a batch algorithm evaluates its batch concurrently.
+constexpr int kMaxGroups = 256;
+volatile sig_atomic_t g_child_groups[kMaxGroups] = {};
+std::mutex g_mutex;  // guards slot allocation and handler (un)installation
+int g_running = 0;
+struct sigaction g_old_int {
+}, g_old_term{};
 
-extern "C" void KillChildAndDie(int sig) {
-  if (g_child_group > 0) kill(-g_child_group, SIGKILL);
+extern "C" void KillChildrenAndDie(int sig) {
+  for (int i = 0; i < kMaxGroups; ++i)
+    if (g_child_groups[i] > 0) kill(-g_child_groups[i], SIGKILL);
   signal(sig, SIG_DFL);
   raise(sig);
 }
 
-// Installs the handlers for the lifetime of one command, restoring the previous ones.
+// Registers one child's group for the lifetime of its command; the handlers are installed
+// while at least one command runs and the previous ones restored after the last.
 class SignalForwarding {
  public:
   explicit SignalForwarding(pid_t group) {
-    g_child_group = group;
-    struct sigaction sa {};
-    sa.sa_handler = KillChildAndDie;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
+    std::lock_guard<std::mutex> lock(g_mutex);
+    while (slot_ < kMaxGroups && g_child_groups[slot_] != 0) ++slot_;
+    if (slot_ == kMaxGroups) throw std::runtime_error("more than 256 objective commands at once");
+    g_child_groups[slot_] = group;
+    if (g_running++ == 0) {
+      struct sigaction sa {};
+      sa.sa_handler = KillChildrenAndDie;
+      sigemptyset(&sa.sa_mask);
+      sigaction(SIGINT, &sa, &g_old_int);
+      sigaction(SIGTERM, &sa, &g_old_term);
+    }
   }
   ~SignalForwarding() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-    g_child_group = 0;
+    std::lock_guard<std::mutex> lock(g_mutex);
+    g_child_groups[slot_] = 0;
+    if (--g_running == 0) {
+      sigaction(SIGINT, &g_old_int, nullptr);
+      sigaction(SIGTERM, &g_old_term, nullptr);
+    }
   }
 
  private:
-  struct sigaction old_int_ {
-  }, old_term_{};
+  int slot_ = 0;
 };
 
 }  // namespace

@@ -23,8 +23,9 @@ struct ShellTimeout : std::runtime_error {
 /// Runs `script` with /bin/sh -c in a new process group, stdin from /dev/null, stderr
 /// inherited. timeout_seconds > 0 limits its wall time: when exceeded the whole group is
 /// killed and ShellTimeout thrown. While it runs, SIGINT and SIGTERM to advbo kill the
-/// group and then advbo (default action). Throws std::runtime_error when the command cannot
-/// be started.
+/// group and then advbo (default action). Thread-safe: up to 256 commands may run at once
+/// (a batch evaluated concurrently); a signal kills every running group. Throws
+/// std::runtime_error when the command cannot be started.
 ShellResult RunShell(const std::string& script, double timeout_seconds);
 
 }  // namespace advbo::cli

@@ -91,6 +91,17 @@ TEST(HybridBatch, Theorem2MeanShiftIsLinearInTheOutcomeError) {
   EXPECT_NEAR(ComputeCriterion(f.gp, f.xa, mean_a, f.z).bias, 0.0, 1e-12);
 }
 
+// A batch point on an observed point of a noise-free GP has a known outcome: nothing to
+// bound (gamma = 0), and no factorisation failure (Rosenbrock's corner optimum, seen live).
+TEST(HybridBatch, BatchPointOnAnObservedPointIsHarmless) {
+  Fixture f;
+  bo::ExactGP exact(f.k.Clone(), 0.0, false);
+  exact.SetData(f.xo, f.yo);
+  const SwitchCriterion c = ComputeCriterion(exact, f.xo.topRows(1), f.yo.head(1), f.z);
+  EXPECT_LT(c.theta, 1e-4);  // the GP's own jitter is all the variance left there
+  EXPECT_LT(c.value(), 1e-6);
+}
+
 // Runs Algorithm 1 in the paper's setting on Cosines (maximised) with one seed.
 struct CosinesRun {
   bo::BoResult result;

@@ -109,12 +109,55 @@ TEST_F(BoCli, FailingCommandStopsCleanlyOrContinues) {
   EXPECT_GT(lines.back()["failures"].get<int>(), 0);
 }
 
+// --algo cl-batch on an external command: batches of --batch-max points run at once (the
+// objective logs its start and end; some starts overlap earlier evaluations' runs), every
+// evaluation is in the trace with its batch, and the summary counts the batches.
+TEST_F(BoCli, BatchAlgorithmsRunABatchsCommandsConcurrently) {
+  const fs::path script = dir_ / "obj.sh", events = dir_ / "events";
+  {
+    std::ofstream s(script);
+    s << "#!/bin/sh\necho start >> " << events.string() << "\nsleep 0.3\necho end >> "
+      << events.string() << "\nawk -v a=\"$1\" 'BEGIN { print (a-0.3)^2 }'\n";
+  }
+  fs::permissions(script, fs::perms::owner_all);
+  const fs::path out = dir_ / "b.jsonl";
+  const int rc = RunAdvbo("bo -c " + script.string() +
+                              " --bounds 0:1 --algo cl-batch --batch-max 4 --init 3 --budget 11 -q "
+                              "-o " +
+                              out.string(),
+                          dir_ / "log");
+  ASSERT_EQ(rc, 0) << Slurp(dir_ / "log");
+  int running = 0, most = 0;
+  std::ifstream ev(events);
+  for (std::string line; std::getline(ev, line);) {
+    running += line == "start" ? 1 : -1;
+    most = std::max(most, running);
+  }
+  EXPECT_GE(most, 2) << "batch evaluations ran one after another";
+  EXPECT_LE(most, 4);
+  const auto lines = ReadJsonl(out);
+  ASSERT_EQ(lines.size(), 13u);
+  EXPECT_EQ(lines.front()["algo"], "cl-batch");
+  EXPECT_EQ(lines[4]["extra"]["batch"], 1);
+  EXPECT_EQ(lines[4]["extra"]["batch_size"], 4);
+  EXPECT_EQ(lines.back()["batch_sizes"], (std::vector<int>{4, 4}));
+  EXPECT_DOUBLE_EQ(lines.back()["speedup"].get<double>(), 0.75);
+  for (size_t i = 1; i + 1 < lines.size(); ++i) {
+    const double x = lines[i]["x"][0].get<double>();
+    EXPECT_NEAR(lines[i]["y"].get<double>(), (x - 0.3) * (x - 0.3), 1e-5);
+  }
+}
+
 TEST_F(BoCli, BadInputIsRejectedBeforeAnyOutput) {
   const fs::path out = dir_ / "never.jsonl";
   for (const std::string args :
        {"bo -f nope", "bo -f branin --dim 3", "bo -c true", "bo -c true --bounds 1:0",
         "bo -f branin --acq xyz", "bo -f branin --kernel rbf", "bo -f branin --noise -1",
-        "bo -f branin -c true --bounds 0:1", "bo -f branin --init grid"}) {
+        "bo -f branin -c true --bounds 0:1", "bo -f branin --init grid",
+        "bo -f branin --algo batch", "bo -f branin --algo hybrid-ei --acq ucb",
+        "bo -f branin --algo hybrid-ei --hybrid-eps -1",
+        "bo -f branin --algo cl-batch --batch-max 0", "bo -f branin --algo hybrid-ei --fantasy max",
+        "bo -f branin --maximize --algo hybrid-ei --fantasy M"}) {
     EXPECT_EQ(RunAdvbo(args + " -q -o " + out.string(), dir_ / "log"), 1) << args;
     EXPECT_NE(Slurp(dir_ / "log").find("error"), std::string::npos) << args;
     EXPECT_FALSE(fs::exists(out)) << args;

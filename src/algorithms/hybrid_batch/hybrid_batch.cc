@@ -32,7 +32,11 @@ void JointBlocks(const bo::ExactGP& gp, const Eigen::MatrixXd& xa, const Eigen::
   // Observation covariance of the batch: the latent posterior plus the GP's noise (in
   // original units), as the outcomes y_A are observed like O's (noise-free: latent only).
   const double noise = gp.noise_variance() * gp.y_scale() * gp.y_scale();
+  // A floor of 1e-10 prior variances keeps Sigma_AA invertible when a batch point sits on an
+  // observed point of a noise-free GP (its outcome is known: Sigma_zA = 0, so g = 0 there).
   *saa = cov.topLeftCorner(m, m) + noise * Eigen::MatrixXd::Identity(m, m);
+  const double floor = 1e-10 * gp.kernel().Diag(z.transpose())(0) * gp.y_scale() * gp.y_scale();
+  if (saa->diagonal().minCoeff() < floor) saa->diagonal().array() += floor;
   *sza = cov.row(m).head(m).transpose();
   if (mu_a) *mu_a = mean.head(m);
 }
@@ -202,7 +206,11 @@ HybridBatchResult RunHybridBatch(bo::BoSession& session, const bo::Objective& ob
           ei, ulb, uub, session.options().acquisition_optimizer, batch_rng, incumbent);
       Eigen::MatrixXd xa(batch.size(), d);
       for (size_t i = 0; i < batch.size(); ++i) xa.row(i) = batch[i].transpose();
-      const double value = ComputeCriterion(gp, xa, fantasies, z.x).value();
+      double value = std::numeric_limits<double>::infinity();
+      try {
+        value = ComputeCriterion(gp, xa, fantasies, z.x).value();
+      } catch (const bo::NumericalError&) {  // cannot bound the error: stay sequential
+      }
       if (!(value <= opt.epsilon)) break;
       const double yz = fantasy_at(fant, z.x);
       batch.push_back(z.x);
