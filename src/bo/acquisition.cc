@@ -25,21 +25,47 @@ double ExplorationWeight::Beta(int t, int d, double domain_size) const {
   return value;
 }
 
+namespace {
+
+// The number after "NAME:" in spec, or throws naming the spec.
+double NumberAfterColon(const std::string& spec, size_t name_length) {
+  const std::string text = spec.substr(name_length + 1);
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size())
+    throw std::invalid_argument("exploration weight '" + spec + "': '" + text +
+                                "' is not a number");
+  return v;
+}
+
+}  // namespace
+
 ExplorationWeight ParseExplorationWeight(const std::string& spec) {
   ExplorationWeight w;
+  auto has_value = [&](const std::string& name) {
+    if (spec == name) return false;
+    if (spec.rfind(name + ":", 0) == 0) return true;
+    throw std::invalid_argument("unknown exploration-weight policy '" + spec +
+                                "' (use constant[:VALUE], srinivas2010[:DELTA], "
+                                "kandasamy2015, r2b2_ref)");
+  };
   if (spec.rfind("constant", 0) == 0) {
     w.policy = BetaPolicy::kConstant;
-    if (spec.size() > 9 && spec[8] == ':') w.value = std::stod(spec.substr(9));
+    if (has_value("constant")) w.value = NumberAfterColon(spec, 8);
     if (!(w.value >= 0)) throw std::invalid_argument("beta constant must be >= 0: " + spec);
-  } else if (spec == "srinivas2010") {
+  } else if (spec.rfind("srinivas2010", 0) == 0) {
     w.policy = BetaPolicy::kSrinivas2010;
+    if (has_value("srinivas2010")) w.delta = NumberAfterColon(spec, 12);
+    if (!(w.delta > 0 && w.delta < 1))
+      throw std::invalid_argument("srinivas2010 confidence delta must be in (0, 1): " + spec);
   } else if (spec == "kandasamy2015") {
     w.policy = BetaPolicy::kKandasamy2015;
   } else if (spec == "r2b2_ref") {
     w.policy = BetaPolicy::kR2b2Ref;
   } else {
     throw std::invalid_argument("unknown exploration-weight policy '" + spec +
-                                "' (use constant[:VALUE], srinivas2010, kandasamy2015, r2b2_ref)");
+                                "' (use constant[:VALUE], srinivas2010[:DELTA], kandasamy2015, "
+                                "r2b2_ref)");
   }
   return w;
 }

@@ -36,8 +36,9 @@ struct ExplorationWeight {
   double Beta(int t, int d, double domain_size = 0.0) const;
 };
 
-/// Parses "constant[:VALUE]", "srinivas2010", "kandasamy2015", "r2b2_ref".
-/// Throws std::invalid_argument naming the accepted values otherwise.
+/// Parses "constant[:VALUE]" (VALUE >= 0, default 4), "srinivas2010[:DELTA]" (Srinivas et
+/// al. 2010, Thm 1/2 with confidence DELTA in (0, 1), default 0.1), "kandasamy2015",
+/// "r2b2_ref". Throws std::invalid_argument naming the accepted values otherwise.
 ExplorationWeight ParseExplorationWeight(const std::string& spec);
 
 /// UCB scores mean + sqrt(beta) * sqrt(var), elementwise; mean and var are [M].

@@ -69,6 +69,10 @@ struct BoLoopOptions {
   /// Initial lengthscales on [0,1]-scaled inputs: [d] (ARD) or [1]; empty = 0.2 each.
   Eigen::VectorXd initial_lengthscales;
   double initial_signal_variance = 1.0;  ///< initial kernel variance (standardised units)
+  /// A finite domain: candidate points [M, d] in caller units, inside the box. Non-empty:
+  /// the initial design is min(n_init, M) distinct random rows and every proposal the
+  /// acquisition's maximiser over the rows (UCB's srinivas2010 beta uses |D| = M).
+  Eigen::MatrixXd candidates;
   /// Standardise the GP outputs (default). false = zero-mean prior on the raw outputs,
   /// signal variance in objective units (Azimi et al. 2012's setting).
   bool standardize = true;

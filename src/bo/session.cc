@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <random>
 #include <stdexcept>
 
 namespace advbo::bo {
@@ -62,8 +63,31 @@ BoSession::BoSession(const Eigen::VectorXd& lb, const Eigen::VectorXd& ub,
   const int d = dim();
   const int n_init =
       std::min(opt_.budget, opt_.initial_points > 0 ? opt_.initial_points : std::max(3, d + 1));
-  init_ = MakeDesign(opt_.initial_design, n_init, Eigen::VectorXd::Zero(d),
-                     Eigen::VectorXd::Ones(d), rng_);
+  const Eigen::MatrixXd& c = opt_.candidates;
+  if (c.size() == 0) {
+    init_ = MakeDesign(opt_.initial_design, n_init, Eigen::VectorXd::Zero(d),
+                       Eigen::VectorXd::Ones(d), rng_);
+    return;
+  }
+  if (c.cols() != d) throw std::invalid_argument("RunBo: candidates must have d columns");
+  candidates_unit_.resize(c.rows(), d);
+  for (Eigen::Index i = 0; i < c.rows(); ++i) {
+    if (!c.row(i).allFinite() || (c.row(i).transpose().array() < lb_.array()).any() ||
+        (c.row(i).transpose().array() > ub_.array()).any())
+      throw std::invalid_argument("RunBo: candidate " + std::to_string(i + 1) +
+                                  " lies outside the box");
+    candidates_unit_.row(i) = ToUnit(c.row(i).transpose()).transpose();
+  }
+  // Distinct random rows (a partial Fisher-Yates shuffle).
+  std::vector<Eigen::Index> order(c.rows());
+  for (Eigen::Index i = 0; i < c.rows(); ++i) order[i] = i;
+  const int n = static_cast<int>(std::min<Eigen::Index>(n_init, c.rows()));
+  init_.resize(n, d);
+  for (int i = 0; i < n; ++i) {
+    std::uniform_int_distribution<Eigen::Index> pick(i, c.rows() - 1);
+    std::swap(order[i], order[pick(rng_)]);
+    init_.row(i) = candidates_unit_.row(order[i]);
+  }
 }
 
 Eigen::VectorXd BoSession::ToUnit(const Eigen::VectorXd& x) const {
@@ -87,10 +111,14 @@ BoStep BoSession::Propose() {
   const auto t_bo = Clock::now();
   if (e <= initial_points() || gp_.num_data() == 0) {
     step.phase = "init";
-    u = e <= initial_points()
-            ? Eigen::VectorXd(init_.row(e - 1).transpose())
-            : Eigen::VectorXd(
-                  MakeDesign(DesignKind::kUniform, 1, ulb, uub, rng_).row(0).transpose());
+    if (e <= initial_points()) {
+      u = init_.row(e - 1).transpose();
+    } else if (candidates_unit_.rows() > 0) {
+      std::uniform_int_distribution<Eigen::Index> pick(0, candidates_unit_.rows() - 1);
+      u = candidates_unit_.row(pick(rng_)).transpose();
+    } else {
+      u = MakeDesign(DesignKind::kUniform, 1, ulb, uub, rng_).row(0).transpose();
+    }
   } else {
     step.phase = "bo";
     ++bo_iter_;
@@ -102,7 +130,7 @@ BoStep BoSession::Propose() {
     std::unique_ptr<Acquisition> acq;
     switch (opt_.acquisition) {
       case AcquisitionKind::kUcb:
-        step.beta = opt_.beta.Beta(bo_iter_, d);
+        step.beta = opt_.beta.Beta(bo_iter_, d, static_cast<double>(candidates_unit_.rows()));
         acq = std::make_unique<UcbAcquisition>(gp_, step.beta);
         break;
       case AcquisitionKind::kEi:
@@ -117,8 +145,11 @@ BoStep BoSession::Propose() {
         acq = std::make_unique<ThompsonSample>(gp_, opt_.ts_features, rng_);
         break;
     }
+    int index = 0;
     const AcquisitionMax m =
-        MaximizeAcquisition(*acq, ulb, uub, opt_.acquisition_optimizer, rng_, incumbent);
+        candidates_unit_.rows() > 0
+            ? MaximizeOverSet(*acq, candidates_unit_, &index)
+            : MaximizeAcquisition(*acq, ulb, uub, opt_.acquisition_optimizer, rng_, incumbent);
     u = m.x;
     step.acquisition_value = m.value;
   }

@@ -77,7 +77,10 @@ class BoSession {
   int evaluations() const { return static_cast<int>(res_.steps.size()); }
   /// Evaluations left in the budget.
   int remaining() const { return opt_.budget - evaluations(); }
-  /// Size of the initial design (min(budget, initial_points or max(3, d + 1))).
+  /// Candidate points [M, d] in [0,1]^d of a finite domain (empty for the box).
+  const Eigen::MatrixXd& candidates_unit() const { return candidates_unit_; }
+  /// Size of the initial design (min(budget, initial_points or max(3, d + 1)), at most M
+  /// on a finite domain).
   int initial_points() const { return static_cast<int>(init_.rows()); }
   /// BO iterations proposed so far (Propose() calls past the design).
   int bo_iterations() const { return bo_iter_; }
@@ -90,7 +93,8 @@ class BoSession {
   BoLoopOptions opt_;
   Rng& rng_;
   double sign_;
-  Eigen::MatrixXd init_;  // [n_init, d] in [0,1]^d
+  Eigen::MatrixXd init_;             // [n_init, d] in [0,1]^d
+  Eigen::MatrixXd candidates_unit_;  // [M, d] in [0,1]^d; empty = continuous box
   ExactGP gp_;
   BoResult res_;
   std::string stop_reason_;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -27,7 +28,7 @@ namespace {
 
 struct BoArgs {
   std::string function, command, bounds, acq = "ei", beta = "kandasamy2015", kernel = "matern52";
-  std::string noise = "fit", init = "sobol", on_error = "stop", out;
+  std::string noise = "fit", init = "sobol", on_error = "stop", out, candidates;
   int dim = 0, budget = 40, refit_every = 1, patience = 0, ts_features = 500;
   uint64_t seed = 0;
   long long function_seed = -1;
@@ -126,6 +127,14 @@ bo::BoLoopOptions LoopOptions(const BoArgs& a) {
   return opt;
 }
 
+// The rows of a --candidates CSV file [M, d]; throws naming the file.
+Eigen::MatrixXd ReadCandidates(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::invalid_argument(path + ": cannot read the candidates file");
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  return ParseCandidates(text, path);
+}
+
 // The function to optimise: a test function or the external command, its box and name.
 struct Problem {
   bo::TestFunction tf;  // minimum NaN for commands
@@ -146,8 +155,17 @@ Problem MakeProblem(const BoArgs& a) {
     p.ub = p.tf.ub;
     p.name = p.tf.name;
   } else {
-    if (a.bounds.empty()) throw std::invalid_argument("--command needs --bounds LO:HI[,LO:HI...]");
-    ParseBounds(a.bounds, a.dim, &p.lb, &p.ub);
+    if (!a.bounds.empty()) {
+      ParseBounds(a.bounds, a.dim, &p.lb, &p.ub);
+    } else if (!a.candidates.empty()) {  // the candidates' bounding box
+      const Eigen::MatrixXd c = ReadCandidates(a.candidates);
+      p.lb = c.colwise().minCoeff().transpose();
+      p.ub = c.colwise().maxCoeff().transpose();
+      for (Eigen::Index i = 0; i < p.lb.size(); ++i)
+        if (!(p.ub(i) > p.lb(i))) p.lb(i) -= 0.5, p.ub(i) += 0.5;  // one value: any width
+    } else {
+      throw std::invalid_argument("--command needs --bounds LO:HI[,LO:HI...] or --candidates");
+    }
     p.objective = [cmd = a.command, t = a.eval_timeout](const Eigen::VectorXd& x) {
       return RunExternal(cmd, x, t);
     };
@@ -177,6 +195,7 @@ nlohmann::json ConfigRecord(const BoArgs& a, const Problem& p) {
       {"eval_timeout", a.eval_timeout},
       {"seed", a.seed}};
   cfg.update(AlgorithmConfig(a.algo));
+  if (!a.candidates.empty()) cfg["candidates"] = a.candidates;
   if (a.function == "gp-sample") {
     cfg["lengthscale"] = a.lengthscale;
     cfg["function_seed"] = a.function_seed >= 0 ? static_cast<uint64_t>(a.function_seed) : a.seed;
@@ -239,8 +258,21 @@ int RunBoCommand(const BoArgs& a) {
   // ---- Validate everything before any evaluation or output file.
   if (a.function.empty() == a.command.empty())
     throw std::invalid_argument("give exactly one of --function NAME or --command CMD");
-  const bo::BoLoopOptions opt = LoopOptions(a);
+  bo::BoLoopOptions opt = LoopOptions(a);
   const Problem p = MakeProblem(a);
+  if (!a.candidates.empty()) {
+    opt.candidates = ReadCandidates(a.candidates);
+    const Eigen::MatrixXd& c = opt.candidates;
+    if (c.cols() != p.lb.size())
+      throw std::invalid_argument(a.candidates + ": " + std::to_string(c.cols()) +
+                                  " columns for a " + std::to_string(p.lb.size()) +
+                                  "-dimensional box");
+    for (Eigen::Index i = 0; i < c.rows(); ++i)
+      if ((c.row(i).transpose().array() < p.lb.array()).any() ||
+          (c.row(i).transpose().array() > p.ub.array()).any())
+        throw std::invalid_argument(a.candidates + ": candidate " + std::to_string(i + 1) +
+                                    " lies outside the box");
+  }
   const bool regret_known = !a.maximize && std::isfinite(p.tf.minimum);
   CheckAlgorithm(a.algo, opt, regret_known ? p.tf.minimum : NAN);
   std::unique_ptr<bo::JsonlTrace> trace;
@@ -358,6 +390,10 @@ std::function<int()> RegisterBoCommand(CLI::App& app) {
                   "seed of the gp-sample function (default: --seed)");
   cmd->add_option("--lengthscale", a->lengthscale, "SE lengthscale of gp-sample on [0,1]^d")
       ->default_val(0.2);
+  cmd->add_option("--candidates", a->candidates,
+                  "finite domain: a CSV file of candidate points, one per line (d numbers; a "
+                  "header line is skipped); proposals maximise the acquisition over them. With "
+                  "--command and no --bounds, the box is their bounding box");
   cmd->add_option("--algo", a->algo.algo,
                   "algorithm: standard (sequential, --acq) | hybrid-ei (Azimi et al. 2012: "
                   "sequential EI that switches to batches while eq. 3 holds) | cl-batch "

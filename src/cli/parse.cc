@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
@@ -61,6 +62,51 @@ void ParseInit(const std::string& spec, bo::DesignKind* kind, int* n) {
       throw std::invalid_argument("--init: '" + spec + "' is not DESIGN[:N] or N (N >= 1)");
     }
   }
+}
+
+Eigen::MatrixXd ParseCandidates(const std::string& text, const std::string& name) {
+  std::vector<std::vector<double>> rows;
+  std::istringstream lines(text);
+  std::string line;
+  long number = 0;
+  while (std::getline(lines, line)) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    std::vector<double> row;
+    std::istringstream cells(line);
+    std::string cell;
+    bool numeric = true;
+    while (numeric && std::getline(cells, cell, ',')) {
+      const char* b = cell.c_str();
+      char* end = nullptr;
+      const double v = std::strtod(b, &end);
+      while (end && (*end == ' ' || *end == '\t')) ++end;
+      numeric = end != b && *end == '\0' && std::isfinite(v);
+      row.push_back(v);
+    }
+    if (!line.empty() && line.back() == ',') numeric = false;  // an empty last cell
+    const std::string where = name + ": line " + std::to_string(number);
+    if (!numeric) {
+      if (rows.empty() && number == 1) continue;  // a header
+      throw std::invalid_argument(where + ": not a row of finite numbers");
+    }
+    if (row.size() > static_cast<size_t>(kMaxBoxDim))
+      throw std::invalid_argument(where + ": more than " + std::to_string(kMaxBoxDim) + " columns");
+    if (!rows.empty() && row.size() != rows.front().size())
+      throw std::invalid_argument(where + ": " + std::to_string(row.size()) +
+                                  " columns, the first row has " +
+                                  std::to_string(rows.front().size()));
+    if (rows.size() >= static_cast<size_t>(kMaxCandidates))
+      throw std::invalid_argument(name + ": more than " + std::to_string(kMaxCandidates) +
+                                  " candidates");
+    rows.push_back(std::move(row));
+  }
+  if (rows.empty()) throw std::invalid_argument(name + ": no candidate rows");
+  Eigen::MatrixXd m(rows.size(), rows.front().size());
+  for (size_t i = 0; i < rows.size(); ++i)
+    for (size_t j = 0; j < rows[i].size(); ++j) m(i, j) = rows[i][j];
+  return m;
 }
 
 }  // namespace advbo::cli

@@ -23,4 +23,14 @@ void ParseBounds(const std::string& spec, int dim, Eigen::VectorXd* lb, Eigen::V
 /// that is not an integer >= 1.
 void ParseInit(const std::string& spec, bo::DesignKind* kind, int* n);
 
+/// Largest number of --candidates rows.
+inline constexpr int kMaxCandidates = 1000000;
+
+/// Parses the text of a --candidates CSV file (`name` for messages): one candidate per
+/// line, d comma-separated finite numbers, the same d on every line; blank lines and a
+/// first line that is not numbers (a header) are skipped. Returns [M, d], M >= 1. Throws
+/// std::invalid_argument naming the file and line: not a number, a different column count,
+/// no rows, more than kMaxCandidates rows or kMaxBoxDim columns.
+Eigen::MatrixXd ParseCandidates(const std::string& text, const std::string& name);
+
 }  // namespace advbo::cli

@@ -34,7 +34,8 @@ void CheckGradient(const Acquisition& acq, const Eigen::VectorXd& x, double tol,
     Eigen::VectorXd p = x, q = x;
     p(a) += h;
     q(a) -= h;
-    const double fd = (acq.ValueAndGradient(p, nullptr) - acq.ValueAndGradient(q, nullptr)) / (2 * h);
+    const double fd =
+        (acq.ValueAndGradient(p, nullptr) - acq.ValueAndGradient(q, nullptr)) / (2 * h);
     EXPECT_NEAR(g(a), fd, tol * std::max(1.0, std::abs(fd))) << what << " dim " << a;
   }
 }
@@ -70,8 +71,8 @@ TEST(ExpectedImprovement, MatchesMonteCarloToThreeDecimals) {
 
 TEST(Acquisitions, GradientsMatchFiniteDifferences) {
   Rng rng(2);
-  for (auto fam : {KernelFamily::kSquaredExponential, KernelFamily::kMatern52,
-                   KernelFamily::kMatern32}) {
+  for (auto fam :
+       {KernelFamily::kSquaredExponential, KernelFamily::kMatern52, KernelFamily::kMatern32}) {
     ExactGP gp = FittedGp(15, 3, rng, fam);
     const double best = gp.y().maxCoeff();
     UcbAcquisition ucb(gp, 2.5), lcb(gp, 2.5, Goal::kMinimize);

@@ -29,10 +29,10 @@ Eigen::VectorXd Eval(const Eigen::MatrixXd& x) {
 TEST(AddGpUcb, ComponentMeansSumToThePosteriorMean) {
   Rng rng(0);
   Eigen::MatrixXd x = Uniform(30, 4, rng), xs = Uniform(7, 4, rng);
-  ExactGP gp(std::make_unique<AdditiveKernel>(KernelFamily::kSquaredExponential, 4,
-                                              std::vector<std::vector<int>>{{0, 1}, {2, 3}}, 0.7,
-                                              0.5),
-             1e-3);
+  ExactGP gp(
+      std::make_unique<AdditiveKernel>(KernelFamily::kSquaredExponential, 4,
+                                       std::vector<std::vector<int>>{{0, 1}, {2, 3}}, 0.7, 0.5),
+      1e-3);
   gp.SetData(x, Eval(x));
   Eigen::VectorXd mean, var, m0, v0, m1, v1;
   gp.Predict(xs, &mean, &var);
@@ -49,9 +49,8 @@ TEST(AddGpUcb, ComponentUcbMatchesPosteriorAndFiniteDifferences) {
   Rng rng(5);
   Eigen::MatrixXd x = Uniform(25, 4, rng);
   for (auto fam : {KernelFamily::kSquaredExponential, KernelFamily::kMatern52}) {
-    ExactGP gp(std::make_unique<AdditiveKernel>(fam, 4,
-                                                std::vector<std::vector<int>>{{0, 3}, {1, 2}}, 0.6,
-                                                0.7),
+    ExactGP gp(std::make_unique<AdditiveKernel>(
+                   fam, 4, std::vector<std::vector<int>>{{0, 3}, {1, 2}}, 0.6, 0.7),
                1e-3);
     gp.SetData(x, Eval(x));
     ComponentUcb ucb(gp, 1, 1.5);
@@ -91,10 +90,10 @@ TEST(AddGpUcb, MaximiserStaysInTheBoxAndOptimisesTheAdditiveFunction) {
   Rng rng(2);
   Eigen::MatrixXd x = Uniform(10, 4, rng);
   Eigen::VectorXd y = Eval(x);
-  ExactGP gp(std::make_unique<AdditiveKernel>(KernelFamily::kSquaredExponential, 4,
-                                              std::vector<std::vector<int>>{{0, 1}, {2, 3}}, 0.5,
-                                              0.5),
-             1e-4);
+  ExactGP gp(
+      std::make_unique<AdditiveKernel>(KernelFamily::kSquaredExponential, 4,
+                                       std::vector<std::vector<int>>{{0, 1}, {2, 3}}, 0.5, 0.5),
+      1e-4);
   gp.SetData(x, y);
   Eigen::VectorXd lb = Eigen::VectorXd::Constant(4, -1), ub = Eigen::VectorXd::Constant(4, 1);
   AddGpUcbOptions opt;
@@ -136,10 +135,10 @@ TEST(AddGpUcb, VertexCandidatesLandOnTheBoxCorners) {
 TEST(AdditiveCandidatePool, IncrementalPosteriorEqualsTheDirectOne) {
   Rng rng(3);
   Eigen::MatrixXd x = Uniform(20, 4, rng);
-  ExactGP gp(std::make_unique<AdditiveKernel>(KernelFamily::kMatern52, 4,
-                                              std::vector<std::vector<int>>{{0, 1}, {2, 3}}, 0.6,
-                                              0.5),
-             1e-3);
+  ExactGP gp(
+      std::make_unique<AdditiveKernel>(KernelFamily::kMatern52, 4,
+                                       std::vector<std::vector<int>>{{0, 1}, {2, 3}}, 0.6, 0.5),
+      1e-3);
   gp.SetData(x, Eval(x));
   AdditiveCandidatePool pool(gp);
   const Eigen::MatrixXd z0 = Uniform(40, 4, rng), z1 = Uniform(25, 4, rng);
@@ -182,10 +181,10 @@ TEST(AdditiveCandidatePool, IncrementalPosteriorEqualsTheDirectOne) {
 TEST(AdditiveCandidatePool, PooledMaximiserMatchesTheBestPoolCandidateWithoutPolish) {
   Rng rng(4);
   Eigen::MatrixXd x = Uniform(25, 4, rng);
-  ExactGP gp(std::make_unique<AdditiveKernel>(KernelFamily::kSquaredExponential, 4,
-                                              std::vector<std::vector<int>>{{0, 1}, {2, 3}}, 0.5,
-                                              0.5),
-             1e-3);
+  ExactGP gp(
+      std::make_unique<AdditiveKernel>(KernelFamily::kSquaredExponential, 4,
+                                       std::vector<std::vector<int>>{{0, 1}, {2, 3}}, 0.5, 0.5),
+      1e-3);
   gp.SetData(x, Eval(x));
   AdditiveCandidatePool pool(gp);
   for (int j = 0; j < 2; ++j) pool.SetCandidates(gp, j, Uniform(200, 4, rng));
@@ -224,10 +223,10 @@ TEST(AdditiveCandidatePool, PooledMaximiserMatchesTheBestPoolCandidateWithoutPol
 TEST(GpPrecision, IncrementalInverseAndFastComponentUcbMatchTheDirectOnes) {
   Rng rng(5);
   Eigen::MatrixXd x = Uniform(15, 4, rng);
-  ExactGP gp(std::make_unique<AdditiveKernel>(KernelFamily::kSquaredExponential, 4,
-                                              std::vector<std::vector<int>>{{0, 1}, {2, 3}}, 0.8,
-                                              0.5),
-             1e-4);
+  ExactGP gp(
+      std::make_unique<AdditiveKernel>(KernelFamily::kSquaredExponential, 4,
+                                       std::vector<std::vector<int>>{{0, 1}, {2, 3}}, 0.8, 0.5),
+      1e-4);
   gp.SetData(x, Eval(x));
   GpPrecision prec;
   EXPECT_THROW(ComponentUcb(gp, 0, 2.0, &prec), std::invalid_argument);  // not synced
@@ -281,6 +280,13 @@ TEST(ExplorationWeight, PoliciesAndParsing) {
   EXPECT_NEAR(s.Beta(2, 1, 7), 2 * std::log(7 * 4 * M_PI * M_PI / (6 * 0.1)), 1e-12);
   EXPECT_GT(s.Beta(3, 2), s.Beta(2, 2));
   EXPECT_THROW(ParseExplorationWeight("ucb"), std::invalid_argument);
+  // srinivas2010:DELTA: beta_t = 2 log(|D| t^2 pi^2 / (6 delta)) on a finite domain (Thm 1).
+  const ExplorationWeight s05 = ParseExplorationWeight("srinivas2010:0.05");
+  EXPECT_DOUBLE_EQ(s05.delta, 0.05);
+  EXPECT_NEAR(s05.Beta(3, 2, 100), 2 * std::log(100 * 9 * M_PI * M_PI / (6 * 0.05)), 1e-12);
+  for (const char* bad : {"srinivas2010:0", "srinivas2010:1", "srinivas2010:x", "srinivas2010:",
+                          "srinivas2010x", "constant:", "constant:abc", "constantx", "constant:-1"})
+    EXPECT_THROW(ParseExplorationWeight(bad), std::invalid_argument) << bad;
   Eigen::VectorXd u = Ucb(Eigen::Vector2d(1, 2), Eigen::Vector2d(4, 0), 9.0);
   EXPECT_DOUBLE_EQ(u(0), 7.0);
   EXPECT_DOUBLE_EQ(u(1), 2.0);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 
 #include "bo/session.h"
 #include "bo/test_functions.h"
@@ -226,6 +227,37 @@ TEST(BoSession, RecordsCallerPointsAndEnforcesTheBudget) {
   fresh.Stop("mine");
   EXPECT_TRUE(fresh.done());
   EXPECT_EQ(fresh.result().stop_reason, "mine");
+}
+
+// A finite domain: the design is distinct candidate rows, every proposal is a candidate, and
+// on a smooth 1-D function BO finds the best candidate; srinivas2010's beta uses |D|.
+TEST(BoSession, CandidatesMakeAFiniteDomain) {
+  Eigen::MatrixXd c(41, 1);
+  for (int i = 0; i < 41; ++i) c(i, 0) = -2.0 + 0.1 * i;
+  BoLoopOptions opt;
+  opt.candidates = c;
+  opt.budget = 15;
+  opt.initial_points = 4;
+  opt.acquisition = AcquisitionKind::kUcb;
+  opt.beta = ParseExplorationWeight("srinivas2010:0.1");
+  Rng rng(3);
+  auto f = [](const Eigen::VectorXd& x) { return (x(0) - 0.73) * (x(0) - 0.73); };
+  const BoResult r =
+      RunBo(f, Eigen::VectorXd::Constant(1, -2), Eigen::VectorXd::Constant(1, 2), opt, rng);
+  std::set<double> design;
+  for (const auto& s : r.steps) {
+    const double x = s.x(0);
+    const double k = std::round((x + 2.0) / 0.1);
+    EXPECT_NEAR(x, -2.0 + 0.1 * k, 1e-12) << "not a candidate: " << x;
+    if (s.phase == "init") EXPECT_TRUE(design.insert(x).second) << "repeated design row";
+    if (s.phase == "bo") EXPECT_DOUBLE_EQ(s.beta, opt.beta.Beta(s.evaluation - 4, 1, 41.0));
+  }
+  EXPECT_EQ(design.size(), 4u);
+  EXPECT_NEAR(r.best_x(0), 0.7, 1e-12);  // the candidate nearest 0.73
+  opt.candidates(3, 0) = 2.5;            // outside the box
+  EXPECT_THROW(
+      RunBo(f, Eigen::VectorXd::Constant(1, -2), Eigen::VectorXd::Constant(1, 2), opt, rng),
+      std::invalid_argument);
 }
 
 TEST(TestFunctions, KnownMinimaAreAttained) {

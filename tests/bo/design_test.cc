@@ -40,7 +40,8 @@ TEST(Design, AllPointsInTheBoxAndLhsIsStratified) {
 TEST(Design, SobolDependsOnTheSeedButStaysBalanced) {
   Eigen::VectorXd lb = Eigen::VectorXd::Zero(2), ub = Eigen::VectorXd::Ones(2);
   Rng a(1), b(2);
-  EXPECT_NE(MakeDesign(DesignKind::kSobol, 8, lb, ub, a), MakeDesign(DesignKind::kSobol, 8, lb, ub, b));
+  EXPECT_NE(MakeDesign(DesignKind::kSobol, 8, lb, ub, a),
+            MakeDesign(DesignKind::kSobol, 8, lb, ub, b));
 }
 
 // A smooth test acquisition with known maximiser: a(x) = -|x - c|^2 + bump.
@@ -97,7 +98,8 @@ TEST(AcquisitionOptimizers, BlockAcquisitionOptimisesOnlyItsCoordinates) {
   base << -0.5, 0.0, 0.5;
   BlockAcquisition blk(q, {0, 2}, base);
   EXPECT_EQ(blk.dim(), 2);
-  AcquisitionMax m = MaximizeAcquisition(blk, Eigen::Vector2d(-1, -1), Eigen::Vector2d(1, 1), {}, rng);
+  AcquisitionMax m =
+      MaximizeAcquisition(blk, Eigen::Vector2d(-1, -1), Eigen::Vector2d(1, 1), {}, rng);
   EXPECT_NEAR(m.x(0), 0.2, 1e-5);
   EXPECT_NEAR(m.x(1), 0.6, 1e-5);
   Eigen::VectorXd full = blk.Embed(m.x);

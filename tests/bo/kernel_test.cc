@@ -74,7 +74,8 @@ void CheckInputGradient(const Kernel& k, int d) {
     Eigen::VectorXd xp = x, xm = x;
     xp(a) += h;
     xm(a) -= h;
-    Eigen::VectorXd fd = (k.Eval(xp.transpose(), xs) - k.Eval(xm.transpose(), xs)).row(0).transpose() / (2 * h);
+    Eigen::VectorXd fd =
+        (k.Eval(xp.transpose(), xs) - k.Eval(xm.transpose(), xs)).row(0).transpose() / (2 * h);
     EXPECT_LT((fd - g.col(a)).cwiseAbs().maxCoeff(), 1e-6) << k.Describe() << " dim " << a;
   }
 }

@@ -14,8 +14,8 @@ BosOptions SmallOptions() {
 
 // Runs the rule along a full curve e_1..e_N, returns the first stopping step or 0.
 int FirstStop(const Eigen::VectorXd& curve, int n0, double threshold, Rng& rng) {
-  auto table = BosDecisionTable::Solve(curve.head(n0), curve.size(), threshold, 1, SmallOptions(),
-                                       rng);
+  auto table =
+      BosDecisionTable::Solve(curve.head(n0), curve.size(), threshold, 1, SmallOptions(), rng);
   for (int n = n0 + 1; n <= curve.size(); ++n)
     if (table.Decide(n, table.SummaryStatistic(curve.head(n))) == BosDecision::kStop) return n;
   return 0;

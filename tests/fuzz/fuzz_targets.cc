@@ -81,6 +81,10 @@ int FuzzBounds(const uint8_t* data, size_t size) {
       if (!(lb(i) < ub(i))) std::abort();
   });
   Refusable([&] {
+    const Eigen::MatrixXd c = cli::ParseCandidates(s, "c.csv");
+    if (c.rows() < 1 || c.cols() < 1 || !c.allFinite()) std::abort();
+  });
+  Refusable([&] {
     bo::DesignKind kind;
     int n = 0;
     cli::ParseInit(s, &kind, &n);

@@ -24,7 +24,8 @@ int FuzzImages(const uint8_t* data, size_t size);
 /// Spec parsers: defense pipelines and game defenders (defenses/), attack specs including
 /// BOS^2 settings (attacks::MakeAttack), the bench attack list (experiment::SplitAttackList).
 int FuzzSpecs(const uint8_t* data, size_t size);
-/// `advbo bo --bounds` / `--init` parsers (cli/parse.h); the first byte picks --dim.
+/// `advbo bo --bounds` / `--init` / `--candidates` parsers (cli/parse.h); the first byte
+/// picks --dim.
 int FuzzBounds(const uint8_t* data, size_t size);
 
 /// The harnesses by name ("mnist", "cifar10", "images", "specs", "bounds").

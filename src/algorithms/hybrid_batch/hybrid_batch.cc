@@ -202,8 +202,12 @@ HybridBatchResult RunHybridBatch(bo::BoSession& session, const bo::Objective& ob
       Eigen::Index ib = 0;
       fant.y().maxCoeff(&ib);
       const Eigen::MatrixXd incumbent = fant.X().row(ib);
-      const bo::AcquisitionMax z = bo::MaximizeAcquisition(
-          ei, ulb, uub, session.options().acquisition_optimizer, batch_rng, incumbent);
+      int index = 0;
+      const bo::AcquisitionMax z =
+          session.candidates_unit().rows() > 0
+              ? bo::MaximizeOverSet(ei, session.candidates_unit(), &index)
+              : bo::MaximizeAcquisition(ei, ulb, uub, session.options().acquisition_optimizer,
+                                        batch_rng, incumbent);
       Eigen::MatrixXd xa(batch.size(), d);
       for (size_t i = 0; i < batch.size(); ++i) xa.row(i) = batch[i].transpose();
       double value = std::numeric_limits<double>::infinity();
