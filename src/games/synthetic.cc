@@ -1,7 +1,9 @@
 #include "games/synthetic.h"
 
+#include <algorithm>
 #include <stdexcept>
 
+#include "bo/grid_sample.h"
 #include "bo/kernel.h"
 
 namespace advbo::games {
@@ -15,22 +17,21 @@ GameType ParseGameType(const std::string& s) {
 
 std::string GameTypeName(GameType t) {
   switch (t) {
-    case GameType::kCommonPayoff: return "common";
-    case GameType::kGeneralSum: return "general";
-    case GameType::kConstantSum: return "constant";
+    case GameType::kCommonPayoff:
+      return "common";
+    case GameType::kGeneralSum:
+      return "general";
+    case GameType::kConstantSum:
+      return "constant";
   }
   return "?";
 }
 
 namespace {
 
-Eigen::MatrixXd SampleScaled(const Eigen::MatrixXd& l, bo::Rng& rng) {
-  const Eigen::Index k = l.rows();
-  std::normal_distribution<double> normal(0.0, 1.0);
-  Eigen::MatrixXd z(k, k);
-  for (Eigen::Index c = 0; c < k; ++c)
-    for (Eigen::Index r = 0; r < k; ++r) z(r, c) = normal(rng);
-  Eigen::MatrixXd f = l * z * l.transpose();
+// A GP draw on the grid (bo::SampleGpOnGrid), scaled into [0, 1].
+Eigen::MatrixXd SampleScaled(const Eigen::VectorXd& axis, double lengthscale, bo::Rng& rng) {
+  const Eigen::MatrixXd f = bo::SampleGpOnGrid(axis, axis, lengthscale, 1.0, rng);
   const double lo = f.minCoeff(), hi = f.maxCoeff();
   return (f.array() - lo) / std::max(hi - lo, 1e-300);
 }
@@ -41,15 +42,18 @@ SyntheticGame::SyntheticGame(GameType type, bo::Rng& rng, int grid, double lengt
     : type_(type), lengthscale_(lengthscale), space_(ActionSpace::Grid1d(grid, 0.0, 1.0)) {
   if (grid < 2 || !(lengthscale > 0))
     throw std::invalid_argument("SyntheticGame: need grid >= 2 and lengthscale > 0");
-  bo::StationaryKernel k(bo::KernelFamily::kSquaredExponential, 1, false, {}, lengthscale, 1.0);
-  Eigen::MatrixXd gram = k.Eval(space_.grid, space_.grid);
-  double jitter = 0;
-  const Eigen::MatrixXd l = bo::CholeskyWithJitter(gram, &jitter);
-  f1_ = SampleScaled(l, rng);
+  const Eigen::VectorXd axis = space_.grid.col(0);
+  f1_ = SampleScaled(axis, lengthscale, rng);
   switch (type) {
-    case GameType::kCommonPayoff: f2_ = f1_; break;
-    case GameType::kGeneralSum: f2_ = SampleScaled(l, rng); break;
-    case GameType::kConstantSum: f2_ = 1.0 - f1_.array(); break;
+    case GameType::kCommonPayoff:
+      f2_ = f1_;
+      break;
+    case GameType::kGeneralSum:
+      f2_ = SampleScaled(axis, lengthscale, rng);
+      break;
+    case GameType::kConstantSum:
+      f2_ = 1.0 - f1_.array();
+      break;
   }
 }
 
@@ -65,10 +69,10 @@ nlohmann::json SyntheticGame::RoundDetails(const std::vector<Eigen::VectorXd>&,
 }
 
 bo::ExactGP SyntheticGame::TruePrior(double noise_variance) const {
-  return bo::ExactGP(std::make_unique<bo::StationaryKernel>(bo::KernelFamily::kSquaredExponential,
-                                                            2, false, std::vector<int>{},
-                                                            lengthscale_, 1.0),
-                     noise_variance, true);
+  return bo::ExactGP(
+      std::make_unique<bo::StationaryKernel>(bo::KernelFamily::kSquaredExponential, 2, false,
+                                             std::vector<int>{}, lengthscale_, 1.0),
+      noise_variance, true);
 }
 
 }  // namespace advbo::games
