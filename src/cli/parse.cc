@@ -19,7 +19,10 @@ void ParseBounds(const std::string& spec, int dim, Eigen::VectorXd* lb, Eigen::V
     if (c == std::string::npos)
       throw std::invalid_argument("--bounds: '" + item + "' is not LO:HI");
     try {
-      parts.emplace_back(std::stod(item.substr(0, c)), std::stod(item.substr(c + 1)));
+      const std::string lo = item.substr(0, c), hi = item.substr(c + 1);
+      size_t used_lo = 0, used_hi = 0;
+      parts.emplace_back(std::stod(lo, &used_lo), std::stod(hi, &used_hi));
+      if (used_lo != lo.size() || used_hi != hi.size()) throw std::invalid_argument("trailing");
     } catch (const std::exception&) {
       throw std::invalid_argument("--bounds: '" + item + "' is not LO:HI with numbers");
     }

@@ -284,8 +284,9 @@ TEST(ExplorationWeight, PoliciesAndParsing) {
   const ExplorationWeight s05 = ParseExplorationWeight("srinivas2010:0.05");
   EXPECT_DOUBLE_EQ(s05.delta, 0.05);
   EXPECT_NEAR(s05.Beta(3, 2, 100), 2 * std::log(100 * 9 * M_PI * M_PI / (6 * 0.05)), 1e-12);
-  for (const char* bad : {"srinivas2010:0", "srinivas2010:1", "srinivas2010:x", "srinivas2010:",
-                          "srinivas2010x", "constant:", "constant:abc", "constantx", "constant:-1"})
+  for (const char* bad : {"srinivas2010:0", "srinivas2010:1", "srinivas2010:x",
+                          "srinivas2010:", "srinivas2010x", "constant:", "constant:abc",
+                          "constantx", "constant:-1", "constant:1e4444", "srinivas2010:1e-999999"})
     EXPECT_THROW(ParseExplorationWeight(bad), std::invalid_argument) << bad;
   Eigen::VectorXd u = Ucb(Eigen::Vector2d(1, 2), Eigen::Vector2d(4, 0), 9.0);
   EXPECT_DOUBLE_EQ(u(0), 7.0);
