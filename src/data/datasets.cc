@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
@@ -60,6 +61,23 @@ void AppendMat(cv::Mat m, const std::string& file, int label, int channels, Imag
             m.ptr<uint8_t>(y)[x * set->channels + c] / 255.0f;
   set->labels.push_back(label);
   set->sources.push_back(file);
+}
+
+// Decodes a PNG, JPEG or BMP file's bytes (checked by their signature first: OpenCV would
+// otherwise pick any of its decoders by content, some of which go through temporary files).
+cv::Mat DecodeMat(const std::vector<uint8_t>& bytes, const std::string& name) {
+  if (bytes.empty()) throw DataError(name + ": empty file");
+  auto starts = [&](std::initializer_list<uint8_t> sig) {
+    return bytes.size() >= sig.size() && std::equal(sig.begin(), sig.end(), bytes.begin());
+  };
+  if (!starts({0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a}) && !starts({0xff, 0xd8, 0xff}) &&
+      !starts({'B', 'M'}))
+    throw DataError(name + ": not a PNG, JPEG or BMP image");
+  try {
+    return cv::imdecode(bytes, cv::IMREAD_UNCHANGED);
+  } catch (const cv::Exception& e) {
+    throw DataError(name + ": not a readable image (" + e.msg + ")");
+  }
 }
 
 void CheckChannels(const std::string& path, int channels) {
@@ -208,15 +226,8 @@ ImageSet ReadCifar10(const std::vector<std::string>& paths, size_t limit) {
 
 ImageSet DecodeImage(const std::vector<uint8_t>& bytes, const std::string& name, int channels) {
   CheckChannels(name, channels);
-  if (bytes.empty()) throw DataError(name + ": empty file");
   ImageSet set;
-  cv::Mat m;
-  try {
-    m = cv::imdecode(bytes, cv::IMREAD_UNCHANGED);
-  } catch (const cv::Exception& e) {
-    throw DataError(name + ": not a readable image (" + e.msg + ")");
-  }
-  AppendMat(m, name, -1, channels, &set);
+  AppendMat(DecodeMat(bytes, name), name, -1, channels, &set);
   return set;
 }
 
@@ -252,13 +263,7 @@ ImageSet ReadImages(const std::string& path, int channels, size_t limit) {
   ImageSet set;
   for (const auto& [file, label] : files) {
     if (limit && set.size() >= limit) break;
-    cv::Mat m;
-    try {
-      m = cv::imread(file, cv::IMREAD_UNCHANGED);
-    } catch (const cv::Exception& e) {
-      throw DataError(file + ": not a readable image (" + e.msg + ")");
-    }
-    AppendMat(m, file, label, channels, &set);
+    AppendMat(DecodeMat(ReadAll(file), file), file, label, channels, &set);
   }
   return set;
 }

@@ -43,7 +43,8 @@ ImageSet ReadMnist(const std::string& images_path, const std::string& labels_pat
 /// missing/empty file, a size that is not a multiple of 3073, or a label outside 0..9.
 ImageSet ReadCifar10(const std::vector<std::string>& paths, size_t limit = 0);
 
-/// Reads one image file or every PNG/JPEG/BMP in a folder (sorted by path, recursing one
+/// Reads one image file or every PNG/JPEG/BMP in a folder (contents checked by signature;
+/// sorted by path, recursing one
 /// level: root/<label>/img.png gives the integer label of the sub-folder, else -1).
 /// channels: 1 (grey), 3 (RGB) or 0 (keep the first image's). All images must share one
 /// size. Throws DataError naming the file that is missing, unreadable or differently sized.
@@ -52,7 +53,8 @@ ImageSet ReadImages(const std::string& path, int channels = 0, size_t limit = 0)
 /// In-memory forms of the readers above (the files' bytes, e.g. from a network request or a
 /// fuzzer). `name` is used in error messages in place of a path. ParseMnist takes the images
 /// and (unless `labels` is null) labels bytes, each gzip-compressed or raw; ParseCifar10 one
-/// batch's bytes; DecodeImage one PNG/JPEG/BMP file's bytes (label -1, source = name). Same
+/// batch's bytes; DecodeImage one PNG/JPEG/BMP file's bytes (label -1, source = name; other
+/// formats are refused by their signature, as ReadImages refuses them). Same
 /// shapes, ranges and errors (DataError) as the file readers, which call them.
 ImageSet ParseMnist(const std::vector<uint8_t>& images, const std::string& images_name,
                     const std::vector<uint8_t>* labels, const std::string& labels_name,

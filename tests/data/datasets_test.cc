@@ -191,6 +191,13 @@ TEST_F(TempDir, DecodeImageMatchesReadImages) {
   EXPECT_EQ(a.pixels, b.pixels);
   EXPECT_EQ(DecodeImage(Bytes(ReadFile(path)), "a.png", 1).channels, 1);
   EXPECT_THROW(DecodeImage(Bytes("not an image"), "x"), DataError);
+  // Other formats OpenCV knows are refused by signature (Radiance HDR, TIFF, a PNG cut short).
+  EXPECT_THROW(DecodeImage(Bytes("#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 1 +X 1\n"), "h.png"),
+               DataError);
+  EXPECT_THROW(DecodeImage(Bytes("II*\0\x08\0\0\0"), "t.png"), DataError);
+  const std::vector<uint8_t> png = Bytes(ReadFile(path));
+  EXPECT_THROW(DecodeImage(std::vector<uint8_t>(png.begin(), png.begin() + 40), "cut.png"),
+               DataError);
   EXPECT_THROW(DecodeImage({}, "x"), DataError);
   EXPECT_THROW(DecodeImage(Bytes(ReadFile(path)), "x", 2), DataError);
   fs::create_directories(dir_ / "f" / "12345678901");
