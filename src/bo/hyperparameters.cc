@@ -69,20 +69,32 @@ FitResult FitHyperparameters(ExactGP* gp, const FitOptions& opt, Rng& rng) {
   }
   // Log prior over the free coordinates (MAP), with its gradient.
   std::vector<const LogNormalPrior*> priors(nfree, nullptr);
+  std::vector<const GammaPrior*> gammas(nfree, nullptr);
   for (int i = 0; i < p; ++i) {
     if (kinds[i] == ParamKind::kLengthscale && opt.lengthscale_prior.enabled())
       priors[i] = &opt.lengthscale_prior;
     if (kinds[i] == ParamKind::kSignalVariance && opt.variance_prior.enabled())
       priors[i] = &opt.variance_prior;
+    if (kinds[i] == ParamKind::kLengthscale && opt.lengthscale_gamma.enabled())
+      gammas[i] = &opt.lengthscale_gamma;
+    if (kinds[i] == ParamKind::kSignalVariance && opt.variance_gamma.enabled())
+      gammas[i] = &opt.variance_gamma;
   }
   if (!noise_free && opt.fit_noise && opt.noise_prior.enabled()) priors[p] = &opt.noise_prior;
+  if (!noise_free && opt.fit_noise && opt.noise_gamma.enabled()) gammas[p] = &opt.noise_gamma;
   auto log_prior = [&](const Eigen::VectorXd& theta, Eigen::VectorXd* g) {
     double lp = 0.0;
     for (int i = 0; i < nfree; ++i) {
-      if (!priors[i]) continue;
-      const double z = (theta(i) - priors[i]->mean) / priors[i]->sd;
-      lp -= 0.5 * z * z;
-      if (g) (*g)(i) -= z / priors[i]->sd;
+      if (priors[i]) {
+        const double z = (theta(i) - priors[i]->mean) / priors[i]->sd;
+        lp -= 0.5 * z * z;
+        if (g) (*g)(i) -= z / priors[i]->sd;
+      }
+      if (gammas[i]) {  // a log v - b v with v = exp(theta_i)
+        const double v = std::exp(theta(i));
+        lp += gammas[i]->shape * theta(i) - gammas[i]->rate * v;
+        if (g) (*g)(i) += gammas[i]->shape - gammas[i]->rate * v;
+      }
     }
     return lp;
   };

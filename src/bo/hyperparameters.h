@@ -18,6 +18,15 @@ struct LogNormalPrior {
   bool enabled() const { return sd > 0; }
 };
 
+/// A Gamma(shape a, rate b) prior on a positive hyperparameter v (GPy's Gamma(a, b)), used
+/// in log space with its Jacobian: log p(log v) = a log v - b v + const (UHE-BO's
+/// Gamma(1e-3, 10) priors, Ha et al., App. D). shape = 0 disables it.
+struct GammaPrior {
+  double shape = 0.0;  ///< a > 0 enables the prior
+  double rate = 0.0;   ///< b >= 0
+  bool enabled() const { return shape > 0; }
+};
+
 /// Options of FitHyperparameters. Bounds are in natural units (not log) and apply in
 /// the GP's standardised output scale and the caller's input units.
 struct FitOptions {
@@ -34,6 +43,8 @@ struct FitOptions {
   /// Priors for a MAP fit (all disabled by default = maximum likelihood). They apply to
   /// every lengthscale / signal variance of the kernel and to the noise variance.
   LogNormalPrior lengthscale_prior, variance_prior, noise_prior;
+  /// Gamma priors (MAP), added to the log-normal ones where both are set; the same scope.
+  GammaPrior lengthscale_gamma, variance_gamma, noise_gamma;
 };
 
 /// Result of a fit.

@@ -22,6 +22,16 @@ TestFunction Box(const std::string& name, int d, double lo, double hi) {
   return t;
 }
 
+// One coordinate's term of the Deceptive function (Ha et al., App. D, after
+// infinity77.net's definition, which adds the +1 and +4/5 that keep g continuous; peak
+// g(alpha) = 1, g(0) = g(1) = 4/5).
+double DeceptiveG(double x, double alpha) {
+  if (x <= 0.8 * alpha) return -x / alpha + 0.8;
+  if (x <= alpha) return 5.0 * x / alpha - 4.0;
+  if (x <= (1.0 + 4.0 * alpha) / 5.0) return 5.0 * (x - alpha) / (alpha - 1.0) + 1.0;
+  return (x - 1.0) / (1.0 - alpha) + 0.8;
+}
+
 double Hartmann(const Eigen::VectorXd& x, const Eigen::MatrixXd& a, const Eigen::MatrixXd& p) {
   static const double alpha[4] = {1.0, 1.2, 3.0, 3.2};
   double s = 0.0;
@@ -52,8 +62,8 @@ class NegatedFeatureFunction final : public Acquisition {
 }  // namespace
 
 std::vector<std::string> TestFunctionNames() {
-  return {"branin",      "hartmann3", "hartmann6", "ackley",   "rosenbrock",
-          "michalewicz", "shekel10",  "cosines",   "gp-sample"};
+  return {"branin",   "hartmann3", "hartmann6", "ackley", "rosenbrock", "michalewicz",
+          "shekel10", "cosines",   "deceptive", "h1",     "gp-sample"};
 }
 
 TestFunction MakeTestFunction(const std::string& name, int dim, uint64_t seed, double lengthscale) {
@@ -144,6 +154,27 @@ TestFunction MakeTestFunction(const std::string& name, int dim, uint64_t seed, d
       return s;
     };
     t.minimum = 0.0;
+    return t;
+  }
+  if (name == "deceptive") {  // any dimension n (UHE-BO uses n = 3), beta = 2
+    TestFunction t = Box(name, any_d, 0.0, 1.0);
+    t.f = [](const Eigen::VectorXd& x) {
+      const double n = static_cast<double>(x.size());
+      double s = 0.0;
+      for (Eigen::Index i = 0; i < x.size(); ++i) s += DeceptiveG(x(i), (i + 1) / (n + 1));
+      return -std::pow(s / n, 2.0);
+    };
+    t.minimum = -1.0;  // at x_i = alpha_i = i / (n + 1)
+    return t;
+  }
+  if (name == "h1") {  // maximised in Ha et al.; minimised here as -h1
+    TestFunction t = Box(name, fixed(2), -100.0, 100.0);
+    t.f = [](const Eigen::VectorXd& x) {
+      const double a = std::sin(x(0) - x(1) / 8.0), b = std::sin(x(1) + x(0) / 8.0);
+      const double r = std::sqrt(std::pow(x(0) - 8.6998, 2) + std::pow(x(1) - 6.7665, 2) + 1.0);
+      return -(a * a + b * b) / r;
+    };
+    t.minimum = -2.0;  // at (8.6998, 6.7665), where sin^2 + sin^2 = 2 to 4 decimals
     return t;
   }
   if (name == "michalewicz") {

@@ -28,8 +28,10 @@ struct TestFunction {
 std::vector<std::string> TestFunctionNames();
 
 /// Builds a test function by name: "branin" (2-D), "hartmann3", "hartmann6", "shekel10"
-/// (4-D), "cosines" (2-D), and the any-dimension "ackley", "rosenbrock", "michalewicz"
-/// (dim defaults to 2; Michalewicz's f* is known for d = 2, 5, 10 only), or "gp-sample"
+/// (4-D), "cosines" (2-D), "h1" (2-D on [-100, 100]^2, -h1 of Ha et al., f* = -2), the
+/// any-dimension "ackley", "rosenbrock", "michalewicz", "deceptive" (on [0, 1]^n, f* = -1;
+/// Ha et al. use n = 3) (dim defaults to 2; Michalewicz's f* is known for d = 2, 5, 10
+/// only), or "gp-sample"
 /// (dim default 2, domain [0, 1]^d, SE kernel with the given lengthscale, 1024 random Fourier
 /// features, weights drawn from `seed`; f* estimated by Sobol + multi-start L-BFGS-B).
 /// dim = 0 picks the default; a fixed-dimension function given another dim, or an unknown

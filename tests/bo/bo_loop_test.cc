@@ -273,12 +273,27 @@ TEST(TestFunctions, KnownMinimaAreAttained) {
       {"cosines", {0.3125, 0.3125}},
       {"ackley", {0, 0}},
       {"rosenbrock", {1, 1}},
-      {"michalewicz", {2.20, 1.57}}};
+      {"michalewicz", {2.20, 1.57}},
+      {"deceptive", {1.0 / 3, 2.0 / 3}},
+      {"h1", {8.6998, 6.7665}}};
   for (const auto& c : cases) {
     const TestFunction t = MakeTestFunction(c.name);
     Eigen::VectorXd x = Eigen::Map<const Eigen::VectorXd>(c.argmin.data(), c.argmin.size());
     EXPECT_NEAR(t.f(x), t.minimum, 2e-3) << c.name;
   }
+  // Deceptive in 3-D: minimum -1 at alpha = (1/4, 1/2, 3/4); g is continuous (the kinks at
+  // 4 alpha / 5 and (1 + 4 alpha) / 5 are zeros of g) and g(0) = g(1) = 4/5.
+  const TestFunction dec = MakeTestFunction("deceptive", 3);
+  EXPECT_DOUBLE_EQ(dec.f(Eigen::Vector3d(0.25, 0.5, 0.75)), -1.0);
+  EXPECT_NEAR(dec.f(Eigen::Vector3d(0, 0, 0)), -0.64, 1e-12);
+  EXPECT_NEAR(dec.f(Eigen::Vector3d(1, 1, 1)), -0.64, 1e-12);
+  EXPECT_NEAR(dec.f(Eigen::Vector3d(0.2, 0.4, 0.6)), 0.0, 1e-12);  // x = 4 alpha / 5
+  for (double e : {1e-9, -1e-9})  // continuous across every piece boundary
+    EXPECT_NEAR(dec.f(Eigen::Vector3d(0.4 + e, 0.6 + e, 0.8 + e)),
+                dec.f(Eigen::Vector3d(0.4, 0.6, 0.8)), 1e-6);
+  Rng scan(2);
+  const Eigen::MatrixXd many = MakeDesign(DesignKind::kUniform, 2000, dec.lb, dec.ub, scan);
+  for (int i = 0; i < 2000; ++i) EXPECT_GE(dec.f(many.row(i).transpose()), -1.0 - 1e-12);
   EXPECT_THROW(MakeTestFunction("branin", 3), std::invalid_argument);
   EXPECT_THROW(MakeTestFunction("nope"), std::invalid_argument);
   const TestFunction g = MakeTestFunction("gp-sample", 2, 5);

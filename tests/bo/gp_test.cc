@@ -325,6 +325,15 @@ TEST(FitHyperparameters, PriorsPullTheEstimateAndOtherDatasetsAreUsed) {
   EXPECT_GT(l_map, 2.0);
   EXPECT_LT(r.log_posterior, r.log_marginal_likelihood);  // the prior term is negative
 
+  // A tight Gamma(a, b) prior on the lengthscale: in log space (with the Jacobian) its mode
+  // is a / b = 3, and the MAP estimate lands near it.
+  ExactGP gam = make();
+  gam.SetData(x, y);
+  FitOptions og;
+  og.lengthscale_gamma = {3000.0, 1000.0};
+  FitHyperparameters(&gam, og, rng);
+  EXPECT_NEAR(static_cast<const StationaryKernel&>(gam.kernel()).lengthscales()(0), 3.0, 0.2);
+
   // Fit on another dataset: a slowly varying function gives a long lengthscale, installed
   // into a GP that keeps its own (wiggly) data.
   ExactGP gp = make();
