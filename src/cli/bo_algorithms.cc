@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "algorithms/hybrid_batch/hybrid_batch.h"
+#include "algorithms/uhe_bo/uhe_bo.h"
 #include "bo/session.h"
 
 namespace advbo::cli {
@@ -13,6 +14,8 @@ namespace {
 
 // Salt of the batch algorithms' second engine (selection of the 2nd.. batch points).
 constexpr uint64_t kBatchSeedSalt = 0xBA7C4;
+// Salt of UHE-BO's engine (arms, random points, pseudo-i.i.d. data).
+constexpr uint64_t kUheSeedSalt = 0x0E3B0;
 
 bool IsBatch(const std::string& algo) { return algo == "hybrid-ei" || algo == "cl-batch"; }
 
@@ -28,10 +31,19 @@ algorithms::HybridBatchOptions HybridOptions(const AlgoArgs& a, double known_opt
 
 }  // namespace
 
-std::vector<std::string> AlgorithmNames() { return {"standard", "hybrid-ei", "cl-batch"}; }
+std::vector<std::string> AlgorithmNames() {
+  return {"standard", "hybrid-ei", "cl-batch", "uhe-bo"};
+}
 
 void CheckAlgorithm(const AlgoArgs& a, const bo::BoLoopOptions& opt, double known_optimum) {
   if (a.algo == "standard") return;
+  if (a.algo == "uhe-bo") {
+    if (opt.acquisition != bo::AcquisitionKind::kUcb)
+      throw std::invalid_argument(
+          "--algo uhe-bo is GP-UCB: use --acq ucb (the paper: --beta "
+          "constant:1.96)");
+    return;
+  }
   if (!IsBatch(a.algo)) {
     std::string names;
     for (const auto& n : AlgorithmNames()) names += (names.empty() ? "" : ", ") + n;
@@ -52,6 +64,7 @@ void CheckAlgorithm(const AlgoArgs& a, const bo::BoLoopOptions& opt, double know
 
 nlohmann::json AlgorithmConfig(const AlgoArgs& a) {
   if (a.algo == "standard") return nlohmann::json::object();
+  if (a.algo == "uhe-bo") return {{"algo", a.algo}};
   nlohmann::json c = {{"algo", a.algo}, {"batch_max", a.batch_max}, {"fantasy", a.fantasy}};
   if (a.algo == "hybrid-ei") c["hybrid_eps"] = a.hybrid_eps;
   if (a.fantasy == "ymax+") c["zeta"] = a.zeta;
@@ -65,6 +78,22 @@ AlgoRun RunAlgorithm(const AlgoArgs& a, const bo::Objective& objective, const Ei
   AlgoRun run;
   if (a.algo == "standard") {
     run.result = bo::RunBo(objective, lb, ub, opt, rng, callback);
+    return run;
+  }
+  if (a.algo == "uhe-bo") {
+    bo::BoLoopOptions o = opt;
+    const bo::BoLoopOptions paper = algorithms::UheLoopOptions(1, 1);
+    o.fit_hyperparameters = false;  // UHE-BO fits on its pseudo-i.i.d. data itself
+    o.fit.lengthscale_gamma = paper.fit.lengthscale_gamma;
+    o.fit.variance_gamma = paper.fit.variance_gamma;
+    o.fit.noise_gamma = paper.fit.noise_gamma;
+    bo::BoSession session(lb, ub, o, rng);
+    bo::Rng uhe_rng(bo::DeriveSeed(seed, kUheSeedSalt));
+    algorithms::RunUheBo(session, objective, algorithms::UheVariant::kUhe, uhe_rng, callback);
+    run.result = session.result();
+    int random_points = 0;
+    for (const auto& s : run.result.steps) random_points += s.phase == "random";
+    run.summary = {{"random_points", random_points}};
     return run;
   }
   algorithms::HybridBatchOptions h = HybridOptions(a, known_optimum);

@@ -16,7 +16,7 @@ namespace advbo::cli {
 
 /// `advbo bo` options of the algorithms beyond the standard loop, with their defaults.
 struct AlgoArgs {
-  std::string algo = "standard";  ///< standard | hybrid-ei | cl-batch
+  std::string algo = "standard";  ///< standard | hybrid-ei | cl-batch | uhe-bo
   int batch_max = 5;              ///< n_b of hybrid-ei / cl-batch (1..256)
   double hybrid_eps = 0.02;       ///< epsilon of hybrid-ei (objective units, >= 0)
   std::string fantasy = "mu";     ///< y^ of hybrid-ei / cl-batch: M ymax ymax+ mu ymin random
@@ -27,7 +27,8 @@ struct AlgoArgs {
 std::vector<std::string> AlgorithmNames();
 
 /// Checks the algorithm options against the loop options before anything runs; throws
-/// std::invalid_argument naming the option (unknown --algo, hybrid without --acq ei, a bad
+/// std::invalid_argument naming the option (unknown --algo, hybrid without --acq ei, uhe-bo
+/// without --acq ucb, a bad
 /// --batch-max / --hybrid-eps / --fantasy, fantasy M without a known optimum).
 void CheckAlgorithm(const AlgoArgs& a, const bo::BoLoopOptions& opt, double known_optimum);
 

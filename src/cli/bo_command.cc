@@ -397,7 +397,9 @@ std::function<int()> RegisterBoCommand(CLI::App& app) {
   cmd->add_option("--algo", a->algo.algo,
                   "algorithm: standard (sequential, --acq) | hybrid-ei (Azimi et al. 2012: "
                   "sequential EI that switches to batches while eq. 3 holds) | cl-batch "
-                  "(constant liar: always --batch-max points)")
+                  "(constant liar: always --batch-max points) | uhe-bo (Ha et al.: EXP3 mixes "
+                  "random and GP-UCB points, hyperparameters fitted on pseudo-i.i.d. data; "
+                  "needs --acq ucb, the paper uses --beta constant:1.96)")
       ->default_val("standard");
   cmd->add_option("--batch-max", a->algo.batch_max,
                   "hybrid-ei / cl-batch: largest batch n_b (--command runs a batch's points at "

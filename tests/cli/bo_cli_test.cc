@@ -150,16 +150,26 @@ TEST_F(BoCli, BatchAlgorithmsRunABatchsCommandsConcurrently) {
 
 TEST_F(BoCli, BadInputIsRejectedBeforeAnyOutput) {
   const fs::path out = dir_ / "never.jsonl";
-  for (const std::string args :
-       {"bo -f nope", "bo -f branin --dim 3", "bo -c true", "bo -c true --bounds 1:0",
-        "bo -f branin --acq xyz", "bo -f branin --kernel rbf", "bo -f branin --noise -1",
-        "bo -f branin -c true --bounds 0:1", "bo -f branin --init grid",
-        "bo -f branin --algo batch", "bo -f branin --algo hybrid-ei --acq ucb",
-        "bo -f branin --algo hybrid-ei --hybrid-eps -1",
-        "bo -f branin --algo cl-batch --batch-max 0", "bo -f branin --algo hybrid-ei --fantasy max",
-        "bo -f branin --maximize --algo hybrid-ei --fantasy M",
-        "bo -f branin --candidates /nonexistent/c.csv", "bo -f branin --beta srinivas2010:2",
-        "bo -f branin --beta constant:1e4444", "bo -c true --bounds 0:1abc"}) {
+  for (const std::string args : {"bo -f nope",
+                                 "bo -f branin --dim 3",
+                                 "bo -c true",
+                                 "bo -c true --bounds 1:0",
+                                 "bo -f branin --acq xyz",
+                                 "bo -f branin --kernel rbf",
+                                 "bo -f branin --noise -1",
+                                 "bo -f branin -c true --bounds 0:1",
+                                 "bo -f branin --init grid",
+                                 "bo -f branin --algo batch",
+                                 "bo -f branin --algo hybrid-ei --acq ucb",
+                                 "bo -f branin --algo hybrid-ei --hybrid-eps -1",
+                                 "bo -f branin --algo cl-batch --batch-max 0",
+                                 "bo -f branin --algo hybrid-ei --fantasy max",
+                                 "bo -f branin --maximize --algo hybrid-ei --fantasy M",
+                                 "bo -f branin --candidates /nonexistent/c.csv",
+                                 "bo -f branin --beta srinivas2010:2",
+                                 "bo -f branin --beta constant:1e4444",
+                                 "bo -c true --bounds 0:1abc",
+                                 "bo -f branin --algo uhe-bo"}) {
     EXPECT_EQ(RunAdvbo(args + " -q -o " + out.string(), dir_ / "log"), 1) << args;
     EXPECT_NE(Slurp(dir_ / "log").find("error"), std::string::npos) << args;
     EXPECT_FALSE(fs::exists(out)) << args;
