@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# UHE-BO synthetic study (Ha et al.): Branin, Hartmann-3, Deceptive (n = 3), h1 x five methods
+# (UHE-BO, MAP-BO, RA-BO, Random+EXP3, random) x RUNS paired seeds (default 20; ~10 min on 2
+# cores), T = 100, then the regret / fit-MSE table, the goal checks and the regret curves.
+#
+#   bash tools/bench_uhe_bo.sh [RUNS] [OUT_DIR]      # default 20 tools/results/uhe_bo
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs="${1:-20}"
+out="${2:-tools/results/uhe_bo}"
+[ -x build/tools/bench_uhe_bo ] || bash tools/setup.sh
+cmake --build build --target bench_uhe_bo >&2
+/usr/bin/python3 -c "import matplotlib" 2> /dev/null || {
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-matplotlib >&2
+}
+mkdir -p "$out"
+build/tools/bench_uhe_bo --runs "$runs" --seed 0 --horizon 100 --out "$out/runs.jsonl"
+/usr/bin/python3 tools/uhe_bo_table.py "$out/runs.jsonl" --out "$out/table.md" \
+  --plot "$out/regret_curves.png"
