@@ -10,21 +10,18 @@
 // speedup, batch_sizes, regret_curve (simple regret after every evaluation), seconds.
 //
 // Usage: bench_hybrid_batch --runs 100 --seed 0 --out runs.jsonl [--functions a,b] [--methods ..]
-#include <tbb/parallel_for.h>
-
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <limits>
-#include <mutex>
+#include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "algorithms/hybrid_batch/hybrid_batch.h"
+#include "bench_util.h"
 #include "bo/allocator.h"
 #include "bo/bo_loop.h"
 #include "bo/design.h"
@@ -69,14 +66,6 @@ Problem MakeProblem(const std::string& name) {
     return p;
   }
   throw std::invalid_argument("unknown function '" + name + "'");
-}
-
-std::vector<std::string> Split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
 }
 
 nlohmann::json RunOne(const Problem& p, const std::string& method, int run, uint64_t seed) {
@@ -156,26 +145,13 @@ int main(int argc, char** argv) {
       ->required();
   CLI11_PARSE(app, argc, argv);
   try {
-    std::ofstream o(out + ".partial");
-    if (!o) throw std::runtime_error(out + ".partial: cannot write");
-    for (const std::string& fn : Split(functions)) {
-      const Problem p = MakeProblem(fn);
-      const std::vector<std::string> ms = Split(methods);
-      std::vector<nlohmann::json> recs(ms.size() * runs);
-      std::mutex mu;
-      int done = 0;
-      tbb::parallel_for(size_t{0}, recs.size(), [&](size_t j) {
-        const int r = static_cast<int>(j % runs);
-        recs[j] = RunOne(p, ms[j / runs], r, bo::DeriveSeed(seed, r));
-        std::lock_guard<std::mutex> lock(mu);
-        if (++done % 50 == 0) std::fprintf(stderr, "\r%s %d/%zu", fn.c_str(), done, recs.size());
-      });
-      for (const auto& r : recs) o << r.dump() << "\n";
-      o.flush();
-      std::fprintf(stderr, "\r%s done (%zu runs)\n", fn.c_str(), recs.size());
-    }
-    o.close();
-    std::rename((out + ".partial").c_str(), out.c_str());
+    std::map<std::string, Problem> problems;
+    for (const std::string& fn : advbo::tools::SplitList(functions)) problems[fn] = MakeProblem(fn);
+    advbo::tools::RunGridToJsonl(
+        advbo::tools::SplitList(functions), advbo::tools::SplitList(methods), runs, out,
+        [&](const std::string& fn, const std::string& method, int r) {
+          return RunOne(problems.at(fn), method, r, bo::DeriveSeed(seed, r));
+        });
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_hybrid_batch: error: %s\n", e.what());
     return 1;

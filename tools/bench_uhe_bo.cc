@@ -9,20 +9,16 @@
 // (random-arm picks among odd iterations), seconds.
 //
 // Usage: bench_uhe_bo --runs 20 --seed 0 --out runs.jsonl [--functions a,b] [--methods a,b]
-#include <tbb/parallel_for.h>
-
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <mutex>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "algorithms/uhe_bo/uhe_bo.h"
+#include "bench_util.h"
 #include "bo/allocator.h"
 #include "bo/design.h"
 #include "bo/hyperparameters.h"
@@ -31,14 +27,6 @@
 namespace {
 namespace bo = advbo::bo;
 namespace alg = advbo::algorithms;
-
-std::vector<std::string> Split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 nlohmann::json RunOne(const std::string& fn, const std::string& method, int horizon, int run,
                       uint64_t seed) {
@@ -117,25 +105,11 @@ int main(int argc, char** argv) {
   app.add_option("--out", out, "JSONL output (OUT.partial until done)")->required();
   CLI11_PARSE(app, argc, argv);
   try {
-    std::ofstream o(out + ".partial");
-    if (!o) throw std::runtime_error(out + ".partial: cannot write");
-    const std::vector<std::string> ms = Split(methods);
-    for (const std::string& fn : Split(functions)) {
-      std::vector<nlohmann::json> recs(ms.size() * runs);
-      std::mutex mu;
-      int done = 0;
-      tbb::parallel_for(size_t{0}, recs.size(), [&](size_t j) {
-        const int r = static_cast<int>(j % runs);
-        recs[j] = RunOne(fn, ms[j / runs], horizon, r, bo::DeriveSeed(seed, r));
-        std::lock_guard<std::mutex> lock(mu);
-        std::fprintf(stderr, "\r%s %d/%zu", fn.c_str(), ++done, recs.size());
-      });
-      for (const auto& r : recs) o << r.dump() << "\n";
-      o.flush();
-      std::fprintf(stderr, "\r%s done (%zu runs)\n", fn.c_str(), recs.size());
-    }
-    o.close();
-    std::rename((out + ".partial").c_str(), out.c_str());
+    advbo::tools::RunGridToJsonl(advbo::tools::SplitList(functions),
+                                 advbo::tools::SplitList(methods), runs, out,
+                                 [&](const std::string& fn, const std::string& method, int r) {
+                                   return RunOne(fn, method, horizon, r, bo::DeriveSeed(seed, r));
+                                 });
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_uhe_bo: error: %s\n", e.what());
     return 1;

@@ -9,12 +9,11 @@ Usage: hybrid_batch_table.py RUNS.jsonl [--out TABLE.md] [--plot CURVES.png]
 import argparse
 import collections
 import json
-import math
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_util import emit  # noqa: E402
+from report_util import emit, mean_se, paired  # noqa: E402
 
 FUNCS = ["cosines", "rosenbrock", "hartmann3", "michalewicz", "shekel", "hartmann6"]
 TITLE = {"cosines": "Cosines", "rosenbrock": "Rosenbrock", "hartmann3": "Hartmann-3",
@@ -42,21 +41,6 @@ PAPER_SPEEDUP = {
     "hybrid:ymax": [23, 10, 11, 12, 25, 13], "hybrid:mu": [45, 37, 70, 77, 78, 75],
     "hybrid:ymin": [38, 18, 54, 75, 77, 72], "hybrid:random": [39, 20, 47, 58, 60, 58],
 }
-
-
-def mean_se(xs):
-    n = len(xs)
-    m = sum(xs) / n
-    if n < 2:
-        return m, float("nan")
-    var = sum((x - m) ** 2 for x in xs) / (n - 1)
-    return m, math.sqrt(var / n)
-
-
-def paired(a, b):
-    """Mean and SE of a[r] - b[r] over the runs both have."""
-    common = sorted(set(a) & set(b))
-    return mean_se([a[r] - b[r] for r in common])
 
 
 def main():

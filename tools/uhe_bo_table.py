@@ -9,12 +9,11 @@ Usage: uhe_bo_table.py RUNS.jsonl [--out TABLE.md] [--plot CURVES.png]
 import argparse
 import collections
 import json
-import math
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_util import emit  # noqa: E402
+from report_util import emit, mean_se, paired  # noqa: E402
 
 FUNCS = ["branin", "hartmann3", "deceptive", "h1"]
 TITLE = {"branin": "Branin", "hartmann3": "Hartmann-3", "deceptive": "Deceptive (n = 3)",
@@ -22,19 +21,6 @@ TITLE = {"branin": "Branin", "hartmann3": "Hartmann-3", "deceptive": "Deceptive 
 METHODS = ["uhe", "map", "ra", "random-exp3", "random"]
 LABEL = {"uhe": "UHE-BO", "map": "MAP-BO", "ra": "RA-BO", "random-exp3": "Random+EXP3",
          "random": "Random"}
-
-
-def mean_se(xs):
-    n = len(xs)
-    m = sum(xs) / n
-    if n < 2:
-        return m, float("nan")
-    return m, math.sqrt(sum((x - m) ** 2 for x in xs) / (n - 1) / n)
-
-
-def paired(a, b):
-    common = sorted(set(a) & set(b))
-    return mean_se([a[r] - b[r] for r in common])
 
 
 def main():
