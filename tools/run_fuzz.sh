@@ -33,6 +33,7 @@ status=0
 for t in "${targets[@]}"; do
   work="build-fuzz/work/$t"
   rm -rf "$work" && mkdir -p "$work" && cp tests/fuzz/corpus/"$t"/* "$work"/
+  rm -f build-fuzz/crashes/"$t"-*  # count this run's findings only
   if [[ "$budget" == *s ]]; then limit=(-max_total_time="${budget%s}"); else limit=(-runs="$budget"); fi
   start=$(date +%s.%N)
   set +e
