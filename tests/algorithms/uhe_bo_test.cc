@@ -113,6 +113,21 @@ TEST(UheBo, ArmSchedulesOfTheVariants) {
   RunVariant(UheVariant::kUhe, 9, &r);
   RunVariant(UheVariant::kUhe, 9, &r2);
   for (size_t i = 0; i < r.steps.size(); ++i) EXPECT_EQ(r.steps[i].x, r2.steps[i].x);
+  // On a finite domain the random arm draws candidates too.
+  {
+    const bo::TestFunction f = bo::MakeTestFunction("branin");
+    bo::BoLoopOptions o = UheLoopOptions(3, 10);
+    o.candidates.resize(30, 2);
+    for (int i = 0; i < 30; ++i) o.candidates.row(i) << -5 + 0.5 * i, 0.5 * i;
+    bo::Rng srng(2), arng(3);
+    bo::BoSession s(f.lb, f.ub, o, srng);
+    RunUheBo(s, f.f, UheVariant::kRandom, arng);
+    for (const auto& st : s.result().steps) {
+      const double k = (st.x(0) + 5) / 0.5;
+      EXPECT_NEAR(k, std::round(k), 1e-9);
+      EXPECT_NEAR(st.x(1), 0.5 * std::round(k), 1e-9);
+    }
+  }
   EXPECT_EQ(ParseUheVariant("random-exp3"), UheVariant::kRandomExp3);
   EXPECT_THROW(ParseUheVariant("mcmc"), std::invalid_argument);
 }

@@ -172,7 +172,13 @@ void RunUheBo(bo::BoSession& session, const bo::Objective& objective, UheVariant
     if (random_point) {
       const auto t0 = Clock::now();
       Eigen::VectorXd unit(session.dim());
-      for (int k = 0; k < session.dim(); ++k) unit(k) = u(rng);
+      const Eigen::MatrixXd& candidates = session.candidates_unit();
+      if (candidates.rows() > 0) {  // a finite domain: a uniformly random candidate
+        std::uniform_int_distribution<Eigen::Index> pick(0, candidates.rows() - 1);
+        unit = candidates.row(pick(rng)).transpose();
+      } else {
+        for (int k = 0; k < session.dim(); ++k) unit(k) = u(rng);
+      }
       step.phase = "random";
       step.x_unit = unit;
       step.x = session.FromUnit(unit);

@@ -80,8 +80,9 @@ bo::BoLoopOptions UheLoopOptions(int initial_points, int horizon);
 /// Runs `variant` on `session` (built with UheLoopOptions or alike: UCB, the algorithm fits
 /// the hyperparameters before every GP-UCB proposal with session.options().fit) until the
 /// session is done. The initial design comes first; then iterations t = 1.. as in Alg. 1.
-/// `rng` drives the arms, random points and pseudo data (the session's engine its design
-/// and acquisition). EXP3 rewards are max(y_t, y_{t-1}) in score units, scaled to [0, 1] by
+/// `rng` drives the arms, random points (uniform in the box, or uniform over the session's
+/// candidates on a finite domain) and pseudo data (the session's engine its design and
+/// acquisition). EXP3 rewards are max(y_t, y_{t-1}) in score units, scaled to [0, 1] by
 /// the initial data's range (clamped). Each step's extra: {"t", "arm" ("random" |
 /// "acquisition" | null), "p_random", "fit" ("pseudo" | "map" | null)}. Throws
 /// std::invalid_argument when the session has no initial design or does not use UCB.
