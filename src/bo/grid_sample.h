@@ -17,4 +17,10 @@ namespace advbo::bo {
 Eigen::MatrixXd SampleGpOnGrid(const Eigen::VectorXd& axis1, const Eigen::VectorXd& axis2,
                                double lengthscale, double variance, Rng& rng);
 
+/// As above with one lengthscale per axis (lengthscale1 along axis1, lengthscale2 along
+/// axis2; the thesis' road and corridor fields, Kharkovskii 2020 Sec. 4.4). Equal lengthscales
+/// give exactly the isotropic draw for the same rng state.
+Eigen::MatrixXd SampleGpOnGrid(const Eigen::VectorXd& axis1, const Eigen::VectorXd& axis2,
+                               double lengthscale1, double lengthscale2, double variance, Rng& rng);
+
 }  // namespace advbo::bo

@@ -19,4 +19,7 @@ std::function<int()> RegisterBenchCommand(CLI::App& app);
 /// Adds `advbo game` (repeated games between R2-B2 agents).
 std::function<int()> RegisterGameCommand(CLI::App& app);
 
+/// Adds `advbo macro` (nonmyopic BO with macro-actions on a spatial field).
+std::function<int()> RegisterMacroCommand(CLI::App& app);
+
 }  // namespace advbo::cli

@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
   auto run_bo = advbo::cli::RegisterBoCommand(app);
   auto run_bench = advbo::cli::RegisterBenchCommand(app);
   auto run_game = advbo::cli::RegisterGameCommand(app);
+  auto run_macro = advbo::cli::RegisterMacroCommand(app);
   if (const std::string bad = UnknownCommand(argc, argv, app); !bad.empty()) {
     std::fprintf(stderr, "advbo: error: %s\nRun advbo --help for more information.\n", bad.c_str());
     return 1;
@@ -80,7 +81,8 @@ int main(int argc, char** argv) {
     if (int rc = run_attack()) return rc;
     if (int rc = run_bo()) return rc;
     if (int rc = run_bench()) return rc;
-    return run_game();
+    if (int rc = run_game()) return rc;
+    return run_macro();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "advbo: error: %s\n", e.what());
     return 1;
