@@ -73,7 +73,7 @@ nlohmann::json RunOne(const Problem& p, const std::string& method, int run, uint
   const bo::BoLoopOptions opt = alg::Azimi2012LoopOptions(p.lb, p.ub);
   const int d = static_cast<int>(p.lb.size());
   const int n_init = opt.initial_points, n_l = opt.budget - n_init;
-  bo::Rng rng(seed), batch_rng(bo::DeriveSeed(seed, 0xBA7C4));
+  bo::Rng rng(seed), batch_rng(bo::DeriveSeed(seed, alg::kHybridBatchSeedSalt));
   std::vector<double> ys;
   nlohmann::json rec = {{"function", p.name}, {"method", method}, {"run", run}, {"seed", seed}};
   if (method == "random") {

@@ -34,7 +34,7 @@ nlohmann::json RunOne(const std::string& fn, const std::string& method, int hori
   const bo::TestFunction f = bo::MakeTestFunction(fn, fn == "deceptive" ? 3 : 0);
   const int d = static_cast<int>(f.lb.size());
   const alg::UheVariant v = alg::ParseUheVariant(method);
-  bo::Rng srng(seed), rng(bo::DeriveSeed(seed, 0x0E3B0));
+  bo::Rng srng(seed), rng(bo::DeriveSeed(seed, alg::kUheSeedSalt));
   bo::BoSession s(f.lb, f.ub, alg::UheLoopOptions(d + 1, horizon), srng);
   alg::RunUheBo(s, f.f, v, rng);
   const bo::BoResult& r = s.result();

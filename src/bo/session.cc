@@ -1,20 +1,16 @@
 #include "bo/session.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <memory>
 #include <random>
 #include <stdexcept>
 
+#include "bo/clock.h"
+
 namespace advbo::bo {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double Since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 const Eigen::VectorXd& CheckedBox(const Eigen::VectorXd& lb, const Eigen::VectorXd& ub,
                                   const BoLoopOptions& opt) {
@@ -153,7 +149,7 @@ BoStep BoSession::Propose() {
     u = m.x;
     step.acquisition_value = m.value;
   }
-  step.seconds_bo = Since(t_bo);
+  step.seconds_bo = SecondsSince(t_bo);
   step.x = FromUnit(u);
   step.x_unit = u;
   return step;
@@ -169,7 +165,7 @@ void BoSession::Evaluate(const Objective& objective, BoStep* step) {
     step->ok = false;
     step->error = ex.what();
   }
-  step->seconds_objective = Since(t_f);
+  step->seconds_objective = SecondsSince(t_f);
 }
 
 const BoStep& BoSession::Record(BoStep step) {

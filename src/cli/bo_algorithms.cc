@@ -12,11 +12,6 @@
 namespace advbo::cli {
 namespace {
 
-// Salt of the batch algorithms' second engine (selection of the 2nd.. batch points).
-constexpr uint64_t kBatchSeedSalt = 0xBA7C4;
-// Salt of UHE-BO's engine (arms, random points, pseudo-i.i.d. data).
-constexpr uint64_t kUheSeedSalt = 0x0E3B0;
-
 bool IsBatch(const std::string& algo) { return algo == "hybrid-ei" || algo == "cl-batch"; }
 
 algorithms::HybridBatchOptions HybridOptions(const AlgoArgs& a, double known_optimum) {
@@ -82,13 +77,10 @@ AlgoRun RunAlgorithm(const AlgoArgs& a, const bo::Objective& objective, const Ei
   }
   if (a.algo == "uhe-bo") {
     bo::BoLoopOptions o = opt;
-    const bo::BoLoopOptions paper = algorithms::UheLoopOptions(1, 1);
     o.fit_hyperparameters = false;  // UHE-BO fits on its pseudo-i.i.d. data itself
-    o.fit.lengthscale_gamma = paper.fit.lengthscale_gamma;
-    o.fit.variance_gamma = paper.fit.variance_gamma;
-    o.fit.noise_gamma = paper.fit.noise_gamma;
+    algorithms::ApplyUhePriors(&o.fit);
     bo::BoSession session(lb, ub, o, rng);
-    bo::Rng uhe_rng(bo::DeriveSeed(seed, kUheSeedSalt));
+    bo::Rng uhe_rng(bo::DeriveSeed(seed, algorithms::kUheSeedSalt));
     algorithms::RunUheBo(session, objective, algorithms::UheVariant::kUhe, uhe_rng, callback);
     run.result = session.result();
     int random_points = 0;
@@ -106,7 +98,7 @@ AlgoRun RunAlgorithm(const AlgoArgs& a, const bo::Objective& objective, const Ei
       return steps;
     };
   bo::BoSession session(lb, ub, opt, rng);
-  bo::Rng batch_rng(bo::DeriveSeed(seed, kBatchSeedSalt));
+  bo::Rng batch_rng(bo::DeriveSeed(seed, algorithms::kHybridBatchSeedSalt));
   const algorithms::HybridBatchResult hr =
       algorithms::RunHybridBatch(session, objective, h, batch_rng, callback);
   run.result = session.result();

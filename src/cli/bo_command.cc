@@ -143,7 +143,8 @@ struct Problem {
   std::string name;
 };
 
-Problem MakeProblem(const BoArgs& a) {
+// `candidates` is the --candidates file's rows (read once by the caller; empty without it).
+Problem MakeProblem(const BoArgs& a, const Eigen::MatrixXd& candidates) {
   Problem p;
   if (!a.function.empty()) {
     if (!a.bounds.empty())
@@ -158,7 +159,7 @@ Problem MakeProblem(const BoArgs& a) {
     if (!a.bounds.empty()) {
       ParseBounds(a.bounds, a.dim, &p.lb, &p.ub);
     } else if (!a.candidates.empty()) {  // the candidates' bounding box
-      const Eigen::MatrixXd c = ReadCandidates(a.candidates);
+      const Eigen::MatrixXd& c = candidates;
       p.lb = c.colwise().minCoeff().transpose();
       p.ub = c.colwise().maxCoeff().transpose();
       for (Eigen::Index i = 0; i < p.lb.size(); ++i)
@@ -259,9 +260,10 @@ int RunBoCommand(const BoArgs& a) {
   if (a.function.empty() == a.command.empty())
     throw std::invalid_argument("give exactly one of --function NAME or --command CMD");
   bo::BoLoopOptions opt = LoopOptions(a);
-  const Problem p = MakeProblem(a);
+  if (!a.candidates.empty()) opt.candidates = ReadCandidates(a.candidates);
+  const Problem p = MakeProblem(a, opt.candidates);
   if (!a.candidates.empty()) {
-    opt.candidates = ReadCandidates(a.candidates);
+    // Checked here as well as by BoSession so that the message names the file.
     const Eigen::MatrixXd& c = opt.candidates;
     if (c.cols() != p.lb.size())
       throw std::invalid_argument(a.candidates + ": " + std::to_string(c.cols()) +

@@ -1,21 +1,18 @@
 #include "algorithms/hybrid_batch/hybrid_batch.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <random>
 #include <stdexcept>
 
 #include "bo/acquisition.h"
 #include "bo/acquisition_optimizer.h"
+#include "bo/clock.h"
 
 namespace advbo::algorithms {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double Since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+using bo::Clock;
 
 // Posterior covariance blocks of [xa; z] given the GP's data: Sigma_AA [m, m] (of the
 // observations y_A), Sigma_zA [m] (latent), and the posterior mean of xa [m].
@@ -223,7 +220,7 @@ HybridBatchResult RunHybridBatch(bo::BoSession& session, const bo::Objective& ob
       fantasies(fantasies.size() - 1) = yz;
       fant = fant.Fantasize(z.x.transpose(), Eigen::VectorXd::Constant(1, yz));
     }
-    const double seconds_batch = Since(t0);
+    const double seconds_batch = bo::SecondsSince(t0);
     ++res.batches;
     const int m = static_cast<int>(batch.size());
     res.batch_sizes.push_back(m);

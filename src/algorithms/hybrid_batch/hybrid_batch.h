@@ -13,6 +13,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <string>
@@ -23,6 +24,10 @@
 #include "bo/session.h"
 
 namespace advbo::algorithms {
+
+/// Salt of the batch algorithms' second engine (selection of the 2nd.. batch points):
+/// callers derive it as bo::DeriveSeed(run_seed, kHybridBatchSeedSalt).
+inline constexpr uint64_t kHybridBatchSeedSalt = 0xBA7C4;
 
 /// The fantasised outcome y^ of a point chosen for the batch (Azimi et al. 2012, Sec. 4,
 /// "Results": the six estimators of Table 2). Values are in the session GP's score units

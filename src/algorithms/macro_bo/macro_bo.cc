@@ -1,7 +1,6 @@
 #include "algorithms/macro_bo/macro_bo.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <deque>
 #include <limits>
@@ -9,6 +8,7 @@
 #include <stdexcept>
 
 #include "bo/acquisition.h"
+#include "bo/clock.h"
 #include "bo/gp.h"
 
 namespace advbo::algorithms {
@@ -604,9 +604,9 @@ MacroEpisode RunMacroEpisode(const MacroField& field, const MacroOptions& o, uin
     step.iteration = it;
     step.from = at;
     step.horizon = std::min(o.horizon, iterations - it);
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = bo::Clock::now();
     const MacroPlan plan = PlanMacroAction(belief, at, step.horizon, o, rng);
-    step.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    step.seconds = bo::SecondsSince(t0);
     step.action = plan.action;
     step.nodes = plan.nodes;
     step.fallbacks = plan.fallbacks;

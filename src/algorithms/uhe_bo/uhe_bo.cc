@@ -1,21 +1,18 @@
 #include "algorithms/uhe_bo/uhe_bo.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <random>
 #include <stdexcept>
 
+#include "bo/clock.h"
 #include "bo/hyperparameters.h"
 
 namespace advbo::algorithms {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double Since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+using bo::Clock;
 
 bool UsesExp3(UheVariant v) { return v == UheVariant::kUhe || v == UheVariant::kRandomExp3; }
 bool UsesPseudoFit(UheVariant v) { return v == UheVariant::kUhe || v == UheVariant::kRa; }
@@ -96,6 +93,11 @@ std::string UheVariantName(UheVariant v) {
   return "?";
 }
 
+void ApplyUhePriors(bo::FitOptions* fit) {
+  const bo::GammaPrior gamma{1e-3, 10.0};
+  fit->lengthscale_gamma = fit->variance_gamma = fit->noise_gamma = gamma;
+}
+
 bo::BoLoopOptions UheLoopOptions(int initial_points, int horizon) {
   if (initial_points < 1 || horizon < 1)
     throw std::invalid_argument("UheLoopOptions: need initial_points >= 1 and horizon >= 1");
@@ -107,8 +109,7 @@ bo::BoLoopOptions UheLoopOptions(int initial_points, int horizon) {
   o.fit_hyperparameters = false;  // RunUheBo fits before every GP-UCB proposal
   o.fit.fit_noise = true;
   o.fit.restarts = 1;
-  const bo::GammaPrior gamma{1e-3, 10.0};
-  o.fit.lengthscale_gamma = o.fit.variance_gamma = o.fit.noise_gamma = gamma;
+  ApplyUhePriors(&o.fit);
   o.initial_points = initial_points;
   o.budget = initial_points + horizon;
   return o;
@@ -182,7 +183,7 @@ void RunUheBo(bo::BoSession& session, const bo::Objective& objective, UheVariant
       step.phase = "random";
       step.x_unit = unit;
       step.x = session.FromUnit(unit);
-      step.seconds_bo = Since(t0);
+      step.seconds_bo = bo::SecondsSince(t0);
     } else {
       // Hyperparameters: eq. (2) on pseudo-i.i.d. data, or MAP on the evaluated data.
       const auto t0 = Clock::now();
@@ -199,7 +200,7 @@ void RunUheBo(bo::BoSession& session, const bo::Objective& objective, UheVariant
           extra["fit"] = "map";
         }
       }
-      const double fit_seconds = Since(t0);
+      const double fit_seconds = bo::SecondsSince(t0);
       step = session.Propose();
       step.seconds_bo += fit_seconds;
     }

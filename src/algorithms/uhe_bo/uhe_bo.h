@@ -11,6 +11,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -18,6 +19,10 @@
 #include "bo/session.h"
 
 namespace advbo::algorithms {
+
+/// Salt of UHE-BO's own engine (arms, random points, pseudo-i.i.d. data): callers derive it
+/// as bo::DeriveSeed(run_seed, kUheSeedSalt), so the CLI and the bench draw the same stream.
+inline constexpr uint64_t kUheSeedSalt = 0x0E3B0;
 
 /// EXP3 over pairs of iterations with two arms (Alg. 1 lines 3-10 and 18-20):
 /// gamma = sqrt(4 ln 2 / ((e - 1) T)); at an odd iteration p_m = (1 - gamma) w_m / sum w +
@@ -76,6 +81,10 @@ std::string UheVariantName(UheVariant v);
 /// signal variance and noise, our own refits (fit_hyperparameters = false: the algorithm
 /// fits), `initial_points` Sobol points, budget = initial points + T.
 bo::BoLoopOptions UheLoopOptions(int initial_points, int horizon);
+
+/// The paper's Gamma(1e-3, 10) priors (App. D) on lengthscales, signal variance and noise,
+/// copied into fit (the rest of fit is left alone).
+void ApplyUhePriors(bo::FitOptions* fit);
 
 /// Runs `variant` on `session` (built with UheLoopOptions or alike: UCB, the algorithm fits
 /// the hyperparameters before every GP-UCB proposal with session.options().fit) until the
