@@ -73,6 +73,7 @@ def main():
     main_runs = load(os.path.join(a.dir, "plankton.jsonl"))
     beta_runs = load(os.path.join(a.dir, "plankton_beta.jsonl"))
     real_runs = load(os.path.join(a.dir, "real_standins.jsonl"))
+    real_runs.update(load(os.path.join(a.dir, "real_standins_exact.jsonl")))
     L = ["# ε-Macro-BO studies (Kharkovskii 2020 thesis, Sec. 4.4)", ""]
     goals = []
     pk = {key(m): runs for (f, m), runs in main_runs.items() if f == "plankton"}
@@ -174,17 +175,18 @@ def main():
               "the orderings are comparable.", "",
               "| method (settings) | avg normalized output | thesis | simple regret | thesis | "
               "explored nodes / episode | planning s / episode |", "|---|---|---|---|---|---|---|"]
-        for m in ["anytime:H=4", "anytime:H=3", "anytime:H=2", "emacro:H=1", "nonmyopic-ucb:H=4",
-                  "gp-bucb"]:
+        for m in ["anytime:H=4", "anytime:H=3", "anytime:H=2", "emacro:H=3", "emacro:H=2",
+                  "emacro:H=1", "nonmyopic-ucb:H=4", "gp-bucb"]:
             if m not in rk:
                 continue
             spec, runs = rk[m]
+            th = thesis.get(m, (float("nan"), float("nan")))
             o = mean_se(list(col(runs, "avg_normalized_output").values()))
             r = mean_se(list(col(runs, "simple_regret").values()))
             nodes = mean_se(list(col(runs, "nodes").values()))[0]
             secs = mean_se(list(col(runs, "seconds").values()))[0]
-            L.append(f"| {LABEL[m]} (`{spec}`) | {fmt(o)} | {thesis[m][0]:.4f} | {fmt(r)} | "
-                     f"{thesis[m][1]:.4f} | {nodes:.4g} | {secs:.3g} |")
+            L.append(f"| {LABEL[m]} (`{spec}`) | {fmt(o)} | {th[0]:.4f} | {fmt(r)} | "
+                     f"{th[1]:.4f} | {nodes:.4g} | {secs:.3g} |".replace("nan", "–"))
         if "anytime:H=4" in rk and "emacro:H=1" in rk:
             do = paired(col(rk["anytime:H=4"][1], "avg_normalized_output"),
                         col(rk["emacro:H=1"][1], "avg_normalized_output"))
