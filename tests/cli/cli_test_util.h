@@ -8,7 +8,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace advbo::testing {
 
@@ -27,6 +29,14 @@ inline int RunAdvbo(const std::string& args, const std::filesystem::path& log) {
 inline std::string Slurp(const std::filesystem::path& p) {
   std::ifstream in(p);
   return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+/// One JSON value per line of a JSONL file (empty if missing).
+inline std::vector<nlohmann::json> ReadJsonl(const std::filesystem::path& p) {
+  std::vector<nlohmann::json> v;
+  std::ifstream in(p);
+  for (std::string line; std::getline(in, line);) v.push_back(nlohmann::json::parse(line));
+  return v;
 }
 
 /// A fixture owning an empty temporary folder dir_ named after the test.

@@ -12,15 +12,10 @@
 namespace {
 namespace fs = std::filesystem;
 
+using advbo::testing::ReadJsonl;
 using advbo::testing::RunAdvbo;
 using advbo::testing::Slurp;
 
-std::vector<nlohmann::json> ReadJsonl(const fs::path& p) {
-  std::vector<nlohmann::json> v;
-  std::ifstream in(p);
-  for (std::string line; std::getline(in, line);) v.push_back(nlohmann::json::parse(line));
-  return v;
-}
 
 class MacroCli : public advbo::testing::TempDirTest {};
 
