@@ -11,6 +11,7 @@
 #include <random>
 
 #include "bo/acquisition_optimizer.h"
+#include "bo/bo_loop.h"
 #include "bo/kernel.h"
 
 namespace advbo::algorithms {
@@ -129,6 +130,101 @@ TEST(RmGpUcb, AcquisitionCombinesTheUcbsAndIsGpUcbAtNuZero) {
                std::invalid_argument);
   EXPECT_THROW(MetaUcbAcquisition(target, metas, w, 1.5, beta, tau), std::invalid_argument);
   EXPECT_THROW(MetaUcbAcquisition(target, {&m1}, w, nu, beta, tau), std::invalid_argument);
+}
+
+// 1-D synthetic task of Sec. 7.6.1 / App. D.2.1 on a 200-point grid: a smooth target and
+// meta-tasks whose 20 observations are f(x) + U[-gap, gap] + N(0, 0.01).
+struct Synthetic {
+  bo::Objective f;
+  std::vector<MetaTask> metas;
+  bo::BoLoopOptions options;
+};
+
+Synthetic MakeSynthetic(const std::vector<double>& gaps, uint64_t seed) {
+  Synthetic p;
+  p.f = [](const Eigen::VectorXd& x) { return std::sin(9 * x(0)) + 0.5 * std::cos(23 * x(0)); };
+  bo::Rng rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::normal_distribution<double> noise(0, 0.1);
+  for (double gap : gaps) {
+    MetaTask t;
+    t.x.resize(20, 1);
+    t.y.resize(20);
+    std::uniform_real_distribution<double> shift(-gap, gap);
+    for (int j = 0; j < 20; ++j) {
+      t.x(j, 0) = u(rng);
+      t.y(j) = p.f(t.x.row(j).transpose()) + shift(rng) + noise(rng);
+    }
+    p.metas.push_back(t);
+  }
+  p.options.goal = bo::Goal::kMaximize;
+  p.options.acquisition = bo::AcquisitionKind::kUcb;
+  p.options.kernel = bo::KernelFamily::kSquaredExponential;
+  p.options.ard = false;
+  p.options.fit_hyperparameters = false;
+  p.options.initial_lengthscales = Eigen::VectorXd::Constant(1, 0.1);
+  p.options.noise_variance = 1e-2;
+  p.options.initial_points = 2;
+  p.options.budget = 22;
+  p.options.candidates = Eigen::VectorXd::LinSpaced(200, 0, 1);
+  return p;
+}
+
+TEST(RmGpUcb, NuZeroReproducesGpUcbPointForPoint) {
+  const Synthetic p = MakeSynthetic({0.05, 4.0}, 1);
+  bo::Rng r1(5), r2(5), meta_rng(9);
+  bo::BoSession rm(Eigen::VectorXd::Zero(1), Eigen::VectorXd::Ones(1), p.options, r1);
+  RmGpUcbOptions o;
+  o.use_meta = false;
+  RunRmGpUcb(rm, p.f, p.metas, o, meta_rng);
+  // GP-UCB by hand with the same beta_t over the same candidates.
+  bo::BoSession ucb(Eigen::VectorXd::Zero(1), Eigen::VectorXd::Ones(1), p.options, r2);
+  int t = 0;
+  while (!ucb.done()) {
+    if (ucb.evaluations() < ucb.initial_points()) {
+      ucb.Step(p.f);
+      continue;
+    }
+    const bo::UcbAcquisition acq(ucb.gp(), RmBeta(++t, 200, 0.1));
+    int index = -1;
+    const bo::AcquisitionMax m = bo::MaximizeOverSet(acq, ucb.candidates_unit(), &index);
+    bo::BoStep step;
+    step.phase = "bo";
+    step.x_unit = m.x;
+    step.x = ucb.FromUnit(m.x);
+    bo::BoSession::Evaluate(p.f, &step);
+    ucb.Record(step);
+  }
+  ASSERT_EQ(rm.result().steps.size(), 22u);
+  ASSERT_EQ(ucb.result().steps.size(), 22u);
+  for (size_t i = 0; i < 22; ++i) EXPECT_EQ(rm.result().steps[i].x, ucb.result().steps[i].x) << i;
+  EXPECT_EQ(rm.result().steps.back().extra["nu"], 0.0);
+}
+
+TEST(RmGpUcb, DissimilarMetaTasksLoseTheirWeightAndNuDecays) {
+  const Synthetic p = MakeSynthetic({0.05, 0.05, 4.0, 4.0}, 2);
+  bo::Rng r(3), meta_rng(4);
+  bo::BoSession s(Eigen::VectorXd::Zero(1), Eigen::VectorXd::Ones(1), p.options, r);
+  std::vector<nlohmann::json> extras;
+  RunRmGpUcb(s, p.f, p.metas, RmGpUcbOptions{}, meta_rng, [&](const bo::BoStep& st) {
+    if (st.phase == "bo") extras.push_back(st.extra);
+    return true;
+  });
+  ASSERT_EQ(extras.size(), 20u);
+  EXPECT_EQ(extras[0]["t"], 1);
+  EXPECT_EQ(extras[0]["nu"], 1.0);
+  for (double w : extras[0]["weights"].get<std::vector<double>>()) EXPECT_EQ(w, 0.25);
+  const auto w10 = extras[9]["weights"].get<std::vector<double>>();
+  EXPECT_LT(w10[2] + w10[3], 0.1);  // Fig. 7.1b: the dissimilar tasks are switched off
+  for (size_t k = 1; k < extras.size(); ++k)
+    EXPECT_LE(extras[k]["nu"].get<double>(), 0.7 * extras[k - 1]["nu"].get<double>() + 1e-15);
+  EXPECT_THROW(RunRmGpUcb(s, p.f, {}, RmGpUcbOptions{}, meta_rng), std::invalid_argument);
+}
+
+TEST(RmGpUcb, TheoremSevenOneConstants) {
+  EXPECT_NEAR(RmBeta(1, 1000, 0.1), 2 * std::log(1000 * M_PI * M_PI / 0.2), 1e-12);
+  EXPECT_NEAR(RmBeta(3, 1000, 0.1), 2 * std::log(1000 * 9 * M_PI * M_PI / 0.2), 1e-12);
+  EXPECT_NEAR(RmTau(1000, 4, 0.1), 2 * std::log(120000.0), 1e-12);
 }
 
 }  // namespace

@@ -1,7 +1,13 @@
 #include "algorithms/rm_gp_ucb/rm_gp_ucb.h"
 
 #include <cmath>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
+
+#include "bo/acquisition_optimizer.h"
+#include "bo/clock.h"
+#include "bo/hyperparameters.h"
 
 namespace advbo::algorithms {
 
@@ -73,6 +79,111 @@ double MetaUcbAcquisition::ValueAndGradient(const Eigen::VectorXd& x, Eigen::Vec
     if (grad) *grad += c * g;
   }
   return v;
+}
+
+double RmBeta(int t, double domain_size, double delta) {
+  const double tt = std::max(1, t);
+  return 2.0 * std::log(domain_size * tt * tt * M_PI * M_PI / (2.0 * delta));
+}
+
+double RmTau(double domain_size, int num_meta, double delta) {
+  return 2.0 * std::log(3.0 * domain_size * num_meta / delta);
+}
+
+void RunRmGpUcb(bo::BoSession& s, const bo::Objective& objective,
+                const std::vector<MetaTask>& metas, const RmGpUcbOptions& o, bo::Rng& rng,
+                const bo::StepCallback& callback) {
+  if (metas.empty()) throw std::invalid_argument("RM-GP-UCB needs at least one meta-task");
+  if (!(o.delta > 0 && o.delta < 1)) throw std::invalid_argument("RM-GP-UCB: delta in (0, 1)");
+  if (!(o.domain_size >= 1)) throw std::invalid_argument("RM-GP-UCB: domain size >= 1");
+  if (!(o.r > 0 && o.r < 1)) throw std::invalid_argument("RM-GP-UCB: r in (0, 1)");
+  if (!(o.epsilon > 0)) throw std::invalid_argument("RM-GP-UCB: epsilon > 0");
+  const int m = static_cast<int>(metas.size());
+  const int d = s.dim();
+  // One GP per meta-task on unit inputs and sign-adjusted outputs, fitted once.
+  std::vector<std::unique_ptr<bo::ExactGP>> gps;
+  std::vector<Eigen::MatrixXd> units(m);
+  std::vector<Eigen::VectorXd> scores(m);
+  double mean_n = 0;
+  for (int i = 0; i < m; ++i) {
+    const MetaTask& task = metas[i];
+    if (task.x.rows() < 1 || task.x.rows() != task.y.size() || task.x.cols() != d)
+      throw std::invalid_argument("meta-task " + std::to_string(i + 1) +
+                                  ": need N >= 1 rows of x [N, d] and y [N]");
+    units[i].resize(task.x.rows(), d);
+    scores[i].resize(task.y.size());
+    for (Eigen::Index j = 0; j < task.x.rows(); ++j) {
+      const Eigen::VectorXd u = s.ToUnit(task.x.row(j).transpose());
+      if ((u.array() < -1e-12).any() || (u.array() > 1 + 1e-12).any() || !u.allFinite() ||
+          !std::isfinite(task.y(j)))
+        throw std::invalid_argument("meta-task " + std::to_string(i + 1) + ": row " +
+                                    std::to_string(j + 1) + " is outside the box or not finite");
+      units[i].row(j) = u.transpose();
+      scores[i](j) = s.Score(task.y(j));
+    }
+    auto gp = std::make_unique<bo::ExactGP>(s.gp().kernel().Clone(), s.gp().noise_variance());
+    gp->SetData(units[i], scores[i]);
+    if (s.options().fit_hyperparameters && units[i].rows() >= 2)
+      bo::FitHyperparameters(gp.get(), s.options().fit, rng);
+    gps.push_back(std::move(gp));
+    mean_n += static_cast<double>(task.x.rows()) / m;
+  }
+  std::vector<const bo::ExactGP*> meta_ptrs;
+  for (const auto& g : gps) meta_ptrs.push_back(g.get());
+  const double n15 = std::pow(mean_n, 1.5);
+  const double eta = o.eta >= 0 ? o.eta : 1.0 / n15;
+  const double size = s.candidates_unit().rows() > 0
+                          ? static_cast<double>(s.candidates_unit().rows())
+                          : o.domain_size;
+  const double tau = RmTau(size, m, o.delta);
+  Eigen::VectorXd cumulative = Eigen::VectorXd::Zero(m),
+                  weights = Eigen::VectorXd::Constant(m, 1.0 / m);
+  Eigen::VectorXd gaps = Eigen::VectorXd::Zero(m);
+  double nu = o.use_meta ? 1.0 : 0.0;
+  int t = 0;
+  while (!s.done()) {
+    if (s.evaluations() < s.initial_points()) {
+      const bo::BoStep& st = s.Step(objective);
+      if (callback && !callback(st)) s.Stop("callback");
+      continue;
+    }
+    const auto t0 = bo::Clock::now();
+    ++t;
+    if (s.options().fit_hyperparameters) s.Refit();
+    const double beta = RmBeta(t, size, o.delta);
+    if (t > 1 && o.use_meta) {
+      for (int i = 0; i < m; ++i) {
+        Eigen::VectorXd mean, var;
+        s.gp().Predict(units[i], &mean, &var);
+        const Eigen::VectorXd sd = var.cwiseMax(0.0).cwiseSqrt() * std::sqrt(beta);
+        gaps(i) = GapEstimate(scores[i], mean + sd, mean - sd, o.mean_gaps);
+      }
+      cumulative += gaps;
+      if (o.learn_weights) weights = MetaWeights(n15 * cumulative, eta);
+      nu = NextNu(nu, weights.dot(gaps), o.r, o.epsilon);
+    }
+    const MetaUcbAcquisition acq(s.gp(), meta_ptrs, weights, nu, beta, tau);
+    int index = -1;
+    const bo::AcquisitionMax best =
+        s.candidates_unit().rows() > 0
+            ? bo::MaximizeOverSet(acq, s.candidates_unit(), &index)
+            : bo::MaximizeAcquisition(acq, Eigen::VectorXd::Zero(d), Eigen::VectorXd::Ones(d),
+                                      s.options().acquisition_optimizer, s.rng());
+    bo::BoStep step;
+    step.phase = "bo";
+    step.x_unit = best.x;
+    step.x = s.FromUnit(best.x);
+    step.acquisition_value = best.value;
+    step.beta = beta;
+    step.extra = {{"t", t},
+                  {"nu", nu},
+                  {"weights", std::vector<double>(weights.data(), weights.data() + m)},
+                  {"gaps", std::vector<double>(gaps.data(), gaps.data() + m)}};
+    step.seconds_bo = bo::SecondsSince(t0);
+    bo::BoSession::Evaluate(objective, &step);
+    const bo::BoStep& rec = s.Record(std::move(step));
+    if (callback && !callback(rec)) s.Stop("callback");
+  }
 }
 
 }  // namespace advbo::algorithms

@@ -3,15 +3,17 @@
 // uses in its experiments, Sec. 7.6), the Follow-The-Regularized-Leader meta-weights of eq. 7.4
 // and the adaptive schedule of nu_t (Sec. 7.5.2).
 //
-// Issue #15, first step: the pieces and their tests. The BO loop over meta-tasks (`advbo bo
+// Issue #15: the pieces, their tests and the loop on a BoSession (Alg. 7.1); the CLI (`advbo bo
 // --algo rm-gp-ucb --meta ...`) and the Fig. 7.1 study come next.
 #pragma once
 
 #include <Eigen/Dense>
+#include <string>
 #include <vector>
 
 #include "bo/acquisition.h"
 #include "bo/gp.h"
+#include "bo/session.h"
 
 namespace advbo::algorithms {
 
@@ -58,5 +60,42 @@ class MetaUcbAcquisition final : public bo::Acquisition {
   Eigen::VectorXd weights_;
   double nu_;
 };
+
+/// A previous task's observations in the caller's units: x [N_i, d] inside the session's box,
+/// y [N_i] on the same scale as the target's outputs.
+struct MetaTask {
+  Eigen::MatrixXd x;
+  Eigen::VectorXd y;
+};
+
+/// Settings of Alg. 7.1 (defaults: Sec. 7.6 and Theorem 7.1).
+struct RmGpUcbOptions {
+  double delta = 0.1;         ///< delta of Theorem 7.1, in (0, 1)
+  double domain_size = 1000;  ///< |X| in beta_t and tau for a box (a finite domain uses its size)
+  double eta = -1;            ///< FTRL learning rate; < 0 means 1 / N^{3/2} (Sec. 7.6)
+  double r = 0.7;             ///< minimum decay rate of nu, in (0, 1)
+  double epsilon = 0.7;       ///< aggressiveness of nu's adaptive decay, > 0
+  bool mean_gaps = true;      ///< gap estimates with the mean over j (Sec. 7.6) or the max
+  bool learn_weights = true;  ///< false: fixed uniform meta-weights (Fig. 7.1a's ablation)
+  bool use_meta = true;       ///< false: nu = 0 throughout, i.e. GP-UCB with the same beta_t
+};
+
+/// beta_t = 2 log(|X| t^2 pi^2 / (2 delta)) of Theorem 7.1 (t >= 1).
+double RmBeta(int t, double domain_size, double delta);
+/// tau = 2 log(3 |X| M / delta) of Theorem 7.1.
+double RmTau(double domain_size, int num_meta, double delta);
+
+/// Runs RM-GP-UCB (Alg. 7.1) on `session` until it is done: the session's initial design
+/// first, then iterations t = 1, 2, ...: gap estimates dbar_{i,t} from the target GP's bounds
+/// (eq. 7.2, beta_t) at each meta-task's inputs (t > 1), meta-weights (eq. 7.4 with losses
+/// N^{3/2} sum dbar), nu_t (nu_1 = 1), and the maximiser of eq. 7.1 (over the session's
+/// candidates if it has any, else the box). Each meta-task gets its own GP (the session's
+/// kernel family and noise, hyperparameters fitted once on its data, inputs in the session's
+/// unit cube, outputs sign-adjusted like the session's). Every step's `extra` holds t, nu,
+/// the weights and the gaps. Throws std::invalid_argument on no meta-tasks, a task with no
+/// rows, a size mismatch, a point outside the box or bad options.
+void RunRmGpUcb(bo::BoSession& session, const bo::Objective& objective,
+                const std::vector<MetaTask>& metas, const RmGpUcbOptions& options, bo::Rng& rng,
+                const bo::StepCallback& callback = {});
 
 }  // namespace advbo::algorithms
