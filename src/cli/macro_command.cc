@@ -2,6 +2,7 @@
 // Ch. 4): epsilon-Macro-BO, its anytime variant and the nonmyopic GP-UCB / GP-BUCB baselines,
 // over one or more realisations of a synthetic field.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -53,6 +54,17 @@ int RunMacroCommand(const MacroArgs& a) {
   std::vector<algorithms::MacroField> fields;
   fields.push_back(algorithms::MakeField(a.field, static_cast<uint64_t>(a.seed), a.per_location));
   const algorithms::MacroDomain& dom = fields[0].domain;
+  if (o.algo == algorithms::MacroAlgo::kEMacro) {
+    size_t most = 0;
+    for (const auto& acts : dom.actions) most = std::max(most, acts.size());
+    const double nodes = algorithms::MacroTreeNodes(static_cast<int>(most), a.samples, a.horizon);
+    if (nodes > 1e10)
+      std::fprintf(stderr,
+                   "advbo macro: warning: up to %.3g nodes per planning call (A = %zu, N = %d, "
+                   "H = %d; about 20 ns each); consider --algo anytime, a smaller --horizon or "
+                   "fewer --samples\n",
+                   nodes, most, a.samples, a.horizon);
+  }
   std::unique_ptr<bo::JsonlTrace> trace;
   const nlohmann::json config = {{"type", "config"},
                                  {"algo", a.algo},

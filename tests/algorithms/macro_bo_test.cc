@@ -44,6 +44,7 @@ MacroField Toy(uint64_t seed, int kappa = 2) {
 long long Formula(int a, int n, int h) {
   long long s = 0, p = 1;
   for (int t = 0; t < h; ++t) s += p, p *= static_cast<long long>(a) * n;
+  EXPECT_EQ(MacroTreeNodes(a, n, h), static_cast<double>((1 + a) * s));
   return (1 + a) * s;
 }
 

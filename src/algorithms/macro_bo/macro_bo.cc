@@ -505,6 +505,12 @@ MacroPlan PlanGpBucb(const FieldBelief& belief, int location, const MacroOptions
 
 }  // namespace
 
+double MacroTreeNodes(int actions, int samples, int horizon) {
+  double sum = 0, power = 1;
+  for (int t = 0; t < horizon; ++t) sum += power, power *= static_cast<double>(actions) * samples;
+  return (1.0 + actions) * sum;
+}
+
 MacroPlan PlanMacroAction(const FieldBelief& belief, int location, int horizon,
                           const MacroOptions& o, bo::Rng& rng) {
   ValidateMacroOptions(o);

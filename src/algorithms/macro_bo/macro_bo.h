@@ -143,6 +143,12 @@ struct MacroPlan {
   double omega = 0.0;        ///< anytime: final gap of the root's heuristic bounds
 };
 
+/// Nodes explored by one epsilon-Macro-BO planning call with A macro-actions at every
+/// location, N samples and horizon H: (1 + A) sum_{t<H} (A N)^t (circle nodes d_t and their
+/// action nodes; the last stage draws no samples). A double, since it overflows 64-bit
+/// integers for large trees; the CLI warns before planning a very large one.
+double MacroTreeNodes(int actions, int samples, int horizon);
+
 /// Plans the next macro-action at `location` with `horizon` stages (the episode passes
 /// min(H, iterations left)). Draws samples from rng. Throws std::invalid_argument on bad
 /// options.
