@@ -8,12 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-100}"
 out="${2:-tools/results/hybrid_batch}"
-[ -x build/tools/bench_hybrid_batch ] || bash tools/setup.sh
-cmake --build build --target bench_hybrid_batch >&2
-/usr/bin/python3 -c "import matplotlib" 2> /dev/null || {
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-matplotlib >&2
-}
+source tools/bench_prologue.sh
+bench_prologue bench_hybrid_batch
 mkdir -p "$out"
 build/tools/bench_hybrid_batch --runs "$runs" --seed 0 --out "$out/runs.jsonl"
 /usr/bin/python3 tools/hybrid_batch_table.py "$out/runs.jsonl" --out "$out/table.md" \

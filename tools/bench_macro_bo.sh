@@ -15,12 +15,8 @@ cd "$(dirname "$0")/.."
 runs="${1:-250}"
 small="${2:-50}"
 out="${3:-tools/results/macro_bo}"
-[ -x build/tools/bench_macro_bo ] || bash tools/setup.sh
-cmake --build build --target bench_macro_bo >&2
-/usr/bin/python3 -c "import matplotlib" 2> /dev/null || {
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-matplotlib >&2
-}
+source tools/bench_prologue.sh
+bench_prologue bench_macro_bo
 mkdir -p "$out"
 b=build/tools/bench_macro_bo
 betas=""

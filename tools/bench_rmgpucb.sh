@@ -10,12 +10,8 @@ cd "$(dirname "$0")/.."
 functions="${1:-20}"
 inits="${2:-5}"
 out="${3:-tools/results/rmgpucb}"
-[ -x build/tools/bench_rmgpucb ] || bash tools/setup.sh
-cmake --build build --target bench_rmgpucb >&2
-/usr/bin/python3 -c "import matplotlib" 2> /dev/null || {
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-matplotlib >&2
-}
+source tools/bench_prologue.sh
+bench_prologue bench_rmgpucb
 mkdir -p "$out"
 build/tools/bench_rmgpucb --functions "$functions" --inits "$inits" --iterations 50 --seed 0 \
   --out "$out/synthetic.jsonl"

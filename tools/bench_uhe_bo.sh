@@ -8,12 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs="${1:-20}"
 out="${2:-tools/results/uhe_bo}"
-[ -x build/tools/bench_uhe_bo ] || bash tools/setup.sh
-cmake --build build --target bench_uhe_bo >&2
-/usr/bin/python3 -c "import matplotlib" 2> /dev/null || {
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-matplotlib >&2
-}
+source tools/bench_prologue.sh
+bench_prologue bench_uhe_bo
 mkdir -p "$out"
 build/tools/bench_uhe_bo --runs "$runs" --seed 0 --horizon 100 --out "$out/runs.jsonl"
 /usr/bin/python3 tools/uhe_bo_table.py "$out/runs.jsonl" --out "$out/table.md" \

@@ -123,11 +123,8 @@ MacroField Corridor(uint64_t seed, int per_location) {
   // Exact draw at the n locations: f = mu + L z, L the jittered Cholesky factor of K.
   Eigen::MatrixXd k(n, n);
   for (Eigen::Index i = 0; i < n; ++i)
-    for (Eigen::Index j = 0; j < n; ++j) {
-      const double a = (m.domain.locations(i, 0) - m.domain.locations(j, 0)) / m.prior.lengthscale1;
-      const double b = (m.domain.locations(i, 1) - m.domain.locations(j, 1)) / m.prior.lengthscale2;
-      k(i, j) = m.prior.signal_variance * std::exp(-0.5 * (a * a + b * b));
-    }
+    for (Eigen::Index j = 0; j < n; ++j)
+      k(i, j) = FieldKernel(m.prior, m.domain.locations, static_cast<int>(i), static_cast<int>(j));
   double jitter = 0;
   const Eigen::MatrixXd l = bo::CholeskyWithJitter(k, &jitter);
   bo::Rng rng(seed);
@@ -143,6 +140,12 @@ MacroField Corridor(uint64_t seed, int per_location) {
 }
 
 }  // namespace
+
+double FieldKernel(const FieldPrior& prior, const Eigen::MatrixXd& x, int a, int b) {
+  const double d1 = (x(a, 0) - x(b, 0)) / prior.lengthscale1;
+  const double d2 = (x(a, 1) - x(b, 1)) / prior.lengthscale2;
+  return prior.signal_variance * std::exp(-0.5 * (d1 * d1 + d2 * d2));
+}
 
 std::vector<std::string> FieldNames() { return {"plankton", "road", "corridor"}; }
 

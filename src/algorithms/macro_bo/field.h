@@ -23,6 +23,10 @@ struct FieldPrior {
   double noise_variance = 1e-5;  ///< sigma_n^2 (> 0)
 };
 
+/// The prior covariance k(x_a, x_b) = sigma_y^2 exp(-((dx/l_1)^2 + (dy/l_2)^2) / 2) between rows
+/// a and b of locations [M, 2] (the non-isotropic SE kernel of Sec. 4.1). No range checks.
+double FieldKernel(const FieldPrior& prior, const Eigen::MatrixXd& locations, int a, int b);
+
 /// Locations and macro-actions. actions[s] lists the macro-actions available at location s
 /// (A(s) in Sec. 4.1); each is kappa location indices visited in order, the last being where
 /// the agent ends up. Every location reachable by a macro-action has its own list (maybe empty:

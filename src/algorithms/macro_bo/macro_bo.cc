@@ -80,10 +80,7 @@ FieldBelief::FieldBelief(const MacroDomain& domain, const FieldPrior& prior)
 }
 
 double FieldBelief::Kernel(int a, int b) const {
-  const auto& x = domain_->locations;
-  const double d1 = (x(a, 0) - x(b, 0)) / prior_.lengthscale1;
-  const double d2 = (x(a, 1) - x(b, 1)) / prior_.lengthscale2;
-  return prior_.signal_variance * std::exp(-0.5 * (d1 * d1 + d2 * d2));
+  return FieldKernel(prior_, domain_->locations, a, b);
 }
 
 void FieldBelief::Observe(int loc, double y) {
