@@ -10,25 +10,34 @@
 
 namespace advbo::bo {
 
-LearningCurveKernel::LearningCurveKernel(double alpha, double beta) {
+LearningCurveKernel::LearningCurveKernel(double alpha, double beta, bool with_asymptote,
+                                         double asymptote_variance)
+    : asymptote_(with_asymptote) {
   if (!(alpha > 0) || !(beta > 0))
     throw std::invalid_argument("LearningCurveKernel: alpha and beta must be > 0");
+  if (with_asymptote && !(asymptote_variance > 0))
+    throw std::invalid_argument("LearningCurveKernel: the asymptote variance must be > 0");
   log_alpha_ = std::log(alpha);
   log_beta_ = std::log(beta);
+  if (asymptote_) log_s_ = std::log(asymptote_variance);
 }
 
 Eigen::VectorXd LearningCurveKernel::LogParams() const {
+  if (asymptote_) return Eigen::Vector3d(log_alpha_, log_beta_, log_s_);
   return Eigen::Vector2d(log_alpha_, log_beta_);
 }
 
 void LearningCurveKernel::SetLogParams(const Eigen::VectorXd& p) {
-  if (p.size() != 2 || !p.allFinite())
-    throw std::invalid_argument("LearningCurveKernel::SetLogParams: need 2 finite values");
+  if (p.size() != NumParams() || !p.allFinite())
+    throw std::invalid_argument("LearningCurveKernel::SetLogParams: need " +
+                                std::to_string(NumParams()) + " finite values");
   log_alpha_ = p(0);
   log_beta_ = p(1);
+  if (asymptote_) log_s_ = p(2);
 }
 
 std::vector<ParamKind> LearningCurveKernel::ParamKinds() const {
+  if (asymptote_) return {ParamKind::kShape, ParamKind::kShape, ParamKind::kSignalVariance};
   return {ParamKind::kShape, ParamKind::kShape};
 }
 
@@ -40,12 +49,13 @@ Eigen::MatrixXd LearningCurveKernel::Eval(const Eigen::MatrixXd& x1,
   Eigen::ArrayXXd u =
       (x1.col(0).replicate(1, x2.rows()) + x2.col(0).transpose().replicate(x1.rows(), 1)).array() +
       b;
-  return (a * (std::log(b) - u.log())).exp().matrix();
+  return ((a * (std::log(b) - u.log())).exp() + asymptote_variance()).matrix();
 }
 
 Eigen::VectorXd LearningCurveKernel::Diag(const Eigen::MatrixXd& x) const {
   const double a = alpha(), b = beta();
-  return (a * (std::log(b) - (2.0 * x.col(0).array() + b).log())).exp().matrix();
+  return ((a * (std::log(b) - (2.0 * x.col(0).array() + b).log())).exp() + asymptote_variance())
+      .matrix();
 }
 
 PairwiseCache LearningCurveKernel::Precompute(const Eigen::MatrixXd& x) const {
@@ -64,14 +74,16 @@ Eigen::MatrixXd LearningCurveKernel::GramFromCache(const PairwiseCache& cache,
     // d k / d log alpha = alpha * log(b / u) * k ; d k / d log beta = alpha * k * (1 - b / u)
     grads->push_back((a * (std::log(b) - u.log()) * k).matrix());
     grads->push_back((a * k * (1.0 - b / u)).matrix());
+    if (asymptote_)  // d s / d log s = s
+      grads->push_back(Eigen::MatrixXd::Constant(k.rows(), k.cols(), asymptote_variance()));
   }
-  return k.matrix();
+  return (k + asymptote_variance()).matrix();
 }
 
 Eigen::MatrixXd LearningCurveKernel::GradX(const Eigen::VectorXd& x,
                                            const Eigen::MatrixXd& xs) const {
   Eigen::MatrixXd xr = x.transpose();
-  Eigen::ArrayXd k = Eval(xs, xr).col(0).array();
+  Eigen::ArrayXd k = Eval(xs, xr).col(0).array() - asymptote_variance();
   Eigen::ArrayXd u = xs.col(0).array() + x(0) + beta();
   return (-alpha() * k / u).matrix();
 }
@@ -82,7 +94,9 @@ std::unique_ptr<Kernel> LearningCurveKernel::Clone() const {
 
 std::string LearningCurveKernel::Describe() const {
   std::ostringstream s;
-  s << "LearningCurve(alpha=" << alpha() << ", beta=" << beta() << ")";
+  s << "LearningCurve(alpha=" << alpha() << ", beta=" << beta();
+  if (asymptote_) s << ", asymptote_variance=" << asymptote_variance();
+  s << ")";
   return s.str();
 }
 
@@ -97,17 +111,23 @@ BosDecisionTable BosDecisionTable::Solve(const Eigen::VectorXd& initial_errors, 
   if (opt.num_paths < 1 || opt.grid_size < 1)
     throw std::invalid_argument("BOS: num_paths and grid_size must be >= 1");
 
+  if (!(opt.k1_base > 0) || !(opt.k1_decay > 0) || !std::isfinite(opt.k1_decay))
+    throw std::invalid_argument("BOS: k1_base and k1_decay must be > 0");
   BosDecisionTable table;
   table.n0_ = n0;
+  table.from_first_ = opt.summary_from_first_step;
   table.horizon_ = horizon;
 
   // 1. Fit the learning-curve GP (eq. A.1) on the warm-up errors by marginal likelihood.
   Eigen::MatrixXd steps(n0, 1);
   for (int i = 0; i < n0; ++i) steps(i, 0) = i + 1;
-  ExactGP gp(std::make_unique<LearningCurveKernel>(1.0, 1.0), opt.noise_variance, false);
+  ExactGP gp(std::make_unique<LearningCurveKernel>(1.0, 1.0, opt.asymptote, 0.1),
+             opt.noise_variance, false);
   gp.SetData(steps, initial_errors);
   FitOptions fit;
   fit.fit_noise = false;
+  fit.variance_min = 1e-4;  // the asymptote variance (errors live in [0, 1])
+  fit.variance_max = 10.0;
   fit.restarts = 2;
   fit.max_iterations = 50;
   FitHyperparameters(&gp, fit, rng);
@@ -137,10 +157,18 @@ BosDecisionTable BosDecisionTable::Solve(const Eigen::VectorXd& initial_errors, 
   RowMajorXd paths = l.triangularView<Eigen::Lower>() * z;
   paths.colwise() += mu;
 
-  // Summary statistic: running mean of the post-warm-up errors.
+  // Summary statistic: running mean of the post-warm-up errors (BOS^2) or of all errors
+  // from step 1 (BO-BOS), i.e. the warm-up sum plus the simulated ones over n steps.
   RowMajorXd stat(h, p);
-  stat.row(0) = paths.row(0);
-  for (int r = 1; r < h; ++r) stat.row(r) = (stat.row(r - 1) * r + paths.row(r)) / (r + 1);
+  if (opt.summary_from_first_step) {
+    const double s0 = initial_errors.sum();
+    stat.row(0) = (paths.row(0).array() + s0) / (n0 + 1);
+    for (int r = 1; r < h; ++r)
+      stat.row(r) = (stat.row(r - 1) * (n0 + r) + paths.row(r)) / (n0 + r + 1);
+  } else {
+    stat.row(0) = paths.row(0);
+    for (int r = 1; r < h; ++r) stat.row(r) = (stat.row(r - 1) * r + paths.row(r)) / (r + 1);
+  }
   table.lo_ = stat.minCoeff();
   table.hi_ = stat.maxCoeff();
   if (!(table.hi_ > table.lo_)) table.hi_ = table.lo_ + 1e-12;
@@ -158,7 +186,9 @@ BosDecisionTable BosDecisionTable::Solve(const Eigen::VectorXd& initial_errors, 
   table.prior_success_ = static_cast<double>(n_success) / p;
 
   // 3. Backward induction (Algorithm 1.1).
-  const double k1 = opt.k1_base / std::pow(opt.k1_decay, std::max(1, outer_iteration));
+  const double k1 =
+      opt.k1_base / std::pow(opt.k1_decay, std::max(1, outer_iteration) + opt.k1_exponent_offset);
+  table.k1_ = k1;
   table.decisions_ = Eigen::MatrixXi::Zero(h, g);
   Eigen::VectorXd rho_next = Eigen::VectorXd::Zero(g), rho = Eigen::VectorXd::Zero(g);
   Eigen::VectorXd cnt(g), win(g), cont(g);
@@ -179,7 +209,8 @@ BosDecisionTable BosDecisionTable::Solve(const Eigen::VectorXd& initial_errors, 
         continue;
       }
       const double p2 = win(m) / cnt(m);
-      const double loss_d1 = k1 * p2;            // eq. 4.3: wrongly concluding theta_1
+      // eq. 4.3: wrongly concluding theta_1; K1 = +infinity never recommends d1 (0 * inf).
+      const double loss_d1 = std::isinf(k1) ? k1 : k1 * p2;
       const double loss_d2 = opt.k2 * (1 - p2);  // wrongly concluding theta_2
       double best = std::min(loss_d1, loss_d2);
       BosDecision d = loss_d1 <= loss_d2 ? BosDecision::kStop : BosDecision::kConcludeBetter;
@@ -210,6 +241,7 @@ BosDecision BosDecisionTable::Decide(int step, double stat) const {
 
 double BosDecisionTable::SummaryStatistic(const Eigen::VectorXd& errors) const {
   const Eigen::Index n = errors.size();
+  if (from_first_) return n ? errors.mean() : 0.0;
   if (n <= n0_) return errors.size() ? errors.tail(1)(0) : 0.0;
   return errors.segment(n0_, n - n0_).mean();
 }

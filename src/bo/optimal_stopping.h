@@ -24,11 +24,17 @@ namespace advbo::bo {
 /// k(n, n') = beta^alpha / (n + n' + beta)^alpha, an integral of exp(-lambda n) exp(-lambda n')
 /// over a Gamma(alpha, beta) prior on the decay rate lambda. Input: X [N, 1] of steps
 /// n >= 1 (column 0). Log-parameters [log alpha, log beta] (ParamKind::kShape).
+/// With an asymptote, k(n, n') + s: the curve is an unknown constant level m ~ N(0, s) plus
+/// the exponentially decaying part, as in freeze-thaw BO (Swersky et al. 2014, Sec. 3), so
+/// forecasts level off at the inferred asymptote instead of decaying to 0; log s is a third
+/// log-parameter (ParamKind::kSignalVariance).
 class LearningCurveKernel final : public Kernel {
  public:
-  /// alpha, beta > 0, else std::invalid_argument.
-  explicit LearningCurveKernel(double alpha = 1.0, double beta = 1.0);
-  int NumParams() const override { return 2; }
+  /// alpha, beta > 0 and (if with_asymptote) asymptote_variance > 0, else
+  /// std::invalid_argument.
+  explicit LearningCurveKernel(double alpha = 1.0, double beta = 1.0,
+                               bool with_asymptote = false, double asymptote_variance = 1.0);
+  int NumParams() const override { return asymptote_ ? 3 : 2; }
   Eigen::VectorXd LogParams() const override;
   void SetLogParams(const Eigen::VectorXd& log_params) override;
   std::vector<ParamKind> ParamKinds() const override;
@@ -43,21 +49,37 @@ class LearningCurveKernel final : public Kernel {
   std::string Describe() const override;
   double alpha() const { return std::exp(log_alpha_); }
   double beta() const { return std::exp(log_beta_); }
+  /// Variance s of the asymptote (0 without one).
+  double asymptote_variance() const { return asymptote_ ? std::exp(log_s_) : 0.0; }
 
  private:
   double log_alpha_, log_beta_;
+  bool asymptote_ = false;
+  double log_s_ = 0.0;
 };
 
 /// BOS parameters; defaults are docs/design.md's (the BO-BOS reference settings).
 struct BosOptions {
-  double k1_base = 100.0;  ///< K1 = k1_base / k1_decay^t   (t = outer BO iteration >= 1)
+  /// K1 = k1_base / k1_decay^(t + k1_exponent_offset), t = outer BO iteration >= 1. BOS^2
+  /// uses offset 0; BO-BOS (thesis Fig. 4.1: K_{1,1} = 100, K_{1,t} = K_{1,t-1} / gamma) -1.
+  /// k1_base = +infinity never recommends d1 (eq. 4.3), so nothing is ever stopped.
+  double k1_base = 100.0;
   double k1_decay = 0.99;
+  int k1_exponent_offset = 0;
+  /// Summary statistic: mean error over steps 1..n (true: BO-BOS, thesis Sec. 4.3.2 and
+  /// App. A.2) or over the post-warm-up steps N0+1..n (false: BOS^2's use, the default).
+  bool summary_from_first_step = false;
   double k2 = 99.0;              ///< cost of a wrong d2
   double cost = 1.0;             ///< c_{d0}, cost of one more observation
   int num_paths = 100000;        ///< forward-simulated sample paths
   int grid_size = 100;           ///< intervals of the summary statistic per step
   int min_cell_paths = 30;       ///< cells with <= this many paths always continue
   double noise_variance = 1e-3;  ///< learning-curve GP noise (fixed)
+  /// Model the curve as asymptote + decay (LearningCurveKernel with_asymptote, the asymptote
+  /// variance fitted with alpha and beta). false: zero-mean decay to 0 (BOS^2's use, where the
+  /// success boundary maps to 0). BO-BOS' validation errors level off above 0, and the
+  /// zero-mean forecast then never predicts a bad run (docs/design.md).
+  bool asymptote = false;
 };
 
 /// Decisions of the BOS problem (4.1).
@@ -65,7 +87,8 @@ enum class BosDecision { kContinue = 0, kStop = 1, kConcludeBetter = 2 };
 
 /// Bayes-optimal decision rules on the (step, summary-statistic interval) grid, obtained
 /// by approximate backward induction (Dai 2021 thesis Algorithm 1.1). The summary
-/// statistic at step n > N0 is the mean error over the post-warm-up steps N0+1..n.
+/// statistic at step n > N0 is the mean error over the post-warm-up steps N0+1..n, or over
+/// steps 1..n with BosOptions::summary_from_first_step.
 class BosDecisionTable {
  public:
   /// Solves the BOS problem.
@@ -81,8 +104,11 @@ class BosDecisionTable {
   /// Decision after observing step n (N0 < n <= N) with summary statistic `stat`
   /// (mean error over steps N0+1..n). Steps outside the table return kContinue.
   BosDecision Decide(int step, double stat) const;
-  /// Summary statistic helper: mean of errors[N0 .. n-1] (0-based) for the full curve so far.
+  /// Summary statistic helper for the full curve so far [n]: mean of errors[N0 .. n-1]
+  /// (0-based), or of errors[0 .. n-1] when the table was solved with summary_from_first_step.
   double SummaryStatistic(const Eigen::VectorXd& errors_so_far) const;
+  /// K1 used by the backward induction (for logs; +infinity = d1 never recommended).
+  double k1() const { return k1_; }
 
   int warmup() const { return n0_; }
   int horizon() const { return horizon_; }
@@ -96,6 +122,8 @@ class BosDecisionTable {
 
  private:
   int n0_ = 0, horizon_ = 0;
+  bool from_first_ = false;
+  double k1_ = 0;
   double lo_ = 0, hi_ = 1, alpha_ = 1, beta_ = 1, prior_success_ = 0;
   Eigen::MatrixXi decisions_;
 };

@@ -148,6 +148,14 @@ TEST(LearningCurveKernel, ClosedFormAndGradients) {
   Eigen::MatrixXd steps(6, 1);
   steps << 1, 2, 3, 4, 5, 6;
   CheckParamGradients(k, steps);
+  // With an asymptote the constant variance s is added everywhere and is a third parameter.
+  LearningCurveKernel ka(2.0, 3.0, true, 0.25);
+  EXPECT_EQ(ka.NumParams(), 3);
+  EXPECT_NEAR(ka.Eval(a, b)(0, 0), std::pow(3.0, 2.0) / std::pow(1 + 4 + 3.0, 2.0) + 0.25, 1e-12);
+  EXPECT_NEAR(ka.Diag(a)(0), std::pow(3.0 / 5.0, 2.0) + 0.25, 1e-12);
+  CheckParamGradients(ka, steps);
+  CheckInputGradient(ka, 1);
+  EXPECT_THROW(LearningCurveKernel(1, 1, true, 0.0), std::invalid_argument);
 }
 
 TEST(RandomPartition, DisjointCoverOfNearEqualSize) {

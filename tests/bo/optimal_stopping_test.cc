@@ -55,5 +55,29 @@ TEST(BayesianOptimalStopping, DecisionTableShapeAndK1Schedule) {
                std::invalid_argument);
 }
 
+TEST(BayesianOptimalStopping, AsymptoteModelStopsCurvesThatLevelOffAboveTheIncumbent) {
+  // BO-BOS' case: e_n = 0.2 + 0.5 exp(-0.3 n) levels off at 0.2, the incumbent is 0.06.
+  // The zero-mean decay model forecasts errors falling to 0 and keeps training; the
+  // asymptote model (Swersky et al. 2014) sees the plateau and stops.
+  Eigen::VectorXd curve(50);
+  for (int n = 0; n < 50; ++n) curve(n) = 0.2 + 0.5 * std::exp(-0.3 * (n + 1));
+  BosOptions o = SmallOptions();
+  o.summary_from_first_step = true;
+  o.k1_exponent_offset = -1;
+  auto first_stop = [&](bool asymptote, double threshold, uint64_t seed) {
+    Rng rng(seed);
+    o.asymptote = asymptote;
+    auto t = BosDecisionTable::Solve(curve.head(8), 50, threshold, 1, o, rng);
+    for (int n = 9; n < 50; ++n)
+      if (t.Decide(n, t.SummaryStatistic(curve.head(n))) == BosDecision::kStop) return n;
+    return 0;
+  };
+  EXPECT_EQ(first_stop(false, 0.06, 4), 0);
+  const int stop = first_stop(true, 0.06, 4);
+  EXPECT_GT(stop, 8);
+  EXPECT_LE(stop, 20);
+  EXPECT_EQ(first_stop(true, 0.5, 5), 0);  // the same curve beats an incumbent of 0.5
+}
+
 }  // namespace
 }  // namespace advbo::bo
