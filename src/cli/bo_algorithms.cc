@@ -1,6 +1,7 @@
 #include "cli/bo_algorithms.h"
 
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <stdexcept>
 #include <thread>
@@ -27,11 +28,76 @@ algorithms::HybridBatchOptions HybridOptions(const AlgoArgs& a, double known_opt
 }  // namespace
 
 std::vector<std::string> AlgorithmNames() {
-  return {"standard", "hybrid-ei", "cl-batch", "uhe-bo"};
+  return {"standard", "hybrid-ei", "cl-batch", "uhe-bo", "rm-gp-ucb", "bo-bos", "hyperband"};
+}
+
+std::vector<algorithms::MetaTask> LoadMetaTasks(const std::vector<std::string>& paths,
+                                                const Eigen::VectorXd& lb,
+                                                const Eigen::VectorXd& ub, bool maximize) {
+  std::vector<algorithms::MetaTask> tasks;
+  for (const std::string& path : paths) {
+    std::ifstream in(path);
+    if (!in) throw std::invalid_argument(path + ": cannot read the meta-task trace");
+    std::vector<Eigen::VectorXd> xs;
+    std::vector<double> ys;
+    std::string line;
+    for (int no = 1; std::getline(in, line); ++no) {
+      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      const auto where = path + " line " + std::to_string(no);
+      nlohmann::json r;
+      try {
+        r = nlohmann::json::parse(line);
+      } catch (const nlohmann::json::exception&) {
+        throw std::invalid_argument(where + ": not a JSON record (an `advbo bo --out` trace?)");
+      }
+      if (!r.is_object()) throw std::invalid_argument(where + ": not a JSON object");
+      const std::string type = r.value("type", "");
+      if (type == "config" && r.contains("goal") && r["goal"].is_string() &&
+          (r["goal"] == "max") != maximize)
+        throw std::invalid_argument(path + ": its goal is " + r["goal"].get<std::string>() +
+                                    ", this run's is " + (maximize ? "max" : "min"));
+      if (type != "evaluation" || !r.value("ok", false)) continue;
+      if (!r.contains("x") || !r["x"].is_array() || !r.contains("y") || !r["y"].is_number())
+        throw std::invalid_argument(where + ": an evaluation record without numeric x and y");
+      Eigen::VectorXd x(r["x"].size());
+      for (size_t k = 0; k < r["x"].size(); ++k) {
+        if (!r["x"][k].is_number()) throw std::invalid_argument(where + ": x is not numeric");
+        x(k) = r["x"][k].get<double>();
+      }
+      if (x.size() != lb.size())
+        throw std::invalid_argument(where + ": " + std::to_string(x.size()) +
+                                    "-dimensional x for a " + std::to_string(lb.size()) +
+                                    "-dimensional box");
+      if ((x.array() < lb.array()).any() || (x.array() > ub.array()).any())
+        throw std::invalid_argument(where + ": x lies outside this run's box");
+      xs.push_back(x);
+      ys.push_back(r["y"].get<double>());
+    }
+    if (xs.empty()) throw std::invalid_argument(path + ": no successful evaluation to learn from");
+    algorithms::MetaTask t;
+    t.x.resize(static_cast<Eigen::Index>(xs.size()), lb.size());
+    t.y.resize(static_cast<Eigen::Index>(ys.size()));
+    for (size_t i = 0; i < xs.size(); ++i) {
+      t.x.row(static_cast<Eigen::Index>(i)) = xs[i].transpose();
+      t.y(static_cast<Eigen::Index>(i)) = ys[i];
+    }
+    tasks.push_back(std::move(t));
+  }
+  return tasks;
 }
 
 void CheckAlgorithm(const AlgoArgs& a, const bo::BoLoopOptions& opt, double known_optimum) {
+  if (!a.meta.empty() && a.algo != "rm-gp-ucb")
+    throw std::invalid_argument("--meta is for --algo rm-gp-ucb");
   if (a.algo == "standard") return;
+  if (a.algo == "rm-gp-ucb") {
+    if (opt.acquisition != bo::AcquisitionKind::kUcb)
+      throw std::invalid_argument("--algo rm-gp-ucb is GP-UCB with meta-tasks: use --acq ucb");
+    if (a.meta.empty())
+      throw std::invalid_argument("--algo rm-gp-ucb needs --meta TRACE[,TRACE...] (earlier "
+                                  "`advbo bo --out` traces on the same box)");
+    return;
+  }
   if (a.algo == "uhe-bo") {
     if (opt.acquisition != bo::AcquisitionKind::kUcb)
       throw std::invalid_argument(
@@ -60,6 +126,11 @@ void CheckAlgorithm(const AlgoArgs& a, const bo::BoLoopOptions& opt, double know
 nlohmann::json AlgorithmConfig(const AlgoArgs& a) {
   if (a.algo == "standard") return nlohmann::json::object();
   if (a.algo == "uhe-bo") return {{"algo", a.algo}};
+  if (a.algo == "rm-gp-ucb") {
+    const algorithms::RmGpUcbOptions o;
+    return {{"algo", a.algo}, {"meta", a.meta}, {"rm_delta", o.delta}, {"rm_r", o.r},
+            {"rm_epsilon", o.epsilon}, {"rm_domain_size", o.domain_size}};
+  }
   nlohmann::json c = {{"algo", a.algo}, {"batch_max", a.batch_max}, {"fantasy", a.fantasy}};
   if (a.algo == "hybrid-ei") c["hybrid_eps"] = a.hybrid_eps;
   if (a.fantasy == "ymax+") c["zeta"] = a.zeta;
@@ -86,6 +157,18 @@ AlgoRun RunAlgorithm(const AlgoArgs& a, const bo::Objective& objective, const Ei
     int random_points = 0;
     for (const auto& s : run.result.steps) random_points += s.phase == "random";
     run.summary = {{"random_points", random_points}};
+    return run;
+  }
+  if (a.algo == "rm-gp-ucb") {
+    bo::BoSession session(lb, ub, opt, rng);
+    bo::Rng meta_rng(bo::DeriveSeed(seed, algorithms::kRmGpUcbSeedSalt));
+    algorithms::RunRmGpUcb(session, objective, a.meta_tasks, algorithms::RmGpUcbOptions{},
+                           meta_rng, callback);
+    run.result = session.result();
+    const auto& steps = run.result.steps;
+    if (!steps.empty() && steps.back().extra.contains("weights"))
+      run.summary = {{"final_weights", steps.back().extra["weights"]},
+                     {"final_nu", steps.back().extra["nu"]}};
     return run;
   }
   algorithms::HybridBatchOptions h = HybridOptions(a, known_optimum);

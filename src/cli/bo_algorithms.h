@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/rm_gp_ucb/rm_gp_ucb.h"
 #include "bo/bo_loop.h"
 #include "bo/random.h"
 
@@ -16,12 +17,24 @@ namespace advbo::cli {
 
 /// `advbo bo` options of the algorithms beyond the standard loop, with their defaults.
 struct AlgoArgs {
-  std::string algo = "standard";  ///< standard | hybrid-ei | cl-batch | uhe-bo
+  std::string algo = "standard";  ///< standard | hybrid-ei | cl-batch | uhe-bo | rm-gp-ucb
   int batch_max = 5;              ///< n_b of hybrid-ei / cl-batch (1..256)
   double hybrid_eps = 0.02;       ///< epsilon of hybrid-ei (objective units, >= 0)
   std::string fantasy = "mu";     ///< y^ of hybrid-ei / cl-batch: M ymax ymax+ mu ymin random
   double zeta = 0.1;              ///< margin of the ymax+ fantasy
+  std::vector<std::string> meta;  ///< rm-gp-ucb: earlier `advbo bo` JSONL traces
+  /// rm-gp-ucb: the meta-tasks read from `meta` (LoadMetaTasks), filled before the run.
+  std::vector<algorithms::MetaTask> meta_tasks;
 };
+
+/// Reads each `advbo bo` JSONL trace in `paths` as one RM-GP-UCB meta-task: its successful
+/// evaluation records' x [N_i, d] and y [N_i] (Dai 2021 thesis Alg. 7.1, the meta-tasks'
+/// observations). Throws std::invalid_argument naming the file when it cannot be read, a line
+/// is not JSON, its dimension differs from the box [lb, ub], a point lies outside the box, its
+/// goal (min/max) differs from `maximize`, or it holds no successful evaluation.
+std::vector<algorithms::MetaTask> LoadMetaTasks(const std::vector<std::string>& paths,
+                                                const Eigen::VectorXd& lb,
+                                                const Eigen::VectorXd& ub, bool maximize);
 
 /// The names --algo accepts.
 std::vector<std::string> AlgorithmNames();
@@ -29,7 +42,8 @@ std::vector<std::string> AlgorithmNames();
 /// Checks the algorithm options against the loop options before anything runs; throws
 /// std::invalid_argument naming the option (unknown --algo, hybrid without --acq ei, uhe-bo
 /// without --acq ucb, a bad
-/// --batch-max / --hybrid-eps / --fantasy, fantasy M without a known optimum).
+/// --batch-max / --hybrid-eps / --fantasy, fantasy M without a known optimum, rm-gp-ucb without
+/// --acq ucb or --meta, --meta with another algorithm).
 void CheckAlgorithm(const AlgoArgs& a, const bo::BoLoopOptions& opt, double known_optimum);
 
 /// The trace's config fields of a non-standard algorithm (empty object for "standard").

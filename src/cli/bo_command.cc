@@ -16,6 +16,7 @@
 #include "bo/test_functions.h"
 #include "bo/trace.h"
 #include "cli/bo_algorithms.h"
+#include "cli/bo_tune.h"
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/parse.h"
@@ -33,8 +34,9 @@ struct BoArgs {
   uint64_t seed = 0;
   long long function_seed = -1;
   double lengthscale = 0.2, target = NAN, xi = 0.0, eval_timeout = 0;
-  bool maximize = false, isotropic = false, quiet = false;
+  bool maximize = false, isotropic = false, quiet = false, budget_given = false;
   AlgoArgs algo;
+  TuneArgs tune;
 };
 
 std::string Quote(const std::string& s) {  // single-quote for /bin/sh
@@ -135,18 +137,32 @@ Eigen::MatrixXd ReadCandidates(const std::string& path) {
   return ParseCandidates(text, path);
 }
 
-// The function to optimise: a test function or the external command, its box and name.
+// The function to optimise: a test function, an HPO task (final validation error after N
+// epochs, over the task's search box) or the external command; its box and name.
 struct Problem {
-  bo::TestFunction tf;  // minimum NaN for commands
+  bo::TestFunction tf;  // minimum NaN for commands and tasks
   bo::Objective objective;
   Eigen::VectorXd lb, ub;
   std::string name;
+  std::shared_ptr<hpo::HpoTask> task;  // --task only
 };
 
 // `candidates` is the --candidates file's rows (read once by the caller; empty without it).
 Problem MakeProblem(const BoArgs& a, const Eigen::MatrixXd& candidates) {
   Problem p;
-  if (!a.function.empty()) {
+  if (!a.tune.task.empty()) {
+    if (!a.bounds.empty())
+      throw std::invalid_argument("--bounds is for --command; a --task has its own search box");
+    if (a.maximize)
+      throw std::invalid_argument("--task minimises the validation error; drop --maximize");
+    p.task = MakeTuneTask(a.tune);
+    p.lb = p.task->SearchLower();
+    p.ub = p.task->SearchUpper();
+    p.name = p.task->name();
+    p.objective = [task = p.task, epochs = TaskEpochs(a.tune, *p.task)](const Eigen::VectorXd& z) {
+      return task->Evaluate(task->ToNatural(z), epochs).back();
+    };
+  } else if (!a.function.empty()) {
     if (!a.bounds.empty())
       throw std::invalid_argument("--bounds is for --command; test functions have fixed domains");
     const uint64_t fseed = a.function_seed >= 0 ? static_cast<uint64_t>(a.function_seed) : a.seed;
@@ -196,6 +212,10 @@ nlohmann::json ConfigRecord(const BoArgs& a, const Problem& p) {
       {"eval_timeout", a.eval_timeout},
       {"seed", a.seed}};
   cfg.update(AlgorithmConfig(a.algo));
+  if (p.task) {
+    cfg.update(TaskConfig(a.tune, *p.task));
+    cfg["epochs"] = TaskEpochs(a.tune, *p.task);
+  }
   if (!a.candidates.empty()) cfg["candidates"] = a.candidates;
   if (a.function == "gp-sample") {
     cfg["lengthscale"] = a.lengthscale;
@@ -257,8 +277,28 @@ void PrintSummary(const BoArgs& a, const Problem& p, const bo::BoResult& res, co
 
 int RunBoCommand(const BoArgs& a) {
   // ---- Validate everything before any evaluation or output file.
-  if (a.function.empty() == a.command.empty())
-    throw std::invalid_argument("give exactly one of --function NAME or --command CMD");
+  if (IsEpochAlgorithm(a.algo.algo)) {
+    if (!a.function.empty())
+      throw std::invalid_argument("--algo " + a.algo.algo + " tunes training runs: use --task "
+                                  "NAME or --command CMD, not --function");
+    if (a.maximize)
+      throw std::invalid_argument("--algo " + a.algo.algo + " minimises the validation error; "
+                                  "drop --maximize");
+    TuneRun r;
+    r.algo = a.algo.algo;
+    r.command = a.command;
+    r.bounds = a.bounds;
+    r.out = a.out;
+    r.beta = a.beta;
+    r.dim = a.dim;
+    r.max_evaluations = a.budget_given ? a.budget : 0;
+    r.seed = a.seed;
+    r.eval_timeout = a.eval_timeout;
+    r.quiet = a.quiet;
+    return RunTune(a.tune, r);
+  }
+  if (int(!a.function.empty()) + int(!a.command.empty()) + int(!a.tune.task.empty()) != 1)
+    throw std::invalid_argument("give exactly one of --function NAME, --task NAME or --command CMD");
   bo::BoLoopOptions opt = LoopOptions(a);
   if (!a.candidates.empty()) opt.candidates = ReadCandidates(a.candidates);
   const Problem p = MakeProblem(a, opt.candidates);
@@ -277,6 +317,8 @@ int RunBoCommand(const BoArgs& a) {
   }
   const bool regret_known = !a.maximize && std::isfinite(p.tf.minimum);
   CheckAlgorithm(a.algo, opt, regret_known ? p.tf.minimum : NAN);
+  AlgoArgs algo = a.algo;
+  if (!algo.meta.empty()) algo.meta_tasks = LoadMetaTasks(algo.meta, p.lb, p.ub, a.maximize);
   std::unique_ptr<bo::JsonlTrace> trace;
   if (!a.out.empty()) {
     trace = std::make_unique<bo::JsonlTrace>(a.out);
@@ -290,6 +332,12 @@ int RunBoCommand(const BoArgs& a) {
     if (trace) {
       nlohmann::json r = bo::StepRecord(s);
       if (regret_known) r["simple_regret"] = s.best_y - p.tf.minimum;
+      if (p.task) {
+        const Eigen::VectorXd x = p.task->ToNatural(s.x);
+        nlohmann::json params = nlohmann::json::object();
+        for (int i = 0; i < p.task->dim(); ++i) params[p.task->params()[i].name] = x(i);
+        r["params"] = params;
+      }
       trace->Write(r);
     }
     if (!s.ok)
@@ -300,7 +348,7 @@ int RunBoCommand(const BoArgs& a) {
     return true;
   };
   const AlgoRun run =
-      RunAlgorithm(a.algo, p.objective, p.lb, p.ub, opt, a.seed, rng,
+      RunAlgorithm(algo, p.objective, p.lb, p.ub, opt, a.seed, rng,
                    /*concurrent=*/!a.command.empty(), regret_known ? p.tf.minimum : NAN, on_step);
   const bo::BoResult& res = run.result;
   bar.Finish();
@@ -317,6 +365,13 @@ int RunBoCommand(const BoArgs& a) {
     trace->Commit();
   }
   PrintSummary(a, p, res, t);
+  if (run.summary.contains("final_weights")) {
+    std::string w;
+    for (size_t i = 0; i < algo.meta.size(); ++i)
+      w += (i ? ", " : "") + algo.meta[i] + " " + Fmt(run.summary["final_weights"][i].get<double>(), 3);
+    std::printf("%-22s %s (nu = %s)\n", "meta-task weights", w.c_str(),
+                Fmt(run.summary["final_nu"].get<double>(), 3).c_str());
+  }
   if (run.summary.contains("batches"))
     std::printf("%-22s %d batches for %d evaluations after the design (speedup %.2f)\n", "batches",
                 run.summary["batches"].get<int>(), run.summary["batch_evaluations"].get<int>(),
@@ -401,8 +456,17 @@ std::function<int()> RegisterBoCommand(CLI::App& app) {
                   "sequential EI that switches to batches while eq. 3 holds) | cl-batch "
                   "(constant liar: always --batch-max points) | uhe-bo (Ha et al.: EXP3 mixes "
                   "random and GP-UCB points, hyperparameters fitted on pseudo-i.i.d. data; "
-                  "needs --acq ucb, the paper uses --beta constant:1.96)")
+                  "needs --acq ucb, the paper uses --beta constant:1.96) | rm-gp-ucb (Dai 2021 "
+                  "Ch. 7: GP-UCB that borrows from earlier tasks' traces given by --meta and "
+                  "learns online how similar each one is; needs --acq ucb) | bo-bos (Dai 2021 "
+                  "Ch. 4: GP-UCB that early-stops training runs by Bayesian optimal stopping; "
+                  "--task or a --command printing one validation error per epoch) | hyperband "
+                  "(Li et al. 2017; --task or --command)")
       ->default_val("standard");
+  cmd->add_option("--meta", a->algo.meta,
+                  "rm-gp-ucb: earlier `advbo bo --out` traces (comma-separated) on the same "
+                  "box and goal, one meta-task each; their GPs are fitted once")
+      ->delimiter(',');
   cmd->add_option("--batch-max", a->algo.batch_max,
                   "hybrid-ei / cl-batch: largest batch n_b (--command runs a batch's points at "
                   "once)")
@@ -415,9 +479,55 @@ std::function<int()> RegisterBoCommand(CLI::App& app) {
                   "mean) | ymax | ymax+ ((1+zeta) ymax) | ymin | random | M (known optimum)")
       ->default_val("mu");
   cmd->add_option("--zeta", a->algo.zeta, "margin of --fantasy ymax+")->default_val(0.1);
+  std::string tasks;
+  for (const auto& n : hpo::TaskNames()) tasks += (tasks.empty() ? "" : ", ") + n;
+  cmd->add_option("--task", a->tune.task,
+                  "HPO task to tune (minimises its validation error; the box is its search "
+                  "space, log10 units for log-scaled hyperparameters): " + tasks);
+  cmd->add_option("--task-data", a->tune.task_data,
+                  "folder of the task's dataset (default: the shipped data/mnist, data/cifar10; "
+                  "fashion: /usr/share/datasets/fashion-mnist)");
+  cmd->add_option("--task-examples", a->tune.task_examples,
+                  "examples of the task's pool, split 80/20 train/validation (0 = all; LS-SVM "
+                  "2500, CNN 6000)")
+      ->check(CLI::NonNegativeNumber)
+      ->default_val(0);
+  cmd->add_option("--task-offset", a->tune.task_offset,
+                  "first example of the pool (disjoint subsets for meta-tasks)")
+      ->check(CLI::NonNegativeNumber)
+      ->default_val(0);
+  cmd->add_option("--task-transform", a->tune.task_transform,
+                  "none | invert-noise (1 - x + noise) | grey (CIFAR-10 channel mean)")
+      ->default_val("none");
+  cmd->add_option("--task-seed", a->tune.task_seed, "training randomness of the task")
+      ->check(UnsignedInt())
+      ->default_val(0);
+  cmd->add_option("--epochs", a->tune.epochs,
+                  "epochs N of a full training run (0 = the task's default, 50; Hyperband's R "
+                  "defaults to 80)")
+      ->check(CLI::NonNegativeNumber)
+      ->default_val(0);
+  cmd->add_option("--epoch-budget", a->tune.epoch_budget,
+                  "bo-bos / hyperband: total training epochs of the whole run")
+      ->check(IntAtLeast(1))
+      ->default_val(1500);
+  cmd->add_option("--gamma", a->tune.gamma,
+                  "bo-bos: K1 grows as K_{1,t} = K_{1,t-1} / gamma, in (0, 1] (thesis: 0.89, "
+                  "0.95, 0.99, 1)")
+      ->default_val(0.95);
+  cmd->add_option("--kappa", a->tune.kappa, "bo-bos: C2 factor kappa >= 1")->default_val(2.0);
+  cmd->add_option("--warmup", a->tune.warmup, "bo-bos: epochs N0 before the stopping problem")
+      ->default_val(8);
+  cmd->add_option("--bos-paths", a->tune.bos_paths, "bo-bos: forward-simulation paths")
+      ->default_val(100000);
+  cmd->add_option("--eta", a->tune.eta, "hyperband: successive-halving rate")->default_val(3.0);
   cmd->add_option("--out,-o", a->out, "JSONL trace file");
   cmd->add_flag("-q,--quiet", a->quiet, "no progress bar");
-  return [cmd, a]() { return cmd->parsed() ? RunBoCommand(*a) : 0; };
+  return [cmd, a]() {
+    if (!cmd->parsed()) return 0;
+    a->budget_given = cmd->get_option("--budget")->count() > 0;
+    return RunBoCommand(*a);
+  };
 }
 
 }  // namespace advbo::cli

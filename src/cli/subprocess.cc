@@ -62,9 +62,9 @@ class SignalForwarding {
   int slot_ = 0;
 };
 
-}  // namespace
-
-ShellResult RunShell(const std::string& script, double timeout_seconds) {
+// Starts /bin/sh -c script in its own process group with stdout to a pipe; returns the pid
+// and the read end in *out_fd.
+pid_t Spawn(const std::string& script, int* out_fd) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0)
     throw std::runtime_error(std::string("cannot create a pipe: ") + std::strerror(errno));
@@ -85,6 +85,15 @@ ShellResult RunShell(const std::string& script, double timeout_seconds) {
   }
   setpgid(pid, pid);  // also here: no race with a kill before the child's own setpgid
   close(fds[1]);
+  *out_fd = fds[0];
+  return pid;
+}
+
+}  // namespace
+
+ShellResult RunShell(const std::string& script, double timeout_seconds) {
+  int fd = -1;
+  const pid_t pid = Spawn(script, &fd);
   SignalForwarding forwarding(pid);
   ShellResult res;
   const auto deadline = std::chrono::steady_clock::now() +
@@ -103,16 +112,95 @@ ShellResult RunShell(const std::string& script, double timeout_seconds) {
       }
       wait_ms = static_cast<int>(std::min<long long>(left, 1000));
     }
-    pollfd pfd{fds[0], POLLIN, 0};
+    pollfd pfd{fd, POLLIN, 0};
     const int r = poll(&pfd, 1, wait_ms);
     if (r < 0 && errno == EINTR) continue;
     if (r == 0) continue;  // re-check the deadline
-    const ssize_t n = read(fds[0], buf, sizeof buf);
+    const ssize_t n = read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;  // EOF: the group closed stdout (normally: it exited)
     res.out.append(buf, static_cast<size_t>(n));
   }
-  close(fds[0]);
+  close(fd);
+  if (timed_out) kill(-pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) {
+    char msg[96];
+    std::snprintf(msg, sizeof msg, "objective command exceeded --eval-timeout %gs and was killed",
+                  timeout_seconds);
+    throw ShellTimeout(msg);
+  }
+  if (WIFSIGNALED(status)) {
+    res.exit_status = -1;
+    res.signal = WTERMSIG(status);
+  } else {
+    res.exit_status = WEXITSTATUS(status);
+  }
+  return res;
+}
+
+StreamResult RunShellLines(const std::string& script, double timeout_seconds,
+                           const std::function<bool(const std::string&)>& on_line) {
+  int fd = -1;
+  const pid_t pid = Spawn(script, &fd);
+  SignalForwarding forwarding(pid);
+  StreamResult res;
+  using SteadyClock = std::chrono::steady_clock;
+  const auto deadline =
+      SteadyClock::now() + std::chrono::duration<double>(timeout_seconds > 0 ? timeout_seconds : 0);
+  SteadyClock::time_point kill_at{};
+  bool timed_out = false, terminated = false;
+  std::string pending;
+  char buf[4096];
+  auto deliver = [&](const std::string& line) {
+    if (res.stopped) return;
+    bool go = true;
+    try {
+      go = on_line(line);
+    } catch (...) {
+      kill(-pid, SIGKILL);
+      close(fd);
+      int st = 0;
+      while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+      }
+      throw;
+    }
+    if (!go) {
+      res.stopped = true;
+      kill(-pid, SIGTERM);
+      kill_at = SteadyClock::now() + std::chrono::seconds(5);
+    }
+  };
+  for (;;) {
+    const auto now = SteadyClock::now();
+    if (res.stopped && !terminated && now >= kill_at) {
+      kill(-pid, SIGKILL);
+      terminated = true;
+    }
+    if (!res.stopped && timeout_seconds > 0 && now >= deadline) {
+      timed_out = true;
+      break;
+    }
+    int wait_ms = res.stopped ? 200 : (timeout_seconds > 0 ? 1000 : -1);
+    pollfd pfd{fd, POLLIN, 0};
+    const int r = poll(&pfd, 1, wait_ms);
+    if (r < 0 && errno == EINTR) continue;
+    if (r == 0) continue;
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    pending.append(buf, static_cast<size_t>(n));
+    size_t pos;
+    while ((pos = pending.find('\n')) != std::string::npos) {
+      const std::string line = pending.substr(0, pos);
+      pending.erase(0, pos + 1);
+      deliver(line);
+    }
+  }
+  if (!timed_out && !pending.empty()) deliver(pending);
+  close(fd);
   if (timed_out) kill(-pid, SIGKILL);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {

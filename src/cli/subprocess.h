@@ -3,6 +3,7 @@
 // and SIGINT/SIGTERM to advbo killing the group too (no orphaned objective processes).
 #pragma once
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -27,5 +28,19 @@ struct ShellTimeout : std::runtime_error {
 /// (a batch evaluated concurrently); a signal kills every running group. Throws
 /// std::runtime_error when the command cannot be started.
 ShellResult RunShell(const std::string& script, double timeout_seconds);
+
+/// Like RunShell, but hands every complete stdout line (without its newline) to `on_line` as
+/// it arrives. When on_line returns false the command's whole process group gets SIGTERM
+/// (and SIGKILL if it is still alive 5 s later), and the result has stopped = true (the
+/// stop is not a failure: BO-BOS early-stopping a training script). A last line without a
+/// newline is passed too. Exceptions from on_line kill the group (SIGKILL) and propagate.
+/// Same timeout, signal forwarding and errors as RunShell.
+struct StreamResult {
+  int exit_status = 0;  ///< as ShellResult
+  int signal = 0;
+  bool stopped = false;  ///< on_line asked to stop and the group was terminated
+};
+StreamResult RunShellLines(const std::string& script, double timeout_seconds,
+                           const std::function<bool(const std::string& line)>& on_line);
 
 }  // namespace advbo::cli

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,9 @@ class MetaUcbAcquisition final : public bo::Acquisition {
   Eigen::VectorXd weights_;
   double nu_;
 };
+
+/// Salt of the engine that fits the meta-task GPs, derived from a run's seed (CLI, benches).
+inline constexpr uint64_t kRmGpUcbSeedSalt = 0x726d6770ULL;
 
 /// A previous task's observations in the caller's units: x [N_i, d] inside the session's box,
 /// y [N_i] on the same scale as the target's outputs.
