@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 PKGS=(cmake g++ make pkg-config zlib1g-dev libtorch-dev libeigen3-dev libopencv-dev
       libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev liblbfgspp-dev
       libnlopt-cxx-dev libboost-dev libtbb-dev libgtest-dev libgmock-dev
-      libopenblas0-pthread)
+      libopenblas0-pthread dataset-fashion-mnist)
 # libopenblas0-pthread becomes Debian's libblas.so.3 alternative (priority 100 over the
 # reference BLAS), so LibTorch's linear/conv layers run ~8x faster on CIFAR-10 models.
 missing=()
