@@ -39,12 +39,6 @@ struct BoArgs {
   TuneArgs tune;
 };
 
-std::string Quote(const std::string& s) {  // single-quote for /bin/sh
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
 std::string FormatX(const Eigen::VectorXd& x) {
   std::string s;
   char b[40];
@@ -67,7 +61,7 @@ double RunExternal(const std::string& command, const Eigen::VectorXd& x, double 
     std::snprintf(b, sizeof(b), " %.17g", x(i));
     args += b;
   }
-  const std::string full = "export ADVBO_X=" + Quote(xs) + "; " + command + args;
+  const std::string full = "export ADVBO_X=" + ShellQuote(xs) + "; " + command + args;
   ShellResult res;
   try {
     res = RunShell(full, timeout_seconds);

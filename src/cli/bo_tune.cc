@@ -18,12 +18,6 @@
 namespace advbo::cli {
 namespace {
 
-std::string Quote(const std::string& s) {  // single-quote for /bin/sh
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
 std::string Args(const Eigen::VectorXd& x, const char* sep) {
   std::string s;
   char b[40];
@@ -94,7 +88,7 @@ nlohmann::json TaskConfig(const TuneArgs& t, const hpo::HpoTask& task) {
 algorithms::CurveObjective CommandCurve(const std::string& command, double timeout_seconds) {
   return [command, timeout_seconds](const Eigen::VectorXd& x, int max_epochs,
                                     const algorithms::EpochReport& report) {
-    const std::string full = "export ADVBO_X=" + Quote(Args(x, " ")) +
+    const std::string full = "export ADVBO_X=" + ShellQuote(Args(x, " ")) +
                              " ADVBO_MAX_EPOCHS=" + std::to_string(max_epochs) + "; " + command +
                              " " + Args(x, " ");
     int epoch = 0;
@@ -212,6 +206,13 @@ int RunTune(const TuneArgs& t, const TuneRun& r) {
   Eigen::VectorXd best_x;
   int epochs_used = 0;
   std::string stop_reason, failure;
+  auto take = [&](const auto& res) {  // BoBosResult or HyperbandResult
+    evaluations = static_cast<int>(res.records.size());
+    best_error = res.best_error;
+    best_x = res.best_x;
+    epochs_used = res.epochs_used;
+    stop_reason = res.stop_reason;
+  };
   try {
     if (bobos) {
       const auto res = algorithms::RunBoBos(curve, lb, ub, bo_opt, rng,
@@ -237,11 +238,7 @@ int RunTune(const TuneArgs& t, const TuneRun& r) {
                    true);
         return true;
       });
-      evaluations = static_cast<int>(res.records.size());
-      best_error = res.best_error;
-      best_x = res.best_x;
-      epochs_used = res.epochs_used;
-      stop_reason = res.stop_reason;
+      take(res);
     } else {
       const auto res = algorithms::RunHyperband(curve, lb, ub, hb_opt, rng,
                                                 [&](const algorithms::HyperbandRecord& s) {
@@ -257,11 +254,7 @@ int RunTune(const TuneArgs& t, const TuneRun& r) {
                    true);
         return true;
       });
-      evaluations = static_cast<int>(res.records.size());
-      best_error = res.best_error;
-      best_x = res.best_x;
-      epochs_used = res.epochs_used;
-      stop_reason = res.stop_reason;
+      take(res);
     }
   } catch (const bo::EvaluationError& e) {
     failure = e.what();

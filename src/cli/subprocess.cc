@@ -89,7 +89,34 @@ pid_t Spawn(const std::string& script, int* out_fd) {
   return pid;
 }
 
+// Waits for the child (after SIGKILL to its group when it timed out) and sets its exit status
+// (-1 and the signal when killed); throws ShellTimeout after a timeout.
+void Reap(pid_t pid, bool timed_out, double timeout_seconds, int* exit_status, int* signal) {
+  if (timed_out) kill(-pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) {
+    char msg[96];
+    std::snprintf(msg, sizeof msg, "objective command exceeded --eval-timeout %gs and was killed",
+                  timeout_seconds);
+    throw ShellTimeout(msg);
+  }
+  if (WIFSIGNALED(status)) {
+    *exit_status = -1;
+    *signal = WTERMSIG(status);
+  } else {
+    *exit_status = WEXITSTATUS(status);
+  }
+}
+
 }  // namespace
+
+std::string ShellQuote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
 
 ShellResult RunShell(const std::string& script, double timeout_seconds) {
   int fd = -1;
@@ -122,22 +149,7 @@ ShellResult RunShell(const std::string& script, double timeout_seconds) {
     res.out.append(buf, static_cast<size_t>(n));
   }
   close(fd);
-  if (timed_out) kill(-pid, SIGKILL);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (timed_out) {
-    char msg[96];
-    std::snprintf(msg, sizeof msg, "objective command exceeded --eval-timeout %gs and was killed",
-                  timeout_seconds);
-    throw ShellTimeout(msg);
-  }
-  if (WIFSIGNALED(status)) {
-    res.exit_status = -1;
-    res.signal = WTERMSIG(status);
-  } else {
-    res.exit_status = WEXITSTATUS(status);
-  }
+  Reap(pid, timed_out, timeout_seconds, &res.exit_status, &res.signal);
   return res;
 }
 
@@ -201,22 +213,7 @@ StreamResult RunShellLines(const std::string& script, double timeout_seconds,
   }
   if (!timed_out && !pending.empty()) deliver(pending);
   close(fd);
-  if (timed_out) kill(-pid, SIGKILL);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (timed_out) {
-    char msg[96];
-    std::snprintf(msg, sizeof msg, "objective command exceeded --eval-timeout %gs and was killed",
-                  timeout_seconds);
-    throw ShellTimeout(msg);
-  }
-  if (WIFSIGNALED(status)) {
-    res.exit_status = -1;
-    res.signal = WTERMSIG(status);
-  } else {
-    res.exit_status = WEXITSTATUS(status);
-  }
+  Reap(pid, timed_out, timeout_seconds, &res.exit_status, &res.signal);
   return res;
 }
 

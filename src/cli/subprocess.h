@@ -9,6 +9,9 @@
 
 namespace advbo::cli {
 
+/// `s` single-quoted for /bin/sh (embedded quotes escaped as '\'').
+std::string ShellQuote(const std::string& s);
+
 /// Outcome of a shell command that ran to its end.
 struct ShellResult {
   std::string out;      ///< everything it wrote to stdout
