@@ -118,9 +118,8 @@ struct PathNode {
   double likely = 0.0;     ///< Q_likely (eq. 4.8) of this node's macro-action
 };
 
-/// The precomputed tree up to depth `horizon` (every macro-action sequence), for belief and
-/// exploration weight beta. Throws std::invalid_argument on horizon < 1 or a location
-/// outside the domain.
+/// The precomputed tree up to depth `horizon`: every macro-action sequence from a location,
+/// with the exploration weight beta it was built for.
 struct PathTree {
   std::vector<PathNode> nodes;
   int kappa = 1;
@@ -130,6 +129,9 @@ struct PathTree {
   /// stages before it (t <= depth - 1; missing stages count as 0 = most likely outputs).
   double Reward(int c, const double* hist, int hist_len) const;
 };
+
+/// Builds the PathTree from `location` up to depth `horizon` for `belief` and exploration
+/// weight beta. Throws std::invalid_argument on horizon < 1 or a location outside the domain.
 PathTree BuildPathTree(const FieldBelief& belief, int location, int horizon, double beta);
 
 /// Result of one planning call at the current location.
