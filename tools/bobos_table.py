@@ -24,6 +24,9 @@ LABEL = {"bo-bos:0.89": "BO-BOS, K1,t = K1,t-1 / 0.89 (a)",
          "gp-ucb": "GP-UCB (every run 50 epochs)",
          "hyperband": "Hyperband (eta = 3, R = 80)"}
 
+TASK = {"mnist-lr": "logistic regression / MNIST",
+        "mnist-lssvm": "RBF LS-SVM / MNIST (epoch = one conjugate-gradient iteration)"}
+
 
 def best_at(evals, epochs):
     """Best error among the training runs finished within `epochs` (NaN before the first)."""
@@ -50,11 +53,12 @@ def main():
         runs[r["method"]][r["seed"]] = r
     methods = [m for m in ORDER if m in runs] + sorted(set(runs) - set(ORDER))
     n = max(len(v) for v in runs.values())
-    budget = next(iter(next(iter(runs.values())).values()))["budget"]
+    first = next(iter(next(iter(runs.values())).values()))
+    budget, task = first["budget"], first["task"]
     marks = [300, budget // 2, budget]
     at = {m: {E: {s: best_at(r["evaluations"], E) for s, r in runs[m].items()} for E in marks}
           for m in methods}
-    L = [f"# BO-BOS on logistic regression / MNIST: {n} paired seeds, {budget}-epoch budget", "",
+    L = [f"# BO-BOS on {TASK.get(task, task)}: {n} paired seeds, {budget}-epoch budget", "",
          "Best-found validation error (lower is better) after the given number of training "
          "epochs, mean ± SE over seeds; paired difference to GP-UCB on the same seeds (negative = "
          "better). The thesis' Fig. 4.1 plots these curves without printing values: every BO-BOS "
@@ -129,7 +133,7 @@ def main():
                             [x + y for x, y in zip(mean, se)], alpha=0.15)
         ax.set_xlabel("training epochs used")
         ax.set_ylabel("best validation error")
-        ax.set_title(f"Logistic regression on MNIST ({n} seeds; cf. thesis Fig. 4.1)")
+        ax.set_title(f"{TASK.get(task, task)} ({n} seeds; cf. thesis Fig. 4.1)")
         ax.legend(fontsize=7)
         fig.tight_layout()
         fig.savefig(a.plot + ".partial.png", dpi=120)

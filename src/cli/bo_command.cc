@@ -497,7 +497,8 @@ std::function<int()> RegisterBoCommand(CLI::App& app) {
       ->check(UnsignedInt())
       ->default_val(0);
   cmd->add_option("--epochs", a->tune.epochs,
-                  "epochs N of a full training run (0 = the task's default, 50; Hyperband's R "
+                  "epochs N of a full training run (0 = the task's default: 50, CNN 20; 50 for a "
+                  "--command; Hyperband's R "
                   "defaults to 80)")
       ->check(CLI::NonNegativeNumber)
       ->default_val(0);

@@ -160,7 +160,7 @@ int RunTune(const TuneArgs& t, const TuneRun& r) {
                         {"epoch_budget", t.epoch_budget}, {"seed", r.seed}};
   if (task) cfg.update(TaskConfig(t, *task));
   if (bobos) {
-    bo_opt.max_epochs = t.epochs > 0 ? t.epochs : 50;
+    bo_opt.max_epochs = t.epochs > 0 ? t.epochs : task ? task->default_epochs() : 50;
     bo_opt.warmup_epochs = t.warmup;
     bo_opt.gamma = t.gamma;
     bo_opt.kappa = t.kappa;
