@@ -120,6 +120,7 @@ def main():
         import matplotlib.pyplot as plt
         grid = list(range(50, budget + 1, 10))
         fig, ax = plt.subplots(figsize=(7, 4.5))
+        finals = []
         for m in methods:
             ys = [[best_at(r["evaluations"], E) for E in grid] for r in runs[m].values()]
             mean, se = [], []
@@ -128,12 +129,15 @@ def main():
                 mm, ss = mean_se(col) if len(col) else (float("nan"), float("nan"))
                 mean.append(mm)
                 se.append(ss if ss == ss else 0.0)
+            finals.append(mean[-1])
             ax.plot(grid, mean, label=LABEL.get(m, m))
             ax.fill_between(grid, [x - y for x, y in zip(mean, se)],
                             [x + y for x, y in zip(mean, se)], alpha=0.15)
         ax.set_xlabel("training epochs used")
         ax.set_ylabel("best validation error")
-        ax.set_title(f"{TASK.get(task, task)} ({n} seeds; cf. thesis Fig. 4.1)")
+        lo = min(f for f in finals if f == f)
+        ax.set_ylim(0.97 * lo, 1.35 * lo)  # the differences live near the final errors
+        ax.set_title(f"{TASK.get(task, task).split(' (')[0]} ({n} seeds; cf. thesis Fig. 4.1)")
         ax.legend(fontsize=7)
         fig.tight_layout()
         fig.savefig(a.plot + ".partial.png", dpi=120)
