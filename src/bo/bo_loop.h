@@ -95,6 +95,9 @@ struct BoStep {
   /// The same point in the GP's [0, 1]^d units when the proposer knows it (kept exactly, so
   /// the GP sees the proposed point, not a rounded round trip); empty = derived from x.
   Eigen::VectorXd x_unit;
+  /// Finite domain (BoLoopOptions::candidates): the row proposed; -1 otherwise or for a point
+  /// the caller chose.
+  int candidate_index = -1;
   double y = std::numeric_limits<double>::quiet_NaN();  ///< NaN if the evaluation failed
   bool ok = false;
   std::string error;                                         ///< failure message ("" if ok)

@@ -79,10 +79,12 @@ BoSession::BoSession(const Eigen::VectorXd& lb, const Eigen::VectorXd& ub,
   for (Eigen::Index i = 0; i < c.rows(); ++i) order[i] = i;
   const int n = static_cast<int>(std::min<Eigen::Index>(n_init, c.rows()));
   init_.resize(n, d);
+  init_rows_.resize(n);
   for (int i = 0; i < n; ++i) {
     std::uniform_int_distribution<Eigen::Index> pick(i, c.rows() - 1);
     std::swap(order[i], order[pick(rng_)]);
     init_.row(i) = candidates_unit_.row(order[i]);
+    init_rows_[i] = static_cast<int>(order[i]);
   }
 }
 
@@ -109,9 +111,12 @@ BoStep BoSession::Propose() {
     step.phase = "init";
     if (e <= initial_points()) {
       u = init_.row(e - 1).transpose();
+      if (!init_rows_.empty()) step.candidate_index = init_rows_[e - 1];
     } else if (candidates_unit_.rows() > 0) {
       std::uniform_int_distribution<Eigen::Index> pick(0, candidates_unit_.rows() - 1);
-      u = candidates_unit_.row(pick(rng_)).transpose();
+      const Eigen::Index row = pick(rng_);
+      u = candidates_unit_.row(row).transpose();
+      step.candidate_index = static_cast<int>(row);
     } else {
       u = MakeDesign(DesignKind::kUniform, 1, ulb, uub, rng_).row(0).transpose();
     }
@@ -147,6 +152,7 @@ BoStep BoSession::Propose() {
             ? MaximizeOverSet(*acq, candidates_unit_, &index)
             : MaximizeAcquisition(*acq, ulb, uub, opt_.acquisition_optimizer, rng_, incumbent);
     u = m.x;
+    if (candidates_unit_.rows() > 0) step.candidate_index = index;
     step.acquisition_value = m.value;
   }
   step.seconds_bo = SecondsSince(t_bo);

@@ -94,6 +94,7 @@ class BoSession {
   Rng& rng_;
   double sign_;
   Eigen::MatrixXd init_;             // [n_init, d] in [0,1]^d
+  std::vector<int> init_rows_;       // candidate rows of init_ (finite domain only)
   Eigen::MatrixXd candidates_unit_;  // [M, d] in [0,1]^d; empty = continuous box
   ExactGP gp_;
   BoResult res_;
