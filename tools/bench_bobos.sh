@@ -3,7 +3,7 @@
 # logistic regression on MNIST (batch 20-500, L2 1e-6-1, learning rate 1e-3-0.1; 80/20 split),
 # N = 50 epochs, a 1,500-epoch budget, paired seeds; BO-BOS with gamma = 0.89 / 0.95 / 0.99 / 1,
 # GP-UCB (the same loop without early stopping) and Hyperband (eta = 3, R = 80); then the
-# table, goal checks and curves (~45 min on 2 cores with the 24,262-image pool). Then the same
+# table, goal checks and curves (~35 min on 2 cores with the 24,262-image pool). Then the same
 # comparison on an RBF LS-SVM (2,500 MNIST images; an epoch is one conjugate-gradient
 # iteration, N = 50), where bad configurations are plainly bad early (~15 min).
 #
