@@ -3,8 +3,9 @@
 //
 // Studies:
 //  * synthetic: a 100 x 100 uniform grid (n = 10,000, d = 2) on [0, W]^2 (the paper gives no
-//    domain; W = --synthetic-width, default 5: 4 lengthscales across), f drawn from a GP (SE, l = 1.25, signal variance
-//    1) per run, noise variance 1e-5, delta = 1e-5; the GP uses the true hyperparameters;
+//    domain; W = --synthetic-width, default 5: 4 lengthscales across), f drawn from a GP (SE, l
+//    = 1.25, signal variance 1) per run, noise variance 1e-5, delta = 1e-5; the GP uses the true
+//    hyperparameters;
 //  * branin: a 31 x 31 grid of Branin-Hoo's domain (n = 961), f = -log(branin) (the paper's
 //    log transform of the negated function) standardised over the grid, delta = 1e-3; inputs
 //    made isotropic by an ARD SE fit on the whole grid (MakeBranin), whose kernel the GP keeps.
@@ -19,8 +20,8 @@
 //
 // Usage: bench_po_gp_ucb --runs 50 --studies synthetic,branin --methods gp-ucb,po:1.1:10 --out x
 #include <CLI/CLI.hpp>
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -88,7 +89,9 @@ Problem MakeBranin(uint64_t seed) {
   p.signal_variance = std::exp(kern.LogParams()(2));
   p.noise_variance = std::max(gp.noise_variance(), 1e-6);
   p.delta = 1e-3;
-  std::fprintf(stderr, "branin: fitted lengthscales %.3f %.3f, signal variance %.3f, noise %.2e, log marginal likelihood %.1f\n",
+  std::fprintf(stderr,
+               "branin: fitted lengthscales %.3f %.3f, signal variance %.3f, noise %.2e, log "
+               "marginal likelihood %.1f\n",
                ls(0), ls(1), p.signal_variance, p.noise_variance, fr.log_marginal_likelihood);
   return p;
 }
@@ -115,8 +118,8 @@ Problem MakeProblem(const std::string& study, int run, uint64_t seed, double wid
   throw std::invalid_argument("unknown study '" + study + "' (use synthetic, branin)");
 }
 
-nlohmann::json RunOne(const std::string& study, const std::string& method, int run,
-                      int iterations, uint64_t seed, double width, const Problem& branin) {
+nlohmann::json RunOne(const std::string& study, const std::string& method, int run, int iterations,
+                      uint64_t seed, double width, const Problem& branin) {
   const Problem p = MakeProblem(study, run, seed, width, branin);
   nlohmann::json rec = {{"study", study}, {"method", method}, {"run", run}};
   Eigen::MatrixXd z = p.x;
@@ -140,6 +143,7 @@ nlohmann::json RunOne(const std::string& study, const std::string& method, int r
     rec["log_epsilon"] = std::stod(parts[1]);
   }
   bo::BoLoopOptions base;
+  base.goal = bo::Goal::kMaximize;
   base.budget = kInit + iterations;
   base.initial_points = kInit;
   base.kernel = bo::KernelFamily::kSquaredExponential;
@@ -193,11 +197,11 @@ int main(int argc, char** argv) {
     Problem branin;
     if (std::find(study_list.begin(), study_list.end(), "branin") != study_list.end())
       branin = MakeBranin(seed);
-    advbo::tools::RunGridToJsonl(
-        advbo::tools::SplitList(studies), advbo::tools::SplitList(methods), runs, out,
-        [&](const std::string& study, const std::string& method, int r) {
-          return RunOne(study, method, r, iterations, seed, width, branin);
-        });
+    advbo::tools::RunGridToJsonl(advbo::tools::SplitList(studies), advbo::tools::SplitList(methods),
+                                 runs, out,
+                                 [&](const std::string& study, const std::string& method, int r) {
+                                   return RunOne(study, method, r, iterations, seed, width, branin);
+                                 });
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_po_gp_ucb: error: %s\n", e.what());
     return 1;

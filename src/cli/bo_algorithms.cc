@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "algorithms/hybrid_batch/hybrid_batch.h"
+#include "algorithms/po_gp_ucb/po_gp_ucb.h"
 #include "algorithms/uhe_bo/uhe_bo.h"
 #include "bo/session.h"
 
@@ -28,7 +29,8 @@ algorithms::HybridBatchOptions HybridOptions(const AlgoArgs& a, double known_opt
 }  // namespace
 
 std::vector<std::string> AlgorithmNames() {
-  return {"standard", "hybrid-ei", "cl-batch", "uhe-bo", "rm-gp-ucb", "bo-bos", "hyperband"};
+  return {"standard",  "hybrid-ei", "cl-batch", "uhe-bo",
+          "rm-gp-ucb", "po-gp-ucb", "bo-bos",   "hyperband"};
 }
 
 std::vector<algorithms::MetaTask> LoadMetaTasks(const std::vector<std::string>& paths,
@@ -86,6 +88,58 @@ std::vector<algorithms::MetaTask> LoadMetaTasks(const std::vector<std::string>& 
   return tasks;
 }
 
+namespace {
+
+// PO-GP-UCB on the --candidates records: normalise (Sec. 4), choose r (Sec. 3.4) unless given,
+// release (Algorithm 1, its own engine), GP-UCB over the released rows (Algorithm 2). Records
+// report the evaluated record (x), its row (extra.index); the summary the release's numbers.
+AlgoRun RunPoGpUcbAlgorithm(const AlgoArgs& a, const bo::Objective& objective,
+                            const bo::BoLoopOptions& opt, uint64_t seed, bo::Rng& rng,
+                            const bo::StepCallback& callback) {
+  const Eigen::MatrixXd& records = opt.candidates;
+  const Eigen::MatrixXd x =
+      a.po_max_norm > 0 ? algorithms::NormalizeMaxNorm(records, a.po_max_norm) : records;
+  const double sigma_min = algorithms::SmallestSingularValue(algorithms::CenterColumns(x));
+  int r = a.po_r;
+  if (r == 0) {
+    r = algorithms::ChooseProjectionDim(sigma_min, a.po_epsilon, a.po_delta);
+    if (r == 0)
+      throw std::invalid_argument(
+          "--algo po-gp-ucb: no r in 5, 10, ..., 50 has omega <= sigma_min = " +
+          std::to_string(sigma_min) +
+          " at this --po-epsilon / --po-delta; give --po-r R (the "
+          "curator then lifts the singular values, Algorithm 1 line 9)");
+  }
+  bo::Rng curator(bo::DeriveSeed(seed, algorithms::kPoGpUcbSeedSalt));
+  const algorithms::CuratorRelease rel =
+      algorithms::ReleaseDataset(x, {a.po_epsilon, a.po_delta, r}, curator);
+  const bo::BoLoopOptions loop = algorithms::ModelerLoopOptions(rel.z, opt, {a.po_delta_prime});
+  auto to_record = [&](bo::BoStep s) {
+    const int i = s.extra["index"].get<int>();
+    s.x = records.row(i).transpose();
+    s.x_unit.resize(0);
+    return s;
+  };
+  AlgoRun run;
+  run.result = algorithms::RunPoGpUcb(
+      rel.z, [&](int i) { return objective(records.row(i).transpose()); }, loop, rng,
+      [&](const bo::BoStep& s) { return !callback || callback(to_record(s)); });
+  for (auto& s : run.result.steps) s = to_record(s);
+  for (const auto& s : run.result.steps)
+    if (s.ok && s.y == run.result.best_y) {
+      run.result.best_x = s.x;
+      break;
+    }
+  run.summary = {{"po_r", r},
+                 {"omega", rel.omega},
+                 {"sigma_min", rel.sigma_min},
+                 {"lifted", rel.lifted},
+                 {"differential_privacy", false}};
+  return run;
+}
+
+}  // namespace
+
 void CheckAlgorithm(const AlgoArgs& a, const bo::BoLoopOptions& opt, double known_optimum) {
   if (!a.meta.empty() && a.algo != "rm-gp-ucb")
     throw std::invalid_argument("--meta is for --algo rm-gp-ucb");
@@ -94,8 +148,27 @@ void CheckAlgorithm(const AlgoArgs& a, const bo::BoLoopOptions& opt, double know
     if (opt.acquisition != bo::AcquisitionKind::kUcb)
       throw std::invalid_argument("--algo rm-gp-ucb is GP-UCB with meta-tasks: use --acq ucb");
     if (a.meta.empty())
-      throw std::invalid_argument("--algo rm-gp-ucb needs --meta TRACE[,TRACE...] (earlier "
-                                  "`advbo bo --out` traces on the same box)");
+      throw std::invalid_argument(
+          "--algo rm-gp-ucb needs --meta TRACE[,TRACE...] (earlier "
+          "`advbo bo --out` traces on the same box)");
+    return;
+  }
+  if (a.algo == "po-gp-ucb") {
+    if (opt.acquisition != bo::AcquisitionKind::kUcb)
+      throw std::invalid_argument("--algo po-gp-ucb is GP-UCB (Algorithm 2): use --acq ucb");
+    if (opt.candidates.rows() == 0)
+      throw std::invalid_argument(
+          "--algo po-gp-ucb needs --candidates FILE: the curator's "
+          "records, one per row");
+    if (!(a.po_epsilon > 0) || !std::isfinite(a.po_epsilon))
+      throw std::invalid_argument("--algo po-gp-ucb needs --po-epsilon E, finite and > 0");
+    if (!(a.po_delta > 0 && a.po_delta < 1))
+      throw std::invalid_argument("--po-delta must be in (0, 1)");
+    if (!(a.po_delta_prime > 0 && a.po_delta_prime < 1))
+      throw std::invalid_argument("--po-delta-prime must be in (0, 1)");
+    if (a.po_r < 0) throw std::invalid_argument("--po-r must be >= 1 (or 0 = choose)");
+    if (!(a.po_max_norm >= 0) || !std::isfinite(a.po_max_norm))
+      throw std::invalid_argument("--po-max-norm must be finite and >= 0");
     return;
   }
   if (a.algo == "uhe-bo") {
@@ -128,9 +201,17 @@ nlohmann::json AlgorithmConfig(const AlgoArgs& a) {
   if (a.algo == "uhe-bo") return {{"algo", a.algo}};
   if (a.algo == "rm-gp-ucb") {
     const algorithms::RmGpUcbOptions o;
-    return {{"algo", a.algo}, {"meta", a.meta}, {"rm_delta", o.delta}, {"rm_r", o.r},
-            {"rm_epsilon", o.epsilon}, {"rm_domain_size", o.domain_size}};
+    return {{"algo", a.algo}, {"meta", a.meta},          {"rm_delta", o.delta},
+            {"rm_r", o.r},    {"rm_epsilon", o.epsilon}, {"rm_domain_size", o.domain_size}};
   }
+  if (a.algo == "po-gp-ucb")
+    return {{"algo", a.algo},
+            {"po_epsilon", a.po_epsilon},
+            {"po_delta", a.po_delta},
+            {"po_r", a.po_r},
+            {"po_delta_prime", a.po_delta_prime},
+            {"po_max_norm", a.po_max_norm},
+            {"privacy", "none claimed: the release is one linear map of all records"}};
   nlohmann::json c = {{"algo", a.algo}, {"batch_max", a.batch_max}, {"fantasy", a.fantasy}};
   if (a.algo == "hybrid-ei") c["hybrid_eps"] = a.hybrid_eps;
   if (a.fantasy == "ymax+") c["zeta"] = a.zeta;
@@ -162,8 +243,8 @@ AlgoRun RunAlgorithm(const AlgoArgs& a, const bo::Objective& objective, const Ei
   if (a.algo == "rm-gp-ucb") {
     bo::BoSession session(lb, ub, opt, rng);
     bo::Rng meta_rng(bo::DeriveSeed(seed, algorithms::kRmGpUcbSeedSalt));
-    algorithms::RunRmGpUcb(session, objective, a.meta_tasks, algorithms::RmGpUcbOptions{},
-                           meta_rng, callback);
+    algorithms::RunRmGpUcb(session, objective, a.meta_tasks, algorithms::RmGpUcbOptions{}, meta_rng,
+                           callback);
     run.result = session.result();
     const auto& steps = run.result.steps;
     if (!steps.empty() && steps.back().extra.contains("weights"))
@@ -171,6 +252,7 @@ AlgoRun RunAlgorithm(const AlgoArgs& a, const bo::Objective& objective, const Ei
                      {"final_nu", steps.back().extra["nu"]}};
     return run;
   }
+  if (a.algo == "po-gp-ucb") return RunPoGpUcbAlgorithm(a, objective, opt, seed, rng, callback);
   algorithms::HybridBatchOptions h = HybridOptions(a, known_optimum);
   if (concurrent)
     h.evaluate_batch = [&objective](std::vector<bo::BoStep> steps) {

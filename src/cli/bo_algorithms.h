@@ -5,6 +5,7 @@
 
 #include <Eigen/Dense>
 #include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -17,7 +18,8 @@ namespace advbo::cli {
 
 /// `advbo bo` options of the algorithms beyond the standard loop, with their defaults.
 struct AlgoArgs {
-  std::string algo = "standard";  ///< standard | hybrid-ei | cl-batch | uhe-bo | rm-gp-ucb
+  std::string algo = "standard";  ///< standard | hybrid-ei | cl-batch | uhe-bo | rm-gp-ucb |
+                                  ///< po-gp-ucb
   int batch_max = 5;              ///< n_b of hybrid-ei / cl-batch (1..256)
   double hybrid_eps = 0.02;       ///< epsilon of hybrid-ei (objective units, >= 0)
   std::string fantasy = "mu";     ///< y^ of hybrid-ei / cl-batch: M ymax ymax+ mu ymin random
@@ -25,6 +27,15 @@ struct AlgoArgs {
   std::vector<std::string> meta;  ///< rm-gp-ucb: earlier `advbo bo` JSONL traces
   /// rm-gp-ucb: the meta-tasks read from `meta` (LoadMetaTasks), filled before the run.
   std::vector<algorithms::MetaTask> meta_tasks;
+  /// po-gp-ucb (Kharkovskii et al. 2020): epsilon of Algorithm 1 (> 0, required; NaN = not
+  /// given), delta (in (0, 1)), projection dimension r (0 = the largest of 5, 10, ..., 50 with
+  /// omega <= sigma_min, Sec. 3.4), delta' of beta_t (in (0, 1)) and the max-norm the records
+  /// are normalised to first (Sec. 4; 0 = use them as given).
+  double po_epsilon = std::numeric_limits<double>::quiet_NaN();
+  double po_delta = 1e-5;
+  int po_r = 0;
+  double po_delta_prime = 0.025;
+  double po_max_norm = 25;
 };
 
 /// Reads each `advbo bo` JSONL trace in `paths` as one RM-GP-UCB meta-task: its successful
@@ -43,7 +54,8 @@ std::vector<std::string> AlgorithmNames();
 /// std::invalid_argument naming the option (unknown --algo, hybrid without --acq ei, uhe-bo
 /// without --acq ucb, a bad
 /// --batch-max / --hybrid-eps / --fantasy, fantasy M without a known optimum, rm-gp-ucb without
-/// --acq ucb or --meta, --meta with another algorithm).
+/// --acq ucb or --meta, --meta with another algorithm, po-gp-ucb without --candidates, --acq
+/// ucb or a valid --po-epsilon / --po-delta / --po-r / --po-delta-prime / --po-max-norm).
 void CheckAlgorithm(const AlgoArgs& a, const bo::BoLoopOptions& opt, double known_optimum);
 
 /// The trace's config fields of a non-standard algorithm (empty object for "standard").

@@ -273,10 +273,12 @@ int RunBoCommand(const BoArgs& a) {
   // ---- Validate everything before any evaluation or output file.
   if (IsEpochAlgorithm(a.algo.algo)) {
     if (!a.function.empty())
-      throw std::invalid_argument("--algo " + a.algo.algo + " tunes training runs: use --task "
+      throw std::invalid_argument("--algo " + a.algo.algo +
+                                  " tunes training runs: use --task "
                                   "NAME or --command CMD, not --function");
     if (a.maximize)
-      throw std::invalid_argument("--algo " + a.algo.algo + " minimises the validation error; "
+      throw std::invalid_argument("--algo " + a.algo.algo +
+                                  " minimises the validation error; "
                                   "drop --maximize");
     TuneRun r;
     r.algo = a.algo.algo;
@@ -292,7 +294,8 @@ int RunBoCommand(const BoArgs& a) {
     return RunTune(a.tune, r);
   }
   if (int(!a.function.empty()) + int(!a.command.empty()) + int(!a.tune.task.empty()) != 1)
-    throw std::invalid_argument("give exactly one of --function NAME, --task NAME or --command CMD");
+    throw std::invalid_argument(
+        "give exactly one of --function NAME, --task NAME or --command CMD");
   bo::BoLoopOptions opt = LoopOptions(a);
   if (!a.candidates.empty()) opt.candidates = ReadCandidates(a.candidates);
   const Problem p = MakeProblem(a, opt.candidates);
@@ -362,7 +365,8 @@ int RunBoCommand(const BoArgs& a) {
   if (run.summary.contains("final_weights")) {
     std::string w;
     for (size_t i = 0; i < algo.meta.size(); ++i)
-      w += (i ? ", " : "") + algo.meta[i] + " " + Fmt(run.summary["final_weights"][i].get<double>(), 3);
+      w += (i ? ", " : "") + algo.meta[i] + " " +
+           Fmt(run.summary["final_weights"][i].get<double>(), 3);
     std::printf("%-22s %s (nu = %s)\n", "meta-task weights", w.c_str(),
                 Fmt(run.summary["final_nu"].get<double>(), 3).c_str());
   }
@@ -455,12 +459,31 @@ std::function<int()> RegisterBoCommand(CLI::App& app) {
                   "learns online how similar each one is; needs --acq ucb) | bo-bos (Dai 2021 "
                   "Ch. 4: GP-UCB that early-stops training runs by Bayesian optimal stopping; "
                   "--task or a --command printing one validation error per epoch) | hyperband "
-                  "(Li et al. 2017; --task or --command)")
+                  "(Li et al. 2017; --task or --command) | po-gp-ucb (Kharkovskii et al. 2020: "
+                  "the --candidates records are released as a random projection and GP-UCB "
+                  "runs on the released rows; needs --acq ucb and --po-epsilon; makes no "
+                  "differential-privacy claim, see the README)")
       ->default_val("standard");
   cmd->add_option("--meta", a->algo.meta,
                   "rm-gp-ucb: earlier `advbo bo --out` traces (comma-separated) on the same "
                   "box and goal, one meta-task each; their GPs are fitted once")
       ->delimiter(',');
+  cmd->add_option("--po-epsilon", a->algo.po_epsilon,
+                  "po-gp-ucb: epsilon of Algorithm 1 (> 0; the threshold omega shrinks as it "
+                  "grows)");
+  cmd->add_option("--po-delta", a->algo.po_delta, "po-gp-ucb: delta of Algorithm 1, in (0, 1)")
+      ->default_val(1e-5);
+  cmd->add_option("--po-r", a->algo.po_r,
+                  "po-gp-ucb: projection dimension r (0 = the largest of 5, 10, ..., 50 with "
+                  "omega <= sigma_min of the centred records, Sec. 3.4)")
+      ->default_val(0);
+  cmd->add_option("--po-delta-prime", a->algo.po_delta_prime,
+                  "po-gp-ucb: delta' of beta_t = 2 ln(n t^2 pi^2 / (6 delta')), in (0, 1)")
+      ->default_val(0.025);
+  cmd->add_option("--po-max-norm", a->algo.po_max_norm,
+                  "po-gp-ucb: centre the records and scale them to this largest row norm first "
+                  "(the paper: 25; 0 = as given)")
+      ->default_val(25);
   cmd->add_option("--batch-max", a->algo.batch_max,
                   "hybrid-ei / cl-batch: largest batch n_b (--command runs a batch's points at "
                   "once)")
@@ -477,7 +500,8 @@ std::function<int()> RegisterBoCommand(CLI::App& app) {
   for (const auto& n : hpo::TaskNames()) tasks += (tasks.empty() ? "" : ", ") + n;
   cmd->add_option("--task", a->tune.task,
                   "HPO task to tune (minimises its validation error; the box is its search "
-                  "space, log10 units for log-scaled hyperparameters): " + tasks);
+                  "space, log10 units for log-scaled hyperparameters): " +
+                      tasks);
   cmd->add_option("--task-data", a->tune.task_data,
                   "folder of the task's dataset (default: the shipped data/mnist, data/cifar10; "
                   "fashion: /usr/share/datasets/fashion-mnist)");

@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -60,7 +60,7 @@ TEST(PoGpUcb, BetaScheduleOfAlgorithm2) {
   EXPECT_NEAR(o.beta.Beta(1, 2, 1e4), 26.79, 0.005);
   EXPECT_NEAR(o.beta.Beta(50, 2, 1e4), 42.44, 0.005);
   EXPECT_FALSE(o.ard);
-  EXPECT_EQ(o.goal, bo::Goal::kMaximize);
+  EXPECT_EQ(o.acquisition, bo::AcquisitionKind::kUcb);
   ModelerOptions bad;
   bad.delta_prime = 0;
   EXPECT_THROW(ModelerLoopOptions(z, bo::BoLoopOptions{}, bad), std::invalid_argument);
@@ -103,8 +103,7 @@ TEST(PoGpUcb, ReleaseElseBranchLiftsEverySingularValue) {
       xc.transpose() * xc + rel.omega * rel.omega * Eigen::MatrixXd::Identity(3, 3);
   EXPECT_LT((xt.transpose() * xt - expect).norm(), 1e-8 * expect.norm());
   EXPECT_NEAR(SmallestSingularValue(xt),
-              std::sqrt(rel.sigma_min * rel.sigma_min + rel.omega * rel.omega),
-              1e-6 * rel.omega);
+              std::sqrt(rel.sigma_min * rel.sigma_min + rel.omega * rel.omega), 1e-6 * rel.omega);
 }
 
 TEST(PoGpUcb, ReleaseIsReproducibleAndValidated) {
@@ -139,9 +138,9 @@ TEST(PoGpUcb, DPlusOneKnownRecordsRevealTheRest) {
                std::invalid_argument);  // only d known records
   Eigen::MatrixXd collinear(4, 3);
   collinear << 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3;
-  EXPECT_THROW(ReconstructRecords(collinear, Eigen::MatrixXd::Random(4, 5),
-                                  Eigen::MatrixXd::Random(1, 5)),
-               std::invalid_argument);
+  EXPECT_THROW(
+      ReconstructRecords(collinear, Eigen::MatrixXd::Random(4, 5), Eigen::MatrixXd::Random(1, 5)),
+      std::invalid_argument);
 }
 
 // GP-UCB over the released rows sees the records only through distances: rotating the records
@@ -155,11 +154,12 @@ TEST(PoGpUcb, OrthonormalProjectionPicksTheNonPrivateIndices) {
   bo::Rng frng(11);
   const Eigen::MatrixXd f = bo::SampleGpOnGrid(axis, axis, 8.0, 1.0, frng);
   auto evaluate = [&](int i) { return f(i / k, i % k); };
-  const Eigen::MatrixXd q = Eigen::HouseholderQR<Eigen::MatrixXd>(Eigen::MatrixXd::Random(2, 2))
-                                .householderQ() *
-                            Eigen::MatrixXd::Identity(2, 2);
+  const Eigen::MatrixXd q =
+      Eigen::HouseholderQR<Eigen::MatrixXd>(Eigen::MatrixXd::Random(2, 2)).householderQ() *
+      Eigen::MatrixXd::Identity(2, 2);
   auto run = [&](const Eigen::MatrixXd& z) {
     bo::BoLoopOptions base;
+    base.goal = bo::Goal::kMaximize;
     base.budget = 25;
     base.initial_points = 2;
     base.kernel = bo::KernelFamily::kSquaredExponential;

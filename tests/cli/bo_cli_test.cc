@@ -1,6 +1,7 @@
 // End-to-end: `advbo bo` on a test function and on external commands, and on bad input.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -15,7 +16,6 @@ namespace fs = std::filesystem;
 using advbo::testing::ReadJsonl;
 using advbo::testing::RunAdvbo;
 using advbo::testing::Slurp;
-
 
 class BoCli : public advbo::testing::TempDirTest {};
 
@@ -224,6 +224,56 @@ TEST_F(BoCli, InterruptKillsTheRunningObjective) {
   std::system(("kill -INT " + advbo).c_str());
   EXPECT_TRUE(Gone(advbo));
   EXPECT_TRUE(Gone(grandchild));
+}
+
+// PO-GP-UCB through the CLI: every evaluation is a row of the records file (x = the record,
+// extra.index = its row), the budget holds, the summary names the release (r chosen by the
+// guideline, omega <= sigma_min), same seed = same trace; bad options are refused first.
+TEST_F(BoCli, PoGpUcbEvaluatesTheRecordsItReleased) {
+  const fs::path csv = dir_ / "records.csv";
+  std::vector<std::array<double, 2>> rows;
+  {
+    std::ofstream f(csv);
+    for (int i = 0; i < 21; ++i)
+      for (int j = 0; j < 21; ++j) {
+        rows.push_back({-5 + 15.0 * i / 20, 15.0 * j / 20});
+        f << rows.back()[0] << "," << rows.back()[1] << "\n";
+      }
+  }
+  const std::string base =
+      "bo -f branin --acq ucb --kernel se --algo po-gp-ucb --po-epsilon 20 "
+      "--po-delta 1e-3 --budget 12 --candidates " +
+      csv.string() + " -q";
+  const fs::path a = dir_ / "a.jsonl", b = dir_ / "b.jsonl";
+  ASSERT_EQ(RunAdvbo(base + " --seed 4 -o " + a.string(), dir_ / "log"), 0) << Slurp(dir_ / "log");
+  ASSERT_EQ(RunAdvbo(base + " --seed 4 -o " + b.string(), dir_ / "log"), 0);
+  const auto la = ReadJsonl(a), lb = ReadJsonl(b);
+  ASSERT_EQ(la.size(), 14u);  // config, 12 evaluations, summary
+  EXPECT_EQ(la.front()["algo"], "po-gp-ucb");
+  for (size_t k = 1; k + 1 < la.size(); ++k) {
+    const int i = la[k]["extra"]["index"].get<int>();
+    ASSERT_GE(i, 0);
+    ASSERT_LT(i, 441);
+    EXPECT_NEAR(la[k]["x"][0].get<double>(), rows[i][0], 1e-9);
+    EXPECT_NEAR(la[k]["x"][1].get<double>(), rows[i][1], 1e-9);
+    EXPECT_EQ(la[k]["x"], lb[k]["x"]);  // reproducible
+  }
+  const auto& sum = la.back();
+  EXPECT_GE(sum["po_r"].get<int>(), 5);
+  EXPECT_EQ(sum["po_r"].get<int>() % 5, 0);
+  EXPECT_FALSE(sum["lifted"].get<bool>());
+  EXPECT_LE(sum["omega"].get<double>(), sum["sigma_min"].get<double>());
+  EXPECT_FALSE(sum["differential_privacy"].get<bool>());
+
+  const fs::path out = dir_ / "x.jsonl";
+  for (const std::string& bad :
+       {std::string("bo -f branin --acq ucb --algo po-gp-ucb --po-epsilon 1"),  // no records
+        base + " --po-epsilon -2", base + " --po-delta 1.5", base + " --po-r -1",
+        base + " --acq ei", base + " --po-epsilon 1e-3"}) {  // no r qualifies
+    EXPECT_EQ(RunAdvbo(bad + " -o " + out.string(), dir_ / "log"), 1) << bad;
+    EXPECT_FALSE(fs::exists(out)) << bad;
+    EXPECT_FALSE(fs::exists(out.string() + ".partial")) << bad;
+  }
 }
 
 }  // namespace

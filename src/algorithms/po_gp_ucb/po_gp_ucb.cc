@@ -94,11 +94,11 @@ Eigen::MatrixXd ReconstructRecords(const Eigen::MatrixXd& known_x, const Eigen::
                                    const Eigen::MatrixXd& hidden_z) {
   const Eigen::Index k = known_x.rows(), d = known_x.cols(), r = known_z.cols();
   if (known_z.rows() != k || hidden_z.cols() != r)
-    throw std::invalid_argument("ReconstructRecords: known_x, known_z and hidden_z disagree in size");
+    throw std::invalid_argument(
+        "ReconstructRecords: known_x, known_z and hidden_z disagree in size");
   if (k < d + 1)
     throw std::invalid_argument("ReconstructRecords: needs at least d + 1 = " +
-                                std::to_string(d + 1) + " known records, got " +
-                                std::to_string(k));
+                                std::to_string(d + 1) + " known records, got " + std::to_string(k));
   if (r < d) throw std::invalid_argument("ReconstructRecords: the released rows have r < d");
   Eigen::MatrixXd a(k, d + 1);  // [x, 1]
   a << known_x, Eigen::VectorXd::Ones(k);
@@ -129,10 +129,10 @@ bo::BoLoopOptions ModelerLoopOptions(const Eigen::MatrixXd& z, const bo::BoLoopO
   if (!(options.delta_prime > 0 && options.delta_prime < 1))
     throw std::invalid_argument("PO-GP-UCB: delta' must be in (0, 1)");
   bo::BoLoopOptions o = base;
-  o.goal = bo::Goal::kMaximize;
   o.acquisition = bo::AcquisitionKind::kUcb;
   o.beta = {bo::BetaPolicy::kSrinivas2010, 0.0, options.delta_prime};
   o.ard = false;
+  if (o.initial_points == 0) o.initial_points = 3;  // not r + 1: r is no property of the task
   o.candidates = z;
   return o;
 }

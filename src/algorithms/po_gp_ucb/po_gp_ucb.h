@@ -10,6 +10,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -33,7 +34,8 @@ Eigen::MatrixXd CenterColumns(const Eigen::MatrixXd& x);
 /// read as: centre x [n, d], then scale every coordinate by one factor so the largest row norm
 /// is max_norm (> 0). Returns [n, d]; a constant x or bad max_norm: std::invalid_argument. The
 /// factor is written to *scale when given (lengthscales in x's units multiply by it).
-Eigen::MatrixXd NormalizeMaxNorm(const Eigen::MatrixXd& x, double max_norm, double* scale = nullptr);
+Eigen::MatrixXd NormalizeMaxNorm(const Eigen::MatrixXd& x, double max_norm,
+                                 double* scale = nullptr);
 
 /// The smallest of the min(n, d) singular values of x [n, d] (pass a centred matrix for
 /// sigma_min of Algorithm 1 line 6). Non-finite entries or an empty matrix:
@@ -83,6 +85,9 @@ CuratorRelease ReleaseDataset(const Eigen::MatrixXd& x, const CuratorOptions& op
 Eigen::MatrixXd ReconstructRecords(const Eigen::MatrixXd& known_x, const Eigen::MatrixXd& known_z,
                                    const Eigen::MatrixXd& hidden_z);
 
+/// Salt of the curator's engine (the projection M), derived from a run's seed (CLI).
+inline constexpr uint64_t kPoGpUcbSeedSalt = 0x706f6770ULL;
+
 /// Algorithm 2's settings on top of the loop options.
 struct ModelerOptions {
   /// delta' of beta_t = 2 ln(n t^2 pi^2 / (6 delta')) (line 3), in (0, 1); the paper's
@@ -90,12 +95,13 @@ struct ModelerOptions {
   double delta_prime = 0.025;
 };
 
-/// The loop options of Algorithm 2 on the released rows z [n, r]: maximise, GP-UCB with
+/// The loop options of Algorithm 2 on the released rows z [n, r]: GP-UCB (the paper maximises;
+/// base.goal is kept, so a minimisation runs GP-LCB) with
 /// beta_t of line 3 (|D| = n), an isotropic kernel (the released rows preserve distances, not
 /// coordinates) and the finite domain z, from `base` (budget, kernel family, noise, initial
-/// points, fitting). The box is the cube [min z, max z]^r so the loop's unit scaling is the
-/// same along every axis and distances stay comparable. Throws std::invalid_argument for an
-/// empty z or delta' outside (0, 1).
+/// points, fitting; initial_points 0 becomes 3 random rows). The box is the cube [min z, max z]^r
+/// so the loop's unit scaling is the same along every axis and distances stay comparable. Throws
+/// std::invalid_argument for an empty z or delta' outside (0, 1).
 bo::BoLoopOptions ModelerLoopOptions(const Eigen::MatrixXd& z, const bo::BoLoopOptions& base,
                                      const ModelerOptions& options);
 
