@@ -22,4 +22,7 @@ std::function<int()> RegisterGameCommand(CLI::App& app);
 /// Adds `advbo macro` (nonmyopic BO with macro-actions on a spatial field).
 std::function<int()> RegisterMacroCommand(CLI::App& app);
 
+/// Adds `advbo fbo` (federated BO: TS, FTS, DP-FTS-DE with N agents in lock-step).
+std::function<int()> RegisterFboCommand(CLI::App& app);
+
 }  // namespace advbo::cli

@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
   auto run_bench = advbo::cli::RegisterBenchCommand(app);
   auto run_game = advbo::cli::RegisterGameCommand(app);
   auto run_macro = advbo::cli::RegisterMacroCommand(app);
+  auto run_fbo = advbo::cli::RegisterFboCommand(app);
   if (const std::string bad = UnknownCommand(argc, argv, app); !bad.empty()) {
     std::fprintf(stderr, "advbo: error: %s\nRun advbo --help for more information.\n", bad.c_str());
     return 1;
@@ -82,7 +83,8 @@ int main(int argc, char** argv) {
     if (int rc = run_bo()) return rc;
     if (int rc = run_bench()) return rc;
     if (int rc = run_game()) return rc;
-    return run_macro();
+    if (int rc = run_macro()) return rc;
+    return run_fbo();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "advbo: error: %s\n", e.what());
     return 1;
