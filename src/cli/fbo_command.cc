@@ -112,6 +112,8 @@ std::unique_ptr<Family> MnistLssvm(const FboArgs& a) {
   };
   fam->truth = score;
   fam->evaluate = score;
+  fam->best_label = "mean best validation error";
+  fam->report_sign = -1;
   fam->description =
       "mnist-lssvm: RBF LS-SVM (C, lengthscale) per agent on 500 MNIST images, "
       "every 4th agent inverted + noise; objective -validation error";
@@ -125,8 +127,10 @@ void Check(const FboArgs& a) {
   if (a.family != "synthetic" && a.family != "mnist-lssvm")
     throw std::invalid_argument("--family must be synthetic or mnist-lssvm, not '" + a.family +
                                 "'");
-  if (a.schedule != "sqrt" && a.schedule != "square")
-    throw std::invalid_argument("--schedule must be sqrt (1 - 1/sqrt(t)) or square (1 - 1/t^2)");
+  if (a.schedule != "sqrt" && a.schedule != "sqrt-all" && a.schedule != "square")
+    throw std::invalid_argument(
+        "--schedule must be sqrt (1 - 1/sqrt(t), p_1 = p_2), sqrt-all (1 - 1/sqrt(t), p_1 = 0) "
+        "or square (1 - 1/t^2, p_1 = p_2)");
   if (!(a.q > 0 && a.q <= 1)) throw std::invalid_argument("--q must be in (0, 1]");
   if (!(a.z >= 0) || !std::isfinite(a.z)) throw std::invalid_argument("--z must be >= 0");
   if (!(a.clip > 0) || !std::isfinite(a.clip)) throw std::invalid_argument("--clip must be > 0");
@@ -324,7 +328,9 @@ std::function<int()> RegisterFboCommand(CLI::App& app) {
       ->default_val(0.02);
   cmd->add_option("--domain", a->domain,
                   "domain size (default 1000 synthetic grid points, 900 = 30 x 30 real)");
-  cmd->add_option("--schedule", a->schedule, "p_t: sqrt (1 - 1/sqrt t) | square (1 - 1/t^2)")
+  cmd->add_option("--schedule", a->schedule,
+                  "p_t: sqrt (1 - 1/sqrt t, p_1 = p_2; FTS) | sqrt-all (1 - 1/sqrt t, p_1 = 0; "
+                  "DP-FTS-DE synthetic) | square (1 - 1/t^2; real data)")
       ->default_val("sqrt");
   cmd->add_option("--regions", a->regions, "dp-fts-de: P sub-regions")->default_val(2);
   cmd->add_option("--q", a->q, "dp-fts-de: Poisson sampling rate of agents")->default_val(0.25);

@@ -33,6 +33,8 @@ TEST(Fts, ScheduleValues) {
               FtsProbability(t, FtsSchedule::kInverseSqrt));
     EXPECT_LT(FtsProbability(t, FtsSchedule::kInverseSquare), 1.0);
   }
+  EXPECT_EQ(FtsProbability(1, FtsSchedule::kInverseSqrtAll), 0.0);
+  EXPECT_NEAR(FtsProbability(4, FtsSchedule::kInverseSqrtAll), 0.5, 1e-12);
   EXPECT_EQ(FtsProbability(5, FtsSchedule::kConstant, 0.3), 0.3);
   EXPECT_THROW(FtsProbability(5, FtsSchedule::kConstant, 1.5), std::invalid_argument);
 }

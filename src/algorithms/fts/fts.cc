@@ -17,6 +17,8 @@ double FtsProbability(int t, FtsSchedule schedule, double value) {
   switch (schedule) {
     case FtsSchedule::kInverseSqrt:
       return 1.0 - 1.0 / std::sqrt(tt);
+    case FtsSchedule::kInverseSqrtAll:
+      return 1.0 - 1.0 / std::sqrt(std::max(1, t));
     case FtsSchedule::kInverseSquare:
       return 1.0 - 1.0 / (tt * tt);
     case FtsSchedule::kConstant:

@@ -18,9 +18,11 @@ namespace advbo::algorithms {
 
 /// The sequence p_t of Alg. 5.1 (probability of the target's own sample at iteration t >= 1).
 enum class FtsSchedule {
-  kInverseSqrt,    ///< p_t = 1 - 1/sqrt(t) for t >= 2, p_1 = p_2 (synthetic study, Sec. 5.5.1)
-  kInverseSquare,  ///< p_t = 1 - 1/t^2 for t >= 2, p_1 = p_2 (real-world studies, App. B.4)
-  kConstant,       ///< p_t = value (ablations and tests; 1 = plain TS, 0 = agents first)
+  kInverseSqrt,     ///< p_t = 1 - 1/sqrt(t) for t >= 2, p_1 = p_2 (synthetic study, Sec. 5.5.1)
+  kInverseSquare,   ///< p_t = 1 - 1/t^2 for t >= 2, p_1 = p_2 (real-world studies, App. B.4)
+  kInverseSqrtAll,  ///< p_t = 1 - 1/sqrt(t) for every t >= 1, so p_1 = 0 (DP-FTS-DE's
+                    ///< synthetic study, Sec. 6.5.1: "1 - p_t = 1/sqrt(t) for all t")
+  kConstant,        ///< p_t = value (ablations and tests; 1 = plain TS, 0 = agents first)
 };
 
 /// p_t for t >= 1 (t < 1 is treated as 1). p_1 = 0.2929 (kInverseSqrt) / 0.75 (kInverseSquare).
