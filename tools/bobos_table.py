@@ -7,14 +7,13 @@ best-error curves against the epoch count.
 
 Usage: bobos_table.py RUNS.jsonl [--out TABLE.md] [--plot CURVES.png]
 """
-import argparse
 import collections
 import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_util import emit, mean_se, paired  # noqa: E402
+from report_util import emit, mean_se, paired, save_png, table_args  # noqa: E402
 
 ORDER = ["bo-bos:0.89", "bo-bos:0.95", "bo-bos:0.99", "bo-bos:1", "gp-ucb", "hyperband"]
 LABEL = {"bo-bos:0.89": "BO-BOS, K1,t = K1,t-1 / 0.89 (a)",
@@ -42,11 +41,7 @@ def fmt(m, s, d=4):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("runs")
-    p.add_argument("--out")
-    p.add_argument("--plot")
-    a = p.parse_args()
+    a = table_args(__doc__)
     runs = collections.defaultdict(dict)
     for line in open(a.runs):
         r = json.loads(line)
@@ -140,8 +135,7 @@ def main():
         ax.set_title(f"{TASK.get(task, task).split(' (')[0]} ({n} seeds; cf. thesis Fig. 4.1)")
         ax.legend(fontsize=7)
         fig.tight_layout()
-        fig.savefig(a.plot + ".partial.png", dpi=120)
-        os.replace(a.plot + ".partial.png", a.plot)
+        save_png(fig, a.plot, dpi=120)
 
 
 if __name__ == "__main__":

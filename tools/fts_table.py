@@ -6,14 +6,13 @@ agent, the issue's goal checks, and a PNG with the three panels of Fig. 5.1.
 
 Usage: fts_table.py RUNS.jsonl [--out TABLE.md] [--plot CURVES.png]
 """
-import argparse
 import collections
 import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_util import emit, mean_se, paired  # noqa: E402
+from report_util import emit, mean_se, paired, save_png, table_args  # noqa: E402
 
 
 def label(r):
@@ -23,11 +22,7 @@ def label(r):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("runs")
-    p.add_argument("--out")
-    p.add_argument("--plot")
-    a = p.parse_args()
+    a = table_args(__doc__)
     by = collections.defaultdict(dict)
     names = {}
     for line in open(a.runs):
@@ -90,8 +85,7 @@ def main():
             ax.set_ylabel("simple regret")
             ax.legend(fontsize=6)
         fig.tight_layout()
-        fig.savefig(a.plot + ".partial.png", dpi=110)
-        os.replace(a.plot + ".partial.png", a.plot)
+        save_png(fig, a.plot, dpi=110)
 
 
 if __name__ == "__main__":

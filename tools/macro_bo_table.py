@@ -14,7 +14,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_util import emit, mean_se, paired  # noqa: E402
+from report_util import emit, mean_se, paired, save_png  # noqa: E402
 
 # Thesis Table B.1 (plankton, 250 realisations): (output, regret).
 B1 = {"emacro:H=4": (0.6310, 1.2500), "emacro:H=3": (0.5809, 1.3303),
@@ -223,8 +223,7 @@ def main():
                 axes[i][j].grid(alpha=0.3)
             axes[0][j].legend(fontsize=7)
         fig.tight_layout()
-        fig.savefig(a.plot + ".partial.png", dpi=80)
-        os.replace(a.plot + ".partial.png", a.plot)
+        save_png(fig, a.plot, dpi=80)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ issue's goals name, the paper's printed values next to ours, and a PNG of the ep
 
 Usage: po_gp_ucb_table.py RUNS.jsonl [--out TABLE.md] [--plot CURVES.png]
 """
-import argparse
 import collections
 import json
 import math
@@ -14,7 +13,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_util import emit, mean_se, paired  # noqa: E402
+from report_util import emit, mean_se, paired, save_png, table_args  # noqa: E402
 
 # The paper's Tables 1-3 (synthetic, S_50 in units of sigma_y) and 10-12 (Branin; not printed
 # in our copy of the text as numbers we can read reliably, so only the synthetic ones are shown).
@@ -24,11 +23,7 @@ PAPER = {("synthetic", 1.1): {3: 0.073, 6: 0.038, 8: 0.018, 10: 0.014, 15: 0.118
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("runs")
-    p.add_argument("--out")
-    p.add_argument("--plot")
-    a = p.parse_args()
+    a = table_args(__doc__)
     by = collections.defaultdict(dict)
     for line in open(a.runs):
         r = json.loads(line)
@@ -125,8 +120,7 @@ def main():
             ax.set_title(f"{s} (cf. paper Fig. {'2a' if s == 'synthetic' else '3'})")
             ax.legend(fontsize=7)
         fig.tight_layout()
-        fig.savefig(a.plot + ".partial.png", dpi=120)
-        os.replace(a.plot + ".partial.png", a.plot)
+        save_png(fig, a.plot, dpi=120)
 
 
 if __name__ == "__main__":

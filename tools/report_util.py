@@ -2,6 +2,7 @@
 uhe_bo_table.py): mean ± SE and paired differences, and printing a markdown report and
 optionally write it atomically (a .partial file renamed into place, so an interrupted write
 never leaves a half file)."""
+import argparse
 import math
 import os
 
@@ -30,3 +31,19 @@ def paired(a, b):
     common = sorted(set(a) & set(b))
     return mean_se([a[k] - b[k] for k in common])
 
+
+
+def table_args(doc):
+    """The table tools' command line: RUNS (a JSONL file), --out TABLE.md, --plot CURVES.png;
+    the description is the first paragraph of `doc`."""
+    p = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    p.add_argument("runs")
+    p.add_argument("--out")
+    p.add_argument("--plot")
+    return p.parse_args()
+
+
+def save_png(fig, path, dpi=100):
+    """Writes a matplotlib figure to `path` atomically (a .partial.png renamed into place)."""
+    fig.savefig(path + ".partial.png", dpi=dpi)
+    os.replace(path + ".partial.png", path)

@@ -7,25 +7,20 @@ regret curves and meta-weights.
 
 Usage: rmgpucb_table.py RUNS.jsonl [--out TABLE.md] [--plot CURVES.png]
 """
-import argparse
 import collections
 import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_util import emit, mean_se, paired  # noqa: E402
+from report_util import emit, mean_se, paired, save_png, table_args  # noqa: E402
 
 LABEL = {"gp-ucb": "GP-UCB", "rm-uniform": "RM-GP-UCB, uniform weights", "rm": "RM-GP-UCB"}
 TITLE = {"similar": "gaps 0.05, 0.05, 4, 4", "dissimilar": "all gaps 8 (r = 0.99)"}
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("runs")
-    p.add_argument("--out")
-    p.add_argument("--plot")
-    a = p.parse_args()
+    a = table_args(__doc__)
     by = collections.defaultdict(dict)
     for line in open(a.runs):
         r = json.loads(line)
@@ -101,8 +96,7 @@ def main():
             axes[-1].grid(alpha=0.3)
             axes[-1].legend(fontsize=8)
         fig.tight_layout()
-        fig.savefig(a.plot + ".partial.png", dpi=80)
-        os.replace(a.plot + ".partial.png", a.plot)
+        save_png(fig, a.plot, dpi=80)
 
 
 if __name__ == "__main__":

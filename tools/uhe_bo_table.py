@@ -6,14 +6,13 @@ regret curves.
 
 Usage: uhe_bo_table.py RUNS.jsonl [--out TABLE.md] [--plot CURVES.png]
 """
-import argparse
 import collections
 import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_util import emit, mean_se, paired  # noqa: E402
+from report_util import emit, mean_se, paired, save_png, table_args  # noqa: E402
 
 FUNCS = ["branin", "hartmann3", "deceptive", "h1"]
 TITLE = {"branin": "Branin", "hartmann3": "Hartmann-3", "deceptive": "Deceptive (n = 3)",
@@ -24,11 +23,7 @@ LABEL = {"uhe": "UHE-BO", "map": "MAP-BO", "ra": "RA-BO", "random-exp3": "Random
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("runs")
-    p.add_argument("--out")
-    p.add_argument("--plot")
-    a = p.parse_args()
+    a = table_args(__doc__)
     by = collections.defaultdict(dict)
     for line in open(a.runs):
         r = json.loads(line)
@@ -96,8 +91,7 @@ def main():
             ax.grid(alpha=0.3)
         axes[0][0].legend(fontsize=8)
         fig.tight_layout()
-        fig.savefig(a.plot + ".partial.png", dpi=80)
-        os.replace(a.plot + ".partial.png", a.plot)
+        save_png(fig, a.plot, dpi=80)
 
 
 if __name__ == "__main__":
