@@ -49,45 +49,6 @@ std::string FormatX(const Eigen::VectorXd& x) {
   return s;
 }
 
-// Runs `command x_1 ... x_d` through /bin/sh (x also exported as ADVBO_X) with the
-// wall-time limit `timeout_seconds` (0 = none); the last non-empty stdout line must be the
-// objective value. Every failure (timeout, signal, exit status, no number) is an
-// EvaluationError, i.e. a failed evaluation for the BO loop's --on-error policy.
-double RunExternal(const std::string& command, const Eigen::VectorXd& x, double timeout_seconds) {
-  const std::string xs = FormatX(x);
-  std::string args;
-  for (Eigen::Index i = 0; i < x.size(); ++i) {
-    char b[40];
-    std::snprintf(b, sizeof(b), " %.17g", x(i));
-    args += b;
-  }
-  const std::string full = "export ADVBO_X=" + ShellQuote(xs) + "; " + command + args;
-  ShellResult res;
-  try {
-    res = RunShell(full, timeout_seconds);
-  } catch (const std::runtime_error& e) {  // ShellTimeout included
-    throw bo::EvaluationError(e.what());
-  }
-  if (res.exit_status < 0)
-    throw bo::EvaluationError("objective command killed by signal " + std::to_string(res.signal));
-  if (res.exit_status != 0)
-    throw bo::EvaluationError("objective command exited with status " +
-                              std::to_string(res.exit_status));
-  const std::string& out = res.out;
-  std::istringstream lines(out);
-  std::string line, last;
-  while (std::getline(lines, line))
-    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
-  const char* s = last.c_str();
-  char* end = nullptr;
-  const double v = std::strtod(s, &end);
-  while (end && (*end == ' ' || *end == '\t' || *end == '\r')) ++end;
-  if (last.empty() || end == s || (end && *end != '\0'))
-    throw bo::EvaluationError("objective command printed '" + last.substr(0, 60) +
-                              "' as its last line, not a number");
-  return v;
-}
-
 // BO loop options from the arguments; throws std::invalid_argument on a bad value.
 bo::BoLoopOptions LoopOptions(const BoArgs& a) {
   bo::BoLoopOptions opt;
@@ -178,7 +139,7 @@ Problem MakeProblem(const BoArgs& a, const Eigen::MatrixXd& candidates) {
       throw std::invalid_argument("--command needs --bounds LO:HI[,LO:HI...] or --candidates");
     }
     p.objective = [cmd = a.command, t = a.eval_timeout](const Eigen::VectorXd& x) {
-      return RunExternal(cmd, x, t);
+      return RunObjectiveCommand(cmd, "", x, t);
     };
     p.name = "command";
   }

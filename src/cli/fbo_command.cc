@@ -15,11 +15,14 @@
 #include "algorithms/dp_fts_de/dp_fts_de.h"
 #include "algorithms/fts/federated.h"
 #include "algorithms/hpo/hpo_task.h"
+#include "bo/design.h"
 #include "bo/grid_sample.h"
 #include "cli/commands.h"
 #include "cli/format.h"
+#include "cli/parse.h"
 #include "cli/plot.h"
 #include "cli/progress.h"
+#include "cli/subprocess.h"
 #include "cli/validators.h"
 #include "experiment/records.h"
 
@@ -30,7 +33,9 @@ namespace alg = algorithms;
 
 struct FboArgs {
   std::string algo = "dp-fts-de", family = "synthetic", schedule = "sqrt", out_dir;
-  std::string mnist_dir = "data/mnist";
+  std::string mnist_dir = "data/mnist", command, bounds;
+  double eval_timeout = 0;
+  bool minimize = false;
   int agents = 0, rounds = 40, init = 0, features = 50, regions = 2, domain = 0;
   int weight_hold = 5, weight_decay = 5;
   double lengthscale = 0, noise = 0.01, gap = 0.02, q = 0.25, z = 1.0, clip = 11, delta = 0;
@@ -121,12 +126,53 @@ std::unique_ptr<Family> MnistLssvm(const FboArgs& a) {
   return fam;
 }
 
+// Agents given by an external command: `CMD AGENT x_1 ... x_d` prints agent AGENT's objective
+// at x (caller units in --bounds) as its last stdout line; maximised unless --minimize. The
+// domain is --domain scrambled-Sobol points of the box (default 1,000).
+std::unique_ptr<Family> CommandFamily(const FboArgs& a) {
+  auto fam = std::make_unique<Family>();
+  Eigen::VectorXd lb, ub;
+  ParseBounds(a.bounds, 0, &lb, &ub);
+  const int k = a.domain > 0 ? a.domain : 1000;
+  bo::Rng rng(bo::DeriveSeed(a.seed, 0x636d64));
+  fam->x = bo::MakeDesign(bo::DesignKind::kSobol, k, Eigen::VectorXd::Zero(lb.size()),
+                          Eigen::VectorXd::Ones(lb.size()), rng);
+  const Eigen::MatrixXd x = fam->x;
+  const double sign = a.minimize ? -1.0 : 1.0;
+  const std::string cmd = a.command;
+  const double timeout = a.eval_timeout;
+  auto f = [x, lb, ub, sign, cmd, timeout](int n, int i) {
+    const Eigen::VectorXd xi = lb + x.row(i).transpose().cwiseProduct(ub - lb);
+    return sign * RunObjectiveCommand(cmd, std::to_string(n), xi, timeout);
+  };
+  fam->evaluate = f;
+  // The command's noise is its own: the best observed output stands for the truth.
+  auto seen =
+      std::make_shared<std::vector<std::vector<double>>>(a.agents, std::vector<double>(k, NAN));
+  fam->evaluate = [f, seen](int n, int i) {
+    const double y = f(n, i);
+    (*seen)[n][i] = y;  // agent n's thread only
+    return y;
+  };
+  fam->truth = [seen](int n, int i) { return (*seen)[n][i]; };
+  fam->best_label = a.minimize ? "mean best value (minimised)" : "mean best value";
+  fam->report_sign = sign;
+  fam->description = "command: " + cmd + " (" + std::to_string(k) + " Sobol points of the box)";
+  fam->config = {{"domain", k}, {"command", cmd}, {"bounds", a.bounds}, {"minimize", a.minimize}};
+  return fam;
+}
+
 void Check(const FboArgs& a) {
   if (a.algo != "ts" && a.algo != "fts" && a.algo != "dp-fts-de")
     throw std::invalid_argument("--algo must be ts, fts or dp-fts-de, not '" + a.algo + "'");
-  if (a.family != "synthetic" && a.family != "mnist-lssvm")
-    throw std::invalid_argument("--family must be synthetic or mnist-lssvm, not '" + a.family +
-                                "'");
+  if (a.family != "synthetic" && a.family != "mnist-lssvm" && a.family != "command")
+    throw std::invalid_argument(
+        "--family must be synthetic or mnist-lssvm (or give --command), "
+        "not '" +
+        a.family + "'");
+  if (a.family == "command" && a.bounds.empty())
+    throw std::invalid_argument("--command needs --bounds LO:HI[,LO:HI...]");
+  if (!(a.eval_timeout >= 0)) throw std::invalid_argument("--eval-timeout must be >= 0");
   if (a.schedule != "sqrt" && a.schedule != "sqrt-all" && a.schedule != "square")
     throw std::invalid_argument(
         "--schedule must be sqrt (1 - 1/sqrt(t), p_1 = p_2), sqrt-all (1 - 1/sqrt(t), p_1 = 0) "
@@ -151,6 +197,7 @@ void Check(const FboArgs& a) {
 }
 
 int RunFbo(FboArgs a) {
+  if (!a.command.empty()) a.family = "command";
   const bool synthetic = a.family == "synthetic";
   if (a.agents == 0) a.agents = synthetic ? 200 : 20;
   if (a.init == 0) a.init = synthetic ? 10 : 3;
@@ -178,7 +225,13 @@ int RunFbo(FboArgs a) {
         Fmt(a.q, 3).c_str(), Fmt(a.z, 3).c_str(), privacy["order"].get<int>());
     return 0;
   }
-  const std::unique_ptr<Family> fam = synthetic ? Synthetic(a) : MnistLssvm(a);
+  if (a.family == "command") {
+    Eigen::VectorXd lb, ub;
+    ParseBounds(a.bounds, 0, &lb, &ub);  // a bad box fails before any output
+  }
+  const std::unique_ptr<Family> fam = synthetic               ? Synthetic(a)
+                                      : a.family == "command" ? CommandFamily(a)
+                                                              : MnistLssvm(a);
 
   alg::FederatedOptions o;
   o.algo = a.algo == "ts"    ? alg::FederatedAlgo::kTs
@@ -208,32 +261,38 @@ int RunFbo(FboArgs a) {
   long clipped = 0, selected = 0;
   ProgressBar bar(a.rounds + 1, !a.quiet);
   const auto t0 = std::chrono::steady_clock::now();
-  alg::RunFederated(fam->x, n, fam->evaluate, o, a.seed, [&](const alg::FederatedRound& r) {
-    std::vector<double> score(n);
-    for (int m = 0; m < n; ++m) {
-      best[m] = std::max(best[m], fam->truth(m, r.index[m]));
-      score[m] = fam->maximum.empty() ? fam->report_sign * best[m] : fam->maximum[m] - best[m];
-    }
-    double mean = 0, var = 0;
-    for (double s : score) mean += s / n;
-    for (double s : score) var += (s - mean) * (s - mean) / std::max(1, n - 1);
-    curve_mean.push_back(mean);
-    curve_se.push_back(std::sqrt(var / n));
-    clipped += r.clipped;
-    selected += static_cast<long>(r.selected.size());
-    nlohmann::json rec = {{"round", r.round},
-                          {"index", r.index},
-                          {"y", r.y},
-                          {"source", r.source},
-                          {"selected", r.selected.size()},
-                          {"clipped", r.clipped}};
-    rec[fam->maximum.empty() ? "mean_best" : "mean_simple_regret"] = mean;  // see summary.metric
-    rounds_out << rec.dump() << "\n";
-    rounds_out.flush();
-    bar.Update(r.round + 1, (fam->maximum.empty() ? "mean best " : "mean regret ") + Fmt(mean, 4),
-               true);
-    return true;
-  });
+  try {
+    alg::RunFederated(fam->x, n, fam->evaluate, o, a.seed, [&](const alg::FederatedRound& r) {
+      std::vector<double> score(n);
+      for (int m = 0; m < n; ++m) {
+        best[m] = std::max(best[m], fam->truth(m, r.index[m]));
+        score[m] = fam->maximum.empty() ? fam->report_sign * best[m] : fam->maximum[m] - best[m];
+      }
+      double mean = 0, var = 0;
+      for (double s : score) mean += s / n;
+      for (double s : score) var += (s - mean) * (s - mean) / std::max(1, n - 1);
+      curve_mean.push_back(mean);
+      curve_se.push_back(std::sqrt(var / n));
+      clipped += r.clipped;
+      selected += static_cast<long>(r.selected.size());
+      nlohmann::json rec = {{"round", r.round},
+                            {"index", r.index},
+                            {"y", r.y},
+                            {"source", r.source},
+                            {"selected", r.selected.size()},
+                            {"clipped", r.clipped}};
+      rec[fam->maximum.empty() ? "mean_best" : "mean_simple_regret"] = mean;  // see summary.metric
+      rounds_out << rec.dump() << "\n";
+      rounds_out.flush();
+      bar.Update(r.round + 1, (fam->maximum.empty() ? "mean best " : "mean regret ") + Fmt(mean, 4),
+                 true);
+      return true;
+    });
+  } catch (...) {  // a failed evaluation: no half-written result file
+    rounds_out.close();
+    fs::remove(rounds_path.string() + ".partial");
+    throw;
+  }
   bar.Finish();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -350,6 +409,17 @@ std::function<int()> RegisterFboCommand(CLI::App& app) {
   cmd->add_option("--delta", a->delta, "delta of (epsilon, delta)-DP (default N^-1.1)");
   cmd->add_flag("--privacy-only", a->privacy_only,
                 "print the privacy loss epsilon for --q, --z, --rounds, --delta and exit");
+  cmd->add_option(
+      "--command,-c", a->command,
+      "agents' objective: `CMD AGENT x1 ... xd` prints agent AGENT's value at x "
+      "($ADVBO_AGENT, $ADVBO_X set) as its last stdout line; maximised unless "
+      "--minimize; the domain is --domain Sobol points of --bounds. The agents' GPs assume "
+      "values on a unit scale (zero prior mean, variance 1): print them scaled");
+  cmd->add_option("--bounds", a->bounds, "--command: the box LO:HI[,LO:HI...]");
+  cmd->add_flag("--minimize", a->minimize, "--command: minimise the printed value");
+  cmd->add_option("--eval-timeout", a->eval_timeout,
+                  "--command: seconds per evaluation (0 = none); a failure stops the run")
+      ->default_val(0);
   cmd->add_option("--mnist-dir", a->mnist_dir, "mnist-lssvm: MNIST IDX folder")
       ->default_val("data/mnist");
   cmd->add_option("--seed", a->seed, "run seed")->check(UnsignedInt())->default_val(0);

@@ -8,9 +8,14 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <sstream>
 #include <stdexcept>
+
+#include "bo/bo_loop.h"
 
 namespace advbo::cli {
 namespace {
@@ -215,6 +220,43 @@ StreamResult RunShellLines(const std::string& script, double timeout_seconds,
   close(fd);
   Reap(pid, timed_out, timeout_seconds, &res.exit_status, &res.signal);
   return res;
+}
+
+double RunObjectiveCommand(const std::string& command, const std::string& lead,
+                           const Eigen::VectorXd& x, double timeout_seconds) {
+  std::string xs, args = lead.empty() ? "" : " " + ShellQuote(lead);
+  for (Eigen::Index i = 0; i < x.size(); ++i) {
+    char b[40];
+    std::snprintf(b, sizeof(b), "%.17g", x(i));
+    xs += (i ? " " : "") + std::string(b);
+    args += " " + std::string(b);
+  }
+  std::string full = "export ADVBO_X=" + ShellQuote(xs) + "; ";
+  if (!lead.empty()) full += "export ADVBO_AGENT=" + ShellQuote(lead) + "; ";
+  full += command + args;
+  ShellResult res;
+  try {
+    res = RunShell(full, timeout_seconds);
+  } catch (const std::runtime_error& e) {  // ShellTimeout included
+    throw bo::EvaluationError(e.what());
+  }
+  if (res.exit_status < 0)
+    throw bo::EvaluationError("objective command killed by signal " + std::to_string(res.signal));
+  if (res.exit_status != 0)
+    throw bo::EvaluationError("objective command exited with status " +
+                              std::to_string(res.exit_status));
+  std::istringstream lines(res.out);
+  std::string line, last;
+  while (std::getline(lines, line))
+    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+  const char* s = last.c_str();
+  char* end = nullptr;
+  const double v = std::strtod(s, &end);
+  while (end && (*end == ' ' || *end == '\t' || *end == '\r')) ++end;
+  if (last.empty() || end == s || (end && *end != '\0'))
+    throw bo::EvaluationError("objective command printed '" + last.substr(0, 60) +
+                              "' as its last line, not a number");
+  return v;
 }
 
 }  // namespace advbo::cli

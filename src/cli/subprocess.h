@@ -3,6 +3,7 @@
 // and SIGINT/SIGTERM to advbo killing the group too (no orphaned objective processes).
 #pragma once
 
+#include <Eigen/Dense>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -45,5 +46,13 @@ struct StreamResult {
 };
 StreamResult RunShellLines(const std::string& script, double timeout_seconds,
                            const std::function<bool(const std::string& line)>& on_line);
+
+/// Runs `command [lead] x_1 ... x_d` through /bin/sh (x also exported as ADVBO_X, lead as
+/// ADVBO_AGENT when non-empty: `advbo fbo` passes the agent index) with the wall-time limit
+/// timeout_seconds (0 = none); the last non-empty stdout line must be the objective value.
+/// Every failure (timeout, signal, non-zero exit status, no number) throws
+/// bo::EvaluationError naming it, i.e. a failed evaluation for the caller's policy.
+double RunObjectiveCommand(const std::string& command, const std::string& lead,
+                           const Eigen::VectorXd& x, double timeout_seconds);
 
 }  // namespace advbo::cli

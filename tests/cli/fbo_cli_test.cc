@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -74,6 +75,56 @@ TEST_F(FboCli, BadInputIsRejectedBeforeAnyOutput) {
     EXPECT_FALSE(fs::exists(out / "rounds.jsonl.partial")) << args;
   }
   EXPECT_EQ(RunAdvbo("fbo --algo ts --privacy-only", dir_ / "log"), 1);
+}
+
+// --command agents: the command gets AGENT and x (inside --bounds), every output it prints is
+// an observation; a failing command stops the run with no result file.
+TEST_F(FboCli, CommandAgents) {
+  const fs::path script = dir_ / "agent.sh", log_file = dir_ / "calls";
+  {
+    std::ofstream f(script);
+    f << "#!/bin/sh\necho \"$1 $2 $ADVBO_AGENT\" >> " << log_file.string()
+      << "\nawk -v a=\"$1\" -v x=\"$2\" 'BEGIN { print -(x - 2 - 0.1 * a)^2 }'\n";
+  }
+  fs::permissions(script, fs::perms::owner_all);
+  const std::string base =
+      "fbo -c " + script.string() + " --bounds 1:4 --agents 3 --rounds 4 --init 2 --domain 64 -q ";
+  ASSERT_EQ(RunAdvbo(base + "--algo fts --out-dir " + (dir_ / "o").string(), dir_ / "log"), 0)
+      << Slurp(dir_ / "log");
+  std::ifstream calls(log_file);
+  int n = 0;
+  for (int agent; calls >> agent;) {
+    double x;
+    int env_agent;
+    calls >> x >> env_agent;
+    EXPECT_EQ(agent, env_agent);
+    EXPECT_GE(agent, 0);
+    EXPECT_LT(agent, 3);
+    EXPECT_GE(x, 1.0);
+    EXPECT_LE(x, 4.0);
+    ++n;
+  }
+  EXPECT_EQ(n, 3 * (2 + 4));  // every agent: 2 initial points + 4 rounds
+  const auto rounds = ReadJsonl(dir_ / "o" / "rounds.jsonl");
+  ASSERT_EQ(rounds.size(), 5u);
+  for (const auto& y : rounds.back()["y"]) EXPECT_LE(y.get<double>(), 0.0);
+  const fs::path bad = dir_ / "bad.sh";
+  {
+    std::ofstream f(bad);
+    f << "#!/bin/sh\necho oops\n";
+  }
+  fs::permissions(bad, fs::perms::owner_all);
+  EXPECT_EQ(
+      RunAdvbo("fbo -c " + bad.string() + " --bounds 0:1 --agents 2 --rounds 2 -q --out-dir " +
+                   (dir_ / "b").string(),
+               dir_ / "log"),
+      1);
+  EXPECT_NE(Slurp(dir_ / "log").find("not a number"), std::string::npos) << Slurp(dir_ / "log");
+  EXPECT_FALSE(fs::exists(dir_ / "b" / "rounds.jsonl"));
+  EXPECT_FALSE(fs::exists(dir_ / "b" / "rounds.jsonl.partial"));
+  EXPECT_EQ(
+      RunAdvbo("fbo -c " + bad.string() + " -q --out-dir " + (dir_ / "b").string(), dir_ / "log"),
+      1);  // no --bounds
 }
 
 }  // namespace
