@@ -25,4 +25,7 @@ std::function<int()> RegisterMacroCommand(CLI::App& app);
 /// Adds `advbo fbo` (federated BO: TS, FTS, DP-FTS-DE with N agents in lock-step).
 std::function<int()> RegisterFboCommand(CLI::App& app);
 
+/// Adds `advbo serve` (a model and optional defense behind an HTTP API).
+std::function<int()> RegisterServeCommand(CLI::App& app);
+
 }  // namespace advbo::cli

@@ -17,8 +17,19 @@ void AddExperimentOptions(CLI::App* cmd, ExperimentArgs* a) {
   cmd->add_option("--format", a->format, "format of --data: auto | mnist | cifar10 | images")
       ->default_val("auto");
   cmd->add_option("--model", a->model,
-                  "TorchScript classifier (float32 NCHW in [0,1] -> [N, classes]); default: "
+                  "TorchScript classifier (float32 NCHW in [0,1] -> [N, classes]) or a served "
+                  "model's URL (http://127.0.0.1:PORT/predict, see advbo serve); default: "
                   "the shipped models/<dataset>_cw.pt");
+  cmd->add_option("--normalize", a->normalize,
+                  "the model expects normalised input: MEAN[,MEAN,MEAN]:STD[,STD,STD] "
+                  "(e.g. 0.1307:0.3081); applied inside the model, pixels stay in [0,1]");
+  cmd->add_option("--http-timeout", a->http_timeout,
+                  "served model: seconds per request before it is retried")
+      ->default_val(30);
+  cmd->add_option("--http-retries", a->http_retries,
+                  "served model: retries after a transport error, 5xx or 429 (a failed "
+                  "request is never a query)")
+      ->default_val(3);
   cmd->add_option("--output", a->output, "model output: auto | logits | probs")
       ->default_val("auto");
   cmd->add_flag("--targeted", a->targeted, "targeted attack on every other class (default)");
@@ -67,6 +78,9 @@ experiment::ExperimentSpec SpecOf(const ExperimentArgs& a, std::vector<std::stri
   s.format = a.format;
   s.model = a.model;
   s.output = a.output;
+  s.normalize = a.normalize;
+  s.http_timeout = a.http_timeout;
+  s.http_retries = a.http_retries;
   s.attacks = std::move(attacks);
   s.untargeted = a.untargeted;
   s.target = a.target;

@@ -25,6 +25,9 @@ struct ExperimentArgs {
   long budget = 900;
   uint64_t seed = 0;
   std::string defense = "none", defender_vae;
+  std::string normalize;
+  double http_timeout = 30;
+  int http_retries = 3;
 };
 
 /// Adds the shared options (--dataset, --data, --format, --model, --output, --targeted,

@@ -23,6 +23,9 @@ struct GameArgs {
   std::optional<double> eps, defender_eps;  // unset = the game's defaults
   std::vector<int> indices;
   std::string vae;
+  std::string model, normalize;  // attack games: classifier file or URL ("" = shipped)
+  double http_timeout = 30;
+  int http_retries = 3;
   std::string beta = "r2b2_ref";
   uint64_t seed = 0;
   std::string out_dir;

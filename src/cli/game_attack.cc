@@ -55,6 +55,10 @@ int RunAttackGame(const GameArgs& a) {
   spec.defense = a.defender;
   spec.defender_vae = a.vae;
   spec.defender_eps = a.defender_eps;
+  spec.model = a.model;
+  spec.normalize = a.normalize;
+  spec.http_timeout = a.http_timeout;
+  spec.http_retries = a.http_retries;
   spec.clean_images = 0;  // the game reports no clean accuracy
   const experiment::Experiment ex(spec);
   const double eps = ex.epsilon();

@@ -70,6 +70,16 @@ std::function<int()> RegisterGameCommand(CLI::App& app) {
                   "r2b2:jpeg+noise (tunable jpeg, bits, blur, noise, resize), random:..., a fixed "
                   "pipeline (jpeg:quality=75) or none")
       ->default_val("r2b2:0");
+  cmd->add_option("--model", a->model,
+                  "attack games: the classifier, a TorchScript file or a served model's URL "
+                  "(http://127.0.0.1:PORT/predict, see advbo serve); default models/<game>_cw.pt");
+  cmd->add_option("--normalize", a->normalize,
+                  "attack games: the model expects normalised input: MEAN[,..]:STD[,..]");
+  cmd->add_option("--http-timeout", a->http_timeout, "served model: seconds per request")
+      ->default_val(30);
+  cmd->add_option("--http-retries", a->http_retries,
+                  "served model: retries after a transport error, 5xx or 429")
+      ->default_val(3);
   cmd->add_option("--defender-eps", a->defender_eps,
                   "attack games, latent defender: L_inf clip around the attacker's image "
                   "(default the attack's eps)");

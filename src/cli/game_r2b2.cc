@@ -192,8 +192,9 @@ struct LatentSetup {
 LatentSetup LoadLatentGame(const GameArgs& a) {
   LatentSetup ls;
   ls.images = std::make_unique<data::ImageSet>(experiment::LoadImages(a.game, "", "auto"));
-  ls.model_path = experiment::DefaultModelPath(a.game);
-  ls.model = experiment::LoadModelFor(*ls.images, ls.model_path, "auto", a.threads);
+  ls.model_path = a.model.empty() ? experiment::DefaultModelPath(a.game) : a.model;
+  ls.model = experiment::LoadModelFor(*ls.images, ls.model_path, "auto", a.threads, a.normalize,
+                                      oracle::HttpOptions{a.http_timeout, a.http_retries});
   ls.vae_path =
       a.vae.empty() ? (experiment::RepoRoot() / "models" / (a.game + "_vae.pt")).string() : a.vae;
   ls.vae = oracle::Autoencoder::Load(ls.vae_path, ls.images->channels, ls.images->height,

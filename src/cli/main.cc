@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
   auto run_game = advbo::cli::RegisterGameCommand(app);
   auto run_macro = advbo::cli::RegisterMacroCommand(app);
   auto run_fbo = advbo::cli::RegisterFboCommand(app);
+  auto run_serve = advbo::cli::RegisterServeCommand(app);
   if (const std::string bad = UnknownCommand(argc, argv, app); !bad.empty()) {
     std::fprintf(stderr, "advbo: error: %s\nRun advbo --help for more information.\n", bad.c_str());
     return 1;
@@ -84,7 +85,8 @@ int main(int argc, char** argv) {
     if (int rc = run_bench()) return rc;
     if (int rc = run_game()) return rc;
     if (int rc = run_macro()) return rc;
-    return run_fbo();
+    if (int rc = run_fbo()) return rc;
+    return run_serve();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "advbo: error: %s\n", e.what());
     return 1;

@@ -96,7 +96,15 @@ RecordFile::RecordFile(fs::path path, bool staged)
   if (!out_) throw std::runtime_error(writing_.string() + ": cannot write records");
 }
 
+RecordFile::~RecordFile() {
+  if (committed_ || wrote_ || !resumed_.empty()) return;
+  out_.close();
+  std::error_code ec;
+  fs::remove(writing_, ec);
+}
+
 void RecordFile::Append(const nlohmann::json& record) {
+  wrote_ = true;
   out_ << record.dump() << "\n";
   out_.flush();
   if (!out_) throw std::runtime_error(writing_.string() + ": write failed");
@@ -104,6 +112,7 @@ void RecordFile::Append(const nlohmann::json& record) {
 
 void RecordFile::Commit() {
   out_.close();
+  committed_ = true;
   if (staged_) fs::rename(writing_, path_);
 }
 

@@ -37,6 +37,10 @@ class RecordFile {
   /// Throws std::runtime_error naming the file when it cannot be read or written, or when
   /// `path` names a folder.
   RecordFile(std::filesystem::path path, bool staged);
+  /// A file that was never committed and holds no record (the run failed before its first
+  /// instance finished, e.g. an unreachable served model) is removed: a failed run leaves
+  /// no result file. One with records stays for the same command to resume.
+  ~RecordFile();
   /// Records already in the file when it was opened (from an interrupted run).
   const std::vector<nlohmann::json>& resumed() const { return resumed_; }
   /// Appends one record as a line and flushes it to disk.
@@ -51,6 +55,7 @@ class RecordFile {
   bool staged_;
   std::vector<nlohmann::json> resumed_;
   std::ofstream out_;
+  bool committed_ = false, wrote_ = false;
 };
 
 }  // namespace advbo::experiment

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <stdexcept>
 #include <utility>
 
@@ -31,8 +32,25 @@ std::string NoInstancesMessage(const ExperimentSpec& s, const Selection& sel) {
 Experiment::Experiment(ExperimentSpec spec) : spec_(std::move(spec)) {
   Validate(spec_);
   dataset_name_ = spec_.data.empty() ? spec_.dataset : spec_.data;
-  eps_ = EpsilonFor(spec_.dataset, spec_.eps);
   images_ = LoadImages(spec_.dataset, spec_.data, spec_.format);
+  Init();
+}
+
+Experiment::Experiment(ExperimentSpec spec, data::ImageSet images,
+                       std::unique_ptr<oracle::Classifier> model, const std::string& data_name)
+    : spec_(std::move(spec)) {
+  if (!model) throw std::invalid_argument("Experiment: no model");
+  Validate(spec_);
+  spec_.data = data_name == spec_.dataset ? "" : data_name;
+  dataset_name_ = data_name;
+  images_ = std::move(images);
+  model_ = std::move(model);
+  model_path_ = model_->path();
+  Init();
+}
+
+void Experiment::Init() {
+  eps_ = EpsilonFor(spec_.dataset, spec_.eps);
   if (images_.size() == 0) throw data::DataError(dataset_name_ + ": no images");
   defense_ = std::make_unique<DefenseSetup>(spec_.defense, images_, spec_.dataset,
                                             spec_.defender_vae, spec_.defender_eps.value_or(eps_));
@@ -42,8 +60,23 @@ Experiment::Experiment(ExperimentSpec spec) : spec_(std::move(spec)) {
     if (spec_.untargeted && !attacks_.back()->supports_untargeted())
       throw std::invalid_argument("attack " + name + " has no untargeted mode");
   }
-  model_path_ = spec_.model.empty() ? DefaultModelPath(spec_.dataset) : spec_.model;
-  model_ = LoadModelFor(images_, model_path_, spec_.output, spec_.threads);
+  if (!model_) {
+    model_path_ = spec_.model.empty() ? DefaultModelPath(spec_.dataset) : spec_.model;
+    model_ = LoadModelFor(images_, model_path_, spec_.output, spec_.threads, spec_.normalize,
+                          oracle::HttpOptions{spec_.http_timeout, spec_.http_retries});
+  } else if (model_->channels() != images_.channels || model_->height() != images_.height ||
+             model_->width() != images_.width) {
+    throw std::invalid_argument("the model takes [N, " + std::to_string(model_->channels()) +
+                                ", " + std::to_string(model_->height()) + ", " +
+                                std::to_string(model_->width()) + "] images, the data are [N, " +
+                                std::to_string(images_.channels) + ", " +
+                                std::to_string(images_.height) + ", " +
+                                std::to_string(images_.width) + "]");
+  }
+  // Session names of a served model's per-instance defenses: unique per experiment so that
+  // several clients (bench shards) can share one server; they never change results.
+  session_prefix_ = std::to_string(std::random_device{}()) + "-" +
+                    std::to_string(std::random_device{}());
   if (spec_.target && *spec_.target >= model_->num_classes())
     throw std::invalid_argument("--target " + std::to_string(*spec_.target) +
                                 " but the model has " + std::to_string(model_->num_classes()) +
@@ -75,6 +108,9 @@ void Experiment::VerifyQuantized(size_t i, uint64_t instance_seed, JobResult* ou
   }
   oracle::QueryOracle check(*model_, images_.image(inst.index), inst.label, inst.target, eps_, 1);
   const auto defender = defense_->Install(check, InstanceDefenseSeed(instance_seed));
+  check.set_context({session_prefix_ + "-verify-" + std::to_string(i) + "-" +
+                         std::to_string(verify_counter_++),
+                     InstanceDefenseSeed(instance_seed), inst.label, inst.target});
   out->quantized_success = check.Query(out->quantized.data(), 1).success[0];
   out->record["quantized_success"] = out->quantized_success;
   out->record["quantized_queries"] = 1;
@@ -87,7 +123,8 @@ nlohmann::json Experiment::Settings() const {
           {"model", RecordPath(model_path_)},
           {"dataset", dataset_name_},
           {"threat_model", spec_.rescale_compat ? "rescale_compat" : "clip"},
-          {"defense", defense_->Spec()}};
+          {"defense", defense_->Spec()},
+          {"normalize", model_->normalization() ? model_->normalization()->Spec() : "none"}};
 }
 
 JobResult Experiment::Run(size_t i, size_t j, const attacks::AttackProgress& progress,
@@ -107,6 +144,9 @@ JobResult Experiment::Run(size_t i, size_t j, const attacks::AttackProgress& pro
       hooks.on_batch(r, first, defender.get());
     };
   defender = defense_->Install(orc, InstanceDefenseSeed(iseed), also);
+  orc.set_context({session_prefix_ + "-" + std::to_string(i) + "-" + std::to_string(j) + "-" +
+                       std::to_string(run_counter_++),
+                   InstanceDefenseSeed(iseed), inst.label, inst.target});
   JobResult out;
   out.result = atk.Run(orc, rng, progress);
   out.record = InstanceRecord(atk.name(), inst, out.result, orc, spec_.seed, iseed, model_path_,
@@ -119,6 +159,7 @@ JobResult Experiment::Run(size_t i, size_t j, const attacks::AttackProgress& pro
         std::min<long>(spec_.clean_images, static_cast<long>(images_.size()));
   }
   if (defender) AddDefenderFields(*defender, *defense_, &out.record);
+  if (model_->normalization()) out.record["normalize"] = model_->normalization()->Spec();
   out.clean = orc.clean();
   VerifyQuantized(i, iseed, &out);
   return out;

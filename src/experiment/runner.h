@@ -5,6 +5,7 @@
 // arguments, decide which jobs to run, write records and format tables.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -57,6 +58,12 @@ class Experiment {
   /// instance: the message says why), data::DataError (data file) or oracle::ModelError
   /// (model or VAE file), each naming the file or option.
   explicit Experiment(ExperimentSpec spec);
+  /// The same on images and a model the caller already holds (the Python module):
+  /// `images` (labelled) replace spec.data and are named `data_name` in records; `model`
+  /// (non-null) replaces spec.model. spec.dataset still picks the paper defaults (eps,
+  /// the attacks' settings) when `data_name` equals it, else the attacks see "custom" data.
+  Experiment(ExperimentSpec spec, data::ImageSet images, std::unique_ptr<oracle::Classifier> model,
+             const std::string& data_name);
 
   const ExperimentSpec& spec() const { return spec_; }
   /// The L_inf radius in use (pixel units).
@@ -87,6 +94,8 @@ class Experiment {
                 const JobHooks& hooks = {}) const;
 
  private:
+  // The constructors' common part; images_ and (optionally) model_ are set.
+  void Init();
   // Fills out->quantized* and the record's quantized_* fields (one extra model query).
   void VerifyQuantized(size_t i, uint64_t instance_seed, JobResult* out) const;
   ExperimentSpec spec_;
@@ -98,6 +107,8 @@ class Experiment {
   std::vector<std::unique_ptr<attacks::Attack>> attacks_;
   Selection selection_;
   double clean_acc_, defended_acc_;
+  std::string session_prefix_;
+  mutable std::atomic<long> run_counter_{0}, verify_counter_{0};
 };
 
 }  // namespace advbo::experiment

@@ -25,6 +25,8 @@ fs::path RepoRoot() {
 }
 
 std::string RecordPath(const std::string& path) {
+  // URLs and in-memory models ("python:f") are names, not paths.
+  if (oracle::IsModelUrl(path) || !fs::exists(path)) return path;
   std::error_code ec;
   const fs::path abs = fs::weakly_canonical(fs::absolute(path, ec), ec);
   const fs::path root = fs::weakly_canonical(RepoRoot(), ec);
@@ -102,8 +104,11 @@ attacks::AttackContext ContextFor(const data::ImageSet& images, const std::strin
 
 std::unique_ptr<oracle::Classifier> LoadModelFor(const data::ImageSet& images,
                                                  const std::string& path, const std::string& output,
-                                                 int threads) {
+                                                 int threads, const std::string& normalize,
+                                                 const oracle::HttpOptions& http) {
   oracle::ClassifierOptions copt;
+  if (!normalize.empty()) copt.normalize = oracle::Normalization::Parse(normalize);
+  copt.http = http;
   copt.output = oracle::ParseOutputKind(output);
   copt.channels = images.channels;
   copt.height = images.height;
@@ -191,22 +196,35 @@ std::shared_ptr<defenses::GameDefense> DefenseSetup::MakeDefender(uint64_t seed)
   return std::make_shared<defenses::GameDefense>(*game_, vae_.get(), c_, h_, w_, o);
 }
 
-std::shared_ptr<defenses::GameDefense> DefenseSetup::Install(
-    oracle::QueryOracle& orc, uint64_t seed,
-    std::function<void(const oracle::QueryResult&)> also) const {
+DefenseSetup::InstanceDefense DefenseSetup::ForInstance(uint64_t seed) const {
+  InstanceDefense out;
   if (!game_) {
-    orc.set_input_transform(SelectionTransform(seed));
-    orc.set_feedback(also);
-    return nullptr;
+    out.transform = SelectionTransform(seed);
+    return out;
   }
   auto d = MakeDefender(seed);
   auto vae = vae_;
-  orc.set_input_transform([d, vae](float* x, int n) { d->Transform(x, n); });
-  orc.set_feedback([d, also](const oracle::QueryResult& r) {
-    d->Feedback(r);
-    if (also) also(r);
-  });
-  return d;
+  out.transform = [d, vae](float* x, int n) { d->Transform(x, n); };
+  out.feedback = [d](const oracle::QueryResult& r) { d->Feedback(r); };
+  out.defender = d;
+  return out;
+}
+
+std::shared_ptr<defenses::GameDefense> DefenseSetup::Install(
+    oracle::QueryOracle& orc, uint64_t seed,
+    std::function<void(const oracle::QueryResult&)> also) const {
+  InstanceDefense def = ForInstance(seed);
+  orc.set_input_transform(def.transform);
+  if (!def.feedback) {
+    orc.set_feedback(also);
+  } else {
+    auto fb = def.feedback;
+    orc.set_feedback([fb, also](const oracle::QueryResult& r) {
+      fb(r);
+      if (also) also(r);
+    });
+  }
+  return def.defender;
 }
 
 void AddDefenderFields(const defenses::GameDefense& defender, const DefenseSetup& setup,

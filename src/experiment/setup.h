@@ -52,11 +52,15 @@ double EpsilonFor(const std::string& dataset, std::optional<double> eps);
 attacks::AttackContext ContextFor(const data::ImageSet& images, const std::string& dataset,
                                   const std::string& data);
 
-/// Loads the classifier at `path` for images of this set's shape (output: auto | logits |
-/// probs; threads: LibTorch intra-op threads, 0 = default). Throws oracle::ModelError.
+/// Loads the classifier at `path` (a TorchScript file or a served model's http:// URL) for
+/// images of this set's shape (output: auto | logits | probs; threads: LibTorch intra-op
+/// threads, 0 = default; normalize: "" or a Normalization spec; http: a URL's timeout and
+/// retries). Throws oracle::ModelError naming the file or URL, std::invalid_argument on a
+/// bad output kind or normalisation.
 std::unique_ptr<oracle::Classifier> LoadModelFor(const data::ImageSet& images,
                                                  const std::string& path, const std::string& output,
-                                                 int threads);
+                                                 int threads, const std::string& normalize = "",
+                                                 const oracle::HttpOptions& http = {});
 
 /// The --defense of `advbo attack` / `bench` / `game`: a fixed input-transformation pipeline
 /// (defenses/defense.h) or a defender playing a repeated game against the attack, one round
@@ -85,6 +89,21 @@ class DefenseSetup {
   std::shared_ptr<defenses::GameDefense> Install(
       oracle::QueryOracle& orc, uint64_t seed,
       std::function<void(const oracle::QueryResult&)> also = nullptr) const;
+  /// An instance's defense detached from any oracle (what Install puts in front of one):
+  /// the input transform (null without a defense), the feedback to call with each batch's
+  /// scores (null for a fixed pipeline) and the game defender (null for a pipeline). Used
+  /// by `advbo serve` for a session's defense, so a served model defends exactly as a local
+  /// --defense with the same seed.
+  struct InstanceDefense {
+    std::function<void(float*, int)> transform;
+    std::function<void(const oracle::QueryResult&)> feedback;
+    std::shared_ptr<defenses::GameDefense> defender;
+  };
+  InstanceDefense ForInstance(uint64_t seed) const;
+  /// Image shape the defense was set up for.
+  int channels() const { return c_; }
+  int height() const { return h_; }
+  int width() const { return w_; }
   /// Path of the VAE in use ("" if none).
   std::string vae_path() const { return vae_ ? vae_->path() : ""; }
 

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "attacks/attack.h"
+#include "oracle/classifier.h"
 
 namespace advbo::experiment {
 
@@ -48,6 +49,13 @@ void Validate(const ExperimentSpec& s) {
   if (s.threads < 0 || s.threads > kMaxThreads)
     throw std::invalid_argument("--threads must be in 0.." + std::to_string(kMaxThreads) +
                                 " (0 = LibTorch's default), got " + std::to_string(s.threads));
+  if (!s.normalize.empty()) oracle::Normalization::Parse(s.normalize);
+  if (!(s.http_timeout > 0) || !std::isfinite(s.http_timeout))
+    throw std::invalid_argument("--http-timeout must be > 0 seconds, got " +
+                                FormatNumber(s.http_timeout));
+  if (s.http_retries < 0 || s.http_retries > 100)
+    throw std::invalid_argument("--http-retries must be in 0..100, got " +
+                                std::to_string(s.http_retries));
   if (s.clean_images < 0)
     throw std::invalid_argument("--clean-images must be >= 0, got " +
                                 std::to_string(s.clean_images));
@@ -75,6 +83,7 @@ nlohmann::json RecordSettings(const nlohmann::json& r) {
   for (const char* k : {"budget", "epsilon", "seed", "model", "dataset", "threat_model"})
     s[k] = r.contains(k) ? r.at(k) : nlohmann::json(nullptr);
   s["defense"] = r.contains("defense") ? r.at("defense") : nlohmann::json("none");
+  s["normalize"] = r.contains("normalize") ? r.at("normalize") : nlohmann::json("none");
   return s;
 }
 

@@ -17,8 +17,11 @@ struct ExperimentSpec {
   std::string dataset = "mnist";  ///< shipped dataset (mnist | cifar10); also picks defaults
   std::string data;               ///< the user's own data instead ("" = shipped sample)
   std::string format = "auto";    ///< format of `data`: auto | mnist | cifar10 | images
-  std::string model;              ///< TorchScript classifier ("" = models/<dataset>_cw.pt)
+  std::string model;  ///< TorchScript file or served model URL ("" = models/<dataset>_cw.pt)
   std::string output = "auto";    ///< model output: auto | logits | probs
+  std::string normalize;          ///< input normalisation "MEAN[,..]:STD[,..]" ("" = none)
+  double http_timeout = 30;       ///< served model: seconds per request, > 0
+  int http_retries = 3;           ///< served model: retries after transport errors, 0..100
   /// Attack specs (registry name, or bos2:key=value,...), run on the same instances.
   std::vector<std::string> attacks = {"bos2"};
   bool untargeted = false;             ///< untargeted (argmax != true class)
@@ -61,7 +64,7 @@ std::vector<std::string> SplitAttackList(const std::string& list);
 
 /// The settings a record must share with the running experiment to be resumed from or
 /// merged with it: budget, epsilon, seed, model (as recorded), dataset, threat_model,
-/// defense ("none" when absent).
+/// defense ("none" when absent), normalize ("none" when absent).
 nlohmann::json RecordSettings(const nlohmann::json& record);
 
 /// "" when `record` was made with `settings` (RecordSettings of a record of the running

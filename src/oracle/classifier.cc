@@ -1,52 +1,39 @@
 #include "oracle/classifier.h"
 
-#include <ATen/Parallel.h>
-#include <torch/script.h>
-
-#include <dlfcn.h>
-
 #include <array>
 #include <cmath>
-#include <filesystem>
+#include <limits>
 #include <sstream>
 #include <vector>
+
+#include "oracle/http_backend.h"
 
 namespace advbo::oracle {
 namespace {
 
-std::string FirstLine(const std::string& s) {
-  auto p = s.find('\n');
-  return p == std::string::npos ? s : s.substr(0, p);
-}
-
-// OpenBLAS's own thread count is not set by at::set_num_threads; look the setter up at
-// run time because libblas.so.3 may be OpenBLAS or the reference BLAS (no such symbol).
-void SetOpenBlasThreads(int threads) {
-  using Setter = void (*)(int);
-  if (auto f = reinterpret_cast<Setter>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
-    f(threads);
+std::vector<float> ParseFloatList(const std::string& s, const std::string& spec) {
+  std::vector<float> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    size_t used = 0;
+    double v;
+    try {
+      v = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size() || !std::isfinite(v))
+      throw std::invalid_argument("--normalize '" + spec + "': '" + item +
+                                  "' is not a finite number");
+    out.push_back(static_cast<float>(v));
+  }
+  if (s.empty() || s.back() == ',')
+    throw std::invalid_argument("--normalize '" + spec + "': empty value");
+  return out;
 }
 
 }  // namespace
-
-std::string BlasLibrary() {
-  using Getter = char* (*)();
-  if (auto f = reinterpret_cast<Getter>(dlsym(RTLD_DEFAULT, "openblas_get_config")))
-    return f();  // e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH ... Haswell MAX_THREADS=64"
-  return "reference BLAS";
-}
-
-struct Classifier::Impl {
-  mutable torch::jit::Module module;
-  torch::Tensor Forward(const float* images, int n, int c, int h, int w) const {
-    torch::NoGradGuard no_grad;
-    torch::Tensor x =
-        torch::from_blob(const_cast<float*>(images), {n, c, h, w}, torch::kFloat32);
-    torch::jit::IValue out = module.forward({x});
-    if (!out.isTensor()) throw ModelError("the model's forward() did not return a tensor");
-    return out.toTensor().to(torch::kFloat64).contiguous();
-  }
-};
 
 OutputKind ParseOutputKind(const std::string& s) {
   if (s == "auto") return OutputKind::kAuto;
@@ -55,43 +42,99 @@ OutputKind ParseOutputKind(const std::string& s) {
   throw std::invalid_argument("unknown output kind '" + s + "' (use auto, logits or probs)");
 }
 
-Classifier::Classifier() : impl_(std::make_unique<Impl>()) {}
+Normalization Normalization::Parse(const std::string& spec) {
+  const auto colon = spec.find(':');
+  if (colon == std::string::npos || spec.find(':', colon + 1) != std::string::npos)
+    throw std::invalid_argument("--normalize '" + spec +
+                                "': expected MEAN[,MEAN,MEAN]:STD[,STD,STD], e.g. "
+                                "0.1307:0.3081");
+  Normalization n;
+  n.mean = ParseFloatList(spec.substr(0, colon), spec);
+  n.std = ParseFloatList(spec.substr(colon + 1), spec);
+  if (n.mean.size() != n.std.size())
+    throw std::invalid_argument("--normalize '" + spec + "': " + std::to_string(n.mean.size()) +
+                                " mean(s) but " + std::to_string(n.std.size()) + " std(s)");
+  for (float s : n.std)
+    if (!(s > 0)) throw std::invalid_argument("--normalize '" + spec + "': std must be > 0");
+  return n;
+}
+
+namespace {
+// The shortest decimal that reads back as the same float ("0.1307", not "0.130700007").
+std::string ShortFloat(float v) {
+  for (int p = 1; p <= 9; ++p) {
+    std::ostringstream o;
+    o.precision(p);
+    o << v;
+    if (std::stof(o.str()) == v) return o.str();
+  }
+  return std::to_string(v);
+}
+}  // namespace
+
+std::string Normalization::Spec() const {
+  std::string s;
+  for (size_t i = 0; i < mean.size(); ++i) s += (i ? "," : "") + ShortFloat(mean[i]);
+  s += ':';
+  for (size_t i = 0; i < std.size(); ++i) s += (i ? "," : "") + ShortFloat(std[i]);
+  return s;
+}
+
+bool IsModelUrl(const std::string& model) {
+  return model.rfind("http://", 0) == 0 || model.rfind("https://", 0) == 0;
+}
+
 Classifier::~Classifier() = default;
 
-std::unique_ptr<Classifier> Classifier::Load(const std::string& path,
+std::unique_ptr<Classifier> Classifier::Load(const std::string& model,
                                              const ClassifierOptions& opt) {
-  if (!std::filesystem::exists(path)) throw ModelError(path + ": model file not found");
-  if (opt.threads > 0) {
-    at::set_num_threads(opt.threads);
-    SetOpenBlasThreads(opt.threads);
-  }
+  if (IsModelUrl(model)) return FromBackend(MakeHttpBackend(model, opt.http), opt);
+  return FromBackend(MakeTorchScriptBackend(model, opt.threads), opt);
+}
+
+std::unique_ptr<Classifier> Classifier::FromBackend(std::unique_ptr<ScoreBackend> backend,
+                                                    const ClassifierOptions& opt) {
+  if (!backend) throw std::invalid_argument("Classifier::FromBackend: no back end");
   std::unique_ptr<Classifier> clf(new Classifier());
-  clf->path_ = path;
-  try {
-    clf->impl_->module = torch::jit::load(path, torch::kCPU);
-    clf->impl_->module.eval();
-  } catch (const std::exception& e) {
-    throw ModelError(path + ": not a loadable TorchScript module (" + FirstLine(e.what()) + ")");
-  }
+  clf->path_ = backend->name();
+  clf->backend_ = std::move(backend);
+  clf->normalize_ = opt.normalize;
+  const std::string& path = clf->path_;
   std::vector<std::array<int, 3>> shapes;
   if (opt.channels > 0 && opt.height > 0 && opt.width > 0)
     shapes.push_back({opt.channels, opt.height, opt.width});
   else
     shapes = {{1, 28, 28}, {3, 32, 32}, {3, 224, 224}};
-  torch::Tensor out;
+  if (clf->normalize_) {
+    const size_t k = clf->normalize_->mean.size();
+    std::vector<std::array<int, 3>> fit;
+    for (const auto& s : shapes)
+      if (k == 1 || static_cast<int>(k) == s[0]) fit.push_back(s);
+    if (fit.empty())
+      throw std::invalid_argument("--normalize has " + std::to_string(k) +
+                                  " values per statistic but the input has " +
+                                  std::to_string(shapes[0][0]) + " channel(s)");
+    shapes = fit;
+  }
+  Eigen::MatrixXd out;
   std::string last_error;
   bool ok = false;
   for (const auto& s : shapes) {
+    clf->c_ = s[0];
+    clf->h_ = s[1];
+    clf->w_ = s[2];
     std::vector<float> probe(2 * s[0] * s[1] * s[2], 0.5f);
     try {
-      out = clf->impl_->Forward(probe.data(), 2, s[0], s[1], s[2]);
-      clf->c_ = s[0];
-      clf->h_ = s[1];
-      clf->w_ = s[2];
+      out = clf->Forward(probe.data(), 2, nullptr);
       ok = true;
       break;
-    } catch (const std::exception& e) {
-      last_error = FirstLine(e.what());
+    } catch (const TransportError&) {
+      throw;
+    } catch (const OutputError&) {
+      throw;
+    } catch (const ModelError& e) {
+      last_error = e.what();
+      if (last_error.rfind(path + ": ", 0) == 0) last_error = last_error.substr(path.size() + 2);
     }
   }
   if (!ok) {
@@ -104,17 +147,18 @@ std::unique_ptr<Classifier> Classifier::Load(const std::string& path,
     m << " (" << last_error << ")";
     throw ModelError(m.str());
   }
-  if (out.dim() != 2 || out.size(0) != 2 || out.size(1) < 2) {
+  if (out.rows() != 2 || out.cols() < 2) {
     std::ostringstream m;
-    m << path << ": output must be [N, classes] with classes >= 2, got " << out.sizes();
+    m << path << ": output must be [N, classes] with classes >= 2, got [" << out.rows() << ", "
+      << out.cols() << "] for a batch of 2";
     throw ModelError(m.str());
   }
-  if (!torch::isfinite(out).all().item<bool>())
+  if (!out.allFinite())
     throw ModelError(path + ": the model returned non-finite scores on a probe batch");
-  clf->classes_ = static_cast<int>(out.size(1));
+  clf->classes_ = static_cast<int>(out.cols());
   if (opt.output == OutputKind::kAuto) {
-    const bool nonneg = (out >= 0).all().item<bool>();
-    const bool sums = ((out.sum(1) - 1.0).abs() < 1e-3).all().item<bool>();
+    const bool nonneg = (out.array() >= 0).all();
+    const bool sums = ((out.rowwise().sum().array() - 1.0).abs() < 1e-3).all();
     clf->logits_ = !(nonneg && sums);
   } else {
     clf->logits_ = opt.output == OutputKind::kLogits;
@@ -122,28 +166,65 @@ std::unique_ptr<Classifier> Classifier::Load(const std::string& path,
   return clf;
 }
 
-Eigen::MatrixXd Classifier::LogProbabilities(const float* images, int n) const {
-  if (n <= 0) return Eigen::MatrixXd(0, classes_);
-  torch::Tensor out;
-  try {
-    out = impl_->Forward(images, n, c_, h_, w_);
-  } catch (const ModelError&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw ModelError(path_ + ": forward pass failed (" + FirstLine(e.what()) + ")");
+Eigen::MatrixXd Classifier::Forward(const float* images, int n, const QueryContext* context) const {
+  const int d = input_size();
+  std::vector<float> normalised;
+  if (normalize_) {
+    normalised.assign(images, images + static_cast<size_t>(n) * d);
+    const int hw = h_ * w_;
+    const bool one = normalize_->mean.size() == 1;
+    for (int b = 0; b < n; ++b)
+      for (int ch = 0; ch < c_; ++ch) {
+        const float mu = normalize_->mean[one ? 0 : ch], sd = normalize_->std[one ? 0 : ch];
+        float* x = normalised.data() + static_cast<size_t>(b) * d + static_cast<size_t>(ch) * hw;
+        for (int p = 0; p < hw; ++p) x[p] = (x[p] - mu) / sd;
+      }
+    images = normalised.data();
   }
-  if (out.dim() != 2 || out.size(0) != n || out.size(1) != classes_)
-    throw ModelError(path_ + ": output shape changed between calls");
-  torch::Tensor lp = logits_ ? torch::log_softmax(out, 1)
-                             : torch::log(out.clamp_min(1e-300) /
-                                          out.clamp_min(0).sum(1, true).clamp_min(1e-300));
-  if (!torch::isfinite(lp).all().item<bool>())
-    throw ModelError(path_ + ": the model returned non-finite scores");
-  Eigen::MatrixXd m(n, classes_);
-  auto acc = lp.accessor<double, 2>();
-  for (int i = 0; i < n; ++i)
-    for (int c = 0; c < classes_; ++c) m(i, c) = acc[i][c];
-  return m;
+  return backend_->Scores(images, n, c_, h_, w_, context);
+}
+
+Eigen::MatrixXd Classifier::RawScores(const float* images, int n,
+                                      const QueryContext* context) const {
+  if (n <= 0) return Eigen::MatrixXd(0, classes_);
+  Eigen::MatrixXd out = Forward(images, n, context);
+  if (out.rows() != n || (classes_ > 0 && out.cols() != classes_)) {
+    std::ostringstream m;
+    m << path_ << ": output must be [" << n << ", " << (classes_ > 0 ? classes_ : out.cols())
+      << "], got [" << out.rows() << ", " << out.cols() << "]"
+      << (classes_ > 0 ? " (output shape changed between calls)" : "");
+    throw ModelError(m.str());
+  }
+  if (!out.allFinite()) throw ModelError(path_ + ": the model returned non-finite scores");
+  return out;
+}
+
+Eigen::MatrixXd Classifier::LogProbabilitiesOf(const Eigen::MatrixXd& out) const {
+  Eigen::MatrixXd lp(out.rows(), out.cols());
+  for (Eigen::Index i = 0; i < out.rows(); ++i) {
+    if (logits_) {
+      // log_softmax: x - max - log sum exp(x - max)
+      const double m = out.row(i).maxCoeff();
+      double s = 0;
+      for (Eigen::Index c = 0; c < out.cols(); ++c) s += std::exp(out(i, c) - m);
+      const double ls = std::log(s);
+      for (Eigen::Index c = 0; c < out.cols(); ++c) lp(i, c) = out(i, c) - m - ls;
+    } else {
+      double s = 0;
+      for (Eigen::Index c = 0; c < out.cols(); ++c) s += std::max(out(i, c), 0.0);
+      s = std::max(s, 1e-300);
+      for (Eigen::Index c = 0; c < out.cols(); ++c)
+        lp(i, c) = std::log(std::max(out(i, c), 1e-300) / s);
+    }
+  }
+  if (!lp.allFinite()) throw ModelError(path_ + ": the model returned non-finite scores");
+  return lp;
+}
+
+Eigen::MatrixXd Classifier::LogProbabilities(const float* images, int n,
+                                             const QueryContext* context) const {
+  if (n <= 0) return Eigen::MatrixXd(0, classes_);
+  return LogProbabilitiesOf(RawScores(images, n, context));
 }
 
 }  // namespace advbo::oracle

@@ -1,20 +1,45 @@
-// A TorchScript image classifier behind a narrow, LibTorch-free interface (the LibTorch
-// headers stay in classifier.cc). Input contract (docs/design.md, the oracle contract): float32
-// NCHW with pixels in [0, 1]; the model owns any normalisation. Output: logits or
-// probabilities [N, classes].
+// An image classifier behind a narrow, LibTorch-free interface. The scores come from a
+// pluggable back end (ScoreBackend): a local TorchScript file (LibTorch stays in
+// torchscript_backend.cc), a served model over HTTP (http_backend.h, `advbo serve`), or a
+// Python callable (python/advbo_module.cc). The Classifier does everything else the same way
+// for every back end: the optional input normalisation, probing the input shape, output
+// auto-detection (logits / probabilities) and the log-softmax.
+//
+// Input contract (docs/design.md, the oracle contract): float32 NCHW with pixels in [0, 1].
+// A model that expects normalised input gets a Normalization, which is part of the model:
+// the attack and the oracle still see pixels in [0, 1]. Output: logits or probabilities
+// [N, classes].
 #pragma once
 
 #include <Eigen/Dense>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace advbo::oracle {
 
-/// A missing, unreadable or unusable model; the message names the file and the problem.
+/// A missing, unreadable or unusable model (or an unreachable / misbehaving served model);
+/// the message names the file or URL and the problem.
 class ModelError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+/// A served model that could not be reached or answered with a server error after all
+/// retries (connection refused, timeout, 5xx). Nothing was evaluated.
+class TransportError : public ModelError {
+ public:
+  using ModelError::ModelError;
+};
+
+/// A model that accepted the input but returned output of the wrong form (not a 2-D
+/// [N, classes] array, a wrong row count, a malformed served reply).
+class OutputError : public ModelError {
+ public:
+  using ModelError::ModelError;
 };
 
 /// What the model's output rows are.
@@ -22,6 +47,54 @@ enum class OutputKind { kAuto, kLogits, kProbabilities };
 
 /// Parses "auto" | "logits" | "probs"; throws std::invalid_argument otherwise.
 OutputKind ParseOutputKind(const std::string& s);
+
+/// Per-channel input normalisation x' = (x - mean[c]) / std[c], applied to a copy of every
+/// batch before the back end sees it (torchvision's Normalize). One value applies to every
+/// channel; otherwise one value per channel.
+struct Normalization {
+  std::vector<float> mean, std;
+  /// "MEAN[,MEAN,...]:STD[,STD,...]", e.g. "0.1307:0.3081" or
+  /// "0.4914,0.4822,0.4465:0.2470,0.2435,0.2616". Throws std::invalid_argument on a
+  /// malformed spec, non-finite values, std <= 0, or mean/std of different lengths.
+  static Normalization Parse(const std::string& spec);
+  /// The canonical spec (round-trips through Parse).
+  std::string Spec() const;
+};
+
+/// Who is querying: one attack instance of the oracle (QueryOracle::set_context). A served
+/// model uses it to keep a per-instance defense (`advbo serve --defense`): a fresh defender
+/// per session, seeded like a local --defense, paid with the instance's attack objective.
+/// Local back ends ignore it.
+struct QueryContext {
+  std::string session;        ///< unique per oracle; empty = no session
+  uint64_t defense_seed = 0;  ///< seed of the instance's defense (InstanceDefenseSeed)
+  int true_class = -1;        ///< the instance's label
+  int target = -1;            ///< its target class, -1 = untargeted
+};
+
+/// Where scores come from. Implementations report failures as ModelError naming their
+/// source; a failed call has evaluated nothing the caller can count.
+class ScoreBackend {
+ public:
+  virtual ~ScoreBackend() = default;
+  /// Raw model output [n, classes] (logits or probabilities, as the model gives them) for
+  /// n images [n, c, h, w] stored contiguously (already normalised if the Classifier has a
+  /// Normalization). `context` may be null. Throws ModelError (including when the model
+  /// rejects the shape: the Classifier's shape probe relies on it).
+  virtual Eigen::MatrixXd Scores(const float* images, int n, int c, int h, int w,
+                                 const QueryContext* context) const = 0;
+  /// The file path or URL in records and messages.
+  virtual std::string name() const = 0;
+  /// Whether Scores may be called from several threads at once.
+  virtual bool thread_safe() const { return true; }
+};
+
+/// Options of an HTTP back end (a --model http://host:port/predict URL).
+struct HttpOptions {
+  double timeout_seconds = 30;  ///< connect / read / write timeout of one request, > 0
+  int retries = 3;              ///< extra attempts after a transport error, a 5xx or a 429
+                                ///< (backoff 0.1 s, 0.2 s, 0.4 s, ...), >= 0
+};
 
 /// Loading options.
 struct ClassifierOptions {
@@ -31,6 +104,8 @@ struct ClassifierOptions {
                                             ///< [1,28,28], [3,32,32], [3,224,224]
   int threads = 0;  ///< intra-op threads for LibTorch and, when LibTorch runs on
                     ///< OpenBLAS, for OpenBLAS too (0 = leave the libraries' defaults)
+  std::optional<Normalization> normalize;  ///< input normalisation (part of the model)
+  HttpOptions http;                        ///< used when the model is a URL
 };
 
 /// The BLAS that LibTorch's linear and convolution layers run on (Debian picks it through
@@ -38,21 +113,41 @@ struct ClassifierOptions {
 /// scores differ between the two in the last float bits, so benchmark records carry it.
 std::string BlasLibrary();
 
+/// Whether `model` names a served model ("http://..."; "https://" is refused by Load).
+bool IsModelUrl(const std::string& model);
+
+/// The TorchScript back end of `path` (torchscript_backend.cc). Throws ModelError naming
+/// the file if it is missing or not a loadable TorchScript module.
+std::unique_ptr<ScoreBackend> MakeTorchScriptBackend(const std::string& path, int threads);
+
 /// A loaded, validated classifier.
 class Classifier {
  public:
-  /// Loads a TorchScript module from `path` and validates it with a probe batch of zeros:
-  /// throws ModelError naming the file if it is missing, not TorchScript, rejects the
-  /// expected input shape (or none of the probe shapes fits), does not return a 2-D
-  /// tensor [N, C] with C >= 2, or returns non-finite scores.
-  static std::unique_ptr<Classifier> Load(const std::string& path,
+  /// Loads a TorchScript file, or connects to a served model when `model` is an
+  /// http:// URL (`advbo serve`'s POST endpoint), and validates it (FromBackend). Throws
+  /// ModelError naming the file or URL; std::invalid_argument on bad options.
+  static std::unique_ptr<Classifier> Load(const std::string& model,
                                           const ClassifierOptions& options = {});
+  /// Validates `backend` with a probe batch of two images of 0.5: throws ModelError naming
+  /// the back end if it rejects the expected input shape (or none of the probe shapes
+  /// fits), does not return [N, C] with C >= 2, or returns non-finite scores. Normalisation
+  /// must have 1 or `channels` values (std::invalid_argument otherwise).
+  static std::unique_ptr<Classifier> FromBackend(std::unique_ptr<ScoreBackend> backend,
+                                                 const ClassifierOptions& options = {});
   ~Classifier();
 
   /// Log-probabilities [N, classes] (log-softmax of logits, or log of renormalised
   /// probabilities) for n images stored contiguously as n * C*H*W floats in [0, 1].
-  /// Throws ModelError if the model fails or produces non-finite scores.
-  Eigen::MatrixXd LogProbabilities(const float* images, int n) const;
+  /// Throws ModelError if the model fails, changes its output shape or produces
+  /// non-finite scores.
+  Eigen::MatrixXd LogProbabilities(const float* images, int n,
+                                   const QueryContext* context = nullptr) const;
+  /// The model's raw output [n, classes] for n images in [0, 1] (normalised first when a
+  /// Normalization is set); checked for shape and finiteness. Throws ModelError.
+  Eigen::MatrixXd RawScores(const float* images, int n,
+                            const QueryContext* context = nullptr) const;
+  /// LogProbabilities of already computed raw scores [n, classes].
+  Eigen::MatrixXd LogProbabilitiesOf(const Eigen::MatrixXd& raw) const;
 
   int channels() const { return c_; }
   int height() const { return h_; }
@@ -61,12 +156,19 @@ class Classifier {
   int num_classes() const { return classes_; }
   /// Whether the output was taken as logits (true) or probabilities (false).
   bool outputs_logits() const { return logits_; }
+  /// The model file or URL.
   const std::string& path() const { return path_; }
+  /// The input normalisation, if any.
+  const std::optional<Normalization>& normalization() const { return normalize_; }
+  /// Whether LogProbabilities may be called from several threads at once.
+  bool thread_safe() const { return backend_->thread_safe(); }
 
  private:
-  struct Impl;
-  Classifier();
-  std::unique_ptr<Impl> impl_;
+  Classifier() = default;
+  // Normalises a copy (if set) and calls the back end; no checks.
+  Eigen::MatrixXd Forward(const float* images, int n, const QueryContext* context) const;
+  std::unique_ptr<ScoreBackend> backend_;
+  std::optional<Normalization> normalize_;
   std::string path_;
   int c_ = 0, h_ = 0, w_ = 0, classes_ = 0;
   bool logits_ = true;

@@ -7,6 +7,42 @@
 
 namespace advbo::oracle {
 
+QueryResult ScoreBatch(const Eigen::MatrixXd& lp, int true_class, int target) {
+  const int n = static_cast<int>(lp.rows());
+  QueryResult r;
+  r.objective.resize(n);
+  r.log_probs = lp;
+  for (int b = 0; b < n; ++b) {
+    Eigen::RowVectorXd row = lp.row(b);
+    Eigen::Index arg;
+    row.maxCoeff(&arg);
+    const int pred = static_cast<int>(arg);
+    double y;
+    bool ok;
+    if (target >= 0) {
+      // log sum_{c != t} p_c via a stable log-sum-exp over the other classes.
+      double m = -std::numeric_limits<double>::infinity();
+      for (int c = 0; c < row.size(); ++c)
+        if (c != target) m = std::max(m, row(c));
+      double s = 0;
+      for (int c = 0; c < row.size(); ++c)
+        if (c != target) s += std::exp(row(c) - m);
+      y = row(target) - (m + std::log(s));
+      ok = pred == target;
+    } else {
+      double m = -std::numeric_limits<double>::infinity();
+      for (int c = 0; c < row.size(); ++c)
+        if (c != true_class) m = std::max(m, row(c));
+      y = m - row(true_class);
+      ok = pred != true_class;
+    }
+    r.objective(b) = y;
+    r.predicted.push_back(pred);
+    r.success.push_back(ok);
+  }
+  return r;
+}
+
 QueryOracle::QueryOracle(const Classifier& model, const float* clean, int true_class, int target,
                          double epsilon, long budget)
     : model_(model), true_class_(true_class), target_(target), epsilon_(epsilon), budget_(budget) {
@@ -69,45 +105,19 @@ QueryResult QueryOracle::Query(float* images, int n) {
     input_transform_(transformed.data(), n);
   }
   const auto t0 = std::chrono::steady_clock::now();
-  Eigen::MatrixXd lp = model_.LogProbabilities(input_transform_ ? transformed.data() : images, n);
+  Eigen::MatrixXd lp = model_.LogProbabilities(input_transform_ ? transformed.data() : images, n,
+                                                context_.session.empty() ? nullptr : &context_);
   model_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  QueryResult r;
-  r.objective.resize(n);
-  r.log_probs = lp;
+  QueryResult r = ScoreBatch(lp, true_class_, target_);
   for (int b = 0; b < n; ++b) {
     const long index = ++queries_;
     if (observer_) observer_(images + b * d, index);
-    Eigen::RowVectorXd row = lp.row(b);
-    Eigen::Index arg;
-    row.maxCoeff(&arg);
-    const int pred = static_cast<int>(arg);
-    double y;
-    bool ok;
-    if (target_ >= 0) {
-      // log sum_{c != t} p_c via a stable log-sum-exp over the other classes.
-      double m = -std::numeric_limits<double>::infinity();
-      for (int c = 0; c < row.size(); ++c)
-        if (c != target_) m = std::max(m, row(c));
-      double s = 0;
-      for (int c = 0; c < row.size(); ++c)
-        if (c != target_) s += std::exp(row(c) - m);
-      y = row(target_) - (m + std::log(s));
-      ok = pred == target_;
-    } else {
-      double m = -std::numeric_limits<double>::infinity();
-      for (int c = 0; c < row.size(); ++c)
-        if (c != true_class_) m = std::max(m, row(c));
-      y = m - row(true_class_);
-      ok = pred != true_class_;
-    }
-    r.objective(b) = y;
-    r.predicted.push_back(pred);
-    r.success.push_back(ok);
+    const double y = r.objective(b);
     if (y > best_objective_) {
       best_objective_ = y;
       best_image_.assign(images + b * d, images + (b + 1) * d);
     }
-    if (ok && first_success_ < 0) {
+    if (r.success[b] && first_success_ < 0) {
       first_success_ = index;
       success_image_.assign(images + b * d, images + (b + 1) * d);
     }

@@ -30,6 +30,12 @@ struct QueryResult {
   Eigen::MatrixXd log_probs;   ///< [n, classes] log-softmax scores (for losses like C&W's)
 };
 
+/// Scores a batch for one goal from its log-probabilities [n, classes]: the objective of
+/// QueryOracle (eq. 5.3 below), argmax classes and success flags; log_probs is kept.
+/// target = -1 means untargeted. Used by the oracle and by a served model's per-instance
+/// defense (serve/server.h), so both compute the defender's payoff identically.
+QueryResult ScoreBatch(const Eigen::MatrixXd& log_probs, int true_class, int target);
+
 /// Per-instance oracle for one clean image and one goal.
 ///
 /// Objective (Kharkovskii 2020 thesis eq. 5.3, computed from log-softmax):
@@ -90,6 +96,10 @@ class QueryOracle {
   void set_input_transform(std::function<void(float* images, int n)> f) {
     input_transform_ = std::move(f);
   }
+  /// Who is asking, passed with every batch to the classifier (a served model keeps the
+  /// instance's defense by it; local models ignore it). Empty session = none.
+  void set_context(QueryContext context) { context_ = std::move(context); }
+  const QueryContext& context() const { return context_; }
   /// Optional feedback called after every batch with its scores (the result Query
   /// returns), e.g. for a defense that adapts to the attack (defenses/game_defense.h).
   void set_feedback(std::function<void(const QueryResult&)> f) { feedback_ = std::move(f); }
@@ -110,6 +120,7 @@ class QueryOracle {
   std::function<void(float*, int)> input_transform_;
   std::function<void(const QueryResult&)> feedback_;
   bool rescale_compat_ = false;
+  QueryContext context_;
 };
 
 }  // namespace advbo::oracle

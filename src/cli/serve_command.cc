@@ -1,0 +1,179 @@
+// `advbo serve`: puts a model (and optionally a defense) behind a small HTTP API
+// (serve/server.h) so attacks, `bench` and `game` can run against it with
+// --model http://HOST:PORT/predict.
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/validators.h"
+#include "experiment/setup.h"
+#include "experiment/spec.h"
+#include "serve/server.h"
+
+namespace advbo::cli {
+namespace {
+
+// The self-pipe of the stop signals (a signal handler can only reach process-wide state;
+// written by OnStopSignal, read by RunServe's watcher thread).
+int g_stop_pipe[2] = {-1, -1};
+
+void OnStopSignal(int) {
+  const char c = 1;
+  (void)!write(g_stop_pipe[1], &c, 1);
+}
+
+struct ServeArgs {
+  std::string dataset = "mnist", model, output = "auto", normalize;
+  std::string defense = "none", defender_vae, port_file;
+  std::optional<double> defender_eps;
+  double eps = 0.3, max_body_mb = 64;
+  serve::ServeOptions serve;
+  int torch_threads = 0;
+};
+
+// Writes `text` to `path` atomically (a temporary file renamed into place).
+void WriteAtomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp);
+    f << text;
+    if (!f) throw std::runtime_error(path + ": cannot write the port file");
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+int RunServe(const ServeArgs& a) {
+  if (!(a.max_body_mb > 0) || a.max_body_mb > 4096)
+    throw std::invalid_argument("--max-body-mb must be in (0, 4096]");
+  experiment::CheckLinfRadius("--defender-eps", a.defender_eps);
+  if (a.torch_threads < 0 || a.torch_threads > experiment::kMaxThreads)
+    throw std::invalid_argument("--torch-threads must be in 0..256");
+  if (!a.port_file.empty() && std::filesystem::is_directory(a.port_file))
+    throw std::invalid_argument("--port-file " + a.port_file + " is a folder");
+  if (oracle::IsModelUrl(a.model))
+    throw std::invalid_argument("--model must be a TorchScript file to serve, not a URL");
+  serve::ServeOptions opt = a.serve;
+  opt.max_body_bytes = static_cast<size_t>(a.max_body_mb * (1 << 20));
+  oracle::ClassifierOptions copt;
+  copt.output = oracle::ParseOutputKind(a.output);
+  copt.threads = a.torch_threads;
+  if (!a.normalize.empty()) copt.normalize = oracle::Normalization::Parse(a.normalize);
+  const std::string path = a.model.empty() ? experiment::DefaultModelPath(a.dataset) : a.model;
+  auto model = oracle::Classifier::Load(path, copt);
+  // The defense is set up for the model's input shape; a game defender's VAE defaults to
+  // models/<dataset>_vae.pt.
+  data::ImageSet shape;
+  shape.channels = model->channels();
+  shape.height = model->height();
+  shape.width = model->width();
+  std::unique_ptr<experiment::DefenseSetup> defense;
+  if (a.defense != "none" && !a.defense.empty())
+    defense = std::make_unique<experiment::DefenseSetup>(
+        a.defense, shape, a.dataset, a.defender_vae, a.defender_eps.value_or(a.eps));
+  serve::ModelServer server(*model, defense.get(), opt);
+  const int port = server.Bind();
+  std::fprintf(
+      stderr,
+      "advbo serve: http://%s:%d/predict  model %s (%dx%dx%d, %d classes, %s)%s%s%s\n"
+      "  GET /health; POST float32 NCHW (X-Advbo-Shape: N,C,H,W), image/png or "
+      "multipart PNGs; Ctrl-C stops\n",
+      opt.host.c_str(), port, experiment::RecordPath(path).c_str(), model->channels(),
+      model->height(), model->width(), model->num_classes(),
+      model->outputs_logits() ? "logits" : "probabilities", defense ? ", defense " : "",
+      defense ? defense->Spec().c_str() : "",
+      model->normalization() ? (", normalize " + model->normalization()->Spec()).c_str() : "");
+  if (!a.port_file.empty()) WriteAtomically(a.port_file, std::to_string(port) + "\n");
+  // SIGINT / SIGTERM (whichever thread of LibTorch's or OpenBLAS's pools receives it) write
+  // one byte to a pipe; a watcher thread reads it and stops the server.
+  if (pipe(g_stop_pipe) != 0) throw std::runtime_error("cannot create the stop pipe");
+  struct sigaction sa {};
+  sa.sa_handler = OnStopSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  std::thread stopper([&server] {
+    char c;
+    while (read(g_stop_pipe[0], &c, 1) < 0 && errno == EINTR) {
+    }
+    server.Stop();
+  });
+  server.Listen();
+  // Listen returned (stopped, or failed): wake the watcher if no signal did.
+  const char c = 0;
+  (void)!write(g_stop_pipe[1], &c, 1);
+  stopper.join();
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  std::fprintf(stderr, "advbo serve: stopped after %ld requests (%ld images)\n", server.requests(),
+               server.images());
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> RegisterServeCommand(CLI::App& app) {
+  auto args = std::make_shared<ServeArgs>();
+  auto* cmd = app.add_subcommand(
+      "serve",
+      "serve a model (and optionally a defense in front of it) over HTTP: GET /health, POST "
+      "/predict with a float32 NCHW batch (header X-Advbo-Shape: N,C,H,W) or PNG images, "
+      "scores back as JSON; attack it with --model http://HOST:PORT/predict");
+  ServeArgs* a = args.get();
+  cmd->add_option("--model", a->model, "TorchScript classifier (default models/<dataset>_cw.pt)");
+  cmd->add_option("--dataset", a->dataset,
+                  "picks the default model and game-defender VAE: mnist | cifar10")
+      ->check(CLI::IsMember({"mnist", "cifar10"}))
+      ->default_val("mnist");
+  cmd->add_option("--output", a->output, "model output: auto | logits | probs")
+      ->default_val("auto");
+  cmd->add_option("--normalize", a->normalize,
+                  "the model expects normalised input: MEAN[,MEAN,MEAN]:STD[,STD,STD]; clients "
+                  "send pixels in [0,1]");
+  cmd->add_option("--defense", a->defense,
+                  "defense in front of the model (as advbo attack --defense: jpeg:quality=75, "
+                  "r2b2:jpeg+noise, ...); per-instance when clients send session headers")
+      ->default_val("none");
+  cmd->add_option("--defender-vae", a->defender_vae,
+                  "VAE of a game defender (default models/<dataset>_vae.pt)");
+  cmd->add_option("--defender-eps", a->defender_eps,
+                  "latent game defender: L_inf clip around the attacker's image (default 0.3)");
+  cmd->add_option("--host", a->serve.host,
+                  "bind address (default 127.0.0.1: this machine only; 0.0.0.0 exposes it)")
+      ->default_val("127.0.0.1");
+  cmd->add_option("--port", a->serve.port, "TCP port (0 = any free port; see --port-file)")
+      ->check(CLI::Range(0, 65535))
+      ->default_val(8080);
+  cmd->add_option("--port-file", a->port_file, "write the bound port to this file once listening");
+  cmd->add_option("--max-batch", a->serve.max_batch, "images per request (413 beyond)")
+      ->check(CLI::PositiveNumber)
+      ->default_val(1024);
+  cmd->add_option("--max-body-mb", a->max_body_mb, "request body limit in MiB (413 beyond)")
+      ->default_val(64);
+  cmd->add_option("--max-sessions", a->serve.max_sessions,
+                  "per-instance defense sessions kept (oldest dropped)")
+      ->check(CLI::PositiveNumber)
+      ->default_val(4096);
+  cmd->add_option("--seed", a->serve.seed, "seed of the defense for requests without a session")
+      ->check(UnsignedInt())
+      ->default_val(0);
+  cmd->add_option("--threads", a->serve.threads,
+                  "connection threads (requests are scored one "
+                  "at a time)")
+      ->check(CLI::Range(1, 256))
+      ->default_val(4);
+  cmd->add_option("--torch-threads", a->torch_threads, "LibTorch intra-op threads (0 = default)")
+      ->default_val(0);
+  return [cmd, args]() { return cmd->parsed() ? RunServe(*args) : 0; };
+}
+
+}  // namespace advbo::cli

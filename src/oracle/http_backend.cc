@@ -1,0 +1,156 @@
+#include "oracle/http_backend.h"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+namespace advbo::oracle {
+namespace {
+
+class HttpBackend : public ScoreBackend {
+ public:
+  HttpBackend(std::string url, std::string origin, std::string path, HttpOptions opt)
+      : url_(std::move(url)), origin_(std::move(origin)), path_(std::move(path)), opt_(opt) {}
+
+  Eigen::MatrixXd Scores(const float* images, int n, int c, int h, int w,
+                         const QueryContext* ctx) const override {
+    static_assert(sizeof(float) == 4, "float32 wire format");
+    const size_t count = static_cast<size_t>(n) * c * h * w;
+    std::string body(count * sizeof(float), '\0');
+    std::memcpy(body.data(), images, body.size());  // x86-64 / aarch64: little-endian
+    httplib::Headers headers = {{"X-Advbo-Shape", std::to_string(n) + "," + std::to_string(c) +
+                                                      "," + std::to_string(h) + "," +
+                                                      std::to_string(w)}};
+    if (ctx && !ctx->session.empty()) {
+      headers.emplace("X-Advbo-Session", ctx->session);
+      headers.emplace("X-Advbo-Defense-Seed", std::to_string(ctx->defense_seed));
+      headers.emplace("X-Advbo-True-Class", std::to_string(ctx->true_class));
+      headers.emplace("X-Advbo-Target", std::to_string(ctx->target));
+    }
+    std::string last;
+    for (int attempt = 0; attempt <= opt_.retries; ++attempt) {
+      if (attempt > 0)
+        std::this_thread::sleep_for(std::chrono::duration<double>(0.1 * std::pow(2, attempt - 1)));
+      std::unique_ptr<httplib::Client> cli = Acquire();
+      httplib::Result res = cli->Post(path_.c_str(), headers, body, "application/octet-stream");
+      if (!res) {
+        last = httplib::to_string(res.error());
+        continue;  // a dropped client is not returned to the pool
+      }
+      const int status = res->status;
+      const std::string reply = res->body;
+      Release(std::move(cli));
+      if (status == 429 || status >= 500) {
+        last = "HTTP " + std::to_string(status) + ErrorText(reply);
+        continue;
+      }
+      if (status != 200)
+        throw ModelError(url_ + ": the server refused the request: HTTP " + std::to_string(status) +
+                         ErrorText(reply));
+      return Parse(reply, n);
+    }
+    throw TransportError(url_ + ": no valid answer after " + std::to_string(opt_.retries + 1) +
+                         " attempt(s) (" + last + ")");
+  }
+
+  std::string name() const override { return url_; }
+
+ private:
+  static std::string ErrorText(const std::string& body) {
+    try {
+      auto j = nlohmann::json::parse(body);
+      if (j.is_object() && j.contains("error") && j["error"].is_string())
+        return ": " + j["error"].get<std::string>();
+    } catch (const std::exception&) {
+    }
+    if (body.empty()) return "";
+    return ": " + body.substr(0, 200);
+  }
+
+  Eigen::MatrixXd Parse(const std::string& reply, int n) const {
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(reply);
+    } catch (const std::exception&) {
+      throw OutputError(url_ + ": the reply is not JSON (" + reply.substr(0, 80) + ")");
+    }
+    if (!j.is_object() || !j.contains("scores") || !j["scores"].is_array())
+      throw OutputError(url_ + ": the reply has no \"scores\" array");
+    const auto& s = j["scores"];
+    if (static_cast<int>(s.size()) != n)
+      throw OutputError(url_ + ": the reply has " + std::to_string(s.size()) + " score rows for " +
+                        std::to_string(n) + " images");
+    const size_t k = s.empty() || !s[0].is_array() ? 0 : s[0].size();
+    Eigen::MatrixXd m(n, static_cast<Eigen::Index>(k));
+    for (int i = 0; i < n; ++i) {
+      if (!s[i].is_array() || s[i].size() != k || k == 0)
+        throw OutputError(url_ + ": score rows must be non-empty arrays of equal length");
+      for (size_t c = 0; c < k; ++c) {
+        if (!s[i][c].is_number())
+          throw OutputError(url_ + ": score [" + std::to_string(i) + "][" + std::to_string(c) +
+                            "] is not a number");
+        m(i, static_cast<Eigen::Index>(c)) = s[i][c].get<double>();
+      }
+    }
+    return m;
+  }
+
+  std::unique_ptr<httplib::Client> Acquire() const {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!pool_.empty()) {
+        auto c = std::move(pool_.back());
+        pool_.pop_back();
+        return c;
+      }
+    }
+    auto c = std::make_unique<httplib::Client>(origin_);
+    const auto t = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::chrono::duration<double>(opt_.timeout_seconds));
+    c->set_connection_timeout(t);
+    c->set_read_timeout(t);
+    c->set_write_timeout(t);
+    c->set_keep_alive(true);
+    c->set_tcp_nodelay(true);  // small requests: no Nagle / delayed-ACK 40 ms stalls
+    return c;
+  }
+
+  void Release(std::unique_ptr<httplib::Client> c) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    pool_.push_back(std::move(c));
+  }
+
+  std::string url_, origin_, path_;
+  HttpOptions opt_;
+  mutable std::mutex mu_;
+  mutable std::vector<std::unique_ptr<httplib::Client>> pool_;
+};
+
+}  // namespace
+
+std::unique_ptr<ScoreBackend> MakeHttpBackend(const std::string& url, const HttpOptions& opt) {
+  if (!(opt.timeout_seconds > 0) || !std::isfinite(opt.timeout_seconds))
+    throw std::invalid_argument("--http-timeout must be > 0 seconds");
+  if (opt.retries < 0 || opt.retries > 100)
+    throw std::invalid_argument("--http-retries must be in 0..100");
+  static const std::regex re(
+      R"(^(https?://[A-Za-z0-9.\-]+|https?://\[[0-9A-Fa-f:]+\])(:[0-9]{1,5})?(/[^\s#]*)?$)");
+  std::smatch m;
+  if (!std::regex_match(url, m, re))
+    throw ModelError(url + ": not a valid model URL (expected http://HOST:PORT/PATH)");
+  std::string origin = m[1].str() + m[2].str();
+  std::string path = m[3].matched && !m[3].str().empty() ? m[3].str() : "/predict";
+  if (m[2].matched && std::stol(m[2].str().substr(1)) > 65535)
+    throw ModelError(url + ": port out of range");
+  return std::make_unique<HttpBackend>(url, origin, path, opt);
+}
+
+}  // namespace advbo::oracle

@@ -1,0 +1,95 @@
+// The TorchScript back end: the only place LibTorch is used by the oracle.
+#include <ATen/Parallel.h>
+#include <dlfcn.h>
+#include <torch/script.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "oracle/classifier.h"
+
+namespace advbo::oracle {
+namespace {
+
+std::string FirstLine(const std::string& s) {
+  auto p = s.find('\n');
+  return p == std::string::npos ? s : s.substr(0, p);
+}
+
+// OpenBLAS's own thread count is not set by at::set_num_threads; look the setter up at
+// run time because libblas.so.3 may be OpenBLAS or the reference BLAS (no such symbol).
+void SetOpenBlasThreads(int threads) {
+  using Setter = void (*)(int);
+  if (auto f = reinterpret_cast<Setter>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
+    f(threads);
+}
+
+class TorchScriptBackend : public ScoreBackend {
+ public:
+  explicit TorchScriptBackend(std::string path) : path_(std::move(path)) {}
+
+  void Load() {
+    try {
+      module_ = torch::jit::load(path_, torch::kCPU);
+      module_.eval();
+    } catch (const std::exception& e) {
+      throw ModelError(path_ + ": not a loadable TorchScript module (" + FirstLine(e.what()) + ")");
+    }
+  }
+
+  Eigen::MatrixXd Scores(const float* images, int n, int c, int h, int w,
+                         const QueryContext*) const override {
+    torch::Tensor out;
+    try {
+      torch::NoGradGuard no_grad;
+      torch::Tensor x = torch::from_blob(const_cast<float*>(images), {n, c, h, w}, torch::kFloat32);
+      torch::jit::IValue v = module_.forward({x});
+      if (!v.isTensor())
+        throw OutputError(path_ + ": the model's forward() did not return a tensor");
+      out = v.toTensor().to(torch::kFloat64).contiguous();
+    } catch (const ModelError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw ModelError(path_ + ": forward pass failed (" + FirstLine(e.what()) + ")");
+    }
+    if (out.dim() != 2) {
+      std::ostringstream m;
+      m << path_ << ": output must be [N, classes], got " << out.sizes();
+      throw OutputError(m.str());
+    }
+    const auto rows = out.size(0), cols = out.size(1);
+    Eigen::MatrixXd m(rows, cols);
+    auto acc = out.accessor<double, 2>();
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t k = 0; k < cols; ++k) m(i, k) = acc[i][k];
+    return m;
+  }
+
+  std::string name() const override { return path_; }
+
+ private:
+  std::string path_;
+  mutable torch::jit::Module module_;
+};
+
+}  // namespace
+
+std::string BlasLibrary() {
+  using Getter = char* (*)();
+  if (auto f = reinterpret_cast<Getter>(dlsym(RTLD_DEFAULT, "openblas_get_config")))
+    return f();  // e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH ... Haswell MAX_THREADS=64"
+  return "reference BLAS";
+}
+
+std::unique_ptr<ScoreBackend> MakeTorchScriptBackend(const std::string& path, int threads) {
+  if (!std::filesystem::exists(path)) throw ModelError(path + ": model file not found");
+  if (threads > 0) {
+    at::set_num_threads(threads);
+    SetOpenBlasThreads(threads);
+  }
+  auto b = std::make_unique<TorchScriptBackend>(path);
+  b->Load();
+  return b;
+}
+
+}  // namespace advbo::oracle

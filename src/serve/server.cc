@@ -1,0 +1,277 @@
+#include "serve/server.h"
+
+#include <httplib.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+#include "data/datasets.h"
+#include "oracle/oracle.h"
+
+namespace advbo::serve {
+namespace {
+
+// A request the server refuses (4xx) with a message.
+struct BadRequest : std::runtime_error {
+  BadRequest(int status, const std::string& m) : std::runtime_error(m), status(status) {}
+  int status;
+};
+
+long ParseLong(const std::string& s, const char* what) {
+  size_t used = 0;
+  long v = 0;
+  try {
+    v = std::stol(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (s.empty() || used != s.size())
+    throw BadRequest(400, std::string(what) + " '" + s + "' is not an integer");
+  return v;
+}
+
+void Reply(httplib::Response& res, int status, const nlohmann::json& j) {
+  res.status = status;
+  res.set_content(j.dump(), "application/json");
+}
+
+}  // namespace
+
+struct ModelServer::Impl {
+  const oracle::Classifier& model;
+  const experiment::DefenseSetup* defense;
+  ServeOptions opt;
+  httplib::Server server;
+  int port = 0;
+  std::atomic<long> requests{0}, images{0};
+
+  std::mutex mu;  // model, defenses and sessions: one request at a time
+  std::function<void(float*, int)> shared_transform;
+  struct Session {
+    experiment::DefenseSetup::InstanceDefense defense;
+    uint64_t seed;
+    int true_class, target;
+  };
+  std::map<std::string, Session> sessions;
+  std::deque<std::string> session_order;
+
+  Impl(const oracle::Classifier& m, const experiment::DefenseSetup* d, ServeOptions o)
+      : model(m), defense(d && !d->empty() ? d : nullptr), opt(std::move(o)) {}
+
+  nlohmann::json Health() const {
+    return {{"status", "ok"},
+            {"model", experiment::RecordPath(model.path())},
+            {"input", {model.channels(), model.height(), model.width()}},
+            {"classes", model.num_classes()},
+            {"output", model.outputs_logits() ? "logits" : "probabilities"},
+            {"defense", defense ? defense->Spec() : "none"},
+            {"normalize", model.normalization() ? model.normalization()->Spec() : "none"},
+            {"max_batch", opt.max_batch},
+            {"max_body_bytes", opt.max_body_bytes},
+            {"requests", requests.load()},
+            {"images", images.load()}};
+  }
+
+  // The images of a request as n * C*H*W floats in [0, 1].
+  std::vector<float> ReadImages(const httplib::Request& req, int* n) const {
+    const int c = model.channels(), h = model.height(), w = model.width();
+    const size_t d = static_cast<size_t>(c) * h * w;
+    std::vector<float> x;
+    const std::string type = req.get_header_value("Content-Type");
+    auto add_png = [&](const std::string& bytes, const std::string& name) {
+      data::ImageSet s;
+      try {
+        s = data::DecodeImage(std::vector<uint8_t>(bytes.begin(), bytes.end()), name, c);
+      } catch (const std::exception& e) {
+        throw BadRequest(400, e.what());
+      }
+      if (s.height != h || s.width != w)
+        throw BadRequest(400, name + ": image is " + std::to_string(s.height) + "x" +
+                                  std::to_string(s.width) + ", the model takes " +
+                                  std::to_string(h) + "x" + std::to_string(w));
+      x.insert(x.end(), s.pixels.begin(), s.pixels.end());
+    };
+    if (req.is_multipart_form_data()) {
+      for (const auto& [key, part] : req.files) add_png(part.content, "part '" + key + "'");
+      if (x.empty()) throw BadRequest(400, "multipart request without image parts");
+    } else if (type.rfind("image/", 0) == 0) {
+      add_png(req.body, "request body");
+    } else if (type.rfind("application/octet-stream", 0) == 0) {
+      if (!req.has_header("X-Advbo-Shape"))
+        throw BadRequest(400, "application/octet-stream needs the header X-Advbo-Shape: N,C,H,W");
+      std::stringstream ss(req.get_header_value("X-Advbo-Shape"));
+      std::vector<long> shape;
+      for (std::string t; std::getline(ss, t, ',');) shape.push_back(ParseLong(t, "X-Advbo-Shape"));
+      if (shape.size() != 4) throw BadRequest(400, "X-Advbo-Shape must be N,C,H,W");
+      if (shape[1] != c || shape[2] != h || shape[3] != w)
+        throw BadRequest(400, "X-Advbo-Shape " + req.get_header_value("X-Advbo-Shape") +
+                                  ": the model takes [N, " + std::to_string(c) + ", " +
+                                  std::to_string(h) + ", " + std::to_string(w) + "]");
+      if (shape[0] < 1 || shape[0] > opt.max_batch)
+        throw BadRequest(shape[0] < 1 ? 400 : 413, "batch of " + std::to_string(shape[0]) +
+                                                       " images; allowed 1.." +
+                                                       std::to_string(opt.max_batch));
+      if (req.body.size() != static_cast<size_t>(shape[0]) * d * sizeof(float))
+        throw BadRequest(400, "body has " + std::to_string(req.body.size()) + " bytes, " +
+                                  "X-Advbo-Shape needs " +
+                                  std::to_string(static_cast<size_t>(shape[0]) * d * 4));
+      x.resize(static_cast<size_t>(shape[0]) * d);
+      std::memcpy(x.data(), req.body.data(), req.body.size());
+    } else {
+      throw BadRequest(415, "Content-Type '" + type +
+                                "' not supported: use application/octet-stream (float32 NCHW "
+                                "with X-Advbo-Shape), image/png or multipart/form-data");
+    }
+    *n = static_cast<int>(x.size() / d);
+    if (*n > opt.max_batch)
+      throw BadRequest(413, "batch of " + std::to_string(*n) + " images; allowed 1.." +
+                                std::to_string(opt.max_batch));
+    for (size_t i = 0; i < x.size(); ++i)
+      if (!(x[i] >= 0.0f && x[i] <= 1.0f))
+        throw BadRequest(
+            400, "pixel " + std::to_string(i) + " is not a number in [0, 1] (the input contract)");
+    return x;
+  }
+
+  // The session of this request (nullptr = the shared, session-less defense). Holds mu.
+  Session* SessionOf(const httplib::Request& req) {
+    if (!req.has_header("X-Advbo-Session")) return nullptr;
+    const std::string id = req.get_header_value("X-Advbo-Session");
+    for (const char* h : {"X-Advbo-Defense-Seed", "X-Advbo-True-Class", "X-Advbo-Target"})
+      if (!req.has_header(h)) throw BadRequest(400, std::string("X-Advbo-Session needs ") + h);
+    const std::string seed_text = req.get_header_value("X-Advbo-Defense-Seed");
+    uint64_t seed = 0;
+    try {
+      size_t used = 0;
+      if (seed_text.empty() || seed_text[0] == '-') throw std::invalid_argument("");
+      seed = std::stoull(seed_text, &used);
+      if (used != seed_text.size()) throw std::invalid_argument("");
+    } catch (const std::exception&) {
+      throw BadRequest(400, "X-Advbo-Defense-Seed '" + seed_text + "' is not an unsigned integer");
+    }
+    const long tc = ParseLong(req.get_header_value("X-Advbo-True-Class"), "X-Advbo-True-Class");
+    const long tg = ParseLong(req.get_header_value("X-Advbo-Target"), "X-Advbo-Target");
+    const int k = model.num_classes();
+    if (tc < 0 || tc >= k)
+      throw BadRequest(400, "X-Advbo-True-Class outside 0.." + std::to_string(k - 1));
+    if (tg < -1 || tg >= k || tg == tc)
+      throw BadRequest(400, "X-Advbo-Target must be -1 or a class != the true class");
+    auto it = sessions.find(id);
+    if (it != sessions.end()) {
+      if (it->second.seed != seed || it->second.true_class != tc || it->second.target != tg)
+        throw BadRequest(409, "session '" + id + "' was opened with other seed/class/target");
+      return &it->second;
+    }
+    if (static_cast<int>(sessions.size()) >= opt.max_sessions) {
+      sessions.erase(session_order.front());
+      session_order.pop_front();
+    }
+    session_order.push_back(id);
+    Session s{defense->ForInstance(seed), seed, static_cast<int>(tc), static_cast<int>(tg)};
+    return &sessions.emplace(id, std::move(s)).first->second;
+  }
+
+  void Predict(const httplib::Request& req, httplib::Response& res) {
+    try {
+      int n = 0;
+      std::vector<float> x = ReadImages(req, &n);
+      Eigen::MatrixXd raw;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        Session* s = defense ? SessionOf(req) : nullptr;
+        if (s) {
+          if (s->defense.transform) s->defense.transform(x.data(), n);
+        } else if (shared_transform) {
+          shared_transform(x.data(), n);
+        }
+        raw = model.RawScores(x.data(), n);
+        if (s && s->defense.feedback)
+          s->defense.feedback(
+              oracle::ScoreBatch(model.LogProbabilitiesOf(raw), s->true_class, s->target));
+      }
+      nlohmann::json rows = nlohmann::json::array();
+      for (int i = 0; i < n; ++i) {
+        nlohmann::json row = nlohmann::json::array();
+        for (int c = 0; c < raw.cols(); ++c) row.push_back(raw(i, c));
+        rows.push_back(std::move(row));
+      }
+      ++requests;
+      images += n;
+      Reply(res, 200, {{"scores", std::move(rows)}});
+    } catch (const BadRequest& e) {
+      Reply(res, e.status, {{"error", e.what()}});
+    } catch (const std::exception& e) {
+      Reply(res, 500, {{"error", e.what()}});
+    }
+  }
+};
+
+ModelServer::ModelServer(const oracle::Classifier& model, const experiment::DefenseSetup* defense,
+                         ServeOptions opt) {
+  if (opt.max_batch < 1) throw std::invalid_argument("--max-batch must be >= 1");
+  if (opt.max_body_bytes < 1) throw std::invalid_argument("--max-body-mb must be > 0");
+  if (opt.max_sessions < 1) throw std::invalid_argument("--max-sessions must be >= 1");
+  if (opt.threads < 1 || opt.threads > 256)
+    throw std::invalid_argument("--threads must be in 1..256");
+  if (opt.port < 0 || opt.port > 65535) throw std::invalid_argument("--port must be in 0..65535");
+  if (defense && !defense->empty() &&
+      (defense->channels() != model.channels() || defense->height() != model.height() ||
+       defense->width() != model.width()))
+    throw std::invalid_argument("the defense was set up for another image shape than the model's");
+  impl_ = std::make_unique<Impl>(model, defense, opt);
+  Impl* p = impl_.get();
+  if (p->defense) p->shared_transform = p->defense->SelectionTransform(opt.seed);
+  const int threads = opt.threads;
+  p->server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  p->server.set_payload_max_length(opt.max_body_bytes);
+  p->server.set_tcp_nodelay(true);
+  p->server.Get("/health", [p](const httplib::Request&, httplib::Response& res) {
+    Reply(res, 200, p->Health());
+  });
+  p->server.Post("/predict", [p](const httplib::Request& req, httplib::Response& res) {
+    p->Predict(req, res);
+  });
+  p->server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    std::string m = res.status == 404
+                        ? "no such endpoint " + req.path + " (POST /predict, GET /health)"
+                    : res.status == 413 ? "request body too large (--max-body-mb)"
+                                        : "HTTP " + std::to_string(res.status);
+    Reply(res, res.status, {{"error", m}});
+  });
+}
+
+ModelServer::~ModelServer() { Stop(); }
+
+int ModelServer::Bind() {
+  int port = impl_->opt.port;
+  if (port == 0) {
+    port = impl_->server.bind_to_any_port(impl_->opt.host);
+    if (port < 0) port = 0;
+  } else if (!impl_->server.bind_to_port(impl_->opt.host, port)) {
+    port = 0;
+  }
+  if (port == 0)
+    throw std::runtime_error("cannot bind " + impl_->opt.host + ":" +
+                             std::to_string(impl_->opt.port) + " (in use or not a local address)");
+  impl_->port = port;
+  return port;
+}
+
+void ModelServer::Listen() { impl_->server.listen_after_bind(); }
+void ModelServer::Stop() {
+  if (impl_) impl_->server.stop();
+}
+int ModelServer::port() const { return impl_->port; }
+long ModelServer::requests() const { return impl_->requests.load(); }
+long ModelServer::images() const { return impl_->images.load(); }
+
+}  // namespace advbo::serve

@@ -1,0 +1,78 @@
+// `advbo serve`: a model (and optionally a defense in front of it) behind a small HTTP API,
+// so that every attack, `bench` and `game` can run against a served model exactly as
+// against a local file (docs/design.md, "Served models"). HTTP is cpp-httplib's.
+//
+// Endpoints
+//   GET  /health   200 {"status": "ok", "model", "input": [C, H, W], "classes", "output":
+//                  "logits" | "probabilities", "defense", "normalize", "max_batch",
+//                  "max_body_bytes", "requests", "images"}
+//   POST /predict  a batch of images, one of
+//                  * Content-Type application/octet-stream with header X-Advbo-Shape:
+//                    N,C,H,W; body N*C*H*W little-endian float32 in NCHW order, pixels in
+//                    [0, 1] (the wire format of oracle/http_backend.h)
+//                  * Content-Type image/png: one PNG image (8-bit grey or RGB)
+//                  * multipart/form-data: one PNG per file part, in order
+//                  200 {"scores": [[...], ...]}: the model's raw output rows (logits or
+//                  probabilities as the model gives them; doubles printed to round-trip)
+//                  4xx {"error": "..."}: malformed request (wrong shape, size, values outside
+//                  [0, 1], too large, bad session headers); nothing evaluated
+//
+// A defense (--defense) transforms every image before the model. Requests that carry the
+// session headers of oracle::QueryContext (X-Advbo-Session, -Defense-Seed, -True-Class,
+// -Target) get a per-session defense, created on the session's first request exactly as a
+// local --defense is for one attack instance (DefenseSetup::ForInstance with that seed) and
+// paid with that instance's objective; so a served defended model gives the same records as
+// a local --defense. Requests without a session share one defense seeded by the server's
+// seed (what a public API's defense would do; a game defender then never gets feedback).
+// Requests are answered one at a time (deterministic defense state).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "experiment/setup.h"
+#include "oracle/classifier.h"
+
+namespace advbo::serve {
+
+/// Server options (defaults are `advbo serve`'s).
+struct ServeOptions {
+  std::string host = "127.0.0.1";     ///< bind address; 0.0.0.0 exposes the model
+  int port = 8080;                    ///< 0 = any free port (see ModelServer::port())
+  int max_batch = 1024;               ///< images per request, >= 1
+  size_t max_body_bytes = 64u << 20;  ///< request body limit (413 beyond), >= 1
+  int max_sessions = 4096;            ///< defense sessions kept (oldest dropped), >= 1
+  uint64_t seed = 0;                  ///< seed of the session-less defense
+  int threads = 4;                    ///< connection threads, >= 1
+};
+
+/// A model (and defense) served over HTTP. Not copyable.
+class ModelServer {
+ public:
+  /// `model` and `defense` (null = none) must outlive the server. Throws
+  /// std::invalid_argument on bad options or a defense set up for another image shape.
+  ModelServer(const oracle::Classifier& model, const experiment::DefenseSetup* defense,
+              ServeOptions options);
+  ~ModelServer();
+  ModelServer(const ModelServer&) = delete;
+  ModelServer& operator=(const ModelServer&) = delete;
+
+  /// Binds host:port; returns the bound port. Throws std::runtime_error if it cannot bind.
+  int Bind();
+  /// Serves until Stop() (blocks). Call Bind() first.
+  void Listen();
+  /// Stops Listen() (thread-safe; idempotent).
+  void Stop();
+  /// The bound port (0 before Bind).
+  int port() const;
+  /// Requests and images answered with 200 so far.
+  long requests() const;
+  long images() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace advbo::serve

@@ -1,0 +1,269 @@
+// End-to-end: `advbo serve` as its own process, and attack / bench / game run against it with
+// --model http://127.0.0.1:PORT/predict: the same records as against the local file (apart
+// from timings and the model field), a defense served in front of the model gives the same
+// records as a local --defense, and servers that misbehave give a clear error, exit 1 and
+// no result file.
+#include <httplib.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <thread>
+
+#include "cli/cli_test_util.h"
+
+extern char** environ;
+
+namespace advbo::testing {
+namespace {
+namespace fs = std::filesystem;
+
+// `advbo serve ARGS --port 0` in the background; stopped with SIGTERM by the destructor.
+class ServeProcess {
+ public:
+  ServeProcess(const std::string& args, const fs::path& dir) : port_file_(dir / "port") {
+    const std::string cmd = "exec " + kBin + " serve --port 0 --port-file " + port_file_.string() +
+                            " " + args + " > " + (dir / "serve.log").string() + " 2>&1";
+    const char* argv[] = {"/bin/sh", "-c", cmd.c_str(), nullptr};
+    if (posix_spawn(&pid_, "/bin/sh", nullptr, nullptr, const_cast<char**>(argv), environ) != 0)
+      pid_ = -1;
+    for (int i = 0; i < 600 && !fs::exists(port_file_); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    port_ = std::atoi(Slurp(port_file_).c_str());
+  }
+  ~ServeProcess() { Stop(); }
+  // SIGTERM; returns the exit status (0 = stopped cleanly).
+  int Stop() {
+    if (pid_ <= 0) return status_;
+    kill(pid_, SIGTERM);
+    int st = 0;
+    waitpid(pid_, &st, 0);
+    pid_ = -1;
+    status_ = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return status_;
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/predict"; }
+  int port() const { return port_; }
+
+ private:
+  fs::path port_file_;
+  pid_t pid_ = -1;
+  int port_ = 0, status_ = -1;
+};
+
+// Records equal apart from timings, the model (path vs URL) and what only a local defense
+// reports (its defender summary and clean accuracies).
+void ExpectSameRecords(const std::vector<nlohmann::json>& a, const std::vector<nlohmann::json>& b,
+                       const std::string& what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  ASSERT_FALSE(a.empty()) << what;
+  const std::vector<std::string> skip = {"seconds",
+                                         "model_seconds",
+                                         "bo_seconds",
+                                         "bo_phase_seconds",
+                                         "model",
+                                         "defense",
+                                         "defender",
+                                         "defender_rounds",
+                                         "defender_mean_action",
+                                         "defender_mean_pipeline",
+                                         "clean_accuracy",
+                                         "defended_clean_accuracy",
+                                         "clean_images"};
+  for (size_t i = 0; i < a.size(); ++i) {
+    nlohmann::json x = a[i], y = b[i];
+    for (const auto& k : skip) {
+      x.erase(k);
+      y.erase(k);
+    }
+    EXPECT_EQ(x, y) << what << " record " << i;
+  }
+}
+
+class ServeCli : public TempDirTest {};
+
+TEST_F(ServeCli, AttackBenchAndGameGiveTheSameRecordsAsTheLocalFile) {
+  // One LibTorch / OpenBLAS thread on both sides: the last bits of a forward pass depend on it.
+  ServeProcess srv("--torch-threads 1", dir_);
+  ASSERT_GT(srv.port(), 0) << Slurp(dir_ / "serve.log");
+  const std::string common = " --indices 0,1 --target 3 --budget 60 --seed 4 --threads 1 -q ";
+  ASSERT_EQ(RunAdvbo("attack" + common + "-o " + (dir_ / "l.jsonl").string(), dir_ / "log"), 0)
+      << Slurp(dir_ / "log");
+  ASSERT_EQ(
+      RunAdvbo("attack" + common + "--model " + srv.url() + " -o " + (dir_ / "r.jsonl").string(),
+               dir_ / "log"),
+      0)
+      << Slurp(dir_ / "log");
+  const auto remote = ReadJsonl(dir_ / "r.jsonl");
+  ExpectSameRecords(ReadJsonl(dir_ / "l.jsonl"), remote, "attack");
+  EXPECT_EQ(remote.at(0)["model"], srv.url());
+  // bench with two attacks
+  const std::string bench = "bench --attacks square,parsimonious" + common;
+  ASSERT_EQ(RunAdvbo(bench + "--out-dir " + (dir_ / "bl").string(), dir_ / "log"), 0)
+      << Slurp(dir_ / "log");
+  ASSERT_EQ(RunAdvbo(bench + "--model " + srv.url() + " --out-dir " + (dir_ / "br").string(),
+                     dir_ / "log"),
+            0)
+      << Slurp(dir_ / "log");
+  ExpectSameRecords(ReadJsonl(dir_ / "bl" / "records.jsonl"),
+                    ReadJsonl(dir_ / "br" / "records.jsonl"), "bench");
+  // the attack-vs-defender game (defender local, model served)
+  const std::string game =
+      "game --game mnist --attacker square --defender r2b2:jpeg --eps 0.2 --rounds 25 --games 1 "
+      "-q --out-dir ";
+  ASSERT_EQ(RunAdvbo(game + (dir_ / "gl").string(), dir_ / "log"), 0) << Slurp(dir_ / "log");
+  ASSERT_EQ(RunAdvbo(game + (dir_ / "gr").string() + " --model " + srv.url(), dir_ / "log"), 0)
+      << Slurp(dir_ / "log");
+  auto gl = ReadJsonl(dir_ / "gl" / "rounds.jsonl"), gr = ReadJsonl(dir_ / "gr" / "rounds.jsonl");
+  ExpectSameRecords(gl, gr, "game rounds");
+  EXPECT_EQ(srv.Stop(), 0) << "SIGTERM stops the server cleanly: " << Slurp(dir_ / "serve.log");
+  EXPECT_NE(Slurp(dir_ / "serve.log").find("stopped after"), std::string::npos);
+}
+
+TEST_F(ServeCli, ADefenseServedInFrontOfTheModelEqualsALocalDefense) {
+  for (const std::string spec : {"jpeg:quality=75", "r2b2:jpeg+noise"}) {
+    const fs::path d = dir_ / (spec[0] == 'j' ? "fixed" : "game");
+    fs::create_directories(d);
+    ServeProcess srv("--defense " + spec, d);
+    ASSERT_GT(srv.port(), 0) << Slurp(d / "serve.log");
+    const std::string common =
+        " --indices 0 --untargeted --attacks square --budget 50 --seed 9 --clean-images 0 -q ";
+    ASSERT_EQ(RunAdvbo("bench" + common + "--defense " + spec + " --out-dir " + (d / "l").string(),
+                       d / "log"),
+              0)
+        << Slurp(d / "log");
+    ASSERT_EQ(
+        RunAdvbo("bench" + common + "--model " + srv.url() + " --out-dir " + (d / "r").string(),
+                 d / "log"),
+        0)
+        << Slurp(d / "log");
+    const auto local = ReadJsonl(d / "l" / "records.jsonl");
+    EXPECT_EQ(local.at(0)["defense"], spec);
+    ExpectSameRecords(local, ReadJsonl(d / "r" / "records.jsonl"), spec);
+  }
+}
+
+// A model server that answers the probe and then misbehaves.
+class BadServer {
+ public:
+  explicit BadServer(std::function<void(httplib::Response&, int n)> after_probe) {
+    svr_.Post("/predict", [this, after_probe](const httplib::Request& req, httplib::Response& res) {
+      const int n = static_cast<int>(req.body.size() / (784 * 4));
+      if (calls_++ < 2) {  // probe + selection of one image
+        nlohmann::json rows = nlohmann::json::array();
+        for (int i = 0; i < n; ++i) {
+          std::vector<double> r(10, 0.0);
+          r[7] = 5;  // everything is a 7 (the first test image's class)
+          rows.push_back(r);
+        }
+        return res.set_content(nlohmann::json{{"scores", rows}}.dump(), "application/json");
+      }
+      after_probe(res, n);
+    });
+    port_ = svr_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { svr_.listen_after_bind(); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ~BadServer() {
+    svr_.stop();
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/predict"; }
+
+ private:
+  httplib::Server svr_;
+  std::thread thread_;
+  std::atomic<int> calls_{0};
+  int port_ = 0;
+};
+
+TEST_F(ServeCli, MisbehavingServersGiveAClearErrorAndNoResultFile) {
+  struct Case {
+    std::string name, says;
+    std::function<void(httplib::Response&, int)> reply;
+  } cases[] = {
+      {"garbage", "not JSON",
+       [](httplib::Response& r, int) { r.set_content("garbage", "text/plain"); }},
+      {"shape", "score rows for",
+       [](httplib::Response& r, int n) {
+         nlohmann::json rows = nlohmann::json::array();
+         for (int i = 0; i < n + 2; ++i) rows.push_back(std::vector<double>(10, 0.0));
+         r.set_content(nlohmann::json{{"scores", rows}}.dump(), "application/json");
+       }},
+      {"500", "HTTP 500", [](httplib::Response& r, int) { r.status = 500; }},
+      {"hang", "attempt(s)",
+       [](httplib::Response& r, int) {
+         std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+         r.status = 500;
+       }},
+  };
+  for (const auto& k : cases) {
+    BadServer srv(k.reply);
+    const fs::path out = dir_ / (k.name + ".jsonl");
+    const int rc = RunAdvbo(
+        "attack --indices 0 --untargeted --budget 30 -q --http-timeout 0.5 "
+        "--http-retries 1 --model " +
+            srv.url() + " -o " + out.string(),
+        dir_ / "log");
+    EXPECT_EQ(rc, 1) << k.name << ": " << Slurp(dir_ / "log");
+    const std::string log = Slurp(dir_ / "log");
+    EXPECT_NE(log.find("advbo: error: " + srv.url()), std::string::npos) << k.name << ": " << log;
+    EXPECT_NE(log.find(k.says), std::string::npos) << k.name << ": " << log;
+    EXPECT_FALSE(fs::exists(out)) << k.name;
+    EXPECT_FALSE(fs::exists(out.string() + ".partial")) << k.name;
+  }
+}
+
+TEST_F(ServeCli, BadServeOptionsAreRefused) {
+  struct Case {
+    std::string args, says;
+  } cases[] = {
+      {"--model " + (dir_ / "missing.pt").string(), "model file not found"},
+      {"--port 70000", "--port"},
+      {"--max-batch 0", "--max-batch"},
+      {"--max-body-mb 0", "--max-body-mb"},
+      {"--defense jpeg:quality=500", "quality"},
+      {"--normalize 0.5:0", "std must be > 0"},
+      {"--model http://127.0.0.1:1/predict", "not a URL"},
+      {"--host 203.0.113.1 --port 0", "cannot bind"},
+  };
+  for (const auto& k : cases) {
+    const fs::path pf = dir_ / "port";
+    EXPECT_EQ(RunAdvbo("serve " + k.args + " --port-file " + pf.string(), dir_ / "log"), 1)
+        << k.args;
+    EXPECT_NE(Slurp(dir_ / "log").find(k.says), std::string::npos)
+        << k.args << ": " << Slurp(dir_ / "log");
+    EXPECT_FALSE(fs::exists(pf)) << k.args;
+  }
+}
+
+TEST_F(ServeCli, NormalizeWrapsTheModelOnEitherSide) {
+  // A model served with --normalize is the same model as a client-side --normalize of the
+  // local file: records agree.
+  ServeProcess srv("--normalize 0.1307:0.3081", dir_);
+  ASSERT_GT(srv.port(), 0) << Slurp(dir_ / "serve.log");
+  const std::string common = " --indices 0 --untargeted --budget 40 --seed 2 -q ";
+  ASSERT_EQ(
+      RunAdvbo("attack" + common + "--normalize 0.1307:0.3081 -o " + (dir_ / "l.jsonl").string(),
+               dir_ / "log"),
+      0)
+      << Slurp(dir_ / "log");
+  ASSERT_EQ(
+      RunAdvbo("attack" + common + "--model " + srv.url() + " -o " + (dir_ / "r.jsonl").string(),
+               dir_ / "log"),
+      0)
+      << Slurp(dir_ / "log");
+  auto l = ReadJsonl(dir_ / "l.jsonl"), r = ReadJsonl(dir_ / "r.jsonl");
+  EXPECT_EQ(l.at(0)["normalize"], "0.1307:0.3081");
+  for (auto& x : l) x.erase("normalize");
+  ExpectSameRecords(l, r, "normalize");
+  EXPECT_EQ(RunAdvbo("attack" + common + "--normalize 1:2:3 -o " + (dir_ / "x.jsonl").string(),
+                     dir_ / "log"),
+            1);
+  EXPECT_NE(Slurp(dir_ / "log").find("--normalize '1:2:3'"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir_ / "x.jsonl"));
+}
+
+}  // namespace
+}  // namespace advbo::testing

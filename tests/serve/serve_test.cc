@@ -1,0 +1,416 @@
+// `advbo serve` in-process over loopback: a served model scores exactly as the local file,
+// the HTTP API refuses malformed requests with a 4xx and a message, a per-session defense
+// equals a local --defense, and the client side fails clearly (no query counted) against
+// servers that return garbage, wrong shapes, 500s or hang.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <opencv2/imgcodecs.hpp>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bo/random.h"
+#include "data/datasets.h"
+#include "experiment/setup.h"
+#include "oracle/classifier.h"
+#include "oracle/oracle.h"
+#include "serve/server.h"
+
+// After Eigen: glibc's <resolv.h> (pulled in by httplib) defines a macro `_res` that
+// Eigen uses as a parameter name.
+#include <httplib.h>
+
+namespace advbo::serve {
+namespace {
+
+const std::string kRoot = ADVBO_SOURCE_DIR;
+
+// A ModelServer listening on a free loopback port in a thread.
+class Running {
+ public:
+  Running(const oracle::Classifier& model, const experiment::DefenseSetup* defense,
+          ServeOptions opt = {}) {
+    opt.port = 0;
+    server_ = std::make_unique<ModelServer>(model, defense, opt);
+    port_ = server_->Bind();
+    thread_ = std::thread([this] { server_->Listen(); });
+    WaitReady(port_);
+  }
+  ~Running() {
+    server_->Stop();
+    thread_.join();
+  }
+  static void WaitReady(int port) {
+    httplib::Client c("127.0.0.1", port);
+    for (int i = 0; i < 200; ++i) {
+      if (auto r = c.Get("/health")) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    FAIL() << "server did not come up";
+  }
+  int port() const { return port_; }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/predict"; }
+  const ModelServer& server() const { return *server_; }
+
+ private:
+  std::unique_ptr<ModelServer> server_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+// A raw httplib server with a test's own /predict handler (a misbehaving model server).
+class FakeServer {
+ public:
+  explicit FakeServer(httplib::Server::Handler h) {
+    svr_.Post("/predict", std::move(h));
+    svr_.Get("/health", [](const httplib::Request&, httplib::Response& r) {
+      r.set_content("ok", "text/plain");
+    });
+    port_ = svr_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { svr_.listen_after_bind(); });
+    Running::WaitReady(port_);
+  }
+  ~FakeServer() {
+    svr_.stop();
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/predict"; }
+
+ private:
+  httplib::Server svr_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+std::unique_ptr<oracle::Classifier> LocalMnist() {
+  return oracle::Classifier::Load(kRoot + "/models/mnist_cw.pt");
+}
+
+std::vector<float> RandomImages(int n, int d, uint64_t seed) {
+  bo::Rng rng(seed);
+  std::vector<float> x(static_cast<size_t>(n) * d);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (auto& v : x) v = static_cast<float>(u(rng));
+  return x;
+}
+
+oracle::ClassifierOptions Mnist(double timeout = 5, int retries = 0) {
+  oracle::ClassifierOptions o;
+  o.channels = 1;
+  o.height = 28;
+  o.width = 28;
+  o.http.timeout_seconds = timeout;
+  o.http.retries = retries;
+  return o;
+}
+
+TEST(Serve, ServedModelScoresExactlyAsTheLocalFile) {
+  auto local = LocalMnist();
+  Running srv(*local, nullptr);
+  auto remote = oracle::Classifier::Load(srv.url());  // shape found by probing
+  EXPECT_EQ(remote->channels(), 1);
+  EXPECT_EQ(remote->num_classes(), 10);
+  EXPECT_TRUE(remote->outputs_logits());
+  EXPECT_EQ(remote->path(), srv.url());
+  const std::vector<float> x = RandomImages(7, 784, 3);
+  const Eigen::MatrixXd a = local->LogProbabilities(x.data(), 7);
+  const Eigen::MatrixXd b = remote->LogProbabilities(x.data(), 7);
+  EXPECT_EQ(a, b);  // bit for bit: float32 on the wire, doubles printed to round-trip
+  EXPECT_EQ(srv.server().images(), 2 + 7);  // probe batch of 2 + the 7 images
+}
+
+TEST(Serve, HealthDescribesTheModel) {
+  auto local = LocalMnist();
+  ServeOptions o;
+  o.max_batch = 5;
+  Running srv(*local, nullptr, o);
+  httplib::Client c("127.0.0.1", srv.port());
+  auto r = c.Get("/health");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  auto j = nlohmann::json::parse(r->body);
+  EXPECT_EQ(j["status"], "ok");
+  EXPECT_EQ(j["input"], nlohmann::json({1, 28, 28}));
+  EXPECT_EQ(j["classes"], 10);
+  EXPECT_EQ(j["max_batch"], 5);
+  EXPECT_EQ(j["model"], "models/mnist_cw.pt");
+}
+
+TEST(Serve, MalformedRequestsGetA4xxWithAMessageAndEvaluateNothing) {
+  auto local = LocalMnist();
+  ServeOptions o;
+  o.max_batch = 4;
+  o.max_body_bytes = 100000;
+  Running srv(*local, nullptr, o);
+  httplib::Client c("127.0.0.1", srv.port());
+  auto post = [&](const std::string& shape, const std::string& body,
+                  const char* type = "application/octet-stream") {
+    httplib::Headers h;
+    if (!shape.empty()) h.emplace("X-Advbo-Shape", shape);
+    return c.Post("/predict", h, body, type);
+  };
+  std::vector<float> img(784, 0.5f);
+  const std::string one(reinterpret_cast<const char*>(img.data()), 784 * 4);
+  struct Case {
+    std::string shape, body, type;
+    int status;
+    std::string says;
+  } cases[] = {
+      {"", one, "application/octet-stream", 400, "X-Advbo-Shape"},
+      {"1,3,32,32", one, "application/octet-stream", 400, "the model takes [N, 1, 28, 28]"},
+      {"1,1,28", one, "application/octet-stream", 400, "N,C,H,W"},
+      {"1,1,28,x", one, "application/octet-stream", 400, "not an integer"},
+      {"2,1,28,28", one, "application/octet-stream", 400, "bytes"},
+      {"0,1,28,28", "", "application/octet-stream", 400, "allowed 1..4"},
+      {"5,1,28,28", one + one + one + one + one, "application/octet-stream", 413, ""},
+      {"1,1,28,28", one, "text/plain", 415, "Content-Type"},
+      {"", "not a png", "image/png", 400, "request body"},
+  };
+  for (const auto& k : cases) {
+    auto r = post(k.shape, k.body, k.type.c_str());
+    ASSERT_TRUE(r) << k.shape;
+    EXPECT_EQ(r->status, k.status) << k.shape << " " << r->body;
+    auto j = nlohmann::json::parse(r->body);
+    EXPECT_NE(j["error"].get<std::string>().find(k.says), std::string::npos) << r->body;
+  }
+  // A pixel outside [0, 1] or NaN breaks the input contract.
+  for (float bad : {1.5f, -0.1f, NAN}) {
+    std::vector<float> b = img;
+    b[10] = bad;
+    auto r = post("1,1,28,28", std::string(reinterpret_cast<const char*>(b.data()), 784 * 4));
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400);
+    EXPECT_NE(r->body.find("pixel 10"), std::string::npos) << r->body;
+  }
+  auto r = c.Get("/nothing");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404);
+  EXPECT_EQ(srv.server().images(), 0);
+  EXPECT_EQ(srv.server().requests(), 0);
+}
+
+TEST(Serve, PngAndMultipartRequestsScoreLikeTheirPixels) {
+  auto local = LocalMnist();
+  Running srv(*local, nullptr);
+  data::ImageSet set = data::ReadMnist(kRoot + "/data/mnist/t10k-images-idx3-ubyte.gz",
+                                       kRoot + "/data/mnist/t10k-labels-idx1-ubyte.gz", 2);
+  std::vector<std::string> pngs;
+  for (int i = 0; i < 2; ++i) {
+    cv::Mat m(28, 28, CV_8UC1);
+    for (int p = 0; p < 784; ++p)
+      m.data[p] = static_cast<uint8_t>(std::lround(set.image(i)[p] * 255));
+    std::vector<uint8_t> buf;
+    cv::imencode(".png", m, buf);
+    pngs.emplace_back(buf.begin(), buf.end());
+  }
+  // What the server must compute: the PNGs decoded as any PNG file given to --data is.
+  std::vector<float> decoded;
+  for (const auto& p : pngs) {
+    data::ImageSet d = data::DecodeImage(std::vector<uint8_t>(p.begin(), p.end()), "png", 1);
+    decoded.insert(decoded.end(), d.pixels.begin(), d.pixels.end());
+  }
+  for (size_t i = 0; i < decoded.size(); ++i)  // the same 8-bit pixels
+    ASSERT_NEAR(decoded[i], set.pixels[i], 1e-6);
+  const Eigen::MatrixXd want = local->RawScores(decoded.data(), 2);
+  httplib::Client c("127.0.0.1", srv.port());
+  auto r = c.Post("/predict", pngs[1], "image/png");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  auto j = nlohmann::json::parse(r->body)["scores"];
+  ASSERT_EQ(j.size(), 1u);
+  // (a batch of 1: LibTorch's scores depend on the batch size in the last bits)
+  const Eigen::MatrixXd want1 = local->RawScores(decoded.data() + 784, 1);
+  for (int k = 0; k < 10; ++k) EXPECT_EQ(j[0][k].get<double>(), want1(0, k));
+  httplib::MultipartFormDataItems items = {{"a", pngs[0], "a.png", "image/png"},
+                                           {"b", pngs[1], "b.png", "image/png"}};
+  r = c.Post("/predict", items);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  j = nlohmann::json::parse(r->body)["scores"];
+  ASSERT_EQ(j.size(), 2u);
+  for (int i = 0; i < 2; ++i)
+    for (int k = 0; k < 10; ++k) EXPECT_EQ(j[i][k].get<double>(), want(i, k));
+}
+
+// The same queries through a session of a served defended model and through a local oracle
+// with the same --defense and seed give the same objectives, round after round (the game
+// defender learns from the same payoffs).
+TEST(Serve, SessionDefenseEqualsALocalDefense) {
+  auto local = LocalMnist();
+  data::ImageSet set = data::ReadMnist(kRoot + "/data/mnist/t10k-images-idx3-ubyte.gz",
+                                       kRoot + "/data/mnist/t10k-labels-idx1-ubyte.gz", 1);
+  for (const std::string spec : {"jpeg:quality=60+noise:sigma=0.05", "r2b2:jpeg+noise"}) {
+    experiment::DefenseSetup defense(spec, set, "mnist", "", 0.3);
+    Running srv(*local, &defense);
+    auto remote = oracle::Classifier::Load(srv.url(), Mnist());
+    const uint64_t seed = 77;
+    oracle::QueryOracle a(*local, set.image(0), set.labels[0], -1, 0.3, 100);
+    defense.Install(a, seed);
+    oracle::QueryOracle b(*remote, set.image(0), set.labels[0], -1, 0.3, 100);
+    b.set_context({"test-session", seed, set.labels[0], -1});
+    for (int round = 0; round < 6; ++round) {
+      std::vector<float> x = RandomImages(3, 784, 100 + round), y = x;
+      const auto ra = a.Query(x.data(), 3);
+      const auto rb = b.Query(y.data(), 3);
+      EXPECT_EQ(ra.objective, rb.objective) << spec << " round " << round;
+    }
+    // Without the session the served defense is another (the shared one): objectives differ
+    // for the randomised pipeline, so the test can tell sessions apart.
+    if (spec[0] == 'j') {
+      oracle::QueryOracle c(*remote, set.image(0), set.labels[0], -1, 0.3, 100);
+      oracle::QueryOracle d(*local, set.image(0), set.labels[0], -1, 0.3, 100);
+      defense.Install(d, seed);
+      std::vector<float> x = RandomImages(3, 784, 100), y = x;
+      EXPECT_NE(c.Query(x.data(), 3).objective, d.Query(y.data(), 3).objective);
+    }
+  }
+}
+
+TEST(Serve, SessionHeadersAreChecked) {
+  auto local = LocalMnist();
+  data::ImageSet set = data::ReadMnist(kRoot + "/data/mnist/t10k-images-idx3-ubyte.gz",
+                                       kRoot + "/data/mnist/t10k-labels-idx1-ubyte.gz", 1);
+  experiment::DefenseSetup defense("r2b2:jpeg", set, "mnist", "", 0.3);
+  Running srv(*local, &defense);
+  httplib::Client c("127.0.0.1", srv.port());
+  std::vector<float> img(784, 0.5f);
+  const std::string body(reinterpret_cast<const char*>(img.data()), 784 * 4);
+  auto post = [&](const std::string& seed, const std::string& tc, const std::string& tg) {
+    httplib::Headers h = {{"X-Advbo-Shape", "1,1,28,28"},
+                          {"X-Advbo-Session", "s1"},
+                          {"X-Advbo-Defense-Seed", seed},
+                          {"X-Advbo-True-Class", tc},
+                          {"X-Advbo-Target", tg}};
+    auto r = c.Post("/predict", h, body, "application/octet-stream");
+    return r ? r->status : -1;
+  };
+  EXPECT_EQ(post("-1", "3", "-1"), 400);
+  EXPECT_EQ(post("1", "10", "-1"), 400);
+  EXPECT_EQ(post("1", "3", "3"), 400);
+  EXPECT_EQ(post("1", "3", "-1"), 200);
+  EXPECT_EQ(post("2", "3", "-1"), 409);  // the session was opened with seed 1
+  httplib::Headers partial = {{"X-Advbo-Shape", "1,1,28,28"}, {"X-Advbo-Session", "s2"}};
+  auto r = c.Post("/predict", partial, body, "application/octet-stream");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("X-Advbo-Defense-Seed"), std::string::npos);
+}
+
+// A scorer that answers a probe correctly and then misbehaves in one way.
+std::string Rows(int n, int k, double v = 0.5) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (int i = 0; i < n; ++i) rows.push_back(std::vector<double>(k, v));
+  return nlohmann::json{{"scores", rows}}.dump();
+}
+int BatchOf(const httplib::Request& req) { return static_cast<int>(req.body.size() / (784 * 4)); }
+
+TEST(HttpClient, GarbageAndWrongShapesAreModelErrorsAndNotQueries) {
+  struct Case {
+    std::function<std::string(int)> reply;
+    std::string says;
+  } cases[] = {
+      {[](int) { return std::string("<html>oops</html>"); }, "not JSON"},
+      {[](int n) { return Rows(n + 1, 10); }, "score rows for"},
+      {[](int n) { return Rows(n, 7); }, "output must be"},
+      {[](int) { return std::string("{\"scores\": 3}"); }, "no \"scores\" array"},
+      {[](int n) {
+         auto j = nlohmann::json::parse(Rows(n, 10));
+         j["scores"][0][2] = "x";
+         return j.dump();
+       },
+       "is not a number"},
+  };
+  for (const auto& k : cases) {
+    std::atomic<int> calls{0};
+    FakeServer fake([&](const httplib::Request& req, httplib::Response& res) {
+      const int n = BatchOf(req);
+      res.set_content(calls++ == 0 ? Rows(n, 10) : k.reply(n), "application/json");
+    });
+    auto model = oracle::Classifier::Load(fake.url(), Mnist());
+    std::vector<float> clean(784, 0.5f), q(784 * 2, 0.5f);
+    oracle::QueryOracle orc(*model, clean.data(), 1, -1, 0.3, 10);
+    try {
+      orc.Query(q.data(), 2);
+      FAIL() << k.says;
+    } catch (const oracle::ModelError& e) {
+      EXPECT_NE(std::string(e.what()).find(k.says), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(fake.url()), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(orc.queries(), 0);
+    EXPECT_EQ(calls.load(), 2);  // a bad reply is not retried
+  }
+}
+
+TEST(HttpClient, ServerErrorsAreRetriedThenReported) {
+  std::atomic<int> calls{0};
+  FakeServer fake([&](const httplib::Request& req, httplib::Response& res) {
+    if (calls++ == 0) return res.set_content(Rows(BatchOf(req), 10), "application/json");
+    res.status = 500;
+    res.set_content("{\"error\": \"model crashed\"}", "application/json");
+  });
+  auto model = oracle::Classifier::Load(fake.url(), Mnist(5, 2));
+  std::vector<float> q(784, 0.5f);
+  try {
+    model->LogProbabilities(q.data(), 1);
+    FAIL();
+  } catch (const oracle::TransportError& e) {
+    EXPECT_NE(std::string(e.what()).find("after 3 attempt(s)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("model crashed"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(calls.load(), 1 + 3);
+}
+
+TEST(HttpClient, ATransientFailureIsRetriedAndCountedOnce) {
+  std::atomic<int> calls{0};
+  FakeServer fake([&](const httplib::Request& req, httplib::Response& res) {
+    const int c = calls++;
+    if (c == 1 || c == 2) {
+      res.status = 503;
+      return;
+    }
+    res.set_content(Rows(BatchOf(req), 10, c), "application/json");
+  });
+  auto model = oracle::Classifier::Load(fake.url(), Mnist(5, 3));
+  std::vector<float> clean(784, 0.5f), q(784, 0.5f);
+  oracle::QueryOracle orc(*model, clean.data(), 1, -1, 0.3, 10);
+  orc.Query(q.data(), 1);
+  EXPECT_EQ(orc.queries(), 1);
+  EXPECT_EQ(calls.load(), 4);
+}
+
+TEST(HttpClient, AHangingServerTimesOut) {
+  std::atomic<int> calls{0};
+  FakeServer fake([&](const httplib::Request& req, httplib::Response& res) {
+    if (calls++ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    res.set_content(Rows(BatchOf(req), 10), "application/json");
+  });
+  auto model = oracle::Classifier::Load(fake.url(), Mnist(0.3, 1));
+  std::vector<float> q(784, 0.5f);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_THROW(model->LogProbabilities(q.data(), 1), oracle::TransportError);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(s, 1.4);  // two attempts of 0.3 s + 0.1 s backoff, not the 1.5 s hang
+}
+
+TEST(HttpClient, UnreachableAndMalformedUrlsAreClearErrors) {
+  try {
+    oracle::Classifier::Load("http://127.0.0.1:1/predict", Mnist(1, 0));
+    FAIL();
+  } catch (const oracle::TransportError& e) {
+    EXPECT_NE(std::string(e.what()).find("http://127.0.0.1:1/predict"), std::string::npos);
+  }
+  for (const char* bad : {"http://", "http://host:99999/p", "http://ho st/p"})
+    EXPECT_THROW(oracle::Classifier::Load(bad), oracle::ModelError) << bad;
+  oracle::ClassifierOptions o;
+  o.http.timeout_seconds = 0;
+  EXPECT_THROW(oracle::Classifier::Load("http://127.0.0.1:1/p", o), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace advbo::serve
