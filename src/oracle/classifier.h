@@ -102,8 +102,8 @@ struct ClassifierOptions {
                                             ///< non-negative and sum to 1 (within 1e-3)
   int channels = 0, height = 0, width = 0;  ///< expected input shape; 0 = infer by probing
                                             ///< [1,28,28], [3,32,32], [3,224,224]
-  int threads = 0;  ///< intra-op threads for LibTorch and, when LibTorch runs on
-                    ///< OpenBLAS, for OpenBLAS too (0 = leave the libraries' defaults)
+  int threads = 0;  ///< LibTorch intra-op threads (0 = its default); OpenBLAS, when
+                    ///< LibTorch runs on it, always gets one thread (reproducible sums)
   std::optional<Normalization> normalize;  ///< input normalisation (part of the model)
   HttpOptions http;                        ///< used when the model is a URL
 };

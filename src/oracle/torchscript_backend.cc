@@ -18,6 +18,9 @@ std::string FirstLine(const std::string& s) {
 
 // OpenBLAS's own thread count is not set by at::set_num_threads; look the setter up at
 // run time because libblas.so.3 may be OpenBLAS or the reference BLAS (no such symbol).
+// OpenBLAS always runs one thread: on some CPUs (seen on AMD EPYC) its sgemm results change
+// in the last bits with its thread count, and records must not depend on --threads.
+// LibTorch's intra-op threads (--threads) parallelise the layers instead, bit-reproducibly.
 void SetOpenBlasThreads(int threads) {
   using Setter = void (*)(int);
   if (auto f = reinterpret_cast<Setter>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
@@ -83,10 +86,8 @@ std::string BlasLibrary() {
 
 std::unique_ptr<ScoreBackend> MakeTorchScriptBackend(const std::string& path, int threads) {
   if (!std::filesystem::exists(path)) throw ModelError(path + ": model file not found");
-  if (threads > 0) {
-    at::set_num_threads(threads);
-    SetOpenBlasThreads(threads);
-  }
+  SetOpenBlasThreads(1);
+  if (threads > 0) at::set_num_threads(threads);
   auto b = std::make_unique<TorchScriptBackend>(path);
   b->Load();
   return b;

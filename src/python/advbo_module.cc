@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cmath>
 #include <exception>
 #include <memory>
@@ -18,6 +19,7 @@
 #include "attacks/attack.h"
 #include "experiment/runner.h"
 #include "experiment/setup.h"
+#include "data/datasets.h"
 #include "oracle/classifier.h"
 
 namespace py = pybind11;
@@ -220,6 +222,24 @@ py::tuple Attack(py::object model, py::array images, py::array labels, const std
   return py::make_tuple(out, adv);
 }
 
+// advbo.load_images: the shipped sample of a dataset or the user's own data, as the CLI's
+// --dataset / --data read them.
+py::tuple LoadImages(const std::string& dataset, const std::string& data, const std::string& format,
+                     std::optional<size_t> limit) {
+  data::ImageSet set;
+  {
+    py::gil_scoped_release nogil;
+    set = experiment::LoadImages(dataset, data, format);
+  }
+  const size_t n = limit ? std::min(*limit, set.size()) : set.size();
+  py::array_t<float> x({static_cast<py::ssize_t>(n), static_cast<py::ssize_t>(set.channels),
+                        static_cast<py::ssize_t>(set.height), static_cast<py::ssize_t>(set.width)});
+  std::copy(set.pixels.begin(), set.pixels.begin() + n * set.image_size(), x.mutable_data());
+  py::array_t<int64_t> y(static_cast<py::ssize_t>(n));
+  for (size_t i = 0; i < n; ++i) y.mutable_data()[i] = set.labels[i];
+  return py::make_tuple(x, y);
+}
+
 }  // namespace
 }  // namespace advbo::python
 
@@ -229,6 +249,17 @@ PYBIND11_MODULE(advbo, m) {
       "Parsimonious, ...) on any scores-only model: a TorchScript file, a served model's URL "
       "(advbo serve) or a Python callable.";
   py::register_exception<advbo::oracle::ModelError>(m, "ModelError", PyExc_RuntimeError);
+  py::register_exception<advbo::data::DataError>(m, "DataError", PyExc_RuntimeError);
+  m.def("load_images", &advbo::python::LoadImages, py::arg("dataset") = "mnist",
+        py::arg("data") = "", py::arg("format") = "auto", py::arg("limit") = py::none(),
+        R"doc(Images and labels as advbo's CLI reads them.
+
+dataset   "mnist" | "cifar10": the shipped sample in data/ (when data is empty).
+data      your own data instead: an MNIST IDX images file (labels beside it), a CIFAR-10 .bin
+          batch, or an image file / folder (folder/<label>/*.png); format auto|mnist|cifar10|images.
+limit     keep the first `limit` images.
+Returns (images float32 [N, C, H, W] in [0, 1], labels int64 [N], -1 where unknown). Raises
+advbo.DataError naming the file.)doc");
   m.def("attack", &advbo::python::Attack, py::arg("model"), py::arg("images"), py::arg("labels"),
         py::arg("attack") = "bos2", py::arg("eps") = py::none(), py::arg("budget") = 900,
         py::arg("targeted") = true, py::arg("seed") = 0,

@@ -123,6 +123,16 @@ def test_bad_callable_outputs_and_arguments_are_clear_errors():
         advbo.attack(Brightness(), clean, labels, eps=-0.1, targeted=False)
 
 
+def test_load_images_reads_the_shipped_sample_as_numpy():
+    x, y = advbo.load_images("mnist", limit=3)
+    ref_x, ref_y = shipped_mnist(3)
+    assert x.shape == (3, 1, 28, 28) and x.dtype == np.float32
+    assert np.array_equal(y, ref_y)
+    assert np.abs(x - ref_x).max() < 1e-6
+    with pytest.raises(advbo.DataError, match="nope.bin"):
+        advbo.load_images(data="/nonexistent/nope.bin")
+
+
 def test_same_records_as_the_cli_for_the_same_seed(tmp_path):
     out = tmp_path / "cli.jsonl"
     subprocess.run([BINARY, "attack", "--indices", "0,1", "--target", "3", "--budget", "60",
