@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "bo/allocator.h"
 #include "oracle/classifier.h"
 
 int main(int argc, char** argv) {
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "LibTorch threads of the local model");
   app.add_option("-o", out, "append JSON lines here");
   CLI11_PARSE(app, argc, argv);
+  advbo::bo::ConfigureAllocatorForLargeMatrices();  // as the advbo binary (and its server) do
   using advbo::oracle::Classifier;
   advbo::oracle::ClassifierOptions opt;
   opt.threads = threads;

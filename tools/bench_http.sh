@@ -14,22 +14,24 @@ TMP=$(mktemp -d)
 PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2> /dev/null || true; done; rm -rf "$TMP"; }
 trap cleanup EXIT
-serve() {  # serve MODEL NAME -> URL in $TMP/NAME.url
+serve() {  # serve MODEL NAME: starts the server, sets URL
   build/advbo serve --model "$1" --port 0 --port-file "$TMP/$2.port" --torch-threads 1 \
-    2> "$TMP/$2.log" &
+    > "$TMP/$2.out" 2> "$TMP/$2.log" &
   PIDS+=($!)
-  for _ in $(seq 100); do [ -s "$TMP/$2.port" ] && break; sleep 0.1; done
-  echo "http://127.0.0.1:$(cat "$TMP/$2.port")/predict"
+  for _ in $(seq 300); do [ -s "$TMP/$2.port" ] && break; sleep 0.1; done
+  [ -s "$TMP/$2.port" ] || { cat "$TMP/$2.log" >&2; exit 1; }
+  URL="http://127.0.0.1:$(cat "$TMP/$2.port")/predict"
 }
 rm -f "$OUT/overhead.jsonl.partial"
 for m in mnist cifar10; do
-  url=$(serve "models/${m}_cw.pt" "$m")
-  build/tools/bench_http --model "models/${m}_cw.pt" --url "$url" --reps "${REPS:-300}" \
+  serve "models/${m}_cw.pt" "$m"
+  build/tools/bench_http --model "models/${m}_cw.pt" --url "$URL" --reps "${REPS:-300}" \
     --threads 1 -o "$OUT/overhead.jsonl.partial"
 done
 mv "$OUT/overhead.jsonl.partial" "$OUT/overhead.jsonl"
-url=$(serve models/mnist_cw.pt attack)
+serve models/mnist_cw.pt attack
 args=(--attacks bos2,square -n 5 --budget 300 --seed 0 --threads 1 -q)
-build/advbo bench "${args[@]}" -o "$OUT/bench_local.jsonl"
-build/advbo bench "${args[@]}" --model "$url" -o "$OUT/bench_served.jsonl"
+rm -rf "$OUT/bench_local" "$OUT/bench_served"
+build/advbo bench "${args[@]}" --out-dir "$OUT/bench_local"
+build/advbo bench "${args[@]}" --model "$URL" --out-dir "$OUT/bench_served"
 /usr/bin/python3 tools/http_table.py "$OUT" --out "$OUT/report.md"

@@ -29,8 +29,8 @@ def main():
         lines.append(f"| {os.path.basename(r['model'])} | {r['batch']} | {r['local_ms_per_image']:.3f} | "
                      f"{r['remote_ms_per_image']:.3f} | {r['overhead_ms_per_image']:.3f} ± "
                      f"{r['overhead_se_ms']:.3f} | {'yes' if r['scores_identical'] else 'NO'} |")
-    loc = load(os.path.join(a.dir, "bench_local.jsonl"))
-    srv = load(os.path.join(a.dir, "bench_served.jsonl"))
+    loc = load(os.path.join(a.dir, "bench_local", "records.jsonl"))
+    srv = load(os.path.join(a.dir, "bench_served", "records.jsonl"))
     key = lambda r: (r["attack"], r["image_index"], r["target"])
     bl, bs = {key(r): r for r in loc}, {key(r): r for r in srv}
     same = sum({k: v for k, v in bl[k].items() if k not in TIMING} ==
@@ -38,7 +38,7 @@ def main():
     lines += ["", "## `advbo bench` against the file and against the URL (same seed)", "",
               f"{len(bl)} records each; identical apart from timings and the model field: "
               f"{same} / {len(bl)}.", "",
-              "| attack | records | ASR | model s/query in-process | model s/query served | wall s/instance in-process | served |",
+              "| attack | records | ASR | model time per query, in-process | served | wall s per instance, in-process | served |",
               "|---|---:|---:|---:|---:|---:|---:|"]
     for atk in sorted({r["attack"] for r in loc}):
         rl = [r for r in loc if r["attack"] == atk]
