@@ -3,15 +3,17 @@
 // from timings and the model field), a defense served in front of the model gives the same
 // records as a local --defense, and servers that misbehave give a clear error, exit 1 and
 // no result file.
-#include <httplib.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <atomic>
 #include <chrono>
+#include <functional>
 #include <thread>
 
 #include "cli/cli_test_util.h"
+#include "serve/fake_server.h"
 
 extern char** environ;
 
@@ -120,6 +122,7 @@ TEST_F(ServeCli, AttackBenchAndGameGiveTheSameRecordsAsTheLocalFile) {
   ExpectSameRecords(gl, gr, "game rounds");
   EXPECT_EQ(srv.Stop(), 0) << "SIGTERM stops the server cleanly: " << Slurp(dir_ / "serve.log");
   EXPECT_NE(Slurp(dir_ / "serve.log").find("stopped after"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir_ / "port"));  // no stale port file after a clean stop
 }
 
 TEST_F(ServeCli, ADefenseServedInFrontOfTheModelEqualsALocalDefense) {
@@ -145,38 +148,29 @@ TEST_F(ServeCli, ADefenseServedInFrontOfTheModelEqualsALocalDefense) {
   }
 }
 
-// A model server that answers the probe and then misbehaves.
+// A model server that answers the probe and the selection (everything is a 7, the first
+// test image's class) and then misbehaves as `after_probe` says.
 class BadServer {
  public:
-  explicit BadServer(std::function<void(httplib::Response&, int n)> after_probe) {
-    svr_.Post("/predict", [this, after_probe](const httplib::Request& req, httplib::Response& res) {
-      const int n = static_cast<int>(req.body.size() / (784 * 4));
-      if (calls_++ < 2) {  // probe + selection of one image
-        nlohmann::json rows = nlohmann::json::array();
-        for (int i = 0; i < n; ++i) {
-          std::vector<double> r(10, 0.0);
-          r[7] = 5;  // everything is a 7 (the first test image's class)
-          rows.push_back(r);
-        }
-        return res.set_content(nlohmann::json{{"scores", rows}}.dump(), "application/json");
-      }
-      after_probe(res, n);
-    });
-    port_ = svr_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { svr_.listen_after_bind(); });
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  ~BadServer() {
-    svr_.stop();
-    thread_.join();
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/predict"; }
+  explicit BadServer(std::function<void(httplib::Response&, int n)> after_probe)
+      : fake_([this, after_probe](const httplib::Request& req, httplib::Response& res) {
+          const int n = static_cast<int>(req.body.size() / (784 * 4));
+          if (calls_++ < 2) {
+            nlohmann::json rows = nlohmann::json::array();
+            for (int i = 0; i < n; ++i) {
+              std::vector<double> r(10, 0.0);
+              r[7] = 5;
+              rows.push_back(r);
+            }
+            return res.set_content(nlohmann::json{{"scores", rows}}.dump(), "application/json");
+          }
+          after_probe(res, n);
+        }) {}
+  std::string url() const { return fake_.url(); }
 
  private:
-  httplib::Server svr_;
-  std::thread thread_;
   std::atomic<int> calls_{0};
-  int port_ = 0;
+  FakeModelServer fake_;
 };
 
 TEST_F(ServeCli, MisbehavingServersGiveAClearErrorAndNoResultFile) {

@@ -22,9 +22,8 @@
 #include "oracle/oracle.h"
 #include "serve/server.h"
 
-// After Eigen: glibc's <resolv.h> (pulled in by httplib) defines a macro `_res` that
-// Eigen uses as a parameter name.
-#include <httplib.h>
+// After Eigen (see fake_server.h).
+#include "serve/fake_server.h"
 
 namespace advbo::serve {
 namespace {
@@ -40,19 +39,11 @@ class Running {
     server_ = std::make_unique<ModelServer>(model, defense, opt);
     port_ = server_->Bind();
     thread_ = std::thread([this] { server_->Listen(); });
-    WaitReady(port_);
+    testing::WaitUntilServing(port_);
   }
   ~Running() {
     server_->Stop();
     thread_.join();
-  }
-  static void WaitReady(int port) {
-    httplib::Client c("127.0.0.1", port);
-    for (int i = 0; i < 200; ++i) {
-      if (auto r = c.Get("/health")) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    FAIL() << "server did not come up";
   }
   int port() const { return port_; }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/predict"; }
@@ -64,29 +55,7 @@ class Running {
   int port_ = 0;
 };
 
-// A raw httplib server with a test's own /predict handler (a misbehaving model server).
-class FakeServer {
- public:
-  explicit FakeServer(httplib::Server::Handler h) {
-    svr_.Post("/predict", std::move(h));
-    svr_.Get("/health", [](const httplib::Request&, httplib::Response& r) {
-      r.set_content("ok", "text/plain");
-    });
-    port_ = svr_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { svr_.listen_after_bind(); });
-    Running::WaitReady(port_);
-  }
-  ~FakeServer() {
-    svr_.stop();
-    thread_.join();
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/predict"; }
-
- private:
-  httplib::Server svr_;
-  std::thread thread_;
-  int port_ = 0;
-};
+using FakeServer = testing::FakeModelServer;
 
 std::unique_ptr<oracle::Classifier> LocalMnist() {
   return oracle::Classifier::Load(kRoot + "/models/mnist_cw.pt");
