@@ -28,9 +28,18 @@ TEST_F(Cli, AttackWritesRecordsSummaryAndImages) {
   EXPECT_NE(log.find("ASR"), std::string::npos);
   EXPECT_NE(log.find("queries max/mean/median"), std::string::npos);
   std::ifstream in(out);
-  int n = 0;
+  int n = 0, verified = 0;
   for (std::string line; std::getline(in, line); ++n) {
     auto r = nlohmann::json::parse(line);
+    // Every instance gets its clean PNG; an adversarial image and its perturbation exactly
+    // when the 8-bit image was verified adversarial (whether image 1 succeeds within 200
+    // queries depends on the last bits of the model's scores, so no instance is named).
+    const std::string tag = std::to_string(r["image_index"].get<int>()) + "_t3.png";
+    const bool ok = r["quantized_success"].get<bool>();
+    verified += ok;
+    EXPECT_TRUE(fs::exists(dir_ / "png" / ("clean_" + tag)));
+    EXPECT_EQ(fs::exists(dir_ / "png" / ("adversarial_" + tag)), ok) << tag;
+    EXPECT_EQ(fs::exists(dir_ / "png" / ("perturbation_" + tag)), ok) << tag;
     for (const char* key : {"image_index", "true_class", "target", "success", "queries", "linf",
                             "l2", "final_objective", "loops", "seconds", "model_seconds", "seed"})
       EXPECT_TRUE(r.contains(key)) << key;
@@ -40,8 +49,7 @@ TEST_F(Cli, AttackWritesRecordsSummaryAndImages) {
     EXPECT_LE(r["linf"].get<double>(), 0.3 + 1e-6);
   }
   EXPECT_EQ(n, 2);
-  EXPECT_TRUE(fs::exists(dir_ / "png" / "adversarial_0_t3.png"));
-  EXPECT_TRUE(fs::exists(dir_ / "png" / "perturbation_1_t3.png"));
+  EXPECT_GE(verified, 1);  // image 0 (a 7 -> 3) falls within a few dozen queries
   EXPECT_FALSE(fs::exists(out.string() + ".partial"));
   // The saved clean PNG, in a folder named by its label, is valid input for --data.
   fs::create_directories(dir_ / "imgs" / "7");
