@@ -26,7 +26,7 @@ out="results/$name"
 mkdir -p "$out"
 pids=()
 for k in $(seq 1 "$shards"); do
-  "$ADVBO" bench --dataset "$ds" "${margs[@]}" --attacks "$ROWS" --num-images "$n" --targeted \
+  "$ADVBO" bench --dataset "$ds" "${margs[@]}" --attacks "$ROWS" --num-images "$n" --targeted --pixels float \
     --eps "$eps" --budget 900 --seed 0 --threads 1 --shard "$k/$shards" -q \
     --out-dir "$out/shard-$k" >"$out/shard-$k.log" 2>&1 &
   pids+=($!)

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 ADVBO="${ADVBO:-build/advbo}"
 run() {
   local ds="$1" n="$2" eps="$3" out="results/bos2_speed_$1"
-  "$ADVBO" bench --dataset "$ds" --attacks "bos2,bos2:preset=thesis" --num-images "$n" \
+  "$ADVBO" bench --dataset "$ds" --attacks "bos2,bos2:preset=thesis" --num-images "$n" --pixels float \
     --targeted --eps "$eps" --budget 900 --seed 0 --threads 1 -q --out-dir "$out" >/dev/null
   echo "## $ds ($n images x 9 targets, one process, --threads 1)"
   /usr/bin/python3 tools/paper_compare.py "$out/records.jsonl" "$ds"

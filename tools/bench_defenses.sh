@@ -27,7 +27,7 @@ run() {
     mkdir -p "$out"
     local pids=()
     for k in $(seq 1 "$shards"); do
-      "$ADVBO" bench --dataset "$ds" --attacks bos2,square --num-images "$n" --targeted \
+      "$ADVBO" bench --dataset "$ds" --attacks bos2,square --num-images "$n" --targeted --pixels float \
         --eps "$eps" --budget 900 --seed 0 --threads 1 --defense "$d" --shard "$k/$shards" \
         --quiet --out-dir "$out/shard-$k" >"$out/shard-$k.log" 2>&1 &
       pids+=($!)

@@ -13,6 +13,10 @@
 # model (e.g. models/mnist_cw_plain.pt; the folder name gets the model's name);
 # ATTACKS=a,b,... overrides the rows; OUT=folder overrides the output folder; NUM_IMAGES=N
 # attacks only the first N images (the first N x 9 instances of the full run, same seeds).
+# PIXELS=float (default, the thesis' protocol) | 8bit picks the query space (folder suffix
+# _8bit); RESCALE=1 adds --rescale-compat (the BayesOpt reference code's threat model, folder
+# suffix _rescale). Tables report both the float ASR and the 8-bit ASR (each reported image
+# rounded onto the grid inside the ball and re-queried; in 8-bit mode the two agree).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which="${1:-all}"
@@ -20,10 +24,15 @@ shards="${2:-$(nproc)}"
 ATTACKS="${ATTACKS:-bos2,bos2-nostop,bayesopt,genattack,zoo,autozoom,square,random}"
 MODEL="${MODEL:-}"
 ADVBO="${ADVBO:-build/advbo}"
+PIXELS="${PIXELS:-float}"
+RESCALE="${RESCALE:-0}"
 
 run_dataset() {
   local ds="$1" n="$2" eps="$3" out="results/bench_$1" margs=()
   if [ -n "$MODEL" ]; then out="${out}_$(basename "$MODEL" .pt)"; margs=(--model "$MODEL"); fi
+  margs+=(--pixels "$PIXELS")
+  if [ "$PIXELS" = 8bit ]; then out="${out}_8bit"; fi
+  if [ "$RESCALE" = 1 ]; then out="${out}_rescale"; margs+=(--rescale-compat); fi
   out="${OUT:-$out}"
   mkdir -p "$out"
   local pids=()

@@ -26,7 +26,7 @@ ADVBO="${ADVBO:-build/advbo}"
 case "$ds" in mnist | cifar10) ;; *) echo "unknown dataset $ds (mnist | cifar10)" >&2; exit 2 ;; esac
 out="$root/$ds-parsimonious-screened"
 mkdir -p "$out"
-common=(game --game "$ds" --attacker parsimonious --rounds "$rounds" --seed 0 --quiet)
+common=(game --game "$ds" --attacker parsimonious --rounds "$rounds" --seed 0 --quiet --pixels float)
 
 if [[ ! -f "$out/none/summary.json" ]]; then
   "$ADVBO" "${common[@]}" --defender none --games "$n" --out-dir "$out/none" >"$out/none.log" 2>&1

@@ -19,8 +19,13 @@ AttackResult AutoZoomAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
   const std::vector<float>& x0 = oracle.clean();
   const size_t d = x0.size();
   const int dz = s * s * c;
-  const double eps = oracle.epsilon();
-  const double beta = 1.0 / dz, b = dz;
+  const double eps = oracle.query_radius();
+  // Smoothing step beta = 1/dz (Tu et al. 2019); with 8-bit queries at least one grid step
+  // (1/255 in pixels), else the probes round back onto the base image and estimate nothing.
+  const double beta = oracle.pixel_space() == oracle::PixelSpace::k8bit
+                          ? std::max(1.0 / dz, (1.0 / 255.0) / eps)
+                          : 1.0 / dz,
+               b = dz;
   const int q = o.directions;
   // Latent u in [-1, 1]^dz; perturbation = eps * upsample(u).
   Eigen::VectorXd u = Eigen::VectorXd::Zero(dz), m = u, v = u;

@@ -16,7 +16,7 @@ AttackResult GenAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
   const double t0 = NowSeconds();
   const std::vector<float>& x0 = oracle.clean();
   const size_t d = x0.size();
-  const float eps = static_cast<float>(oracle.epsilon());
+  const float eps = static_cast<float>(oracle.query_radius());
   const int n = o.population;
   std::uniform_real_distribution<float> init(-eps, eps), mut(-static_cast<float>(o.alpha) * eps,
                                                               static_cast<float>(o.alpha) * eps);

@@ -31,7 +31,7 @@ AttackResult ParsimoniousAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
   const int c = oracle.model().channels(), h = oracle.model().height(), w = oracle.model().width();
   const std::vector<float>& x0 = oracle.clean();
   const size_t d = x0.size();
-  const float eps = static_cast<float>(oracle.epsilon());
+  const float eps = static_cast<float>(oracle.query_radius());
   // Current vertex: sign per pixel (+1 / -1), all -eps at the start.
   std::vector<int8_t> sign(d, -1);
   auto render = [&](const std::vector<int8_t>& s, float* out) {

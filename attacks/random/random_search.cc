@@ -11,7 +11,7 @@ AttackResult RandomSearch::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
   const double t0 = NowSeconds();
   const std::vector<float>& x0 = oracle.clean();
   const size_t d = x0.size();
-  const float eps = static_cast<float>(oracle.epsilon());
+  const float eps = static_cast<float>(oracle.query_radius());
   std::bernoulli_distribution coin(0.5);
   std::vector<float> batch;
   while (oracle.remaining() > 0 && !oracle.succeeded()) {

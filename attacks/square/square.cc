@@ -20,7 +20,7 @@ AttackResult SquareAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
   const std::vector<float>& x0 = oracle.clean();
   const int c = oracle.model().channels(), h = oracle.model().height(),
             w = oracle.model().width();
-  const float eps = static_cast<float>(oracle.epsilon());
+  const float eps = static_cast<float>(oracle.query_radius());
   const long n_iters = oracle.budget();
   std::bernoulli_distribution coin(0.5);
 

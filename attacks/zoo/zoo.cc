@@ -14,7 +14,7 @@ AttackResult ZooAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
   const double t0 = NowSeconds();
   const std::vector<float>& x0 = oracle.clean();
   const size_t d = x0.size();
-  const float eps = static_cast<float>(oracle.epsilon());
+  const float eps = static_cast<float>(oracle.query_radius());
   std::vector<float> lo(d), hi(d), x = x0;
   for (size_t k = 0; k < d; ++k) {
     lo[k] = std::max(0.0f, x0[k] - eps);
@@ -25,6 +25,10 @@ AttackResult ZooAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
   std::vector<int> coords(d);
   std::iota(coords.begin(), coords.end(), 0);
   std::vector<float> batch;
+  // Coordinate step h (Chen et al. 2017); with 8-bit queries at least one grid step (1/255),
+  // else both probes round back onto x and the difference is always 0.
+  const bool grid = oracle.pixel_space() == oracle::PixelSpace::k8bit;
+  const double h = grid ? std::max(o.h, 1.0 / 255.0) : o.h;
   while (oracle.remaining() >= 2 && !oracle.succeeded()) {
     const int b = static_cast<int>(std::min<long>(o.coordinates, oracle.remaining() / 2));
     std::shuffle(coords.begin(), coords.end(), rng);
@@ -32,8 +36,8 @@ AttackResult ZooAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
     for (int j = 0; j < b; ++j) {
       std::copy(x.begin(), x.end(), batch.begin() + (2 * j) * d);
       std::copy(x.begin(), x.end(), batch.begin() + (2 * j + 1) * d);
-      batch[(2 * j) * d + coords[j]] += static_cast<float>(o.h);
-      batch[(2 * j + 1) * d + coords[j]] -= static_cast<float>(o.h);
+      batch[(2 * j) * d + coords[j]] += static_cast<float>(h);
+      batch[(2 * j + 1) * d + coords[j]] -= static_cast<float>(h);
     }
     const oracle::QueryResult qr = oracle.Query(batch.data(), 2 * b);
     const Eigen::VectorXd f = CwLoss(qr.log_probs, oracle.true_class(), oracle.target(), o.kappa);
@@ -44,7 +48,12 @@ AttackResult ZooAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
         const double diff = batch[row * d + i] - x0[i];
         return o.c * f(row) + diff * diff;  // other coordinates cancel in the difference
       };
-      const double g = (total(2 * j) - total(2 * j + 1)) / (2 * o.h);
+      // 8-bit: divide by the step the projected probes really took (0 at a face: no update).
+      const double span = grid ? static_cast<double>(batch[(2 * j) * d + i]) -
+                                     batch[(2 * j + 1) * d + i]
+                               : 2 * o.h;
+      if (span == 0) continue;
+      const double g = (total(2 * j) - total(2 * j + 1)) / span;
       ++steps[i];
       m[i] = o.beta1 * m[i] + (1 - o.beta1) * g;
       v[i] = o.beta2 * v[i] + (1 - o.beta2) * g * g;

@@ -81,11 +81,13 @@ bool SaveImages(const std::string& folder, const experiment::Instance& inst,
 void PrintBanner(const AttackArgs& a, const experiment::Experiment& ex) {
   const auto& sel = ex.selection();
   std::fprintf(stderr,
-               "advbo attack: %s on %s (%zu images), model %s (%s), eps %.4g L_inf, budget %ld, "
-               "seed %llu\n",
+               "advbo attack: %s on %s (%zu images), model %s (%s), eps %.4g L_inf, %s queries, "
+               "budget %ld, seed %llu\n",
                ex.spec().attacks[0].c_str(), ex.dataset_name().c_str(), ex.images().size(),
                ex.model_path().c_str(), ex.model().outputs_logits() ? "logits" : "probabilities",
-               ex.epsilon(), a.budget, static_cast<unsigned long long>(a.seed));
+               ex.epsilon(), oracle::PixelSpaceName(ex.pixels()), a.budget,
+               static_cast<unsigned long long>(a.seed));
+  if (!ex.pixels_note().empty()) std::fprintf(stderr, "  note: %s\n", ex.pixels_note().c_str());
   std::fprintf(stderr, "  attacking %zu correctly classified images (%zu instances)",
                sel.chosen.size(), sel.instances.size());
   if (!sel.skipped.empty()) {
@@ -101,10 +103,14 @@ void PrintSummary(const AttackArgs& a, const experiment::Experiment& ex,
                   const std::vector<nlohmann::json>& records) {
   std::vector<double> success_queries;
   double all_queries = 0, total_s = 0, model_s = 0;
-  long successes = 0;
+  long successes = 0, successes8 = 0, checked8 = 0;
   for (const auto& r : records) {
     const bool ok = r.at("success").get<bool>();
     successes += ok;
+    if (r.contains("quantized_success") && r.at("quantized_success").is_boolean()) {
+      ++checked8;
+      successes8 += ok && r.at("quantized_success").get<bool>();
+    }
     if (ok) success_queries.push_back(r.at("queries").get<double>());
     all_queries += ok ? r.at("queries").get<double>() : static_cast<double>(a.budget);
     total_s += r.at("seconds").get<double>();
@@ -119,8 +125,9 @@ void PrintSummary(const AttackArgs& a, const experiment::Experiment& ex,
                             : std::accumulate(success_queries.begin(), success_queries.end(), 0.0) /
                                   success_queries.size();
   std::printf("\n%-26s %s\n", "attack", a.attack.c_str());
-  std::printf("%-26s %s (eps %.4g L_inf, budget %ld, %s, seed %llu)\n", "data",
-              ex.dataset_name().c_str(), ex.epsilon(), a.budget,
+  std::printf("%-26s %s (eps %.4g L_inf, %s queries, budget %ld, %s, seed %llu)\n", "data",
+              ex.dataset_name().c_str(), ex.epsilon(), oracle::PixelSpaceName(ex.pixels()),
+              a.budget,
               a.untargeted ? "untargeted" : (a.target ? "single target" : "all targets"),
               static_cast<unsigned long long>(a.seed));
   if (!ex.defense().empty())
@@ -132,6 +139,9 @@ void PrintSummary(const AttackArgs& a, const experiment::Experiment& ex,
   std::printf("%-26s %zu\n", "instances", records.size());
   std::printf("%-26s %s %% (%ld/%zu)\n", "ASR", Fmt(100.0 * successes / n, 1).c_str(), successes,
               records.size());
+  if (checked8 == static_cast<long>(records.size()))
+    std::printf("%-26s %s %% (%ld/%zu; the saved 8-bit image re-queried)\n", "8-bit ASR",
+                Fmt(100.0 * successes8 / n, 1).c_str(), successes8, records.size());
   std::printf("%-26s %s / %s / %s\n", "queries max/mean/median", Fmt(mx, 0).c_str(),
               Fmt(mean_s, 1).c_str(), Fmt(Median(success_queries), 1).c_str());
   std::printf("%-26s %s\n", "mean queries (fail=budget)", Fmt(all_queries / n, 1).c_str());

@@ -87,17 +87,22 @@ void WriteSummary(const std::vector<nlohmann::json>& records, const fs::path& di
   nlohmann::json summary = nlohmann::json::array();
   std::ostringstream table;
   char line[512];
-  std::snprintf(line, sizeof(line), "%-12s %9s %6s %6s %8s %8s %12s %10s %8s\n", "attack",
-                "instances", "ASR%", "max", "mean", "median", "mean(fail=T)", "s/instance",
-                "model%");
+  std::snprintf(line, sizeof(line), "%-12s %9s %6s %6s %6s %8s %8s %12s %10s %8s\n", "attack",
+                "instances", "ASR%", "8bit%", "max", "mean", "median", "mean(fail=T)",
+                "s/instance", "model%");
   table << line;
   std::vector<std::vector<double>> curves;
   for (const auto& name : order) {
     const auto& rs = by[name];
     std::vector<double> succ;
     double all = 0, secs = 0, model = 0;
+    long ok8 = 0, checked8 = 0;  // 8-bit ASR: the saved (grid, in-ball) image re-queried
     for (const auto* r : rs) {
       const bool ok = r->at("success").get<bool>();
+      if (r->contains("quantized_success") && r->at("quantized_success").is_boolean()) {
+        ++checked8;
+        ok8 += ok && r->at("quantized_success").get<bool>();
+      }
       const double q = r->at("queries").get<double>();
       if (ok) succ.push_back(q);
       all += ok ? q : r->at("budget").get<double>();
@@ -114,19 +119,23 @@ void WriteSummary(const std::vector<nlohmann::json>& records, const fs::path& di
       mean /= succ.size();
     }
     const double med = Median(succ);
+    const double asr8 = checked8 == static_cast<long>(rs.size()) ? 100.0 * ok8 / n : NAN;
     summary.push_back(
         {{"attack", name},
          {"instances", rs.size()},
          {"successes", succ.size()},
          {"asr", asr},
+         {"successes_8bit", std::isnan(asr8) ? nlohmann::json(nullptr) : nlohmann::json(ok8)},
+         {"asr_8bit", std::isnan(asr8) ? nlohmann::json(nullptr) : nlohmann::json(asr8)},
          {"max_queries", succ.empty() ? nlohmann::json(nullptr) : nlohmann::json(mx)},
          {"mean_queries", succ.empty() ? nlohmann::json(nullptr) : nlohmann::json(mean)},
          {"median_queries", succ.empty() ? nlohmann::json(nullptr) : nlohmann::json(med)},
          {"mean_queries_fail_at_budget", all / n},
          {"seconds_per_instance", secs / n},
          {"model_fraction", secs > 0 ? model / secs : 0.0}});
-    std::snprintf(line, sizeof(line), "%-12s %9zu %6s %6s %8s %8s %12s %10s %8s\n", name.c_str(),
-                  rs.size(), Fmt(asr, 1).c_str(), Fmt(mx, 0).c_str(), Fmt(mean, 2).c_str(),
+    std::snprintf(line, sizeof(line), "%-12s %9zu %6s %6s %6s %8s %8s %12s %10s %8s\n",
+                  name.c_str(), rs.size(), Fmt(asr, 1).c_str(), Fmt(asr8, 1).c_str(),
+                  Fmt(mx, 0).c_str(), Fmt(mean, 2).c_str(),
                   Fmt(med, 1).c_str(), Fmt(all / n, 1).c_str(), Fmt(secs / n, 2).c_str(),
                   Fmt(secs > 0 ? 100.0 * model / secs : NAN, 1).c_str());
     table << line;
@@ -179,6 +188,7 @@ int RunBench(const BenchArgs& a) {
   const experiment::ExperimentSpec spec = SpecOf(a, experiment::SplitAttackList(a.attacks));
   experiment::Validate(spec);
   const experiment::Experiment ex(spec);
+  if (!ex.pixels_note().empty()) std::fprintf(stderr, "advbo bench: note: %s\n", ex.pixels_note().c_str());
   if (!ex.defense().empty() && !a.quiet)
     std::fprintf(stderr, "advbo bench: defense %s, clean accuracy %.2f %% (undefended %.2f %%)\n",
                  ex.defense().Spec().c_str(), 100.0 * ex.defended_accuracy(),

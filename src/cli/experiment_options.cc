@@ -64,6 +64,12 @@ void AddExperimentOptions(CLI::App* cmd, ExperimentArgs* a) {
   cmd->add_option("--clean-images", a->clean_images,
                   "images for the defended model's clean accuracy")
       ->default_val(1000);
+  cmd->add_option("--pixels", a->pixels,
+                  "query space: 8bit = every query rounded onto the 1/255 grid inside the ball "
+                  "(a success is an image you can save as PNG; data not on the grid fall back to "
+                  "float with a note) | float = any float32 pixel (the papers' setting)")
+      ->check(CLI::IsMember({"8bit", "float"}))
+      ->default_val("8bit");
   cmd->add_flag("--rescale-compat", a->rescale_compat,
                 "reproduce the BayesOpt reference code's (x+delta+eps)/(1+2eps) rescaling instead "
                 "of clipping: a LOOSER threat model (L_inf up to 2eps/(1+2eps)); for comparisons");
@@ -95,6 +101,7 @@ experiment::ExperimentSpec SpecOf(const ExperimentArgs& a, std::vector<std::stri
   s.defender_eps = a.defender_eps;
   s.clean_images = a.clean_images;
   s.rescale_compat = a.rescale_compat;
+  s.pixels = a.pixels;
   return s;
 }
 

@@ -18,6 +18,7 @@ namespace advbo::cli {
 struct ExperimentArgs {
   std::string dataset = "mnist", data, format = "auto", model, output = "auto";
   bool targeted = false, untargeted = false, rescale_compat = false;
+  std::string pixels = "8bit";  ///< --pixels: 8bit | float
   std::optional<int> target;
   int num_images = 10, threads = 0, clean_images = 1000;
   std::vector<int> indices;

@@ -24,6 +24,7 @@ struct GameArgs {
   std::vector<int> indices;
   std::string vae;
   std::string model, normalize;  // attack games: classifier file or URL ("" = shipped)
+  std::string pixels = "8bit";   // attack games: query space, 8bit | float
   double http_timeout = 30;
   int http_retries = 3;
   std::string beta = "r2b2_ref";

@@ -57,10 +57,12 @@ int RunAttackGame(const GameArgs& a) {
   spec.defender_eps = a.defender_eps;
   spec.model = a.model;
   spec.normalize = a.normalize;
+  spec.pixels = a.pixels;
   spec.http_timeout = a.http_timeout;
   spec.http_retries = a.http_retries;
   spec.clean_images = 0;  // the game reports no clean accuracy
   const experiment::Experiment ex(spec);
+  if (!ex.pixels_note().empty()) std::fprintf(stderr, "advbo game: note: %s\n", ex.pixels_note().c_str());
   const double eps = ex.epsilon();
   const experiment::DefenseSetup& defense = ex.defense();
   const experiment::Selection& sel = ex.selection();

@@ -75,6 +75,11 @@ std::function<int()> RegisterGameCommand(CLI::App& app) {
                   "(http://127.0.0.1:PORT/predict, see advbo serve); default models/<game>_cw.pt");
   cmd->add_option("--normalize", a->normalize,
                   "attack games: the model expects normalised input: MEAN[,..]:STD[,..]");
+  cmd->add_option("--pixels", a->pixels,
+                  "attack games: query space, 8bit (every query on the 1/255 grid inside the "
+                  "ball) | float (any float32 pixel)")
+      ->check(CLI::IsMember({"8bit", "float"}))
+      ->default_val("8bit");
   cmd->add_option("--http-timeout", a->http_timeout, "served model: seconds per request")
       ->default_val(30);
   cmd->add_option("--http-retries", a->http_retries,

@@ -86,6 +86,23 @@ void Experiment::Init() {
                                spec_.target.value_or(-1), dataset_name_, selection_defense);
   if (selection_.instances.empty())
     throw std::invalid_argument(NoInstancesMessage(spec_, selection_));
+  pixels_ = oracle::ParsePixelSpace(spec_.pixels);
+  if (pixels_ == oracle::PixelSpace::k8bit) {
+    for (int idx : selection_.chosen)
+      if (!oracle::OnPixelGrid(images_.image(idx), images_.image_size())) {
+        pixels_ = oracle::PixelSpace::kFloat;
+        pixels_note_ = "image " + std::to_string(idx) + " of " + dataset_name_ +
+                       " has pixels off the 1/255 grid (not 8-bit data): queries stay float "
+                       "(--pixels float); records say pixels: float";
+        break;
+      }
+    if (pixels_ == oracle::PixelSpace::k8bit && !spec_.rescale_compat &&
+        oracle::GridRadius(eps_) <= 0)
+      throw std::invalid_argument("--eps " + FormatNumber(eps_) +
+                                  " is below one 8-bit step (1/255 = 0.00392): no 8-bit image but "
+                                  "the clean one lies in the ball; use a larger --eps or "
+                                  "--pixels float");
+  }
   clean_acc_ = defended_acc_ = NAN;
   if (!defense_->empty() && spec_.clean_images > 0) {
     clean_acc_ = CleanAccuracy(images_, *model_, spec_.clean_images);
@@ -124,7 +141,8 @@ nlohmann::json Experiment::Settings() const {
           {"dataset", dataset_name_},
           {"threat_model", spec_.rescale_compat ? "rescale_compat" : "clip"},
           {"defense", defense_->Spec()},
-          {"normalize", model_->normalization() ? model_->normalization()->Spec() : "none"}};
+          {"normalize", model_->normalization() ? model_->normalization()->Spec() : "none"},
+          {"pixels", oracle::PixelSpaceName(pixels_)}};
 }
 
 JobResult Experiment::Run(size_t i, size_t j, const attacks::AttackProgress& progress,
@@ -136,6 +154,7 @@ JobResult Experiment::Run(size_t i, size_t j, const attacks::AttackProgress& pro
   oracle::QueryOracle orc(*model_, images_.image(inst.index), inst.label, inst.target, eps_,
                           spec_.budget);
   orc.set_rescale_compat(spec_.rescale_compat);
+  orc.set_pixel_space(pixels_);
   std::shared_ptr<defenses::GameDefense> defender;
   std::function<void(const oracle::QueryResult&)> also;
   if (hooks.on_batch)

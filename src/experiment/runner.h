@@ -28,7 +28,8 @@ struct JobResult {
   attacks::AttackResult result;  ///< the attack's outcome (adversarial image included)
   nlohmann::json record;         ///< the instance record (InstanceRecord + defense fields)
   std::vector<float> clean;      ///< the clean image, C*H*W in [0, 1]
-  /// The reported image rounded onto the 8-bit grid inside the eps-ball (QuantizeInBall),
+  /// The reported image rounded onto the 8-bit grid inside the eps-ball (QuantizeInBall; with
+  /// 8-bit queries it is the reported image itself),
   /// and whether one extra query of it (a fresh oracle with the instance's defense; not
   /// counted in `queries`, recorded as quantized_queries) met the goal. Also in the record:
   /// quantized_success, quantized_linf, quantized_queries. Not checked (false) under the
@@ -68,6 +69,11 @@ class Experiment {
   const ExperimentSpec& spec() const { return spec_; }
   /// The L_inf radius in use (pixel units).
   double epsilon() const { return eps_; }
+  /// The query space in use: spec.pixels, except that 8-bit falls back to float when an
+  /// attacked image is not on the 1/255 grid (pixels_note() then says so).
+  oracle::PixelSpace pixels() const { return pixels_; }
+  /// "" or a one-line note for the user about the query space (the float fallback).
+  const std::string& pixels_note() const { return pixels_note_; }
   /// The data's name in records: the --data path, else the shipped dataset's name.
   const std::string& dataset_name() const { return dataset_name_; }
   /// The model file in use (the default resolved).
@@ -100,6 +106,8 @@ class Experiment {
   void VerifyQuantized(size_t i, uint64_t instance_seed, JobResult* out) const;
   ExperimentSpec spec_;
   double eps_ = 0;
+  oracle::PixelSpace pixels_ = oracle::PixelSpace::k8bit;
+  std::string pixels_note_;
   std::string dataset_name_, model_path_;
   data::ImageSet images_;
   std::unique_ptr<DefenseSetup> defense_;

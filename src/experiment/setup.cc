@@ -326,6 +326,7 @@ nlohmann::json InstanceRecord(const std::string& attack, const Instance& inst,
   rec["final_objective"] = r.best_objective;
   for (const auto& [key, value] : r.details.items()) rec[key] = value;
   rec["threat_model"] = orc.rescale_compat() ? "rescale_compat" : "clip";
+  rec["pixels"] = oracle::PixelSpaceName(orc.pixel_space());
   rec["seconds"] = r.seconds;
   rec["model_seconds"] = r.model_seconds;
   rec["bo_seconds"] = r.bo_seconds;

@@ -9,6 +9,7 @@
 
 #include "attacks/attack.h"
 #include "oracle/classifier.h"
+#include "oracle/oracle.h"
 
 namespace advbo::experiment {
 
@@ -56,6 +57,7 @@ void Validate(const ExperimentSpec& s) {
   if (s.http_retries < 0 || s.http_retries > 100)
     throw std::invalid_argument("--http-retries must be in 0..100, got " +
                                 std::to_string(s.http_retries));
+  oracle::ParsePixelSpace(s.pixels);
   if (s.clean_images < 0)
     throw std::invalid_argument("--clean-images must be >= 0, got " +
                                 std::to_string(s.clean_images));
@@ -84,6 +86,7 @@ nlohmann::json RecordSettings(const nlohmann::json& r) {
     s[k] = r.contains(k) ? r.at(k) : nlohmann::json(nullptr);
   s["defense"] = r.contains("defense") ? r.at("defense") : nlohmann::json("none");
   s["normalize"] = r.contains("normalize") ? r.at("normalize") : nlohmann::json("none");
+  s["pixels"] = r.contains("pixels") ? r.at("pixels") : nlohmann::json("float");
   return s;
 }
 

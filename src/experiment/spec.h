@@ -37,6 +37,10 @@ struct ExperimentSpec {
   std::optional<double> defender_eps;  ///< game defender's clip radius; unset = eps
   int clean_images = 1000;             ///< images for the clean accuracy behind a defense, >= 0
   bool rescale_compat = false;         ///< BayesOpt reference's rescaling threat model
+  /// Query space: "8bit" (default; every query on the 1/255 grid inside the ball, so a
+  /// success is a savable image; data off the grid fall back to "float" with a note) or
+  /// "float" (the papers' setting). See oracle::PixelSpace.
+  std::string pixels = "8bit";
 };
 
 /// Largest accepted --threads (more is refused rather than spawning thousands of threads).
@@ -51,7 +55,8 @@ void CheckLinfRadius(const char* option, const std::optional<double>& v);
 
 /// Checks every field that can be checked without loading anything: attack specs parse
 /// (MakeAttack with a default context), at most one of untargeted / target, target >= 0,
-/// num_images >= 1, eps and defender_eps in (0, 1] and not NaN, budget >= 1, threads in
+/// num_images >= 1, eps and defender_eps in (0, 1] and not NaN, budget >= 1, pixels 8bit |
+/// float, threads in
 /// [0, kMaxThreads], clean_images >= 0, attack specs unique. Throws std::invalid_argument
 /// naming the option (as the CLI spells it) and the value.
 void Validate(const ExperimentSpec& spec);
@@ -64,7 +69,8 @@ std::vector<std::string> SplitAttackList(const std::string& list);
 
 /// The settings a record must share with the running experiment to be resumed from or
 /// merged with it: budget, epsilon, seed, model (as recorded), dataset, threat_model,
-/// defense ("none" when absent), normalize ("none" when absent).
+/// defense ("none" when absent), normalize ("none" when absent), pixels ("float" when
+/// absent: records from before 8-bit queries).
 nlohmann::json RecordSettings(const nlohmann::json& record);
 
 /// "" when `record` was made with `settings` (RecordSettings of a record of the running

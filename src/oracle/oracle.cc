@@ -6,6 +6,33 @@
 #include <string>
 
 namespace advbo::oracle {
+namespace {
+
+// The grid value k/255 exactly as 8-bit data are read (byte / 255.0f).
+float GridValue(long k) { return static_cast<float>(k) / 255.0f; }
+
+}  // namespace
+
+const char* PixelSpaceName(PixelSpace p) { return p == PixelSpace::k8bit ? "8bit" : "float"; }
+
+PixelSpace ParsePixelSpace(const std::string& v, const char* option) {
+  if (v == "8bit") return PixelSpace::k8bit;
+  if (v == "float") return PixelSpace::kFloat;
+  throw std::invalid_argument(std::string(option) + " must be 8bit or float, got '" + v + "'");
+}
+
+bool OnPixelGrid(const float* x, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    const double v = static_cast<double>(x[i]) * 255.0;
+    if (!(std::abs(v - std::round(v)) <= 1e-3) || v < 0 || v > 255.0) return false;
+  }
+  return true;
+}
+
+double GridRadius(double eps) {
+  if (!(eps > 0)) return 0.0;
+  return std::floor(std::min(eps, 1.0) * 255.0 + 1e-9) / 255.0;
+}
 
 QueryResult ScoreBatch(const Eigen::MatrixXd& lp, int true_class, int target) {
   const int n = static_cast<int>(lp.rows());
@@ -70,8 +97,87 @@ QueryOracle::QueryOracle(const Classifier& model, const float* clean, int true_c
   }
 }
 
+void QueryOracle::set_pixel_space(PixelSpace p) {
+  if (queries_ > 0)
+    throw std::logic_error("QueryOracle: the pixel space is set before the first query");
+  pixel_space_ = p;
+  const int d = static_cast<int>(clean_.size());
+  if (p == PixelSpace::kFloat) {
+    for (int i = 0; i < d; ++i) {  // as in the constructor
+      float lo = static_cast<float>(clean_[i] - epsilon_),
+            hi = static_cast<float>(clean_[i] + epsilon_);
+      if (static_cast<double>(lo) < clean_[i] - epsilon_) lo = std::nextafter(lo, 1.0f);
+      if (static_cast<double>(hi) > clean_[i] + epsilon_) hi = std::nextafter(hi, 0.0f);
+      lo_[i] = std::max(0.0f, lo);
+      hi_[i] = std::min(1.0f, hi);
+    }
+    return;
+  }
+  if (!OnPixelGrid(clean_.data(), clean_.size())) {
+    pixel_space_ = PixelSpace::kFloat;
+    throw std::invalid_argument(
+        "8-bit queries need a clean image on the 1/255 grid (8-bit data); this image has "
+        "other pixel values (use float queries)");
+  }
+  if (GridRadius(epsilon_) <= 0) {
+    pixel_space_ = PixelSpace::kFloat;
+    throw std::invalid_argument("8-bit queries: eps " + std::to_string(epsilon_) +
+                                " is below one 8-bit step (1/255 = 0.00392); no 8-bit image "
+                                "other than the clean one lies in the ball (use float queries)");
+  }
+  // The grid values inside [clean - eps, clean + eps] and [0, 1], checked in doubles as the
+  // threat-model test checks them: lo_/hi_ become the lowest and highest such grid values.
+  const long r = std::lround(GridRadius(epsilon_) * 255.0);
+  for (int i = 0; i < d; ++i) {
+    const double c = clean_[i];
+    const long kc = std::lround(c * 255.0);
+    auto inside = [&](long k) {
+      const double v = GridValue(k);
+      return k >= 0 && k <= 255 && std::abs(v - c) <= epsilon_;
+    };
+    long klo = std::max(0L, kc - r), khi = std::min(255L, kc + r);
+    while (klo < kc && !inside(klo)) ++klo;
+    while (khi > kc && !inside(khi)) --khi;
+    while (klo > 0 && inside(klo - 1)) --klo;
+    while (khi < 255 && inside(khi + 1)) ++khi;
+    lo_[i] = klo == kc ? clean_[i] : GridValue(klo);
+    hi_[i] = khi == kc ? clean_[i] : GridValue(khi);
+  }
+}
+
+double QueryOracle::query_radius() const {
+  return pixel_space_ == PixelSpace::k8bit ? GridRadius(epsilon_) : epsilon_;
+}
+
 void QueryOracle::Project(float* images, int n) const {
   const size_t d = clean_.size();
+  if (rescale_compat_ && pixel_space_ == PixelSpace::k8bit) {
+    // The reference code's rescaled image, then rounded onto the grid (what would be sent).
+    const float e = static_cast<float>(epsilon_), scale = 1.0f / (1.0f + 2.0f * e);
+    for (int b = 0; b < n; ++b) {
+      float* x = images + b * d;
+      for (size_t i = 0; i < d; ++i) {
+        const float delta = std::isfinite(x[i]) ? std::clamp(x[i] - clean_[i], -e, e) : 0.0f;
+        const float v = std::clamp((clean_[i] + delta + e) * scale, 0.0f, 1.0f);
+        x[i] = GridValue(std::lround(static_cast<double>(v) * 255.0));
+      }
+    }
+    return;
+  }
+  if (pixel_space_ == PixelSpace::k8bit) {
+    for (int b = 0; b < n; ++b) {
+      float* x = images + b * d;
+      for (size_t i = 0; i < d; ++i) {
+        const float v = std::isfinite(x[i]) ? std::clamp(x[i], lo_[i], hi_[i]) : clean_[i];
+        const long k = std::lround(static_cast<double>(v) * 255.0);
+        // lo_/hi_ are grid values, so k lies in the ball's grid range; the clean pixel's
+        // own grid value is the clean float itself.
+        x[i] = k == std::lround(static_cast<double>(clean_[i]) * 255.0) ? clean_[i]
+                                                                          : GridValue(k);
+      }
+    }
+    return;
+  }
   if (rescale_compat_) {
     const float e = static_cast<float>(epsilon_), scale = 1.0f / (1.0f + 2.0f * e);
     for (int b = 0; b < n; ++b) {

@@ -10,11 +10,34 @@
 #include <functional>
 #include <limits>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "oracle/classifier.h"
 
 namespace advbo::oracle {
+
+/// The space queries live in (docs/design.md, "8-bit queries").
+///   kFloat: any float32 pixel in the eps-ball intersected with [0, 1] (the papers' setting).
+///   k8bit:  only multiples of 1/255 (what a PNG, JPEG or upload form can carry): every query
+///           is rounded onto the 1/255 grid inside the ball before the model sees it, so the
+///           query that succeeds is exactly the image a user saves. Needs a clean image whose
+///           pixels are themselves on the grid (8-bit data).
+enum class PixelSpace { kFloat, k8bit };
+
+/// "float" | "8bit".
+const char* PixelSpaceName(PixelSpace p);
+/// Parses "float" | "8bit"; throws std::invalid_argument naming `option` and the value.
+PixelSpace ParsePixelSpace(const std::string& value, const char* option = "--pixels");
+
+/// True when each of the n pixels (in [0, 1]) is k/255 for an integer k (within 1e-3 of a
+/// grid step, so values written as k/255.0f or read from 8-bit files all qualify).
+bool OnPixelGrid(const float* pixels, size_t n);
+
+/// The largest multiple of 1/255 that is <= eps (pixel units): the largest perturbation an
+/// 8-bit query can make per pixel around an 8-bit clean pixel, e.g. 76/255 at eps = 0.3 and
+/// 12/255 at eps = 0.05. eps >= 0; 0 when eps < 1/255.
+double GridRadius(double eps);
 
 /// Thrown when a batch would take the query count past the budget; nothing was evaluated.
 class BudgetExhausted : public std::runtime_error {
@@ -59,8 +82,23 @@ class QueryOracle {
   /// counts n queries. Throws BudgetExhausted (evaluating nothing) if n > remaining().
   QueryResult Query(float* images, int n);
 
-  /// Projects n images in place onto the threat model (what Query does first).
+  /// Projects n images in place onto the threat model (what Query does first): clip into the
+  /// eps-ball intersected with [0, 1] and, in 8-bit mode, round onto the 1/255 grid inside
+  /// it (a pixel left on its clean grid value keeps the clean float bit for bit). Non-finite
+  /// pixels become the clean pixel.
   void Project(float* images, int n) const;
+
+  /// Switches the query space (before the first query). k8bit needs every clean pixel on the
+  /// 1/255 grid (OnPixelGrid) and eps >= 1/255 (one grid step); throws std::invalid_argument
+  /// otherwise, naming the problem. Default kFloat, whose queries are those of earlier
+  /// versions bit for bit.
+  void set_pixel_space(PixelSpace p);
+  PixelSpace pixel_space() const { return pixel_space_; }
+  /// The largest per-pixel perturbation a query can carry: epsilon() in float mode,
+  /// GridRadius(epsilon()) in 8-bit mode. Attacks that saturate perturbations (Square's
+  /// +-eps stripes, BOS^2's saturation) scale by this radius, so an 8-bit query is not
+  /// rounded past the ball and then pulled back.
+  double query_radius() const;
 
   /// Compatibility with the BayesOpt-attack reference code (docs/design.md "Clip, don't
   /// rescale"): when on, a query x becomes (x0 + clip(x - x0, -eps, eps) + eps) / (1 + 2 eps)
@@ -120,6 +158,7 @@ class QueryOracle {
   std::function<void(float*, int)> input_transform_;
   std::function<void(const QueryResult&)> feedback_;
   bool rescale_compat_ = false;
+  PixelSpace pixel_space_ = PixelSpace::kFloat;
   QueryContext context_;
 };
 

@@ -144,6 +144,7 @@ py::tuple Attack(py::object model, py::array images, py::array labels, const std
   spec.indices = Take<std::vector<int>>(opts, "indices", {});
   const bool rescale = Take<bool>(opts, "rescale_compat", false);
   spec.rescale_compat = rescale;
+  spec.pixels = Take<std::string>(opts, "pixels", "8bit");
   std::optional<std::string> dataset =
       Take<std::optional<std::string>>(opts, "dataset", std::nullopt);
   if (!opts.empty()) {
@@ -153,7 +154,7 @@ py::tuple Attack(py::object model, py::array images, py::array labels, const std
     throw py::type_error(
         "advbo.attack: unknown option(s) " + keys +
         " (accepted: target, dataset, output, normalize, defense, defender_eps, clean_images, "
-        "indices, threads, http_timeout, http_retries, rescale_compat)");
+        "indices, threads, http_timeout, http_retries, rescale_compat, pixels)");
   }
   data::ImageSet set = ToImageSet(images, labels);
   spec.num_images = static_cast<int>(set.size());
@@ -180,6 +181,7 @@ py::tuple Attack(py::object model, py::array images, py::array labels, const std
   std::unique_ptr<oracle::Classifier> clf;
   std::vector<nlohmann::json> records;
   std::vector<std::vector<float>> adversarial;
+  std::string pixels_note;
   try {
     if (py::isinstance<py::str>(model) || py::hasattr(model, "__fspath__")) {
       const std::string path = py::str(py::module_::import("os").attr("fspath")(model));
@@ -196,6 +198,7 @@ py::tuple Attack(py::object model, py::array images, py::array labels, const std
     }
     py::gil_scoped_release nogil;
     const experiment::Experiment ex(spec, std::move(set), std::move(clf), data_name);
+    pixels_note = ex.pixels_note();
     for (size_t i = 0; i < ex.instances().size(); ++i)
       for (size_t j = 0; j < ex.num_attacks(); ++j) {
         experiment::JobResult job = ex.Run(i, j, nullptr);
@@ -211,6 +214,8 @@ py::tuple Attack(py::object model, py::array images, py::array labels, const std
     if (e) std::rethrow_exception(e);  // the callable's own exception, unchanged
     throw;
   }
+  if (!pixels_note.empty() && PyErr_WarnEx(PyExc_UserWarning, pixels_note.c_str(), 1) != 0)
+    throw py::error_already_set();
   py::object loads = py::module_::import("json").attr("loads");
   py::list out;
   for (const auto& r : records) out.append(loads(r.dump()));
@@ -277,7 +282,10 @@ seed      run seed; the same seed gives the same records as `advbo attack`.
 options   target=K, dataset="mnist"|"cifar10" (the paper defaults of that dataset; records
           then equal the CLI's on the shipped data), output="auto"|"logits"|"probs",
           normalize="MEAN:STD", defense="jpeg:quality=75" | "r2b2:jpeg+noise" | ...,
-          defender_eps, indices=[...], threads, http_timeout, http_retries, rescale_compat.
+          defender_eps, indices=[...], threads, http_timeout, http_retries, rescale_compat,
+          pixels="8bit" (default: every query on the 1/255 grid inside the ball, so each
+          success is an image that survives saving as PNG; images off the grid fall back to
+          "float" with a warning) | "float" (the papers' setting).
 
 Only correctly classified images are attacked. Returns (records, adversarial): one dict per
 (image, goal, attack) with the CLI's record fields (success, queries, linf, ...) and a

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <torch/script.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -180,6 +181,105 @@ TEST_F(Models, ObjectiveMatchesEquation53AndRecordsFirstSuccess) {
   for (int b = 0; b < 3; ++b) EXPECT_EQ(r.objective(b) > 0, r.success[b]);
   EXPECT_THROW(QueryOracle(*lin, clean.data(), 0, 0, 0.1, 10), std::invalid_argument);
   EXPECT_THROW(QueryOracle(*lin, clean.data(), 0, 1, 0.1, 0), std::invalid_argument);
+}
+
+// An 8-bit clean image (every pixel k/255, as read from IDX/PNG), including 0 and 255.
+std::vector<float> GridImage(uint32_t seed) {
+  std::mt19937 g(seed);
+  std::uniform_int_distribution<int> u(0, 255);
+  std::vector<float> v(784);
+  for (auto& x : v) x = u(g) / 255.0f;
+  v[0] = 0.0f;
+  v[1] = 1.0f;
+  return v;
+}
+
+TEST(PixelGrid, GridRadiusIsTheLargestStepInsideTheBall) {
+  EXPECT_DOUBLE_EQ(GridRadius(0.3), 76 / 255.0);
+  EXPECT_DOUBLE_EQ(GridRadius(0.05), 12 / 255.0);
+  EXPECT_DOUBLE_EQ(GridRadius(8 / 255.0), 8 / 255.0);  // exact multiples stay
+  EXPECT_DOUBLE_EQ(GridRadius(0.003), 0.0);
+  EXPECT_EQ(ParsePixelSpace("8bit"), PixelSpace::k8bit);
+  EXPECT_EQ(ParsePixelSpace("float"), PixelSpace::kFloat);
+  EXPECT_THROW(ParsePixelSpace(""), std::invalid_argument);
+  EXPECT_THROW(ParsePixelSpace("8-bit"), std::invalid_argument);
+  std::vector<float> g = GridImage(1);
+  EXPECT_TRUE(OnPixelGrid(g.data(), g.size()));
+  g[5] += 0.001f;
+  EXPECT_FALSE(OnPixelGrid(g.data(), g.size()));
+}
+
+TEST_F(Models, EightBitQueriesLieOnTheGridInsideTheBall) {
+  auto lin = Classifier::Load(Path("linear"));
+  for (double eps : {0.3, 0.05, 8 / 255.0}) {
+    std::vector<float> clean = GridImage(7);
+    QueryOracle o(*lin, clean.data(), 0, 1, eps, 100);
+    o.set_pixel_space(PixelSpace::k8bit);
+    EXPECT_DOUBLE_EQ(o.query_radius(), GridRadius(eps));
+    long evaluated = 0;
+    o.set_observer([&](const float* img, long) {
+      ++evaluated;
+      for (int i = 0; i < 784; ++i) {
+        const double k = static_cast<double>(img[i]) * 255.0;
+        ASSERT_NEAR(k, std::round(k), 1e-3) << "pixel " << i << " off the grid";
+        ASSERT_LE(std::abs(static_cast<double>(img[i]) - clean[i]), eps) << "pixel " << i;
+        ASSERT_TRUE(img[i] >= 0.0f && img[i] <= 1.0f);
+      }
+    });
+    // Random, wild and NaN queries; after projection each is on the grid in the ball.
+    std::mt19937 g(3);
+    std::uniform_real_distribution<float> u(-0.6f, 0.6f);
+    std::vector<float> batch(20 * 784);
+    for (size_t i = 0; i < batch.size(); ++i) batch[i] = clean[i % 784] + u(g);
+    batch[3] = NAN;
+    batch[784 + 4] = INFINITY;
+    o.Query(batch.data(), 20);
+    EXPECT_EQ(evaluated, 20);
+    EXPECT_EQ(batch[3], clean[3]);
+    // The saturated query +-radius reaches the largest grid step of the ball.
+    std::vector<float> sat(784), want(784);
+    for (int i = 0; i < 784; ++i) {
+      sat[i] = clean[i] + static_cast<float>(i % 2 ? o.query_radius() : -o.query_radius());
+      const long kc = std::lround(clean[i] * 255.0), r = std::lround(GridRadius(eps) * 255);
+      // kc +- r, or one step in where float grid values are a hair further apart than eps
+      // (eps an exact multiple of 1/255; the ball is checked in doubles).
+      long k = std::clamp(kc + (i % 2 ? r : -r), 0L, 255L);
+      if (std::abs(static_cast<double>(k / 255.0f) - clean[i]) > eps) k += k > kc ? -1 : 1;
+      want[i] = k == kc ? clean[i] : k / 255.0f;
+    }
+    o.Project(sat.data(), 1);
+    for (int i = 0; i < 784; ++i) ASSERT_EQ(sat[i], want[i]) << "pixel " << i << " eps " << eps;
+    // A query already on the grid is unchanged; unperturbed pixels keep the clean bits.
+    std::vector<float> same = want;
+    o.Project(same.data(), 1);
+    EXPECT_EQ(same, want);
+    std::vector<float> c2 = clean;
+    o.Project(c2.data(), 1);
+    EXPECT_EQ(c2, clean);
+  }
+}
+
+TEST_F(Models, EightBitNeedsGridDataAndOneStep) {
+  auto lin = Classifier::Load(Path("linear"));
+  std::vector<float> off = RandomImage(1, 5);  // float pixels, not on the grid
+  QueryOracle o(*lin, off.data(), 0, 1, 0.3, 10);
+  EXPECT_THROW(o.set_pixel_space(PixelSpace::k8bit), std::invalid_argument);
+  EXPECT_EQ(o.pixel_space(), PixelSpace::kFloat);
+  std::vector<float> clean = GridImage(2);
+  QueryOracle tiny(*lin, clean.data(), 0, 1, 0.003, 10);
+  EXPECT_THROW(tiny.set_pixel_space(PixelSpace::k8bit), std::invalid_argument);
+  // Float mode is the default and identical to an oracle switched back to float.
+  QueryOracle a(*lin, clean.data(), 0, 1, 0.1, 10), b(*lin, clean.data(), 0, 1, 0.1, 10);
+  b.set_pixel_space(PixelSpace::k8bit);
+  b.set_pixel_space(PixelSpace::kFloat);
+  std::vector<float> qa = RandomImage(2, 9), qb = qa;
+  a.Project(qa.data(), 2);
+  b.Project(qb.data(), 2);
+  EXPECT_EQ(qa, qb);
+  EXPECT_EQ(a.query_radius(), 0.1);
+  // Switching after a query is refused.
+  a.Query(qa.data(), 1);
+  EXPECT_THROW(a.set_pixel_space(PixelSpace::k8bit), std::logic_error);
 }
 
 }  // namespace
