@@ -7,6 +7,7 @@
 #include <Eigen/Dense>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -109,6 +110,44 @@ TEST_F(Pixels, BadValuesAreRefused) {
                      dir_ / "log"),
             0)
       << Slurp(dir_ / "log");
+}
+
+}  // namespace
+
+namespace {
+
+// Float mode is the pre-8-bit behaviour bit for bit: the records of every attack equal those
+// the previous version wrote (tests/cli/golden/README.md), apart from timings and `pixels`.
+TEST_F(Pixels, FloatModeReproducesThePre8BitRecords) {
+  for (const std::string ds : {"mnist", "cifar10"}) {
+    const fs::path out = dir_ / ds;
+    ASSERT_EQ(RunAdvbo("bench --dataset " + ds +
+                           " --attacks bos2,bos2-nostop,bayesopt,genattack,zoo,autozoom,square,"
+                           "parsimonious,random --indices 0,1 --target 3 --budget 60 --seed 0 "
+                           "--threads 1 -q --pixels float --out-dir " + out.string(),
+                       dir_ / "log"),
+              0)
+        << Slurp(dir_ / "log");
+    auto key = [](const nlohmann::json& r) {
+      return r["attack"].get<std::string>() + "/" + std::to_string(r["image_index"].get<int>());
+    };
+    std::map<std::string, nlohmann::json> golden;
+    for (auto r : ReadJsonl(kRoot + "/tests/cli/golden/float_records_" + ds + ".jsonl"))
+      golden[key(r)] = r;
+    const auto now = ReadJsonl(out / "records.jsonl");
+    ASSERT_EQ(now.size(), golden.size());
+    if (now[0]["blas"] != golden.begin()->second["blas"])
+      GTEST_SKIP() << "golden records made with " << golden.begin()->second["blas"]
+                   << ", this machine has " << now[0]["blas"]
+                   << " (scores differ in their last bits)";
+    for (auto r : now) {
+      EXPECT_EQ(r["pixels"], "float");
+      for (const char* k : {"seconds", "bo_seconds", "model_seconds", "bo_phase_seconds", "pixels"})
+        r.erase(k);
+      ASSERT_TRUE(golden.count(key(r))) << key(r);
+      EXPECT_EQ(r, golden[key(r)]) << ds << " " << key(r);
+    }
+  }
 }
 
 }  // namespace
