@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "attacks/common/latent.h"
+#include "attacks/common/window_refine.h"
 #include "bo/acquisition.h"
 #include "bo/gp.h"
 #include "bo/kernel.h"
@@ -158,6 +159,10 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
   if (opt.groups < 1) throw std::invalid_argument("BOS^2: need at least one additive group");
   if (opt.max_gp_points < 0 || (opt.max_gp_points > 0 && opt.max_gp_points < 4))
     throw std::invalid_argument("BOS^2: max_gp_points must be 0 (all) or >= 4");
+  if (opt.refine_queries < 0)
+    throw std::invalid_argument("BOS^2: refine_queries must be >= 0");
+  if (!(opt.refine_p_init > 0 && opt.refine_p_init <= 1))
+    throw std::invalid_argument("BOS^2: refine_p_init must be in (0, 1]");
   if (!(opt.saturation >= 1.0) || !std::isfinite(opt.saturation))
     throw std::invalid_argument("BOS^2: saturation gain must be finite and >= 1");
 
@@ -211,7 +216,9 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
       per_noise);
   int prev_side = -1;
   int outer = 0;
-  while (oracle.remaining() > 0 && !oracle.succeeded()) {
+  // The BO loops stop where the refinement stage's share of the budget begins.
+  const long bo_floor = opt.refine_queries;
+  while (oracle.remaining() > bo_floor && !oracle.succeeded()) {
     ++outer;
     // ---- Algorithm 6: choose d* by GP-UCB over d_allowed at t + i_max.
     Eigen::MatrixXd xd(dim_x.size(), 2);
@@ -289,7 +296,7 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
     std::vector<double> curve;  // running best errors of this loop (mapped into (0, 1])
     double y_first = 0.0, running_best = -std::numeric_limits<double>::infinity();
     std::optional<bo::BosDecisionTable> table;
-    for (int i = 1; i <= opt.i_max && oracle.remaining() > 0; ++i) {
+    for (int i = 1; i <= opt.i_max && oracle.remaining() > bo_floor; ++i) {
       Eigen::VectorXd u;
       if (opt.candidate_pool > 0) {
         Timed(&ph.pools, [&] {
@@ -358,6 +365,11 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
     // Algorithm 5 line 7: D_dim <- ((d*, t + i), max y_j).
     dim_x.push_back({d / d_norm, oracle.queries() / t_norm});
     dim_y.push_back(loop.best_objective);
+  }
+  if (opt.refine_queries > 0 && !oracle.succeeded() && oracle.remaining() > 0) {
+    result.refine_start = oracle.queries();
+    RefineWithWindows(oracle, oracle.remaining(), opt.refine_p_init, rng, progress);
+    result.refine_queries = oracle.queries() - result.refine_start;
   }
   return finish();
 }

@@ -64,6 +64,12 @@ struct Bos2Options {
   /// one matrix-vector product per evaluation instead of two triangular solves; equal up to
   /// round-off).
   bool precision_polish = false;
+  /// Final full-resolution stage (advbo): the last `refine_queries` queries of the budget go
+  /// to RefineWithWindows (attacks/common/window_refine.h) on the best image, when the BO
+  /// loops have not succeeded by then. 0 = off (the thesis: BO to the end).
+  long refine_queries = 0;
+  /// p_init of the refinement's window schedule (fraction of pixels per window), (0, 1].
+  double refine_p_init = 0.1;
 
   /// The thesis-literal configuration (= the member defaults).
   static Bos2Options Thesis() { return Bos2Options{}; }
@@ -112,6 +118,8 @@ struct Bos2Result {
   double best_objective = 0;       ///< max y over all queries (eq. 5.3)
   std::vector<float> adversarial;  ///< the successful (or best) image, C*H*W in [0, 1]
   std::vector<Bos2Loop> loops;     ///< the sequence of latent dimensions tried
+  long refine_start = -1;          ///< queries used before the refinement stage (-1: none)
+  long refine_queries = 0;         ///< queries the refinement stage spent
   double seconds = 0, model_seconds = 0, bo_seconds = 0;
   Bos2Phases phases;  ///< where bo_seconds went
 };

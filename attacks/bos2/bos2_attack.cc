@@ -131,6 +131,12 @@ void Bos2Attack::ApplySettings(const std::string& settings, Bos2Options* o) {
       o->num_decompositions = ParseInt(k, v, 1);
     } else if (k == "groups") {
       o->groups = ParseInt(k, v, 1);
+    } else if (k == "refine") {
+      o->refine_queries = ParseInt(k, v, 0);
+    } else if (k == "refine_p") {
+      o->refine_p_init = ParseNumber(k, v);
+      if (!(o->refine_p_init > 0 && o->refine_p_init <= 1))
+        throw std::invalid_argument("bos2 setting refine_p must be in (0, 1]");
     } else if (k == "paths") {
       o->bos.num_paths = ParseInt(k, v, 100);
     } else {
@@ -138,7 +144,7 @@ void Bos2Attack::ApplySettings(const std::string& settings, Bos2Options* o) {
                                   "' (preset, stopping, kernel, beta, candidates, local, vertex, "
                                   "polish, window, saturation, "
                                   "noise, fit_points, restarts, refit, decompositions, groups, "
-                                  "paths, pool, init, precision)");
+                                  "paths, pool, init, precision, refine, refine_p)");
     }
   }
 }
@@ -164,6 +170,8 @@ AttackResult Bos2Attack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                      {"best_objective", l.best_objective}});
   r.details["loops"] = loops;
   r.details["stopping"] = options_.stopping;
+  if (b.refine_start >= 0)
+    r.details["refine"] = {{"start_query", b.refine_start}, {"queries", b.refine_queries}};
   const Bos2Phases& ph = b.phases;
   r.details["bo_phase_seconds"] = {{"dimension", ph.dimension},
                                    {"gp_setup", ph.gp_setup},
@@ -194,6 +202,10 @@ AttackResult Bos2Attack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                                 {"i_max", o.i_max},
                                 {"i_0", o.i_0},
                                 {"init_per_side", o.init_per_side}};
+  if (o.refine_queries > 0) {
+    r.details["bos2_settings"]["refine_queries"] = o.refine_queries;
+    r.details["bos2_settings"]["refine_p_init"] = o.refine_p_init;
+  }
   return r;
 }
 

@@ -241,5 +241,47 @@ TEST_F(Bos2OnMnist, SaturatedQueriesStayInTheBallAndSitOnItsFaces) {
   EXPECT_GT(static_cast<double>(inside) / total2, 0.3);
 }
 
+// The refinement stage takes exactly the last refine_queries queries of a failing run, stays
+// on the 8-bit grid inside the ball, only ever keeps improvements, and never exceeds T.
+TEST_F(Bos2OnMnist, RefinementStageTakesTheBudgetTailInsideTheBall) {
+  const int idx = 1;  // a 2
+  const double eps = 0.1;  // small: the run fails, so every stage is exercised
+  const long budget = 100, refine = 40;
+  oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx], 7, eps, budget);
+  o.set_pixel_space(oracle::PixelSpace::k8bit);
+  long count = 0;
+  o.set_observer([&](const float* img, long) {
+    ++count;
+    for (size_t i = 0; i < data_->image_size(); ++i) {
+      const double k = double(img[i]) * 255.0;
+      ASSERT_NEAR(k, std::round(k), 1e-3);
+      ASSERT_LE(std::abs(double(img[i]) - data_->image(idx)[i]), eps);
+    }
+  });
+  std::vector<double> best_after;
+  bo::Rng rng(5);
+  Bos2Options opt = Bos2Options::Tuned();
+  opt.refine_queries = refine;
+  Bos2Result r = RunBos2(o, opt, rng, [&](long, double y) { best_after.push_back(y); });
+  ASSERT_FALSE(r.success) << "choose a harder instance: the test needs a failing run";
+  EXPECT_EQ(o.queries(), budget);
+  EXPECT_EQ(count, budget);
+  EXPECT_EQ(r.refine_start, budget - refine);
+  EXPECT_EQ(r.refine_queries, refine);
+  long loop_queries = 30;
+  for (const auto& l : r.loops) loop_queries += l.queries;
+  EXPECT_EQ(loop_queries, budget - refine);
+  for (size_t k = 1; k < best_after.size(); ++k) EXPECT_GE(best_after[k], best_after[k - 1]);
+  // Bad settings are refused.
+  Bos2Options bad = opt;
+  bad.refine_queries = -1;
+  bo::Rng rng2(1);
+  oracle::QueryOracle o2(*model_, data_->image(idx), data_->labels[idx], 7, eps, budget);
+  EXPECT_THROW(RunBos2(o2, bad, rng2), std::invalid_argument);
+  bad.refine_queries = 10;
+  bad.refine_p_init = 0;
+  EXPECT_THROW(RunBos2(o2, bad, rng2), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace advbo::attacks
