@@ -149,3 +149,26 @@ def test_same_records_as_the_cli_for_the_same_seed(tmp_path):
             b.pop(k, None)
         assert a == b
     assert adv.shape == (2, 1, 28, 28)
+
+
+def test_8bit_queries_by_default_on_grid_images_float_fallback_with_a_warning():
+    model = Brightness()
+    clean = (np.round(grey_images([0.40, 0.35]) * 255) / np.float32(255)).astype(np.float32)
+    records, adv = advbo.attack(model, clean, np.array([0, 0]), attack="square", eps=0.2,
+                                budget=60, targeted=False, seed=2)
+    assert all(r["pixels"] == "8bit" for r in records)
+    scored = np.concatenate(model.batches[2 + 1:])  # after the probe and the selection
+    assert np.abs(scored * 255 - np.round(scored * 255)).max() < 1e-3  # on the 1/255 grid
+    assert np.abs(adv * 255 - np.round(adv * 255)).max() < 1e-3
+    for r in records:
+        assert r["quantized_success"] == r["success"]
+    # Off-grid (float) images: float queries, and the user is told.
+    with pytest.warns(UserWarning, match="off the 1/255 grid"):
+        records, _ = advbo.attack(Brightness(), grey_images([0.4]), np.array([0]),
+                                  attack="square", eps=0.2, budget=20, targeted=False)
+    assert records[0]["pixels"] == "float"
+    records, _ = advbo.attack(Brightness(), clean[:1], np.array([0]), attack="square", eps=0.2,
+                              budget=20, targeted=False, pixels="float")
+    assert records[0]["pixels"] == "float"
+    with pytest.raises(ValueError, match="--pixels must be 8bit or float"):
+        advbo.attack(Brightness(), clean[:1], np.array([0]), pixels="uint8", targeted=False)
