@@ -6,7 +6,8 @@ Usage: python3 tools/paper_compare.py RECORDS.jsonl {mnist|cifar10}
 
 Reads the per-instance records (not summary.json) so it can also report the seconds per
 instance, the model/BO split per query and, for the BO attacks, the wall time of the whole
-row. Columns: ASR, max / mean / median queries over successes, mean queries with failures
+row. Columns: ASR, 8-bit ASR (the reported image rounded onto the grid inside the ball and
+re-queried), max / mean / median queries over successes, mean queries with failures
 at the budget, seconds per instance (model share), ms per query in the model and outside it.
 """
 import json
@@ -34,10 +35,10 @@ def main():
     for r in recs:
         by.setdefault(r["attack"], []).append(r)
     paper = PAPER[sys.argv[2]]
-    print("| attack | instances | ASR % | max / mean / median queries | median − 30 initial "
+    print("| attack | instances | ASR % | 8-bit ASR % | max / mean / median queries | median − 30 initial "
           "| mean queries (fail = T) | s / instance (model %) | ms / query model · BO "
           "| BO ÷ model | paper ASR % · max / mean / median |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for a in sorted(by, key=lambda k: (ORDER.index(k) if k in ORDER else
                                        ORDER.index(k.split(":")[0]) + 0.5
                                        if k.split(":")[0] in ORDER else 99, k)):
@@ -45,6 +46,11 @@ def main():
         n = len(rs)
         succ = [r["queries"] for r in rs if r["success"]]
         asr = 100.0 * len(succ) / n
+        # 8-bit ASR: the reported image rounded onto the grid inside the ball and re-queried
+        # (equal to the ASR with --pixels 8bit; not defined under rescale_compat).
+        q8 = [r.get("quantized_success") for r in rs]
+        asr8 = (f"{100.0 * sum(bool(r['success'] and r['quantized_success']) for r in rs) / n:.1f}"
+                if all(isinstance(x, bool) for x in q8) else "–")
         budget = rs[0]["budget"]
         allq = sum(r["queries"] if r["success"] else budget for r in rs) / n
         secs = sum(r["seconds"] for r in rs)
@@ -57,7 +63,7 @@ def main():
         # BOS^2 Alg. 5 resets t after its 30 initial queries; the thesis may not count them.
         after = (f"{statistics.median(max(0, x - 30) for x in succ):g}"
                  if succ and a.startswith("bos2") else "–")
-        print(f"| {a} | {n} | {asr:.1f} | {q} | {after} | {allq:.1f} | "
+        print(f"| {a} | {n} | {asr:.1f} | {asr8} | {q} | {after} | {allq:.1f} | "
               f"{secs / n:.2f} ({100 * model / secs:.0f} %) "
               f"| {1000 * model / used:.2f} · {1000 * (secs - model) / used:.2f} "
               f"| {(secs - model) / model:.1f} | {ptxt} |")
