@@ -137,6 +137,7 @@ The network the BOS^2 thesis (Kharkovskii 2020, Sec. 5.3) and the BayesOpt attac
 | architecture | conv32-conv32-pool-conv64-conv64-pool-fc200-fc200-fc10; 3x3 valid convs, ReLU, 2x2 max-pool, no batch norm (Carlini & Wagner 2017, `setup_mnist.py`) |
 | weights | Keras 2.0.8 HDF5 `objective_func/tf_models/models/mnist` of github.com/rubinxin/BayesOpt_Attack (sha256 of the HDF5: `{h5sha}`) |
 | accuracy, full official test set ({n} images) | **{acc:.2f} %** (measured by the conversion script) |
+| accuracy, shipped sample data/mnist (the full official t10k set) | {acc:.2f} % ({n} images) |
 | input contract | float32 NCHW [N, 1, 28, 28], pixels in [0, 1]; the module subtracts 0.5 (Carlini's data are x/255 - 0.5) |
 | output | logits [N, 10] (use `--output auto` or `logits`) |
 | sha256 | `{sha}` |

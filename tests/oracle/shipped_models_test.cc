@@ -66,5 +66,18 @@ TEST(ShippedModels, PlainModelsMatchTheirCards) {
   EXPECT_GE(Accuracy(*c, cifar), CardSampleAccuracy(kRoot + "/models/cifar10_cw_plain.md") - 0.5);
 }
 
+// Carlini's MNIST network with its published weights (tools/convert_carlini_mnist.py): the
+// conversion (kernel layout, channels-last flatten, the -0.5 shift) is right only if the
+// accuracy is the published network's 99.41 % on t10k.
+TEST(ShippedModels, CarliniMnistIsThePublishedNetwork) {
+  auto m = Classifier::Load(kRoot + "/models/mnist_carlini.pt");
+  auto s = data::ReadMnist(kRoot + "/data/mnist/t10k-images-idx3-ubyte.gz",
+                           kRoot + "/data/mnist/t10k-labels-idx1-ubyte.gz");
+  EXPECT_TRUE(m->outputs_logits());
+  const double acc = Accuracy(*m, s);
+  EXPECT_NEAR(acc, CardSampleAccuracy(kRoot + "/models/mnist_carlini.md"), 0.005);
+  EXPECT_NEAR(acc, 99.41, 0.005);
+}
+
 }  // namespace
 }  // namespace advbo::oracle
