@@ -34,8 +34,13 @@ import os
 import sys
 
 import numpy as np
-import torch
-import torch.nn.functional as F
+
+try:
+    import torch
+    import torch.nn.functional as F
+except ImportError:
+    sys.exit("reachability: needs Debian's PyTorch for /usr/bin/python3 "
+             "(apt-get install python3-torch)")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BOS2_SIDES = [6, 8, 10, 12, 14, 16, 18]
