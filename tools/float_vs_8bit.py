@@ -20,31 +20,16 @@ Exit status 2 on bad input (missing or non-JSON file, runs that differ in model,
 eps, budget, seed or threat model, no common instances).
 """
 import argparse
-import json
 import statistics
 import sys
 
 from paired_compare import mcnemar_exact
-from report_util import emit
+from report_util import emit, read_records
 
 
 def load(path):
-    rows = {}
-    try:
-        with open(path) as f:
-            for n, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    r = json.loads(line)
-                except json.JSONDecodeError as e:
-                    print(f"float_vs_8bit: {path}:{n}: not JSON ({e})", file=sys.stderr)
-                    sys.exit(2)
-                rows[(r["attack"], r["image_index"], r.get("target"))] = r
-    except OSError as e:
-        print(f"float_vs_8bit: {path}: {e.strerror}", file=sys.stderr)
-        sys.exit(2)
-    return rows
+    return {(r["attack"], r["image_index"], r.get("target")): r
+            for r in read_records(path, "float_vs_8bit")}
 
 
 def main():

@@ -18,13 +18,12 @@ Only instances (image index, target) present for both rows are paired. Per row:
 Exit status 2 on bad input (missing file, no common instances, unknown reference row).
 """
 import argparse
-import json
 import math
 import random
 import statistics
 import sys
 
-from report_util import emit
+from report_util import emit, read_records
 
 INIT_QUERIES = 30  # BOS^2 initial design: 10 random perturbations in 3 latent spaces (Sec. 5.3)
 
@@ -42,20 +41,9 @@ def mcnemar_exact(b, c):
 def load(paths):
     rows = {}
     for p in paths:
-        try:
-            with open(p) as f:
-                for n, line in enumerate(f, 1):
-                    if not line.strip():
-                        continue
-                    try:
-                        r = json.loads(line)
-                    except json.JSONDecodeError as e:
-                        sys.exit(f"paired_compare: {p}:{n}: not JSON ({e})")
-                    key = (r["image_index"], -1 if r.get("target") is None else r["target"])
-                    rows.setdefault(r["attack"], {})[key] = r
-        except OSError as e:
-            print(f"paired_compare: {p}: {e.strerror}", file=sys.stderr)
-            sys.exit(2)
+        for r in read_records(p, "paired_compare"):
+            key = (r["image_index"], -1 if r.get("target") is None else r["target"])
+            rows.setdefault(r["attack"], {})[key] = r
     return rows
 
 

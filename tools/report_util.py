@@ -1,10 +1,31 @@
 """Shared by the table tools (r2b2_table.py, defense_table.py, hybrid_batch_table.py,
-uhe_bo_table.py): mean ± SE and paired differences, and printing a markdown report and
+uhe_bo_table.py, paired_compare.py, float_vs_8bit.py): reading JSONL records, mean ± SE and paired differences, and printing a markdown report and
 optionally write it atomically (a .partial file renamed into place, so an interrupted write
 never leaves a half file)."""
 import argparse
+import json
 import math
 import os
+import sys
+
+
+def read_records(path, tool):
+    """Yields the JSON objects of a JSONL record file (blank lines skipped). Exits with status
+    2 and "TOOL: PATH:LINE: not JSON (...)" or "TOOL: PATH: <reason>" on a bad or unreadable
+    file."""
+    try:
+        with open(path) as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError as e:
+                    print(f"{tool}: {path}:{n}: not JSON ({e})", file=sys.stderr)
+                    sys.exit(2)
+    except OSError as e:
+        print(f"{tool}: {path}: {e.strerror}", file=sys.stderr)
+        sys.exit(2)
 
 
 def emit(lines, out=None):
