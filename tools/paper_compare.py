@@ -8,9 +8,12 @@ Reads the per-instance records (not summary.json) so it can also report the seco
 instance, the model/BO split per query and, for the BO attacks, the wall time of the whole
 row. Columns: ASR, 8-bit ASR (the reported image rounded onto the grid inside the ball and
 re-queried), max / mean / median queries over successes, mean queries with failures
-at the budget, seconds per instance (model share), ms per query in the model and outside it.
+at the budget, seconds per instance (model share), ms per query in the model and outside it,
+and -- when tools/reachability.py wrote reachability.jsonl next to RECORDS -- the failures it
+labelled search-limited / unreachable ("–" for attacks it did not diagnose).
 """
 import json
+import os
 import statistics
 import sys
 
@@ -35,10 +38,17 @@ def main():
     for r in recs:
         by.setdefault(r["attack"], []).append(r)
     paper = PAPER[sys.argv[2]]
+    reach = {}  # attack -> [search-limited, unreachable]
+    reach_path = os.path.join(os.path.dirname(sys.argv[1]), "reachability.jsonl")
+    if os.path.exists(reach_path):
+        for l in open(reach_path):
+            if l.strip():
+                d = json.loads(l)
+                reach.setdefault(d["attack"], [0, 0])[d["label"] == "unreachable"] += 1
     print("| attack | instances | ASR % | 8-bit ASR % | max / mean / median queries | median − 30 initial "
           "| mean queries (fail = T) | s / instance (model %) | ms / query model · BO "
-          "| BO ÷ model | paper ASR % · max / mean / median |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+          "| BO ÷ model | failures search-limited / unreachable | paper ASR % · max / mean / median |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for a in sorted(by, key=lambda k: (ORDER.index(k) if k in ORDER else
                                        ORDER.index(k.split(":")[0]) + 0.5
                                        if k.split(":")[0] in ORDER else 99, k)):
@@ -66,7 +76,8 @@ def main():
         print(f"| {a} | {n} | {asr:.1f} | {asr8} | {q} | {after} | {allq:.1f} | "
               f"{secs / n:.2f} ({100 * model / secs:.0f} %) "
               f"| {1000 * model / used:.2f} · {1000 * (secs - model) / used:.2f} "
-              f"| {(secs - model) / model:.1f} | {ptxt} |")
+              f"| {(secs - model) / model:.1f} | "
+              f"{' / '.join(map(str, reach[a])) if a in reach else '–'} | {ptxt} |")
     for a in ("bos2", "bos2-nostop", "bayesopt"):
         if a in by:
             s = sum(r["seconds"] for r in by[a])
