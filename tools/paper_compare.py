@@ -12,10 +12,11 @@ at the budget, seconds per instance (model share), ms per query in the model and
 and -- when tools/reachability.py wrote reachability.jsonl next to RECORDS -- the failures it
 labelled search-limited / unreachable ("–" for attacks it did not diagnose).
 """
-import json
 import os
 import statistics
 import sys
+
+from report_util import read_records
 
 # Thesis Tables 5.1-5.4: ASR %, max, mean, median over successes (ZOO/AutoZOOM: first success).
 PAPER = {
@@ -33,7 +34,7 @@ ORDER = ["bos2", "bos2-nostop", "bayesopt", "genattack", "zoo", "autozoom", "squ
 def main():
     if len(sys.argv) != 3 or sys.argv[2] not in PAPER:
         sys.exit(__doc__)
-    recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+    recs = list(read_records(sys.argv[1], "paper_compare"))
     by = {}
     for r in recs:
         by.setdefault(r["attack"], []).append(r)
@@ -41,10 +42,8 @@ def main():
     reach = {}  # attack -> [search-limited, unreachable]
     reach_path = os.path.join(os.path.dirname(sys.argv[1]), "reachability.jsonl")
     if os.path.exists(reach_path):
-        for l in open(reach_path):
-            if l.strip():
-                d = json.loads(l)
-                reach.setdefault(d["attack"], [0, 0])[d["label"] == "unreachable"] += 1
+        for d in read_records(reach_path, "paper_compare"):
+            reach.setdefault(d["attack"], [0, 0])[d["label"] == "unreachable"] += 1
     print("| attack | instances | ASR % | 8-bit ASR % | max / mean / median queries | median − 30 initial "
           "| mean queries (fail = T) | s / instance (model %) | ms / query model · BO "
           "| BO ÷ model | failures search-limited / unreachable | paper ASR % · max / mean / median |")
