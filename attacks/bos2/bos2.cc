@@ -100,6 +100,7 @@ Bos2Options Bos2Options::Tuned() {
   o.perturbation_fit.max_points = o.perturbation_refit.max_points = 100;
   o.bos.num_paths = 20000;
   o.perturbation_fit.fit_noise = o.perturbation_refit.fit_noise = false;  // noise 1e-6
+  o.refine_fraction = 1.0 / 3.0;
   return o;
 }
 
@@ -163,6 +164,8 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
     throw std::invalid_argument("BOS^2: refine_queries must be >= 0");
   if (!(opt.refine_p_init > 0 && opt.refine_p_init <= 1))
     throw std::invalid_argument("BOS^2: refine_p_init must be in (0, 1]");
+  if (!(opt.refine_fraction >= 0 && opt.refine_fraction < 1))
+    throw std::invalid_argument("BOS^2: refine_fraction must be in [0, 1)");
   if (!(opt.saturation >= 1.0) || !std::isfinite(opt.saturation))
     throw std::invalid_argument("BOS^2: saturation gain must be finite and >= 1");
 
@@ -217,7 +220,11 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
   int prev_side = -1;
   int outer = 0;
   // The BO loops stop where the refinement stage's share of the budget begins.
-  const long bo_floor = opt.refine_queries;
+  const long bo_floor =
+      opt.refine_queries > 0
+          ? opt.refine_queries
+          : static_cast<long>(std::floor(opt.refine_fraction * static_cast<double>(oracle.budget())));
+  result.refine_reserved = bo_floor;
   while (oracle.remaining() > bo_floor && !oracle.succeeded()) {
     ++outer;
     // ---- Algorithm 6: choose d* by GP-UCB over d_allowed at t + i_max.
@@ -366,7 +373,7 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
     dim_x.push_back({d / d_norm, oracle.queries() / t_norm});
     dim_y.push_back(loop.best_objective);
   }
-  if (opt.refine_queries > 0 && !oracle.succeeded() && oracle.remaining() > 0) {
+  if (bo_floor > 0 && !oracle.succeeded() && oracle.remaining() > 0) {
     result.refine_start = oracle.queries();
     RefineWithWindows(oracle, oracle.remaining(), opt.refine_p_init, rng, progress);
     result.refine_queries = oracle.queries() - result.refine_start;

@@ -66,8 +66,13 @@ struct Bos2Options {
   bool precision_polish = false;
   /// Final full-resolution stage (advbo): the last `refine_queries` queries of the budget go
   /// to RefineWithWindows (attacks/common/window_refine.h) on the best image, when the BO
-  /// loops have not succeeded by then. 0 = off (the thesis: BO to the end).
+  /// loops have not succeeded by then. 0 = off (the thesis: BO to the end), unless
+  /// refine_fraction > 0.
   long refine_queries = 0;
+  /// With refine_queries == 0: the stage's share of the oracle's budget T, in [0, 1) --
+  /// floor(refine_fraction * T) queries. Tuned() uses 1/3 (300 of T = 900: the paired
+  /// comparisons in docs/results.md); 0 = off. refine_queries > 0 takes precedence.
+  double refine_fraction = 0;
   /// p_init of the refinement's window schedule (fraction of pixels per window), (0, 1].
   double refine_p_init = 0.1;
 
@@ -75,8 +80,8 @@ struct Bos2Options {
   static Bos2Options Thesis() { return Bos2Options{}; }
   /// advbo's default configuration: Thesis() plus the measured improvements (saturation 3,
   /// noise variance fixed at 1e-6, candidate pools of 500, GP window 200, refits at loop
-  /// starts only on at most 100 points, 20,000 stopping paths); see the README's ablation
-  /// tables.
+  /// starts only on at most 100 points, 20,000 stopping paths, the last third of the budget
+  /// to the full-resolution refinement stage); see the README's ablation tables.
   static Bos2Options Tuned();
 
   /// Perturbation GP fit: 1 restart, 30 iterations, lengthscales in [0.05, 50] (inputs in
@@ -119,6 +124,7 @@ struct Bos2Result {
   std::vector<float> adversarial;  ///< the successful (or best) image, C*H*W in [0, 1]
   std::vector<Bos2Loop> loops;     ///< the sequence of latent dimensions tried
   long refine_start = -1;          ///< queries used before the refinement stage (-1: none)
+  long refine_reserved = 0;        ///< queries reserved for the stage (0: stage off)
   long refine_queries = 0;         ///< queries the refinement stage spent
   double seconds = 0, model_seconds = 0, bo_seconds = 0;
   Bos2Phases phases;  ///< where bo_seconds went

@@ -133,6 +133,12 @@ void Bos2Attack::ApplySettings(const std::string& settings, Bos2Options* o) {
       o->groups = ParseInt(k, v, 1);
     } else if (k == "refine") {
       o->refine_queries = ParseInt(k, v, 0);
+      if (o->refine_queries == 0) o->refine_fraction = 0;  // refine=0: the stage off
+    } else if (k == "refine_fraction") {
+      o->refine_fraction = ParseNumber(k, v);
+      if (!(o->refine_fraction >= 0 && o->refine_fraction < 1))
+        throw std::invalid_argument("bos2 setting refine_fraction must be in [0, 1)");
+      o->refine_queries = 0;
     } else if (k == "refine_p") {
       o->refine_p_init = ParseNumber(k, v);
       if (!(o->refine_p_init > 0 && o->refine_p_init <= 1))
@@ -144,7 +150,7 @@ void Bos2Attack::ApplySettings(const std::string& settings, Bos2Options* o) {
                                   "' (preset, stopping, kernel, beta, candidates, local, vertex, "
                                   "polish, window, saturation, "
                                   "noise, fit_points, restarts, refit, decompositions, groups, "
-                                  "paths, pool, init, precision, refine, refine_p)");
+                                  "paths, pool, init, precision, refine, refine_fraction, refine_p)");
     }
   }
 }
@@ -171,7 +177,9 @@ AttackResult Bos2Attack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
   r.details["loops"] = loops;
   r.details["stopping"] = options_.stopping;
   if (b.refine_start >= 0)
-    r.details["refine"] = {{"start_query", b.refine_start}, {"queries", b.refine_queries}};
+    r.details["refine"] = {{"start_query", b.refine_start},
+                           {"queries", b.refine_queries},
+                           {"reserved", b.refine_reserved}};
   const Bos2Phases& ph = b.phases;
   r.details["bo_phase_seconds"] = {{"dimension", ph.dimension},
                                    {"gp_setup", ph.gp_setup},
@@ -204,6 +212,10 @@ AttackResult Bos2Attack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                                 {"init_per_side", o.init_per_side}};
   if (o.refine_queries > 0) {
     r.details["bos2_settings"]["refine_queries"] = o.refine_queries;
+    r.details["bos2_settings"]["refine_p_init"] = o.refine_p_init;
+  } else if (o.refine_fraction > 0) {
+    r.details["bos2_settings"]["refine_fraction"] = o.refine_fraction;
+    r.details["bos2_settings"]["refine_queries"] = b.refine_reserved;
     r.details["bos2_settings"]["refine_p_init"] = o.refine_p_init;
   }
   return r;

@@ -281,6 +281,30 @@ TEST_F(Bos2OnMnist, RefinementStageTakesTheBudgetTailInsideTheBall) {
   bad.refine_queries = 10;
   bad.refine_p_init = 0;
   EXPECT_THROW(RunBos2(o2, bad, rng2), std::invalid_argument);
+  bad = opt;
+  bad.refine_fraction = 1.0;
+  EXPECT_THROW(RunBos2(o2, bad, rng2), std::invalid_argument);
+}
+
+// The default configuration reserves floor(T / 3) queries for the stage: with no explicit
+// refine_queries the BO loops end at T - floor(T / 3) and the stage takes the rest.
+TEST_F(Bos2OnMnist, DefaultRefinementTakesTheLastThirdOfTheBudget) {
+  const int idx = 1;
+  const double eps = 0.1;
+  const long budget = 100;  // floor(100 / 3) = 33
+  oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx], 7, eps, budget);
+  o.set_pixel_space(oracle::PixelSpace::k8bit);
+  bo::Rng rng(5);
+  const Bos2Options opt = Bos2Options::Tuned();
+  ASSERT_EQ(opt.refine_queries, 0);
+  ASSERT_NEAR(opt.refine_fraction, 1.0 / 3.0, 1e-15);
+  EXPECT_EQ(Bos2Options::Thesis().refine_fraction, 0.0);  // the thesis: BO to the end
+  Bos2Result r = RunBos2(o, opt, rng);
+  ASSERT_FALSE(r.success);
+  EXPECT_EQ(o.queries(), budget);
+  EXPECT_EQ(r.refine_reserved, 33);
+  EXPECT_EQ(r.refine_start, budget - 33);
+  EXPECT_EQ(r.refine_queries, 33);
 }
 
 }  // namespace
