@@ -160,8 +160,7 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
   if (opt.groups < 1) throw std::invalid_argument("BOS^2: need at least one additive group");
   if (opt.max_gp_points < 0 || (opt.max_gp_points > 0 && opt.max_gp_points < 4))
     throw std::invalid_argument("BOS^2: max_gp_points must be 0 (all) or >= 4");
-  if (opt.refine_queries < 0)
-    throw std::invalid_argument("BOS^2: refine_queries must be >= 0");
+  if (opt.refine_queries < 0) throw std::invalid_argument("BOS^2: refine_queries must be >= 0");
   if (!(opt.refine_p_init > 0 && opt.refine_p_init <= 1))
     throw std::invalid_argument("BOS^2: refine_p_init must be in (0, 1]");
   if (!(opt.refine_fraction >= 0 && opt.refine_fraction < 1))
@@ -220,10 +219,10 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
   int prev_side = -1;
   int outer = 0;
   // The BO loops stop where the refinement stage's share of the budget begins.
-  const long bo_floor =
-      opt.refine_queries > 0
-          ? opt.refine_queries
-          : static_cast<long>(std::floor(opt.refine_fraction * static_cast<double>(oracle.budget())));
+  const long bo_floor = opt.refine_queries > 0
+                            ? opt.refine_queries
+                            : static_cast<long>(std::floor(opt.refine_fraction *
+                                                           static_cast<double>(oracle.budget())));
   result.refine_reserved = bo_floor;
   while (oracle.remaining() > bo_floor && !oracle.succeeded()) {
     ++outer;

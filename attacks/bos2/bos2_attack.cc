@@ -146,11 +146,12 @@ void Bos2Attack::ApplySettings(const std::string& settings, Bos2Options* o) {
     } else if (k == "paths") {
       o->bos.num_paths = ParseInt(k, v, 100);
     } else {
-      throw std::invalid_argument("unknown bos2 setting '" + k +
-                                  "' (preset, stopping, kernel, beta, candidates, local, vertex, "
-                                  "polish, window, saturation, "
-                                  "noise, fit_points, restarts, refit, decompositions, groups, "
-                                  "paths, pool, init, precision, refine, refine_fraction, refine_p)");
+      throw std::invalid_argument(
+          "unknown bos2 setting '" + k +
+          "' (preset, stopping, kernel, beta, candidates, local, vertex, "
+          "polish, window, saturation, "
+          "noise, fit_points, restarts, refit, decompositions, groups, "
+          "paths, pool, init, precision, refine, refine_fraction, refine_p)");
     }
   }
 }

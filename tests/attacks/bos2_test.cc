@@ -244,7 +244,7 @@ TEST_F(Bos2OnMnist, SaturatedQueriesStayInTheBallAndSitOnItsFaces) {
 // The refinement stage takes exactly the last refine_queries queries of a failing run, stays
 // on the 8-bit grid inside the ball, only ever keeps improvements, and never exceeds T.
 TEST_F(Bos2OnMnist, RefinementStageTakesTheBudgetTailInsideTheBall) {
-  const int idx = 1;  // a 2
+  const int idx = 1;       // a 2
   const double eps = 0.1;  // small: the run fails, so every stage is exercised
   const long budget = 100, refine = 40;
   oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx], 7, eps, budget);

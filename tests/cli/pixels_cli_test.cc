@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
-#include <cmath>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -33,8 +33,8 @@ class Pixels : public advbo::testing::TempDirTest {
                         const std::string& extra) {
     const fs::path out = dir_ / (dataset + ".jsonl"), png = dir_ / ("png_" + dataset);
     const int rc = RunAdvbo("attack --dataset " + dataset + " --attack " + attack +
-                                " -n 2 --budget 300 --seed 1 -q " + extra + " -o " +
-                                out.string() + " --save-images " + png.string(),
+                                " -n 2 --budget 300 --seed 1 -q " + extra + " -o " + out.string() +
+                                " --save-images " + png.string(),
                             dir_ / "log");
     EXPECT_EQ(rc, 0) << Slurp(dir_ / "log");
     auto model = advbo::oracle::Classifier::Load(kRoot + "/models/" + dataset + "_cw.pt");
@@ -85,7 +85,9 @@ TEST_F(Pixels, Bos2SuccessesAreSavedPngs) {
 TEST_F(Pixels, FloatModeQueriesOffTheGridAndRecordsSayFloat) {
   const fs::path out = dir_ / "f.jsonl";
   ASSERT_EQ(RunAdvbo("attack --attack square --indices 0 --target 3 --budget 50 --seed 1 -q "
-                     "--pixels float -o " + out.string(), dir_ / "log"),
+                     "--pixels float -o " +
+                         out.string(),
+                     dir_ / "log"),
             0)
       << Slurp(dir_ / "log");
   const auto r = ReadJsonl(out).at(0);
@@ -98,8 +100,7 @@ TEST_F(Pixels, FloatModeQueriesOffTheGridAndRecordsSayFloat) {
 
 TEST_F(Pixels, BadValuesAreRefused) {
   for (const char* v : {"\"\"", "8-bit", "uint8", "FLOAT"}) {
-    EXPECT_EQ(RunAdvbo(std::string("attack --indices 0 --budget 5 -q --pixels ") + v,
-                       dir_ / "log"),
+    EXPECT_EQ(RunAdvbo(std::string("attack --indices 0 --budget 5 -q --pixels ") + v, dir_ / "log"),
               1)
         << v;
     EXPECT_NE(Slurp(dir_ / "log").find("--pixels"), std::string::npos) << Slurp(dir_ / "log");
@@ -132,9 +133,8 @@ std::string CpuFlags() {
       const auto colon = line.find(':');
       if (colon == std::string::npos) return "";
       auto v = line.substr(colon + 1);
-      return Trim(v.substr(v.find_first_not_of(" \t") == std::string::npos
-                               ? v.size()
-                               : v.find_first_not_of(" \t")));
+      return Trim(v.substr(
+          v.find_first_not_of(" \t") == std::string::npos ? v.size() : v.find_first_not_of(" \t")));
     }
   return "";
 }
@@ -148,7 +148,8 @@ TEST_F(Pixels, FloatModeReproducesThePre8BitRecords) {
                            " --attacks bos2:refine=0,bos2-nostop:refine=0,bayesopt,genattack,zoo,"
                            "autozoom,square,"
                            "parsimonious,random --indices 0,1 --target 3 --budget 60 --seed 0 "
-                           "--threads 1 -q --pixels float --out-dir " + out.string(),
+                           "--threads 1 -q --pixels float --out-dir " +
+                           out.string(),
                        dir_ / "log"),
               0)
         << Slurp(dir_ / "log");
