@@ -76,11 +76,17 @@ void WriteCurves(const std::vector<std::string>& order,
 // Writes table.txt, summary.json, curves.csv, curves.png for the records into dir.
 void WriteSummary(const std::vector<nlohmann::json>& records, const fs::path& dir, bool print) {
   std::map<std::string, std::vector<const nlohmann::json*>> by;
-  long budget = 0;
+  // Curves run to the budget, but never past the last query any run used once that is
+  // beyond 10^5 queries: a huge --budget with early successes must not write a curves.csv of
+  // one line per unused query (issue #27).
+  long budget = 0, used = 0;
   for (const auto& r : records) {
     by[r.at("attack").get<std::string>()].push_back(&r);
     budget = std::max(budget, r.at("budget").get<long>());
+    used = std::max(used, r.contains("queries_used") ? r.at("queries_used").get<long>()
+                                                     : r.at("queries").get<long>());
   }
+  budget = std::min(budget, std::max<long>(used, 100000));
   std::set<std::string> names;
   for (const auto& [k, v] : by) names.insert(k);
   const std::vector<std::string> order = OrderAttacks(names);

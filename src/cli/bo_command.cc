@@ -23,6 +23,7 @@
 #include "cli/progress.h"
 #include "cli/subprocess.h"
 #include "cli/validators.h"
+#include "experiment/spec.h"
 
 namespace advbo::cli {
 namespace {
@@ -359,7 +360,7 @@ std::function<int()> RegisterBoCommand(CLI::App& app) {
   cmd->add_option("--dim,-d", a->dim,
                   "dimension: for ackley, rosenbrock, michalewicz, gp-sample (default 2) and "
                   "for --command with a single LO:HI")
-      ->check(IntAtLeast(1));
+      ->check(IntInRange(1, 1000));
   cmd->add_flag("--maximize", a->maximize, "maximise instead of minimise");
   cmd->add_option("--acq", a->acq, "acquisition: ucb | ei | pi | ts (Thompson sampling, RFF)")
       ->default_val("ei");
@@ -367,7 +368,9 @@ std::function<int()> RegisterBoCommand(CLI::App& app) {
                   "UCB exploration weight: kandasamy2015 (0.2 d log 2t) | srinivas2010 | "
                   "r2b2_ref (0.5 d log 2t) | constant:V")
       ->default_val("kandasamy2015");
-  cmd->add_option("--xi", a->xi, "EI/PI improvement margin (standardised units)")->default_val(0.0);
+  cmd->add_option("--xi", a->xi, "EI/PI improvement margin (standardised units)")
+      ->check(NumberIn(0, 1e6))
+      ->default_val(0.0);
   cmd->add_option("--kernel", a->kernel, "GP kernel: se | matern12 | matern32 | matern52")
       ->default_val("matern52");
   cmd->add_flag("--isotropic", a->isotropic, "one lengthscale for all inputs (default: ARD)");
@@ -375,21 +378,22 @@ std::function<int()> RegisterBoCommand(CLI::App& app) {
                   "observation noise variance (standardised units): fit | VALUE (0 = noise-free)")
       ->default_val("fit");
   cmd->add_option("--budget,-b", a->budget, "total evaluations, initial design included")
-      ->check(IntAtLeast(1))
+      ->check(IntInRange(1, 100000))
       ->default_val(40);
   cmd->add_option("--init", a->init,
                   "initial design: sobol | lhs | uniform, optionally :N points (default "
                   "max(3, d+1)); a bare N means sobol:N")
       ->default_val("sobol");
   cmd->add_option("--refit-every", a->refit_every, "refit GP hyperparameters every N iterations")
-      ->check(IntAtLeast(1))
+      ->check(IntInRange(1, 1000000))
       ->default_val(1);
   cmd->add_option("--ts-features", a->ts_features, "random Fourier features for --acq ts")
-      ->check(IntAtLeast(1))
+      ->check(IntInRange(1, 100000))
       ->default_val(500);
   cmd->add_option("--target", a->target, "stop once the best value reaches this");
   cmd->add_option("--patience", a->patience,
                   "stop after N evaluations without improvement (0 = never)")
+      ->check(IntInRange(0, 1000000))
       ->default_val(0);
   cmd->add_option("--on-error", a->on_error,
                   "failed evaluation: stop (end cleanly, exit 2) | continue (impute the worst "
@@ -399,12 +403,14 @@ std::function<int()> RegisterBoCommand(CLI::App& app) {
                   "wall-time limit per --command evaluation in seconds (0 = none): an "
                   "evaluation over it is killed with its whole process group and counts as "
                   "failed (see --on-error)")
-      ->check(CLI::Range(0.0, 1e9))
+      ->check(NumberIn(0, experiment::kMaxHttpTimeout))
       ->default_val(0);
   cmd->add_option("--seed", a->seed, "seed of the BO run")->check(UnsignedInt())->default_val(0);
   cmd->add_option("--function-seed", a->function_seed,
-                  "seed of the gp-sample function (default: --seed)");
+                  "seed of the gp-sample function (default: --seed)")
+      ->check(UnsignedInt());
   cmd->add_option("--lengthscale", a->lengthscale, "SE lengthscale of gp-sample on [0,1]^d")
+      ->check(NumberIn(0, 1e6, true))
       ->default_val(0.2);
   cmd->add_option("--candidates", a->candidates,
                   "finite domain: a CSV file of candidate points, one per line (d numbers; a "
@@ -431,32 +437,41 @@ std::function<int()> RegisterBoCommand(CLI::App& app) {
       ->delimiter(',');
   cmd->add_option("--po-epsilon", a->algo.po_epsilon,
                   "po-gp-ucb: epsilon of Algorithm 1 (> 0; the threshold omega shrinks as it "
-                  "grows)");
+                  "grows)")
+      ->check(NumberIn(0, 1e6, true));
   cmd->add_option("--po-delta", a->algo.po_delta, "po-gp-ucb: delta of Algorithm 1, in (0, 1)")
+      ->check(NumberIn(0, 1, true, true))
       ->default_val(1e-5);
   cmd->add_option("--po-r", a->algo.po_r,
                   "po-gp-ucb: projection dimension r (0 = the largest of 5, 10, ..., 50 with "
                   "omega <= sigma_min of the centred records, Sec. 3.4)")
+      ->check(IntInRange(0, 10000))
       ->default_val(0);
   cmd->add_option("--po-delta-prime", a->algo.po_delta_prime,
                   "po-gp-ucb: delta' of beta_t = 2 ln(n t^2 pi^2 / (6 delta')), in (0, 1)")
+      ->check(NumberIn(0, 1, true, true))
       ->default_val(0.025);
   cmd->add_option("--po-max-norm", a->algo.po_max_norm,
                   "po-gp-ucb: centre the records and scale them to this largest row norm first "
                   "(the paper: 25; 0 = as given)")
+      ->check(NumberIn(0, 1e6))
       ->default_val(25);
   cmd->add_option("--batch-max", a->algo.batch_max,
                   "hybrid-ei / cl-batch: largest batch n_b (--command runs a batch's points at "
                   "once)")
+      ->check(IntInRange(1, 1000))
       ->default_val(5);
   cmd->add_option("--hybrid-eps", a->algo.hybrid_eps,
                   "hybrid-ei: switching threshold epsilon in objective units (0 = sequential)")
+      ->check(NumberIn(0, 1e6))
       ->default_val(0.02);
   cmd->add_option("--fantasy", a->algo.fantasy,
                   "hybrid-ei / cl-batch: fantasised outcome of a batch point: mu (posterior "
                   "mean) | ymax | ymax+ ((1+zeta) ymax) | ymin | random | M (known optimum)")
       ->default_val("mu");
-  cmd->add_option("--zeta", a->algo.zeta, "margin of --fantasy ymax+")->default_val(0.1);
+  cmd->add_option("--zeta", a->algo.zeta, "margin of --fantasy ymax+")
+      ->check(NumberIn(0, 1e6))
+      ->default_val(0.1);
   std::string tasks;
   for (const auto& n : hpo::TaskNames()) tasks += (tasks.empty() ? "" : ", ") + n;
   cmd->add_option("--task", a->tune.task,
@@ -469,11 +484,11 @@ std::function<int()> RegisterBoCommand(CLI::App& app) {
   cmd->add_option("--task-examples", a->tune.task_examples,
                   "examples of the task's pool, split 80/20 train/validation (0 = all; LS-SVM "
                   "2500, CNN 6000)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(IntInRange(0, 100000000))
       ->default_val(0);
   cmd->add_option("--task-offset", a->tune.task_offset,
                   "first example of the pool (disjoint subsets for meta-tasks)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(IntInRange(0, 100000000))
       ->default_val(0);
   cmd->add_option("--task-transform", a->tune.task_transform,
                   "none | invert-noise (1 - x + noise) | grey (CIFAR-10 channel mean)")
@@ -485,22 +500,29 @@ std::function<int()> RegisterBoCommand(CLI::App& app) {
                   "epochs N of a full training run (0 = the task's default: 50, CNN 20; 50 for a "
                   "--command; Hyperband's R "
                   "defaults to 80)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(IntInRange(0, 100000000))
       ->default_val(0);
   cmd->add_option("--epoch-budget", a->tune.epoch_budget,
                   "bo-bos / hyperband: total training epochs of the whole run")
-      ->check(IntAtLeast(1))
+      ->check(IntInRange(1, 10000000))
       ->default_val(1500);
   cmd->add_option("--gamma", a->tune.gamma,
                   "bo-bos: K1 grows as K_{1,t} = K_{1,t-1} / gamma, in (0, 1] (thesis: 0.89, "
                   "0.95, 0.99, 1)")
+      ->check(NumberIn(0, 1, true))
       ->default_val(0.95);
-  cmd->add_option("--kappa", a->tune.kappa, "bo-bos: C2 factor kappa >= 1")->default_val(2.0);
+  cmd->add_option("--kappa", a->tune.kappa, "bo-bos: C2 factor kappa >= 1")
+      ->check(NumberIn(1, 1e6))
+      ->default_val(2.0);
   cmd->add_option("--warmup", a->tune.warmup, "bo-bos: epochs N0 before the stopping problem")
+      ->check(IntInRange(1, 1000000))
       ->default_val(8);
   cmd->add_option("--bos-paths", a->tune.bos_paths, "bo-bos: forward-simulation paths")
+      ->check(IntInRange(1, 10000000))
       ->default_val(100000);
-  cmd->add_option("--eta", a->tune.eta, "hyperband: successive-halving rate")->default_val(3.0);
+  cmd->add_option("--eta", a->tune.eta, "hyperband: successive-halving rate")
+      ->check(NumberIn(1, 1e6, true))
+      ->default_val(3.0);
   cmd->add_option("--out,-o", a->out, "JSONL trace file");
   cmd->add_flag("-q,--quiet", a->quiet, "no progress bar");
   return [cmd, a]() {

@@ -25,28 +25,36 @@ void AddExperimentOptions(CLI::App* cmd, ExperimentArgs* a) {
                   "(e.g. 0.1307:0.3081); applied inside the model, pixels stay in [0,1]");
   cmd->add_option("--http-timeout", a->http_timeout,
                   "served model: seconds per request before it is retried")
+      ->check(NumberIn(0, experiment::kMaxHttpTimeout, true))
       ->default_val(30);
   cmd->add_option("--http-retries", a->http_retries,
                   "served model: retries after a transport error, 5xx or 429 (a failed "
                   "request is never a query)")
+      ->check(IntInRange(0, 100))
       ->default_val(3);
   cmd->add_option("--output", a->output, "model output: auto | logits | probs")
       ->default_val("auto");
   cmd->add_flag("--targeted", a->targeted, "targeted attack on every other class (default)");
-  cmd->add_option("--target", a->target, "targeted attack on this one class");
+  cmd->add_option("--target", a->target, "targeted attack on this one class")->check(IntAtLeast(0));
   cmd->add_flag("--untargeted", a->untargeted, "untargeted attack (argmax != true class)");
   cmd->add_option("--eps", a->eps,
-                  "L_inf radius in (0,1] pixel units (default 0.3 MNIST, 0.05 CIFAR-10)");
-  cmd->add_option("--budget", a->budget, "maximum queries per instance (T)")->default_val(900);
+                  "L_inf radius in (0,1] pixel units (default 0.3 MNIST, 0.05 CIFAR-10)")
+      ->check(NumberIn(0, 1, true));
+  cmd->add_option("--budget", a->budget, "maximum queries per instance (T)")
+      ->check(IntInRange(1, experiment::kMaxBudget))
+      ->default_val(900);
   cmd->add_option("--num-images,-n", a->num_images,
                   "attack the first N correctly classified images")
+      ->check(IntInRange(1, 100000000))
       ->default_val(10);
   cmd->add_option("--indices", a->indices, "attack these image indices instead (comma list)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(IntAtLeast(0));
   cmd->add_option("--seed", a->seed, "run seed; instance k uses a seed derived from it")
       ->check(UnsignedInt())
       ->default_val(0);
   cmd->add_option("--threads", a->threads, "LibTorch intra-op threads (0 = default, at most 256)")
+      ->check(IntInRange(0, experiment::kMaxThreads))
       ->default_val(0);
   cmd->add_option("--defense", a->defense,
                   "input-transformation defense in front of the model, e.g. jpeg:quality=75, "
@@ -60,9 +68,11 @@ void AddExperimentOptions(CLI::App* cmd, ExperimentArgs* a) {
                   "VAE of a game defender (default models/<dataset>_vae.pt)");
   cmd->add_option("--defender-eps", a->defender_eps,
                   "latent game defender: L_inf clip of its image around the attacker's (default "
-                  "the attack's eps)");
+                  "the attack's eps)")
+      ->check(NumberIn(0, 1, true));
   cmd->add_option("--clean-images", a->clean_images,
                   "images for the defended model's clean accuracy")
+      ->check(IntInRange(0, 100000000))
       ->default_val(1000);
   cmd->add_option("--pixels", a->pixels,
                   "query space: 8bit = every query rounded onto the 1/255 grid inside the ball "

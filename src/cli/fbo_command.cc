@@ -25,6 +25,7 @@
 #include "cli/subprocess.h"
 #include "cli/validators.h"
 #include "experiment/records.h"
+#include "experiment/spec.h"
 
 namespace advbo::cli {
 namespace {
@@ -221,7 +222,7 @@ int RunFbo(FboArgs a) {
     std::printf(
         "(epsilon, delta)-DP of the server's %d releases: epsilon = %s at delta = %s "
         "(q = %s, z = %s, RDP order %d)\n",
-        a.rounds, Fmt(privacy["epsilon"].get<double>(), 4).c_str(), Fmt(delta, 4).c_str(),
+        a.rounds, Fmt(privacy["epsilon"].get<double>(), 4).c_str(), experiment::FormatNumber(delta).c_str(),
         Fmt(a.q, 3).c_str(), Fmt(a.z, 3).c_str(), privacy["order"].get<int>());
     return 0;
   }
@@ -341,7 +342,7 @@ int RunFbo(FboArgs a) {
     table << "  clipped " << clipped << " of " << selected << " selected vectors ("
           << Fmt(100.0 * (selected ? double(clipped) / selected : 0.0), 2) << " %)\n";
   if (!privacy.is_null())
-    table << "  privacy: (" << Fmt(privacy["epsilon"].get<double>(), 3) << ", " << Fmt(delta, 3)
+    table << "  privacy: (" << Fmt(privacy["epsilon"].get<double>(), 3) << ", " << experiment::FormatNumber(delta)
           << ")-DP for the server's releases (moments accountant)\n";
   experiment::WriteFileAtomic(fs::path(a.out_dir) / "summary.json", summary.dump(2) + "\n");
   experiment::WriteFileAtomic(fs::path(a.out_dir) / "table.txt", table.str());
@@ -375,38 +376,59 @@ std::function<int()> RegisterFboCommand(CLI::App& app) {
       "  table.txt, curves.csv and curves.png into --out-dir.");
   cmd->add_option("--algo", a->algo, "ts | fts | dp-fts-de")->default_val("dp-fts-de");
   cmd->add_option("--family", a->family, "synthetic | mnist-lssvm")->default_val("synthetic");
-  cmd->add_option("--agents", a->agents, "N agents (default 200 synthetic, 20 mnist-lssvm)");
-  cmd->add_option("--rounds", a->rounds, "T rounds after initialisation")->default_val(40);
-  cmd->add_option("--init", a->init, "initial points per agent (default 10 synthetic, 3 real)");
-  cmd->add_option("--features", a->features, "M shared random features")->default_val(50);
+  cmd->add_option("--agents", a->agents, "N agents (default 200 synthetic, 20 mnist-lssvm)")
+      ->check(IntInRange(1, 10000));
+  cmd->add_option("--rounds", a->rounds, "T rounds after initialisation")
+      ->check(IntInRange(1, 1000000))
+      ->default_val(40);
+  cmd->add_option("--init", a->init, "initial points per agent (default 10 synthetic, 3 real)")
+      ->check(IntInRange(1, 100000));
+  cmd->add_option("--features", a->features, "M shared random features")
+      ->check(IntInRange(1, 100000))
+      ->default_val(50);
   cmd->add_option("--lengthscale", a->lengthscale,
                   "SE lengthscale of the agents' GPs and features on [0,1]^d (default 0.03 "
-                  "synthetic, 0.1 real)");
-  cmd->add_option("--noise", a->noise, "observation noise variance sigma^2")->default_val(0.01);
+                  "synthetic, 0.1 real)")
+      ->check(NumberIn(0, 1e6, true));
+  cmd->add_option("--noise", a->noise, "observation noise variance sigma^2")
+      ->check(NumberIn(0, 1e6, true))
+      ->default_val(0.01);
   cmd->add_option("--gap", a->gap, "synthetic: per-point offset d of each agent")
+      ->check(NumberIn(0, 1e6))
       ->default_val(0.02);
   cmd->add_option("--domain", a->domain,
-                  "domain size (default 1000 synthetic grid points, 900 = 30 x 30 real)");
+                  "domain size (default 1000 synthetic grid points, 900 = 30 x 30 real)")
+      ->check(IntInRange(2, 100000));
   cmd->add_option("--schedule", a->schedule,
                   "p_t: sqrt (1 - 1/sqrt t, p_1 = p_2; FTS) | sqrt-all (1 - 1/sqrt t, p_1 = 0; "
                   "DP-FTS-DE synthetic) | square (1 - 1/t^2; real data)")
       ->default_val("sqrt");
-  cmd->add_option("--regions", a->regions, "dp-fts-de: P sub-regions")->default_val(2);
-  cmd->add_option("--q", a->q, "dp-fts-de: Poisson sampling rate of agents")->default_val(0.25);
+  cmd->add_option("--regions", a->regions, "dp-fts-de: P sub-regions")
+      ->check(IntInRange(1, 100000))
+      ->default_val(2);
+  cmd->add_option("--q", a->q, "dp-fts-de: Poisson sampling rate of agents")
+      ->check(NumberIn(0, 1, true))
+      ->default_val(0.25);
   cmd->add_option("--z", a->z, "dp-fts-de: noise multiplier (0 = no noise, no privacy)")
+      ->check(NumberIn(0, 1e6))
       ->default_val(1.0);
-  cmd->add_option("--clip", a->clip, "dp-fts-de: clipping threshold S")->default_val(11);
+  cmd->add_option("--clip", a->clip, "dp-fts-de: clipping threshold S")
+      ->check(NumberIn(0, 1e6, true))
+      ->default_val(11);
   cmd->add_option("--weight-hold", a->weight_hold,
                   "dp-fts-de: rounds with DE exponent a = 16 before it decays (5; real 10)")
+      ->check(IntInRange(0, 1000000))
       ->default_val(5);
   cmd->add_option("--weight-decay", a->weight_decay,
                   "dp-fts-de: rounds over which a decays linearly to 1 (5; real 30)")
+      ->check(IntInRange(2, 1000000))
       ->default_val(5);
   cmd->add_flag("--no-local-init", a->no_local_init,
                 "dp-fts-de ablation: initial points from the whole domain");
   cmd->add_flag("--uniform-weights", a->uniform_weights,
                 "dp-fts-de ablation: equal weights for every agent in every region");
-  cmd->add_option("--delta", a->delta, "delta of (epsilon, delta)-DP (default N^-1.1)");
+  cmd->add_option("--delta", a->delta, "delta of (epsilon, delta)-DP (default N^-1.1)")
+      ->check(NumberIn(0, 1, true, true));
   cmd->add_flag("--privacy-only", a->privacy_only,
                 "print the privacy loss epsilon for --q, --z, --rounds, --delta and exit");
   cmd->add_option(
@@ -419,6 +441,7 @@ std::function<int()> RegisterFboCommand(CLI::App& app) {
   cmd->add_flag("--minimize", a->minimize, "--command: minimise the printed value");
   cmd->add_option("--eval-timeout", a->eval_timeout,
                   "--command: seconds per evaluation (0 = none); a failure stops the run")
+      ->check(NumberIn(0, experiment::kMaxHttpTimeout))
       ->default_val(0);
   cmd->add_option("--mnist-dir", a->mnist_dir, "mnist-lssvm: MNIST IDX folder")
       ->default_val("data/mnist");

@@ -81,13 +81,16 @@ std::function<int()> RegisterGameCommand(CLI::App& app) {
       ->check(CLI::IsMember({"8bit", "float"}))
       ->default_val("8bit");
   cmd->add_option("--http-timeout", a->http_timeout, "served model: seconds per request")
+      ->check(NumberIn(0, experiment::kMaxHttpTimeout, true))
       ->default_val(30);
   cmd->add_option("--http-retries", a->http_retries,
                   "served model: retries after a transport error, 5xx or 429")
+      ->check(IntInRange(0, 100))
       ->default_val(3);
   cmd->add_option("--defender-eps", a->defender_eps,
                   "attack games, latent defender: L_inf clip around the attacker's image "
-                  "(default the attack's eps)");
+                  "(default the attack's eps)")
+      ->check(NumberIn(0, 1, true));
   cmd->add_option("--matchups", a->matchups,
                   "several matchups on the same games instead, e.g. 0v0,1v0,1Lv0,2v1 (levels of "
                   "agent 1 v agent 2; L = R2-B2-Lite)")
@@ -96,40 +99,55 @@ std::function<int()> RegisterGameCommand(CLI::App& app) {
                   "level-0 strategy of every agent: random | gpmw | exp3 (default gpmw synthetic, "
                   "random adversarial; gpmw/exp3 there use a 100x100 grid, 2-D latents only)");
   cmd->add_option("--grid", a->grid, "synthetic: actions per agent (grid points of [0,1])")
+      ->check(IntInRange(2, 1000))
       ->default_val(100);
   cmd->add_option("--lengthscale", a->lengthscale, "synthetic: SE lengthscale of the payoff GP")
+      ->check(NumberIn(0, 1e6, true))
       ->default_val(0.1);
-  cmd->add_option("--rounds", a->rounds, "T, rounds per game")->default_val(150);
+  cmd->add_option("--rounds", a->rounds, "T, rounds per game")
+      ->check(IntInRange(1, 1000000))
+      ->default_val(150);
   cmd->add_option("--init-rounds", a->init_rounds,
-                  "random joint actions observed first (default 1 synthetic, 5 adversarial)");
+                  "random joint actions observed first (default 1 synthetic, 5 adversarial)")
+      ->check(IntInRange(0, 1000000));
   cmd->add_option("--games", a->num_games,
                   "synthetic: sampled payoff functions; adversarial: first N correctly classified "
                   "test images")
+      ->check(IntInRange(1, 1000000))
       ->default_val(1);
   cmd->add_option("--indices", a->indices, "adversarial: play on these image indices")
-      ->delimiter(',');
-  cmd->add_option("--inits", a->inits, "initialisations per game / image")->default_val(1);
+      ->delimiter(',')
+      ->check(IntAtLeast(0));
+  cmd->add_option("--inits", a->inits, "initialisations per game / image")
+      ->check(IntInRange(1, 1000000))
+      ->default_val(1);
   cmd->add_option("--samples", a->samples,
                   "S, samples of the opponent's level-0 strategy when (8.3) is not exact "
-                  "(default 500, 1000 CIFAR-10)");
+                  "(default 500, 1000 CIFAR-10)")
+      ->check(IntInRange(1, 1000000));
   cmd->add_option("--candidates", a->candidates,
                   "own-action candidates per decision on continuous or large spaces (default 1000 "
-                  "synthetic, 200 adversarial)");
+                  "synthetic, 200 adversarial)")
+      ->check(IntInRange(1, 1000000));
   cmd->add_option(
-      "--eps", a->eps,
-      "adversarial: L_inf radius of each clip (default 0.2 MNIST, 0.05 CIFAR-10; attack "
-      "games: the attack's, 0.3 MNIST, 0.05 CIFAR-10)");
+         "--eps", a->eps,
+         "adversarial: L_inf radius of each clip (default 0.2 MNIST, 0.05 CIFAR-10; attack "
+         "games: the attack's, 0.3 MNIST, 0.05 CIFAR-10)")
+      ->check(NumberIn(0, 1, true));
   cmd->add_option("--vae", a->vae, "adversarial: TorchScript VAE (default models/<game>_vae.pt)");
   cmd->add_option("--refit-every", a->refit_every,
                   "adversarial: GP hyperparameter refit period in rounds (0 = never)")
+      ->check(IntInRange(0, 1000000))
       ->default_val(10);
   cmd->add_option("--threads", a->threads, "LibTorch threads (at most 256)")
       ->check(IntInRange(0, experiment::kMaxThreads))
       ->default_val(1);
   cmd->add_option(
-      "--payoff-noise", a->payoff_noise,
-      "std. dev. of the noise added to observed payoffs (default 0.02 synthetic, 0 adversarial)");
+         "--payoff-noise", a->payoff_noise,
+         "std. dev. of the noise added to observed payoffs (default 0.02 synthetic, 0 adversarial)")
+      ->check(NumberIn(0, 1e6));
   cmd->add_option("--gp-noise", a->gp_noise, "the agents' GP noise variance (standardised units)")
+      ->check(NumberIn(0, 1e6, true))
       ->default_val(1e-2);
   cmd->add_option("--beta", a->beta, "UCB exploration weight: r2b2_ref | srinivas2010 | constant:V")
       ->default_val("r2b2_ref");

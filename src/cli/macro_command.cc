@@ -194,7 +194,7 @@ std::function<int()> RegisterMacroCommand(CLI::App& app) {
       ->check(CLI::Range(0.0, 1e12))
       ->default_val(0.0);
   cmd->add_option("--epsilon", a->epsilon, "user loss bound epsilon (> 0) of Theorems 4.3/4.4")
-      ->check(CLI::PositiveNumber)
+      ->check(NumberIn(0, 1e6, true))
       ->default_val(1.0);
   cmd->add_option("--iterations", a->iterations,
                   "anytime: ConstructTree calls per planning step (thesis: 1500)")

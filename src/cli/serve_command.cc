@@ -149,7 +149,8 @@ std::function<int()> RegisterServeCommand(CLI::App& app) {
                   "VAE of a game defender (default models/<dataset>_vae.pt)");
   cmd->add_option("--defender-eps", a->defender_eps,
                   "latent game defender: L_inf clip around the attacker's image (default the "
-                  "dataset's attack eps: 0.3 MNIST, 0.05 CIFAR-10)");
+                  "dataset's attack eps: 0.3 MNIST, 0.05 CIFAR-10)")
+      ->check(NumberIn(0, 1, true));
   cmd->add_option("--host", a->serve.host,
                   "bind address (default 127.0.0.1: this machine only; 0.0.0.0 exposes it)")
       ->default_val("127.0.0.1");
@@ -161,6 +162,7 @@ std::function<int()> RegisterServeCommand(CLI::App& app) {
       ->check(CLI::PositiveNumber)
       ->default_val(1024);
   cmd->add_option("--max-body-mb", a->max_body_mb, "request body limit in MiB (413 beyond)")
+      ->check(NumberIn(0, 4096, true))
       ->default_val(64);
   cmd->add_option("--max-sessions", a->serve.max_sessions,
                   "per-instance defense sessions kept (oldest dropped)")
@@ -175,6 +177,7 @@ std::function<int()> RegisterServeCommand(CLI::App& app) {
       ->check(CLI::Range(1, 256))
       ->default_val(4);
   cmd->add_option("--torch-threads", a->torch_threads, "LibTorch intra-op threads (0 = default)")
+      ->check(IntInRange(0, experiment::kMaxThreads))
       ->default_val(0);
   return [cmd, args]() { return cmd->parsed() ? RunServe(*args) : 0; };
 }

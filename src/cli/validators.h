@@ -3,7 +3,11 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cctype>
 #include <climits>
+#include <cmath>
+#include <limits>
 #include <string>
 
 namespace advbo::cli {
@@ -24,7 +28,42 @@ inline CLI::Validator IntInRange(long long min, long long max = LLONG_MAX) {
         }
         return "must be an integer " + want + ", got '" + text + "'";
       },
-      "INT " + want);
+      max == LLONG_MAX ? ">= " + std::to_string(min)
+                       : std::to_string(min) + ".." + std::to_string(max));
+}
+
+/// Accepts a finite number in the interval from `lo` to `hi` (open ends excluded); otherwise
+/// "must be in (LO, HI], got 'TEXT'" (or "> LO" / ">= LO" when hi is +inf).
+inline CLI::Validator NumberIn(double lo, double hi, bool lo_open = false, bool hi_open = false) {
+  auto fmt = [](double v) {
+    std::string s = std::to_string(v);
+    s.erase(s.find_last_not_of('0') + 1);
+    if (!s.empty() && s.back() == '.') s.pop_back();
+    return s;
+  };
+  const bool unbounded = hi == std::numeric_limits<double>::infinity();
+  const std::string range =
+      unbounded ? std::string(lo_open ? "> " : ">= ") + fmt(lo)
+                : (lo_open ? "(" : "[") + fmt(lo) + ", " + fmt(hi) + (hi_open ? ")" : "]");
+  const std::string want = unbounded ? range : "in " + range;
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        try {
+          size_t used = 0;
+          const double v = std::stod(text, &used);
+          const bool lo_ok = lo_open ? v > lo : v >= lo;
+          const bool hi_ok = hi_open ? v < hi : v <= hi;
+          if (used == text.size() && std::isfinite(v) && lo_ok && hi_ok) return "";
+        } catch (const std::exception&) {
+        }
+        return "must be a number " + want + ", got '" + text + "'";
+      },
+      range);
+}
+
+/// Accepts a finite number >= `lo` (> lo when `open`).
+inline CLI::Validator NumberAtLeast(double lo, bool open = false) {
+  return NumberIn(lo, std::numeric_limits<double>::infinity(), open);
 }
 
 /// Accepts an integer >= `min`.
@@ -47,6 +86,43 @@ inline CLI::Validator UnsignedInt() {
         return "must be an integer in 0.." + std::to_string(~0ULL) + ", got '" + text + "'";
       },
       "UINT");
+}
+
+/// True when `text` spells a non-finite number as std::stod reads it: an optional sign, then
+/// "nan", "nan(...)", "inf" or "infinity" in any case.
+inline bool SpellsNonFinite(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  size_t i = text.find_first_not_of(" \t");
+  if (i == std::string::npos) return false;
+  if (text[i] == '+' || text[i] == '-') ++i;
+  const std::string body = text.substr(i);
+  return body == "inf" || body == "infinity" || body == "nan" || body.rfind("nan(", 0) == 0;
+}
+
+/// Refuses an empty value ("must not be empty": CLI11 would otherwise treat `--model ""` as
+/// a value that later code reads as "not given") and a non-finite number (std::stod accepts
+/// "nan" and "inf", which no advbo option means). Applied to every option by
+/// GuardEveryValue; the option's own check still runs after it.
+inline CLI::Validator NonEmptyFinite() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+          return "must not be empty (leave the option out to use its default)";
+        if (SpellsNonFinite(text)) return "must be a finite value, got '" + text + "'";
+        return "";
+      },
+      "");
+}
+
+/// Adds NonEmptyFinite() to the checks of every value-taking option of `app` and of
+/// its subcommands, recursively (flags are left alone). Call once after every subcommand is
+/// registered: one validation layer for empty and non-finite values across the whole CLI.
+inline void GuardEveryValue(CLI::App& app) {
+  for (CLI::Option* opt : app.get_options([](const CLI::Option*) { return true; }))
+    if (opt->get_expected_max() > 0) opt->check(NonEmptyFinite());
+  for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    GuardEveryValue(*sub);
 }
 
 }  // namespace advbo::cli

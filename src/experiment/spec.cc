@@ -45,15 +45,16 @@ void Validate(const ExperimentSpec& s) {
         std::to_string(s.num_images));
   CheckLinfRadius("--eps", s.eps);
   CheckLinfRadius("--defender-eps", s.defender_eps);
-  if (s.budget < 1)
-    throw std::invalid_argument("--budget must be >= 1 query, got " + std::to_string(s.budget));
+  if (s.budget < 1 || s.budget > kMaxBudget)
+    throw std::invalid_argument("--budget must be in 1.." + std::to_string(kMaxBudget) +
+                                " queries per instance, got " + std::to_string(s.budget));
   if (s.threads < 0 || s.threads > kMaxThreads)
     throw std::invalid_argument("--threads must be in 0.." + std::to_string(kMaxThreads) +
                                 " (0 = LibTorch's default), got " + std::to_string(s.threads));
   if (!s.normalize.empty()) oracle::Normalization::Parse(s.normalize);
-  if (!(s.http_timeout > 0) || !std::isfinite(s.http_timeout))
-    throw std::invalid_argument("--http-timeout must be > 0 seconds, got " +
-                                FormatNumber(s.http_timeout));
+  if (!(s.http_timeout > 0) || !(s.http_timeout <= kMaxHttpTimeout))
+    throw std::invalid_argument("--http-timeout must be in (0, " + FormatNumber(kMaxHttpTimeout) +
+                                "] seconds, got " + FormatNumber(s.http_timeout));
   if (s.http_retries < 0 || s.http_retries > 100)
     throw std::invalid_argument("--http-retries must be in 0..100, got " +
                                 std::to_string(s.http_retries));
@@ -61,6 +62,10 @@ void Validate(const ExperimentSpec& s) {
   if (s.clean_images < 0)
     throw std::invalid_argument("--clean-images must be >= 0, got " +
                                 std::to_string(s.clean_images));
+  for (int i : s.indices)
+    if (i < 0)
+      throw std::invalid_argument("--indices must be image indices >= 0, got " +
+                                  std::to_string(i));
 }
 
 std::vector<std::string> SplitAttackList(const std::string& list) {

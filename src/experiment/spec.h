@@ -29,7 +29,7 @@ struct ExperimentSpec {
   std::vector<int> indices;            ///< explicit image indices (empty = first num_images)
   int num_images = 10;                 ///< first N correctly classified images (>= 1)
   std::optional<double> eps;           ///< L_inf radius in (0, 1]; unset = dataset default
-  long budget = 900;                   ///< queries per instance, >= 1
+  long budget = 900;                   ///< queries per instance, in [1, kMaxBudget]
   uint64_t seed = 0;                   ///< run seed (experiment/seeds.h derives the rest)
   int threads = 0;                     ///< LibTorch intra-op threads, 0 = default, <= kMaxThreads
   std::string defense = "none";        ///< defense or game-defender spec (defenses/)
@@ -45,6 +45,11 @@ struct ExperimentSpec {
 
 /// Largest accepted --threads (more is refused rather than spawning thousands of threads).
 inline constexpr int kMaxThreads = 256;
+/// Largest accepted --budget (queries per instance): 10^8, far beyond any black-box attack's
+/// use, refused above so per-query bookkeeping can never exhaust memory.
+inline constexpr long kMaxBudget = 100000000;
+/// Largest accepted --http-timeout, seconds (one day).
+inline constexpr double kMaxHttpTimeout = 86400;
 
 /// `v` with up to 6 significant digits ("0", "-1", "nan", "0.25") for messages.
 std::string FormatNumber(double v);
@@ -55,8 +60,8 @@ void CheckLinfRadius(const char* option, const std::optional<double>& v);
 
 /// Checks every field that can be checked without loading anything: attack specs parse
 /// (MakeAttack with a default context), at most one of untargeted / target, target >= 0,
-/// num_images >= 1, eps and defender_eps in (0, 1] and not NaN, budget >= 1, pixels 8bit |
-/// float, threads in
+/// num_images >= 1, indices >= 0, eps and defender_eps in (0, 1] and not NaN, budget in
+/// [1, kMaxBudget], http_timeout in (0, kMaxHttpTimeout], pixels 8bit | float, threads in
 /// [0, kMaxThreads], clean_images >= 0, attack specs unique. Throws std::invalid_argument
 /// naming the option (as the CLI spells it) and the value.
 void Validate(const ExperimentSpec& spec);
