@@ -27,11 +27,12 @@ size_t EditDistance(const std::string& a, const std::string& b) {
 }  // namespace
 
 Cli::Cli()
-    : app_("advbo - black-box adversarial attacks and defenses driven by Bayesian "
-           "optimization.\nEvery image the model evaluates is one query; budgets and the L_inf "
-           "threat model are\nenforced by the query oracle.") {
+    : app_(
+          "advbo - black-box adversarial attacks and defenses driven by Bayesian "
+          "optimization.\nEvery image the model evaluates is one query; budgets and the L_inf "
+          "threat model are\nenforced by the query oracle.") {
   app_.require_subcommand(1);
-  runners_ = {RegisterAttackCommand(app_), RegisterBoCommand(app_),   RegisterBenchCommand(app_),
+  runners_ = {RegisterAttackCommand(app_), RegisterBoCommand(app_),    RegisterBenchCommand(app_),
               RegisterGameCommand(app_),   RegisterMacroCommand(app_), RegisterFboCommand(app_),
               RegisterServeCommand(app_)};
   GuardEveryValue(app_);

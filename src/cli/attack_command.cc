@@ -127,8 +127,7 @@ void PrintSummary(const AttackArgs& a, const experiment::Experiment& ex,
   std::printf("\n%-26s %s\n", "attack", a.attack.c_str());
   std::printf("%-26s %s (eps %.4g L_inf, %s queries, budget %ld, %s, seed %llu)\n", "data",
               ex.dataset_name().c_str(), ex.epsilon(), oracle::PixelSpaceName(ex.pixels()),
-              a.budget,
-              a.untargeted ? "untargeted" : (a.target ? "single target" : "all targets"),
+              a.budget, a.untargeted ? "untargeted" : (a.target ? "single target" : "all targets"),
               static_cast<unsigned long long>(a.seed));
   if (!ex.defense().empty())
     std::printf("%-26s %s (clean accuracy %s %% defended, %s %% undefended, first %d images)\n",

@@ -94,8 +94,8 @@ void WriteSummary(const std::vector<nlohmann::json>& records, const fs::path& di
   std::ostringstream table;
   char line[512];
   std::snprintf(line, sizeof(line), "%-12s %9s %6s %6s %6s %8s %8s %12s %10s %8s\n", "attack",
-                "instances", "ASR%", "8bit%", "max", "mean", "median", "mean(fail=T)",
-                "s/instance", "model%");
+                "instances", "ASR%", "8bit%", "max", "mean", "median", "mean(fail=T)", "s/instance",
+                "model%");
   table << line;
   std::vector<std::vector<double>> curves;
   for (const auto& name : order) {
@@ -141,8 +141,8 @@ void WriteSummary(const std::vector<nlohmann::json>& records, const fs::path& di
          {"model_fraction", secs > 0 ? model / secs : 0.0}});
     std::snprintf(line, sizeof(line), "%-12s %9zu %6s %6s %6s %8s %8s %12s %10s %8s\n",
                   name.c_str(), rs.size(), Fmt(asr, 1).c_str(), Fmt(asr8, 1).c_str(),
-                  Fmt(mx, 0).c_str(), Fmt(mean, 2).c_str(),
-                  Fmt(med, 1).c_str(), Fmt(all / n, 1).c_str(), Fmt(secs / n, 2).c_str(),
+                  Fmt(mx, 0).c_str(), Fmt(mean, 2).c_str(), Fmt(med, 1).c_str(),
+                  Fmt(all / n, 1).c_str(), Fmt(secs / n, 2).c_str(),
                   Fmt(secs > 0 ? 100.0 * model / secs : NAN, 1).c_str());
     table << line;
     std::vector<double> curve(budget + 1, 0.0);  // ASR (%) with at most q queries
@@ -194,7 +194,8 @@ int RunBench(const BenchArgs& a) {
   const experiment::ExperimentSpec spec = SpecOf(a, experiment::SplitAttackList(a.attacks));
   experiment::Validate(spec);
   const experiment::Experiment ex(spec);
-  if (!ex.pixels_note().empty()) std::fprintf(stderr, "advbo bench: note: %s\n", ex.pixels_note().c_str());
+  if (!ex.pixels_note().empty())
+    std::fprintf(stderr, "advbo bench: note: %s\n", ex.pixels_note().c_str());
   if (!ex.defense().empty() && !a.quiet)
     std::fprintf(stderr, "advbo bench: defense %s, clean accuracy %.2f %% (undefended %.2f %%)\n",
                  ex.defense().Spec().c_str(), 100.0 * ex.defended_accuracy(),

@@ -79,10 +79,14 @@ nlohmann::json TaskConfig(const TuneArgs& t, const hpo::HpoTask& task) {
     names.push_back(p.name);
     scales.push_back(p.log_scale ? "log10" : "linear");
   }
-  return {{"task", task.name()},         {"task_description", task.Describe()},
-          {"task_seed", t.task_seed},    {"task_examples", t.task_examples},
-          {"task_offset", t.task_offset}, {"task_transform", t.task_transform},
-          {"params", names},             {"param_scales", scales}};
+  return {{"task", task.name()},
+          {"task_description", task.Describe()},
+          {"task_seed", t.task_seed},
+          {"task_examples", t.task_examples},
+          {"task_offset", t.task_offset},
+          {"task_transform", t.task_transform},
+          {"params", names},
+          {"param_scales", scales}};
 }
 
 algorithms::CurveObjective CommandCurve(const std::string& command, double timeout_seconds) {
@@ -126,7 +130,8 @@ algorithms::CurveObjective CommandCurve(const std::string& command, double timeo
 int RunTune(const TuneArgs& t, const TuneRun& r) {
   // ---- Validate everything before anything runs or is written.
   if (t.task.empty() == r.command.empty())
-    throw std::invalid_argument("--algo " + r.algo + " needs exactly one of --task NAME or "
+    throw std::invalid_argument("--algo " + r.algo +
+                                " needs exactly one of --task NAME or "
                                 "--command CMD (a training script printing one validation "
                                 "error per epoch)");
   if (t.epoch_budget < 1) throw std::invalid_argument("--epoch-budget must be >= 1");
@@ -150,14 +155,18 @@ int RunTune(const TuneArgs& t, const TuneRun& r) {
   const bool bobos = r.algo == "bo-bos";
   algorithms::BoBosOptions bo_opt;
   algorithms::HyperbandOptions hb_opt;
-  nlohmann::json cfg = {{"type", "config"},       {"algo", r.algo},
-                        {"objective", task ? task->name() : "command"},
-                        {"command", r.command.empty() ? nlohmann::json(nullptr)
-                                                      : nlohmann::json(r.command)},
-                        {"dim", lb.size()},        {"lb", bo::JsonArray(lb)},
-                        {"ub", bo::JsonArray(ub)}, {"goal", "min"},
-                        {"metric", "validation error"},
-                        {"epoch_budget", t.epoch_budget}, {"seed", r.seed}};
+  nlohmann::json cfg = {
+      {"type", "config"},
+      {"algo", r.algo},
+      {"objective", task ? task->name() : "command"},
+      {"command", r.command.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.command)},
+      {"dim", lb.size()},
+      {"lb", bo::JsonArray(lb)},
+      {"ub", bo::JsonArray(ub)},
+      {"goal", "min"},
+      {"metric", "validation error"},
+      {"epoch_budget", t.epoch_budget},
+      {"seed", r.seed}};
   if (task) cfg.update(TaskConfig(t, *task));
   if (bobos) {
     bo_opt.max_epochs = t.epochs > 0 ? t.epochs : task ? task->default_epochs() : 50;
@@ -178,10 +187,16 @@ int RunTune(const TuneArgs& t, const TuneRun& r) {
     bo_opt.intermediate_epochs.clear();  // 1, 10, 20, ... below N (App. A.4's 1,10,..,40)
     for (int e = 1; e < bo_opt.max_epochs; e = e == 1 ? 10 : e + 10)
       bo_opt.intermediate_epochs.push_back(e);
-    cfg.update({{"epochs", bo_opt.max_epochs}, {"warmup", bo_opt.warmup_epochs},
-                {"gamma", t.gamma}, {"kappa", t.kappa}, {"k1_first", bo_opt.k1_first},
-                {"k2", bo_opt.k2}, {"cost", bo_opt.cost}, {"bos_paths", t.bos_paths},
-                {"initial_points", bo_opt.initial_points}, {"beta", r.beta},
+    cfg.update({{"epochs", bo_opt.max_epochs},
+                {"warmup", bo_opt.warmup_epochs},
+                {"gamma", t.gamma},
+                {"kappa", t.kappa},
+                {"k1_first", bo_opt.k1_first},
+                {"k2", bo_opt.k2},
+                {"cost", bo_opt.cost},
+                {"bos_paths", t.bos_paths},
+                {"initial_points", bo_opt.initial_points},
+                {"beta", r.beta},
                 {"intermediate_epochs", bo_opt.intermediate_epochs},
                 {"max_evaluations", r.max_evaluations}});
   } else {
@@ -215,45 +230,63 @@ int RunTune(const TuneArgs& t, const TuneRun& r) {
   };
   try {
     if (bobos) {
-      const auto res = algorithms::RunBoBos(curve, lb, ub, bo_opt, rng,
-                                            [&](const algorithms::BoBosRecord& s) {
-        early += s.early_stopped;
-        if (trace)
-          trace->Write({{"type", "training"}, {"evaluation", s.evaluation}, {"phase", s.phase},
-                        {"bo_iteration", s.bo_iteration}, {"x", bo::JsonArray(s.x)},
-                        {"params", Params(task.get(), s.x)}, {"epochs", s.epochs},
-                        {"error", s.error}, {"curve", s.curve},
-                        {"early_stopped", s.early_stopped}, {"budget_cut", s.budget_cut},
-                        {"k1", std::isfinite(s.k1) ? nlohmann::json(s.k1) : nullptr},
-                        {"threshold", std::isfinite(s.threshold) ? nlohmann::json(s.threshold)
-                                                                 : nullptr},
-                        {"prior_success", std::isfinite(s.prior_success)
-                                              ? nlohmann::json(s.prior_success) : nullptr},
-                        {"beta", std::isfinite(s.beta) ? nlohmann::json(s.beta) : nullptr},
-                        {"epochs_total", s.epochs_total}, {"best_error", s.best_error},
-                        {"seconds_train", s.seconds_train}, {"seconds_bo", s.seconds_bo}});
-        bar.Update(s.epochs_total,
-                   "best error=" + Fmt(s.best_error, 4) + " runs=" + std::to_string(s.evaluation) +
-                       " stopped=" + std::to_string(early),
-                   true);
-        return true;
-      });
+      const auto res =
+          algorithms::RunBoBos(curve, lb, ub, bo_opt, rng, [&](const algorithms::BoBosRecord& s) {
+            early += s.early_stopped;
+            if (trace)
+              trace->Write(
+                  {{"type", "training"},
+                   {"evaluation", s.evaluation},
+                   {"phase", s.phase},
+                   {"bo_iteration", s.bo_iteration},
+                   {"x", bo::JsonArray(s.x)},
+                   {"params", Params(task.get(), s.x)},
+                   {"epochs", s.epochs},
+                   {"error", s.error},
+                   {"curve", s.curve},
+                   {"early_stopped", s.early_stopped},
+                   {"budget_cut", s.budget_cut},
+                   {"k1", std::isfinite(s.k1) ? nlohmann::json(s.k1) : nullptr},
+                   {"threshold",
+                    std::isfinite(s.threshold) ? nlohmann::json(s.threshold) : nullptr},
+                   {"prior_success",
+                    std::isfinite(s.prior_success) ? nlohmann::json(s.prior_success) : nullptr},
+                   {"beta", std::isfinite(s.beta) ? nlohmann::json(s.beta) : nullptr},
+                   {"epochs_total", s.epochs_total},
+                   {"best_error", s.best_error},
+                   {"seconds_train", s.seconds_train},
+                   {"seconds_bo", s.seconds_bo}});
+            bar.Update(s.epochs_total,
+                       "best error=" + Fmt(s.best_error, 4) + " runs=" +
+                           std::to_string(s.evaluation) + " stopped=" + std::to_string(early),
+                       true);
+            return true;
+          });
       take(res);
     } else {
-      const auto res = algorithms::RunHyperband(curve, lb, ub, hb_opt, rng,
-                                                [&](const algorithms::HyperbandRecord& s) {
-        if (trace)
-          trace->Write({{"type", "training"}, {"evaluation", s.evaluation}, {"round", s.round},
-                        {"bracket", s.bracket}, {"rung", s.rung}, {"config", s.config},
-                        {"x", bo::JsonArray(s.x)}, {"params", Params(task.get(), s.x)},
-                        {"epochs", s.epochs}, {"epochs_charged", s.epochs_charged},
-                        {"error", s.error}, {"epochs_total", s.epochs_total},
-                        {"best_error", s.best_error}, {"seconds_train", s.seconds_train}});
-        bar.Update(s.epochs_total,
-                   "best error=" + Fmt(s.best_error, 4) + " runs=" + std::to_string(s.evaluation),
-                   true);
-        return true;
-      });
+      const auto res = algorithms::RunHyperband(
+          curve, lb, ub, hb_opt, rng, [&](const algorithms::HyperbandRecord& s) {
+            if (trace)
+              trace->Write({{"type", "training"},
+                            {"evaluation", s.evaluation},
+                            {"round", s.round},
+                            {"bracket", s.bracket},
+                            {"rung", s.rung},
+                            {"config", s.config},
+                            {"x", bo::JsonArray(s.x)},
+                            {"params", Params(task.get(), s.x)},
+                            {"epochs", s.epochs},
+                            {"epochs_charged", s.epochs_charged},
+                            {"error", s.error},
+                            {"epochs_total", s.epochs_total},
+                            {"best_error", s.best_error},
+                            {"seconds_train", s.seconds_train}});
+            bar.Update(
+                s.epochs_total,
+                "best error=" + Fmt(s.best_error, 4) + " runs=" + std::to_string(s.evaluation),
+                true);
+            return true;
+          });
       take(res);
     }
   } catch (const bo::EvaluationError& e) {
@@ -277,13 +310,15 @@ int RunTune(const TuneArgs& t, const TuneRun& r) {
                   {"seed", r.seed}});
     trace->Commit();
   }
-  if (!failure.empty()) std::fprintf(stderr, "advbo bo: training run failed: %s\n", failure.c_str());
+  if (!failure.empty())
+    std::fprintf(stderr, "advbo bo: training run failed: %s\n", failure.c_str());
   std::printf("\n%-22s %s\n", "objective", task ? task->name().c_str() : r.command.c_str());
-  std::printf("%-22s %s, seed %llu\n", "tuner",
-              bobos ? ("BO-BOS (gamma " + Fmt(t.gamma, 2) + ", kappa " + Fmt(t.kappa, 1) + ")").c_str()
-                    : ("Hyperband (eta " + Fmt(t.eta, 1) + ", R " +
-                       std::to_string(hb_opt.max_epochs) + ")").c_str(),
-              static_cast<unsigned long long>(r.seed));
+  std::printf(
+      "%-22s %s, seed %llu\n", "tuner",
+      bobos ? ("BO-BOS (gamma " + Fmt(t.gamma, 2) + ", kappa " + Fmt(t.kappa, 1) + ")").c_str()
+            : ("Hyperband (eta " + Fmt(t.eta, 1) + ", R " + std::to_string(hb_opt.max_epochs) + ")")
+                  .c_str(),
+      static_cast<unsigned long long>(r.seed));
   std::printf("%-22s %d of %d epochs, %d training runs", "budget", epochs_used, t.epoch_budget,
               evaluations);
   if (bobos) std::printf(" (%d early-stopped)", early);

@@ -16,19 +16,19 @@ namespace advbo::cli {
 
 /// `advbo bo` options for training runs, with their defaults.
 struct TuneArgs {
-  std::string task;              ///< HPO task name (hpo::TaskNames()); "" = none
-  std::string task_data;         ///< the task dataset's folder ("" = its default)
-  int task_examples = 0;         ///< hpo::TaskOptions::examples (0 = the task's default)
-  int task_offset = 0;           ///< hpo::TaskOptions::offset
+  std::string task;       ///< HPO task name (hpo::TaskNames()); "" = none
+  std::string task_data;  ///< the task dataset's folder ("" = its default)
+  int task_examples = 0;  ///< hpo::TaskOptions::examples (0 = the task's default)
+  int task_offset = 0;    ///< hpo::TaskOptions::offset
   std::string task_transform = "none";
-  uint64_t task_seed = 0;        ///< training randomness of the task
-  int epochs = 0;                ///< N (BO-BOS, --task) / R (Hyperband); 0 = 50 / 80
-  int epoch_budget = 1500;       ///< bo-bos / hyperband: total epochs
-  double gamma = 0.95;           ///< bo-bos: K_{1,t} = K_{1,t-1} / gamma
-  double kappa = 2.0;            ///< bo-bos: C2 factor
-  int bos_paths = 100000;        ///< bo-bos: forward-simulation paths
-  int warmup = 8;                ///< bo-bos: N0
-  double eta = 3.0;              ///< hyperband: successive-halving rate
+  uint64_t task_seed = 0;   ///< training randomness of the task
+  int epochs = 0;           ///< N (BO-BOS, --task) / R (Hyperband); 0 = 50 / 80
+  int epoch_budget = 1500;  ///< bo-bos / hyperband: total epochs
+  double gamma = 0.95;      ///< bo-bos: K_{1,t} = K_{1,t-1} / gamma
+  double kappa = 2.0;       ///< bo-bos: C2 factor
+  int bos_paths = 100000;   ///< bo-bos: forward-simulation paths
+  int warmup = 8;           ///< bo-bos: N0
+  double eta = 3.0;         ///< hyperband: successive-halving rate
 };
 
 /// Whether --algo names an epoch-aware tuner (bo-bos, hyperband).

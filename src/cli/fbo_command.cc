@@ -222,8 +222,9 @@ int RunFbo(FboArgs a) {
     std::printf(
         "(epsilon, delta)-DP of the server's %d releases: epsilon = %s at delta = %s "
         "(q = %s, z = %s, RDP order %d)\n",
-        a.rounds, Fmt(privacy["epsilon"].get<double>(), 4).c_str(), experiment::FormatNumber(delta).c_str(),
-        Fmt(a.q, 3).c_str(), Fmt(a.z, 3).c_str(), privacy["order"].get<int>());
+        a.rounds, Fmt(privacy["epsilon"].get<double>(), 4).c_str(),
+        experiment::FormatNumber(delta).c_str(), Fmt(a.q, 3).c_str(), Fmt(a.z, 3).c_str(),
+        privacy["order"].get<int>());
     return 0;
   }
   if (a.family == "command") {
@@ -342,7 +343,8 @@ int RunFbo(FboArgs a) {
     table << "  clipped " << clipped << " of " << selected << " selected vectors ("
           << Fmt(100.0 * (selected ? double(clipped) / selected : 0.0), 2) << " %)\n";
   if (!privacy.is_null())
-    table << "  privacy: (" << Fmt(privacy["epsilon"].get<double>(), 3) << ", " << experiment::FormatNumber(delta)
+    table << "  privacy: (" << Fmt(privacy["epsilon"].get<double>(), 3) << ", "
+          << experiment::FormatNumber(delta)
           << ")-DP for the server's releases (moments accountant)\n";
   experiment::WriteFileAtomic(fs::path(a.out_dir) / "summary.json", summary.dump(2) + "\n");
   experiment::WriteFileAtomic(fs::path(a.out_dir) / "table.txt", table.str());

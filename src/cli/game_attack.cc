@@ -62,7 +62,8 @@ int RunAttackGame(const GameArgs& a) {
   spec.http_retries = a.http_retries;
   spec.clean_images = 0;  // the game reports no clean accuracy
   const experiment::Experiment ex(spec);
-  if (!ex.pixels_note().empty()) std::fprintf(stderr, "advbo game: note: %s\n", ex.pixels_note().c_str());
+  if (!ex.pixels_note().empty())
+    std::fprintf(stderr, "advbo game: note: %s\n", ex.pixels_note().c_str());
   const double eps = ex.epsilon();
   const experiment::DefenseSetup& defense = ex.defense();
   const experiment::Selection& sel = ex.selection();

@@ -64,8 +64,7 @@ void Validate(const ExperimentSpec& s) {
                                 std::to_string(s.clean_images));
   for (int i : s.indices)
     if (i < 0)
-      throw std::invalid_argument("--indices must be image indices >= 0, got " +
-                                  std::to_string(i));
+      throw std::invalid_argument("--indices must be image indices >= 0, got " + std::to_string(i));
 }
 
 std::vector<std::string> SplitAttackList(const std::string& list) {

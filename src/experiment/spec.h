@@ -18,10 +18,10 @@ struct ExperimentSpec {
   std::string data;               ///< the user's own data instead ("" = shipped sample)
   std::string format = "auto";    ///< format of `data`: auto | mnist | cifar10 | images
   std::string model;  ///< TorchScript file or served model URL ("" = models/<dataset>_cw.pt)
-  std::string output = "auto";    ///< model output: auto | logits | probs
-  std::string normalize;          ///< input normalisation "MEAN[,..]:STD[,..]" ("" = none)
-  double http_timeout = 30;       ///< served model: seconds per request, > 0
-  int http_retries = 3;           ///< served model: retries after transport errors, 0..100
+  std::string output = "auto";  ///< model output: auto | logits | probs
+  std::string normalize;        ///< input normalisation "MEAN[,..]:STD[,..]" ("" = none)
+  double http_timeout = 30;     ///< served model: seconds per request, > 0
+  int http_retries = 3;         ///< served model: retries after transport errors, 0..100
   /// Attack specs (registry name, or bos2:key=value,...), run on the same instances.
   std::vector<std::string> attacks = {"bos2"};
   bool untargeted = false;             ///< untargeted (argmax != true class)

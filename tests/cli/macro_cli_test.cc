@@ -16,7 +16,6 @@ using advbo::testing::ReadJsonl;
 using advbo::testing::RunAdvbo;
 using advbo::testing::Slurp;
 
-
 class MacroCli : public advbo::testing::TempDirTest {};
 
 TEST_F(MacroCli, TraceHasOneLinePerMacroActionAndEpisodeAndIsReproducible) {

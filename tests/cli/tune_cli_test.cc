@@ -46,7 +46,8 @@ TEST_F(TuneCli, BoBosOnATaskWritesOneRecordPerTrainingRun) {
     prev = r["epochs_total"];
     EXPECT_EQ(r["curve"].size(), r["epochs"].get<size_t>());
     EXPECT_DOUBLE_EQ(r["error"].get<double>(), r["curve"].back().get<double>());
-    for (const char* k : {"batch_size", "l2", "learning_rate"}) EXPECT_TRUE(r["params"].contains(k));
+    for (const char* k : {"batch_size", "l2", "learning_rate"})
+      EXPECT_TRUE(r["params"].contains(k));
     if (r["phase"] == "init") EXPECT_EQ(r["epochs"], 10);
     best = std::min(best, r["error"].get<double>());
     ++runs;
@@ -77,8 +78,10 @@ TEST_F(TuneCli, HyperbandStopsATrainingCommandBySigterm) {
                         << "  awk -v x=\"$1\" -v n=$n 'BEGIN{printf \"%.4f\\n\", "
                            "0.1+0.5*(x-0.3)^2+0.5*exp(-0.3*n)}'\n"
                         << "  sleep 0.02\n  n=$((n+1))\ndone\n";
-  ASSERT_EQ(RunAdvbo("bo --command 'sh " + script.string() + "' --bounds 0:1 --algo hyperband "
-                     "--epochs 9 --epoch-budget 40 -q -o " + out.string(),
+  ASSERT_EQ(RunAdvbo("bo --command 'sh " + script.string() +
+                         "' --bounds 0:1 --algo hyperband "
+                         "--epochs 9 --epoch-budget 40 -q -o " +
+                         out.string(),
                      dir_ / "log"),
             0)
       << Slurp(dir_ / "log");
@@ -101,10 +104,12 @@ TEST_F(TuneCli, HyperbandStopsATrainingCommandBySigterm) {
 TEST_F(TuneCli, TrainingCommandPrintingGarbageFailsTheRunCleanly) {
   const fs::path out = dir_ / "g.jsonl";
   EXPECT_EQ(RunAdvbo("bo --command 'echo 0.5; echo oops; :' --bounds 0:1 --algo hyperband --epochs "
-                     "9 --epoch-budget 30 -q -o " + out.string(),
+                     "9 --epoch-budget 30 -q -o " +
+                         out.string(),
                      dir_ / "log"),
             2);
-  EXPECT_NE(Slurp(dir_ / "log").find("'oops' for epoch 2"), std::string::npos) << Slurp(dir_ / "log");
+  EXPECT_NE(Slurp(dir_ / "log").find("'oops' for epoch 2"), std::string::npos)
+      << Slurp(dir_ / "log");
   const auto lines = ReadJsonl(out);
   ASSERT_FALSE(lines.empty());
   EXPECT_EQ(lines.back()["stop_reason"], "evaluation failed");
@@ -116,8 +121,9 @@ TEST_F(TuneCli, TrainingCommandPrintingGarbageFailsTheRunCleanly) {
 
 TEST_F(TuneCli, StandardLoopOnATaskAndRmGpUcbWithMetaTraces) {
   const fs::path a = dir_ / "a.jsonl", b = dir_ / "b.jsonl", rm = dir_ / "rm.jsonl";
-  const std::string task = "bo --task mnist-lssvm --task-examples 300 --epochs 20 --acq ucb "
-                           "--budget 6 -q ";
+  const std::string task =
+      "bo --task mnist-lssvm --task-examples 300 --epochs 20 --acq ucb "
+      "--budget 6 -q ";
   ASSERT_EQ(RunAdvbo(task + "--seed 1 -o " + a.string(), dir_ / "log"), 0) << Slurp(dir_ / "log");
   const auto la = ReadJsonl(a);
   ASSERT_EQ(la.size(), 8u);
@@ -132,9 +138,9 @@ TEST_F(TuneCli, StandardLoopOnATaskAndRmGpUcbWithMetaTraces) {
       << Slurp(dir_ / "log");
   const auto lr = ReadJsonl(rm);
   ASSERT_EQ(lr.back()["final_weights"].size(), 2u);
-  EXPECT_NEAR(lr.back()["final_weights"][0].get<double>() +
-                  lr.back()["final_weights"][1].get<double>(),
-              1.0, 1e-9);
+  EXPECT_NEAR(
+      lr.back()["final_weights"][0].get<double>() + lr.back()["final_weights"][1].get<double>(),
+      1.0, 1e-9);
   EXPECT_NE(Slurp(dir_ / "log").find("meta-task weights"), std::string::npos);
 }
 
@@ -144,16 +150,11 @@ TEST_F(TuneCli, BadInputIsRejectedBeforeAnyOutput) {
   for (const std::string& args : std::vector<std::string>{
            "bo --task mnist-lr --algo bo-bos --gamma 0",
            "bo --task mnist-lr --algo bo-bos --kappa 0.5",
-           "bo --task mnist-lr --algo bo-bos --warmup 50",
-           "bo --task mnist-xgb --algo bo-bos",
-           "bo --task mnist-lr --task-data /nonexistent/mnist",
-           "bo --task mnist-lr --bounds 0:1",
-           "bo --task mnist-lr --task-transform blur",
-           "bo -f branin --algo bo-bos",
-           "bo --task mnist-lr --maximize",
-           "bo --algo hyperband --command true",
-           "bo --algo hyperband --task mnist-lr --eta 1",
-           "bo -f branin --meta a.jsonl",
+           "bo --task mnist-lr --algo bo-bos --warmup 50", "bo --task mnist-xgb --algo bo-bos",
+           "bo --task mnist-lr --task-data /nonexistent/mnist", "bo --task mnist-lr --bounds 0:1",
+           "bo --task mnist-lr --task-transform blur", "bo -f branin --algo bo-bos",
+           "bo --task mnist-lr --maximize", "bo --algo hyperband --command true",
+           "bo --algo hyperband --task mnist-lr --eta 1", "bo -f branin --meta a.jsonl",
            "bo -f branin --acq ucb --algo rm-gp-ucb --meta /nonexistent.jsonl",
            "bo -f branin --algo rm-gp-ucb --meta a.jsonl"}) {
     EXPECT_EQ(RunAdvbo(args + o, dir_ / "log"), 1) << args << "\n" << Slurp(dir_ / "log");
