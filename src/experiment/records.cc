@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "experiment/spec.h"
+
 namespace advbo::experiment {
 namespace fs = std::filesystem;
 
@@ -16,6 +18,43 @@ void WriteFileAtomic(const fs::path& path, const std::string& text) {
     if (!o) throw std::runtime_error(path.string() + ": write failed");
   }
   fs::rename(tmp, path);
+}
+
+void CheckRecordFields(const nlohmann::json& r, const std::string& where) {
+  auto fail = [&](const char* field, const std::string& what) {
+    throw std::runtime_error(where + ": field '" + field + "' " + what);
+  };
+  auto need = [&](const char* field) -> const nlohmann::json& {
+    if (!r.contains(field)) fail(field, "is missing");
+    return r.at(field);
+  };
+  auto integer_in = [&](const char* field, const nlohmann::json& v, double lo, double hi) {
+    if (!v.is_number_integer() || v.get<double>() < lo || v.get<double>() > hi)
+      fail(field, "must be an integer in [" + FormatNumber(lo) + ", " + FormatNumber(hi) +
+                      "], got " + v.dump());
+  };
+  auto number_in = [&](const char* field, const nlohmann::json& v, double lo, double hi) {
+    if (!v.is_number() || !(v.get<double>() >= lo && v.get<double>() <= hi))
+      fail(field, "must be a number in [" + FormatNumber(lo) + ", " + FormatNumber(hi) +
+                      "], got " + v.dump());
+  };
+  const auto& attack = need("attack");
+  if (!attack.is_string() || attack.get<std::string>().empty())
+    fail("attack", "must be a non-empty string, got " + attack.dump());
+  integer_in("image_index", need("image_index"), 0, 1e9);
+  const auto& target = need("target");
+  if (!target.is_null()) integer_in("target", target, 0, 1e6);
+  if (!need("success").is_boolean()) fail("success", "must be true or false");
+  const auto& budget = need("budget");
+  integer_in("budget", budget, 1, static_cast<double>(kMaxBudget));
+  const double t = budget.get<double>();
+  number_in("queries", need("queries"), 0, t);
+  number_in("seconds", need("seconds"), 0, 1e12);
+  number_in("model_seconds", need("model_seconds"), 0, 1e12);
+  if (r.contains("queries_used")) integer_in("queries_used", r.at("queries_used"), 0, t);
+  if (r.contains("quantized_success") && !r.at("quantized_success").is_boolean() &&
+      !r.at("quantized_success").is_null())
+    fail("quantized_success", "must be true, false or null");
 }
 
 namespace {
@@ -50,6 +89,7 @@ std::vector<nlohmann::json> ReadRecordsKept(const fs::path& p, std::uintmax_t* k
     if (!j.is_object())
       throw std::runtime_error(p.string() + ": line " + std::to_string(n) +
                                " is not a JSON object");
+    CheckRecordFields(j, p.string() + ": line " + std::to_string(n));
     out.push_back(std::move(j));
     *kept = at;
     *newline = !ended;

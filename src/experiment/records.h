@@ -16,9 +16,18 @@ namespace advbo::experiment {
 /// file or the complete new one. Throws std::runtime_error naming the file.
 void WriteFileAtomic(const std::filesystem::path& path, const std::string& text);
 
+/// Checks the fields every attack record carries and the tables read: attack (non-empty
+/// string), image_index (integer >= 0), target (integer >= 0 or null), success (bool),
+/// budget (integer in [1, 1e8]), queries (number in [0, budget]), seconds and model_seconds
+/// (finite numbers >= 0), queries_used (if present: integer in [0, budget]) and
+/// quantized_success (if present: bool or null). Throws std::runtime_error
+/// "WHERE: field 'F' is missing" / "... is not ..." -- never a raw JSON-library message.
+void CheckRecordFields(const nlohmann::json& record, const std::string& where);
+
 /// The records of a JSONL file. An unparsable last line (a write cut short by an
-/// interruption) is dropped; an unparsable earlier line or a line that is not a JSON object
-/// throws std::runtime_error naming the file and line.
+/// interruption) is dropped; an unparsable earlier line, a line that is not a JSON object
+/// or a record that fails CheckRecordFields throws std::runtime_error naming the file and
+/// line.
 std::vector<nlohmann::json> ReadRecords(const std::filesystem::path& path);
 
 /// Identity of an instance record: (attack spec, image index, target; -1 = untargeted).

@@ -195,4 +195,63 @@ TEST_F(BadInput, BenchRefusesToResumeOrMergeRecordsOfOtherSettings) {
   EXPECT_FALSE(fs::exists(dir_ / "m" / "records.jsonl"));
 }
 
+// Records with a missing or mistyped field are refused naming the file, the line and the field
+// -- never a raw JSON-library message -- by merge and by a resumed bench, which writes nothing.
+TEST_F(BadInput, RecordsWithMissingOrMistypedFieldsAreNamed) {
+  ASSERT_EQ(RunAdvbo("bench --attacks random --indices 0 --budget 20 -q --out-dir " +
+                         (dir_ / "a").string(),
+                     dir_ / "log"),
+            0)
+      << Slurp(dir_ / "log");
+  const auto good = advbo::testing::ReadJsonl(dir_ / "a" / "records.jsonl");
+  ASSERT_FALSE(good.empty());
+  struct Case {
+    std::string field;
+    nlohmann::json value;  // null = remove the field
+    std::string expect;
+  };
+  const std::vector<Case> cases = {
+      {"seconds", nullptr, "field 'seconds' is missing"},
+      {"attack", 7, "field 'attack' must be a non-empty string"},
+      {"budget", 1000000000000000LL, "field 'budget' must be an integer in [1, 1e+08]"},
+      {"queries", 25, "field 'queries' must be a number in [0, 20], got 25"},
+      {"success", "yes", "field 'success' must be true or false"},
+      {"image_index", -1, "field 'image_index' must be an integer"},
+  };
+  int k = 0;
+  for (const auto& c : cases) {
+    const fs::path bad = dir_ / ("bad" + std::to_string(k++));
+    fs::create_directories(bad);
+    std::ofstream f(bad / "records.jsonl");
+    for (size_t i = 0; i < good.size(); ++i) {
+      nlohmann::json r = good[i];
+      if (i == 0) {
+        if (c.value.is_null())
+          r.erase(c.field);
+        else
+          r[c.field] = c.value;
+      }
+      f << r.dump() << "\n";
+    }
+    f.close();
+    const std::string where = (bad / "records.jsonl").string() + ": line 1: ";
+    EXPECT_EQ(RunAdvbo("bench merge " + bad.string() + " --out-dir " + (dir_ / "m").string(),
+                       dir_ / "log"),
+              1);
+    std::string log = Slurp(dir_ / "log");
+    EXPECT_NE(log.find(where + c.expect), std::string::npos) << log;
+    EXPECT_EQ(log.find("json.exception"), std::string::npos) << log;
+    EXPECT_FALSE(fs::exists(dir_ / "m" / "records.jsonl"));
+    // A bench resuming that folder refuses it the same way and appends nothing.
+    const std::string before = Slurp(bad / "records.jsonl");
+    EXPECT_EQ(
+        RunAdvbo("bench --attacks random --indices 0 --budget 20 -q --out-dir " + bad.string(),
+                 dir_ / "log"),
+        1);
+    log = Slurp(dir_ / "log");
+    EXPECT_NE(log.find(c.expect), std::string::npos) << log;
+    EXPECT_EQ(Slurp(bad / "records.jsonl"), before);
+  }
+}
+
 }  // namespace
