@@ -39,13 +39,21 @@ JsonlTrace::JsonlTrace(std::string path) : path_(std::move(path)) {
   if (!out_) throw std::runtime_error(path_ + ".partial: cannot create the trace file");
 }
 
+void JsonlTrace::Fail(const std::string& what) {
+  out_.close();
+  std::remove((path_ + ".partial").c_str());  // cut mid-line: worthless, never left behind
+  throw std::runtime_error(path_ + ".partial: " + what + " (disk full?); nothing was kept");
+}
+
 void JsonlTrace::Write(const nlohmann::json& record) {
   out_ << record.dump() << "\n";
   out_.flush();
+  if (!out_) Fail("write failed");
 }
 
 void JsonlTrace::Commit() {
   out_.close();
+  if (!out_) Fail("closing the trace failed");
   if (std::rename((path_ + ".partial").c_str(), path_.c_str()) != 0)
     throw std::runtime_error(path_ + ": cannot rename the finished trace into place");
 }

@@ -26,14 +26,17 @@ class JsonlTrace {
   /// Opens path + ".partial" for writing. Throws std::runtime_error naming the file if it
   /// cannot be created.
   explicit JsonlTrace(std::string path);
-  /// Appends one record and flushes (a crash keeps every line written so far).
+  /// Appends one record and flushes (a crash keeps every line written so far). A failed
+  /// write (e.g. a full disk) removes the .partial file and throws std::runtime_error naming
+  /// it: a run never ends with exit status 0 and a trace cut mid-line.
   void Write(const nlohmann::json& record);
   /// Closes and renames the .partial file to the final path. Throws std::runtime_error on
-  /// failure.
+  /// failure (a failed close removes the .partial file first).
   void Commit();
   const std::string& path() const { return path_; }
 
  private:
+  [[noreturn]] void Fail(const std::string& what);
   std::string path_;
   std::ofstream out_;
 };

@@ -254,4 +254,24 @@ TEST_F(BadInput, RecordsWithMissingOrMistypedFieldsAreNamed) {
   }
 }
 
+// A full disk ends bo and macro with exit status 1, a message naming the file and no trace:
+// the trace's .partial is a symlink to /dev/full, where every write fails with ENOSPC.
+TEST_F(BadInput, AFullDiskFailsBoAndMacroWithoutLeavingATrace) {
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "this machine has no /dev/full";
+  for (const std::string cmd : {"bo -f branin --budget 6 -q -o ",
+                                "macro --algo emacro --field plankton -H 2 -N 20 -r 2 "
+                                "--seed 4 -q -o "}) {
+    const fs::path out = dir_ / "t.jsonl";
+    fs::create_symlink("/dev/full", out.string() + ".partial");
+    EXPECT_EQ(RunAdvbo(cmd + out.string(), dir_ / "log"), 1) << cmd;
+    const std::string log = Slurp(dir_ / "log");
+    EXPECT_NE(log.find("advbo: error: " + out.string() + ".partial: write failed (disk full?)"),
+              std::string::npos)
+        << log;
+    EXPECT_FALSE(fs::exists(out)) << cmd;
+    EXPECT_FALSE(fs::is_symlink(out.string() + ".partial")) << cmd;
+    EXPECT_TRUE(fs::exists("/dev/full"));
+  }
+}
+
 }  // namespace
