@@ -196,16 +196,16 @@ int RunAttack(const AttackArgs& a) {
   // ---- Validate everything before any work, so bad input loses nothing.
   const experiment::ExperimentSpec spec = SpecOf(a, {AttackSpec(a)});
   experiment::Validate(spec);
+  experiment::CreatedFolders folders;  // removed again if the run fails before writing
   if (!a.out.empty()) {
     if (fs::is_directory(a.out))
       throw std::invalid_argument("-o " + a.out + ": is a folder; give a .jsonl file name");
-    fs::path dir = fs::path(a.out).parent_path();
-    if (!dir.empty() && !fs::exists(dir)) fs::create_directories(dir);
+    folders.Create(fs::path(a.out).parent_path());
   }
   if (!a.save_images.empty()) {
     if (fs::exists(a.save_images) && !fs::is_directory(a.save_images))
       throw std::invalid_argument("--save-images " + a.save_images + ": is a file, not a folder");
-    fs::create_directories(a.save_images);
+    folders.Create(a.save_images);
   }
   const experiment::Experiment ex(spec);
   if (!a.quiet) PrintBanner(a, ex);
@@ -257,6 +257,7 @@ int RunAttack(const AttackArgs& a) {
   }
   bar.Finish();
   if (file) file->Commit();
+  folders.Keep();
   PrintSummary(a, ex, records);
   if (!a.save_images.empty()) {
     std::printf("%-26s %ld verified 8-bit adversarial images in %s\n", "saved images", saved,

@@ -212,7 +212,8 @@ int RunBench(const BenchArgs& a) {
   for (size_t i = 0; i < ex.instances().size(); ++i)
     for (size_t j = 0; j < ex.num_attacks(); ++j)
       if (static_cast<int>((i + j) % shard_n) == shard_k - 1) jobs.push_back({i, j});
-  fs::create_directories(a.out_dir);
+  experiment::CreatedFolders folders;  // removed again if the run fails before writing
+  folders.Create(a.out_dir);
   const fs::path records =
       fs::path(a.out_dir) / (shard_n == 1 ? std::string("records.jsonl")
                                           : "records.shard-" + std::to_string(shard_k) + "-of-" +
@@ -247,6 +248,7 @@ int RunBench(const BenchArgs& a) {
   bar.Finish();
   file.Commit();
   WriteSummary(all, a.out_dir, true);
+  folders.Keep();
   std::printf("records: %s; table, summary.json, curves.csv, curves.png in %s\n", records.c_str(),
               a.out_dir.c_str());
   return 0;
@@ -290,11 +292,13 @@ int RunMerge(const BenchArgs& a) {
   }
   std::vector<nlohmann::json> all;
   for (auto& [k, r] : merged) all.push_back(std::move(r));
-  fs::create_directories(a.out_dir);
+  experiment::CreatedFolders folders;
+  folders.Create(a.out_dir);
   std::string text;
   for (const auto& r : all) text += r.dump() + "\n";
   experiment::WriteFileAtomic(fs::path(a.out_dir) / "records.jsonl", text);
   WriteSummary(all, a.out_dir, true);
+  folders.Keep();
   std::printf("merged %zu records into %s\n", all.size(), a.out_dir.c_str());
   return 0;
 }

@@ -253,8 +253,10 @@ int RunFbo(FboArgs a) {
   o.noise_variance = a.noise;
   o.features = a.features;
 
-  fs::create_directories(a.out_dir);
+  experiment::CreatedFolders folders;  // removed again if the run fails
+  folders.Create(a.out_dir);
   const fs::path rounds_path = fs::path(a.out_dir) / "rounds.jsonl";
+  experiment::RemoveUnlessReleased partial(rounds_path.string() + ".partial");
   std::ofstream rounds_out(rounds_path.string() + ".partial");
   if (!rounds_out) throw std::runtime_error(rounds_path.string() + ": cannot write");
   const int n = a.agents;
@@ -299,7 +301,9 @@ int RunFbo(FboArgs a) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   rounds_out.close();
+  if (!rounds_out) throw std::runtime_error(rounds_path.string() + ".partial: write failed");
   fs::rename(rounds_path.string() + ".partial", rounds_path);
+  partial.Release();
 
   const bool regret = !fam->maximum.empty();
   const std::string metric = regret ? "mean simple regret over agents" : fam->best_label;
@@ -357,6 +361,7 @@ int RunFbo(FboArgs a) {
   for (double v : curve_mean) lo = std::min(lo, v), hi = std::max(hi, v);
   WriteLinePlot(fs::path(a.out_dir) / "curves.png", {{a.algo, curve_mean}}, 1.0, a.rounds,
                 regret ? 0.0 : lo, hi + 0.05 * (hi - lo + 1e-12), "round", metric);
+  folders.Keep();
   std::printf("\n%s\nrounds: %s; summary.json, table.txt, curves.csv, curves.png in %s\n",
               table.str().c_str(), rounds_path.c_str(), a.out_dir.c_str());
   return 0;

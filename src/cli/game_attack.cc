@@ -67,8 +67,10 @@ int RunAttackGame(const GameArgs& a) {
   const double eps = ex.epsilon();
   const experiment::DefenseSetup& defense = ex.defense();
   const experiment::Selection& sel = ex.selection();
-  fs::create_directories(a.out_dir);
+  experiment::CreatedFolders folders;  // removed again if the run fails
+  folders.Create(a.out_dir);
   const fs::path rounds_path = fs::path(a.out_dir) / "rounds.jsonl";
+  experiment::RemoveUnlessReleased partial(rounds_path.string() + ".partial");
   std::ofstream out(rounds_path.string() + ".partial");
   if (!out) throw std::runtime_error(rounds_path.string() + ": cannot write");
   const long total = static_cast<long>(sel.instances.size()) * a.inits;
@@ -126,8 +128,11 @@ int RunAttackGame(const GameArgs& a) {
   }
   bar.Finish();
   out.close();
+  if (!out) throw std::runtime_error(rounds_path.string() + ".partial: write failed");
   fs::rename(rounds_path.string() + ".partial", rounds_path);
+  partial.Release();
   WriteAttackGameSummary(a, ex, tally, rounds_path);
+  folders.Keep();
   return 0;
 }
 

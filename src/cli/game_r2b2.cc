@@ -463,8 +463,10 @@ int RunR2b2Game(const GameArgs& in) {
   if (!synthetic) ls = LoadLatentGame(a);
   const int num_games = synthetic ? a.num_games : static_cast<int>(ls.targets.size());
 
-  fs::create_directories(a.out_dir);
+  experiment::CreatedFolders folders;  // removed again if the run fails
+  folders.Create(a.out_dir);
   const fs::path rounds_path = fs::path(a.out_dir) / "rounds.jsonl";
+  experiment::RemoveUnlessReleased partial(rounds_path.string() + ".partial");
   std::ofstream rounds_out(rounds_path.string() + ".partial");
   if (!rounds_out) throw std::runtime_error(rounds_path.string() + ": cannot write");
   const size_t km = mu.pairs.size();
@@ -488,9 +490,12 @@ int RunR2b2Game(const GameArgs& in) {
     }
   bar.Finish();
   rounds_out.close();
+  if (!rounds_out) throw std::runtime_error(rounds_path.string() + ".partial: write failed");
   fs::rename(rounds_path.string() + ".partial", rounds_path);
+  partial.Release();
   const std::string table = WriteSummary(a, type, ls, mu, t, num_games);
   WriteCurves(a, mu, t, static_cast<long>(num_games) * a.inits);
+  folders.Keep();
   std::printf("\n%s\nrounds: %s; summary.json, table.txt, curves.csv, curves.png in %s\n",
               table.c_str(), rounds_path.c_str(), a.out_dir.c_str());
   return 0;

@@ -156,4 +156,28 @@ void RecordFile::Commit() {
   if (staged_) fs::rename(writing_, path_);
 }
 
+void CreatedFolders::Create(const fs::path& dir) {
+  if (dir.empty()) return;
+  std::vector<fs::path> missing;  // innermost first
+  fs::path start = fs::absolute(dir).lexically_normal();
+  if (start.filename().empty()) start = start.parent_path();  // "imgs/" -> "imgs"
+  for (fs::path p = start; !p.empty() && !fs::exists(p); p = p.parent_path()) {
+    missing.push_back(p);
+    if (p == p.parent_path()) break;
+  }
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir))
+    throw std::runtime_error(dir.string() + ": cannot create the output folder" +
+                             (ec ? " (" + ec.message() + ")" : " (a file has that name)"));
+  made_.insert(made_.end(), missing.rbegin(), missing.rend());
+}
+
+CreatedFolders::~CreatedFolders() {
+  for (auto it = made_.rbegin(); it != made_.rend(); ++it) {
+    std::error_code ec;
+    if (fs::is_directory(*it, ec) && fs::is_empty(*it, ec)) fs::remove(*it, ec);
+  }
+}
+
 }  // namespace advbo::experiment

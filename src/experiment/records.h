@@ -67,4 +67,43 @@ class RecordFile {
   bool committed_ = false, wrote_ = false;
 };
 
+/// The output folders of one run. Create() makes a folder and its missing parents and
+/// remembers which ones it made; unless Keep() was called (the run finished), the destructor
+/// removes those that are still empty, deepest first -- a run that fails (bad model, bad
+/// data, a full disk) leaves no new empty folders behind. Folders that hold files (records
+/// of an interrupted run, for resuming) always stay.
+class CreatedFolders {
+ public:
+  CreatedFolders() = default;
+  CreatedFolders(const CreatedFolders&) = delete;
+  CreatedFolders& operator=(const CreatedFolders&) = delete;
+  ~CreatedFolders();
+  /// Creates `dir` (and missing parents). Throws std::runtime_error naming the folder when
+  /// it cannot be created or names a file.
+  void Create(const std::filesystem::path& dir);
+  /// The run finished: keep every folder.
+  void Keep() { made_.clear(); }
+
+ private:
+  std::vector<std::filesystem::path> made_;  ///< outermost first
+};
+
+/// Removes the file `path` on destruction unless Release() was called: the half-written
+/// output of a run that failed (an exception unwinding past it) is never left behind.
+class RemoveUnlessReleased {
+ public:
+  explicit RemoveUnlessReleased(std::filesystem::path path) : path_(std::move(path)) {}
+  RemoveUnlessReleased(const RemoveUnlessReleased&) = delete;
+  RemoveUnlessReleased& operator=(const RemoveUnlessReleased&) = delete;
+  ~RemoveUnlessReleased() {
+    std::error_code ec;
+    if (!released_) std::filesystem::remove(path_, ec);
+  }
+  void Release() { released_ = true; }
+
+ private:
+  std::filesystem::path path_;
+  bool released_ = false;
+};
+
 }  // namespace advbo::experiment

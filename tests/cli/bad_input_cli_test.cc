@@ -274,4 +274,34 @@ TEST_F(BadInput, AFullDiskFailsBoAndMacroWithoutLeavingATrace) {
   }
 }
 
+// A run that fails after its output folders were created removes the folders it made (and its
+// half-written .partial files): nothing is left behind, while existing folders stay.
+TEST_F(BadInput, FailedRunsLeaveNoNewFolders) {
+  const std::string missing = " --model " + (dir_ / "missing.pt").string();
+  const std::vector<std::pair<std::string, fs::path>> runs = {
+      {"attack --attack random -n 1 -q" + missing + " -o " + (dir_ / "n1/sub/r.jsonl").string(),
+       dir_ / "n1"},
+      {"attack --attack random -n 1 -q" + missing + " --save-images " + (dir_ / "imgs/").string(),
+       dir_ / "imgs"},
+      {"bench --attacks random -n 1 -q" + missing + " --out-dir " + (dir_ / "n2/b").string(),
+       dir_ / "n2"},
+      {"fbo --algo ts --agents 2 --rounds 2 --init 1 --domain 8 --bounds 0:1 -q -c false "
+       "--out-dir " +
+           (dir_ / "n3/f").string(),
+       dir_ / "n3"},
+  };
+  for (const auto& [args, folder] : runs) {
+    EXPECT_NE(RunAdvbo(args, dir_ / "log"), 0) << args;
+    EXPECT_NE(Slurp(dir_ / "log").find("advbo: error: "), std::string::npos) << Slurp(dir_ / "log");
+    EXPECT_FALSE(fs::exists(folder)) << args << "\n" << Slurp(dir_ / "log");
+  }
+  // An existing folder is never removed, even when empty.
+  fs::create_directories(dir_ / "kept");
+  EXPECT_EQ(RunAdvbo("bench --attacks random -n 1 -q" + missing + " --out-dir " +
+                         (dir_ / "kept").string(),
+                     dir_ / "log"),
+            1);
+  EXPECT_TRUE(fs::is_directory(dir_ / "kept"));
+}
+
 }  // namespace
