@@ -35,8 +35,8 @@ void CheckRecordFields(const nlohmann::json& r, const std::string& where) {
   };
   auto number_in = [&](const char* field, const nlohmann::json& v, double lo, double hi) {
     if (!v.is_number() || !(v.get<double>() >= lo && v.get<double>() <= hi))
-      fail(field, "must be a number in [" + FormatNumber(lo) + ", " + FormatNumber(hi) +
-                      "], got " + v.dump());
+      fail(field, "must be a number in [" + FormatNumber(lo) + ", " + FormatNumber(hi) + "], got " +
+                      v.dump());
   };
   const auto& attack = need("attack");
   if (!attack.is_string() || attack.get<std::string>().empty())

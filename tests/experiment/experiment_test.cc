@@ -112,9 +112,11 @@ class RecordFileTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
   static nlohmann::json Rec(int image) {
-    return {{"attack", "square"}, {"image_index", image}, {"target", 3},
-            {"budget", 900},      {"epsilon", 0.3},       {"seed", 0},
-            {"model", "m.pt"},    {"dataset", "mnist"},   {"threat_model", "clip"}};
+    return {{"attack", "square"},  {"image_index", image}, {"target", 3},
+            {"budget", 900},       {"epsilon", 0.3},       {"seed", 0},
+            {"model", "m.pt"},     {"dataset", "mnist"},   {"threat_model", "clip"},
+            {"success", true},     {"queries", 12},        {"seconds", 0.5},
+            {"model_seconds", 0.1}};
   }
   fs::path dir_;
 };
@@ -152,7 +154,8 @@ TEST_F(RecordFileTest, ResumeKeepsTheRecordsBytes) {
   const fs::path f = dir_ / "r.jsonl";
   const std::string first =
       "{ \"attack\": \"square\", \"image_index\": 0, \"target\": 3, "
-      "\"epsilon\": 3.0e-1 }\n";
+      "\"epsilon\": 3.0e-1, \"budget\": 900, \"success\": false, \"queries\": 9.0e2, "
+      "\"seconds\": 1, \"model_seconds\": 0.5 }\n";
   std::ofstream(dir_ / "r.jsonl.partial", std::ios::binary) << first << "{\"attack\":\"sq";
   {
     RecordFile file(f, true);
