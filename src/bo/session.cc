@@ -93,7 +93,10 @@ Eigen::VectorXd BoSession::ToUnit(const Eigen::VectorXd& x) const {
 }
 
 Eigen::VectorXd BoSession::FromUnit(const Eigen::VectorXd& u) const {
-  return lb_ + u.cwiseProduct(width_);
+  // Clamped: lb + u * (ub - lb) can land a rounding error outside the box (e.g. -5.9e-18 for
+  // u = 0 on [0, 15] after an optimiser step), and a trace with such an x is refused when
+  // read back as a meta-task.
+  return (lb_ + u.cwiseProduct(width_)).cwiseMax(lb_).cwiseMin(ub_);
 }
 
 void BoSession::Refit() {

@@ -65,8 +65,9 @@ class BoSession {
   /// The GP on unit-cube inputs and sign-adjusted outputs (fantasies, batch proposals).
   const ExactGP& gp() const { return gp_; }
   ExactGP& mutable_gp() { return gp_; }
-  Eigen::VectorXd ToUnit(const Eigen::VectorXd& x) const;    ///< caller units -> [0,1]^d
-  Eigen::VectorXd FromUnit(const Eigen::VectorXd& u) const;  ///< [0,1]^d -> caller units
+  Eigen::VectorXd ToUnit(const Eigen::VectorXd& x) const;  ///< caller units -> [0,1]^d
+  Eigen::VectorXd FromUnit(
+      const Eigen::VectorXd& u) const;  ///< [0,1]^d -> caller units, in the box
   /// Internal score of an objective value: +y when maximising, -y when minimising.
   double Score(double y) const { return sign_ * y; }
 

@@ -51,6 +51,31 @@ TEST_F(BoCli, TestFunctionTraceAndSummary) {
   for (size_t i = 1; i + 1 < lines.size(); ++i) EXPECT_EQ(lines[i]["x"], lines2[i]["x"]);
 }
 
+// Every proposal lies in the box exactly (no -5.9e-18 on [0, 15]), so the project's own
+// traces are accepted as rm-gp-ucb meta-tasks (issue #27: 10 of 20 Branin-EI seeds were not).
+TEST_F(BoCli, TracesStayInTheBoxAndServeAsMetaTasks) {
+  std::string metas;
+  for (int seed = 0; seed < 8; ++seed) {
+    const fs::path out = dir_ / ("m" + std::to_string(seed) + ".jsonl");
+    ASSERT_EQ(RunAdvbo("bo -f branin --acq ei --budget 25 --seed " + std::to_string(seed) +
+                           " -q -o " + out.string(),
+                       dir_ / "log"),
+              0)
+        << Slurp(dir_ / "log");
+    for (const auto& e : ReadJsonl(out)) {
+      if (e["type"] != "evaluation") continue;
+      const auto x = e["x"].get<std::vector<double>>();
+      EXPECT_TRUE(x[0] >= -5 && x[0] <= 10 && x[1] >= 0 && x[1] <= 15)
+          << "seed " << seed << ": " << e["x"].dump();
+    }
+    metas += (metas.empty() ? "" : ",") + out.string();
+  }
+  EXPECT_EQ(RunAdvbo("bo -f branin --acq ucb --algo rm-gp-ucb --budget 6 -q --meta " + metas,
+                     dir_ / "log"),
+            0)
+      << Slurp(dir_ / "log");
+}
+
 TEST_F(BoCli, ExternalCommandReceivesXAndReturnsY) {
   const fs::path script = dir_ / "obj.sh";
   {
