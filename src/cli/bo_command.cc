@@ -147,6 +147,16 @@ Problem MakeProblem(const BoArgs& a, const Eigen::MatrixXd& candidates) {
   return p;
 }
 
+// PO-GP-UCB runs an isotropic kernel and the paper's beta_t (Srinivas et al. with delta',
+// algorithms/po_gp_ucb ModelerLoopOptions) whatever --isotropic and --beta say; the trace
+// and the printout name what actually ran.
+bool RunsArd(const BoArgs& a) { return !a.isotropic && a.algo.algo != "po-gp-ucb"; }
+std::string RunsBeta(const BoArgs& a) {
+  return a.algo.algo == "po-gp-ucb"
+             ? "srinivas2010 (delta' = " + experiment::FormatNumber(a.algo.po_delta_prime) + ")"
+             : a.beta;
+}
+
 // The trace's first line: everything that changes the run.
 nlohmann::json ConfigRecord(const BoArgs& a, const Problem& p) {
   nlohmann::json cfg = {
@@ -158,9 +168,9 @@ nlohmann::json ConfigRecord(const BoArgs& a, const Problem& p) {
       {"ub", bo::JsonArray(p.ub)},
       {"goal", a.maximize ? "max" : "min"},
       {"acquisition", a.acq},
-      {"beta", a.beta},
+      {"beta", RunsBeta(a)},
       {"kernel", a.kernel},
-      {"ard", !a.isotropic},
+      {"ard", RunsArd(a)},
       {"noise", a.noise},
       {"init", a.init},
       {"budget", a.budget},
@@ -215,7 +225,7 @@ void PrintSummary(const BoArgs& a, const Problem& p, const bo::BoResult& res, co
   std::printf("\n%-22s %s%s\n", "objective", p.name.c_str(),
               a.command.empty() ? "" : (" (" + a.command + ")").c_str());
   std::printf("%-22s %s, %s%s kernel, noise %s, seed %llu\n", "BO", a.acq.c_str(), a.kernel.c_str(),
-              a.isotropic ? "" : "-ARD", a.noise.c_str(), static_cast<unsigned long long>(a.seed));
+              RunsArd(a) ? "-ARD" : "", a.noise.c_str(), static_cast<unsigned long long>(a.seed));
   std::printf("%-22s %zu of %d (%d failed), stopped by %s\n", "evaluations", res.steps.size(),
               a.budget, res.failures, res.stop_reason.c_str());
   std::printf("%-22s %s\n", a.maximize ? "best y (max)" : "best y (min)",

@@ -60,7 +60,7 @@ void CheckLinfRadius(const char* option, const std::optional<double>& v);
 
 /// Checks every field that can be checked without loading anything: attack specs parse
 /// (MakeAttack with a default context), at most one of untargeted / target, target >= 0,
-/// num_images >= 1, indices >= 0, eps and defender_eps in (0, 1] and not NaN, budget in
+/// num_images >= 1, indices >= 0 and distinct, eps and defender_eps in (0, 1] and not NaN, budget in
 /// [1, kMaxBudget], http_timeout in (0, kMaxHttpTimeout], pixels 8bit | float, threads in
 /// [0, kMaxThreads], clean_images >= 0, attack specs unique. Throws std::invalid_argument
 /// naming the option (as the CLI spells it) and the value.

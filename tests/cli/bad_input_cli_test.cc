@@ -60,6 +60,7 @@ TEST_F(BadInput, AttackAndBenchOptionsAreValidatedBeforeAnyWork) {
       {"attack --attack random -n 1 --budget 1000000000000" + o,
        "--budget: must be an integer in 1..100000000, got '1000000000000'"},
       {"attack --attack random --indices 0,-3" + o, "--indices: must be an integer >= 0, got '-3'"},
+      {"attack --attack random --indices 0,4,0" + o, "--indices lists image 0 twice"},
       {"attack --attack random -n 1 --http-timeout 1e15" + o,
        "--http-timeout: must be a number in (0, 86400]"},
       {"attack --attack random -n 1 --defender-eps 0" + o, "--defender-eps"},

@@ -275,6 +275,9 @@ TEST_F(BoCli, PoGpUcbEvaluatesTheRecordsItReleased) {
   const auto la = ReadJsonl(a), lb = ReadJsonl(b);
   ASSERT_EQ(la.size(), 14u);  // config, 12 evaluations, summary
   EXPECT_EQ(la.front()["algo"], "po-gp-ucb");
+  // The config names what ran: an isotropic kernel and the paper's beta_t, not the defaults.
+  EXPECT_EQ(la.front()["ard"], false);
+  EXPECT_EQ(la.front()["beta"], "srinivas2010 (delta' = 0.025)");
   for (size_t k = 1; k + 1 < la.size(); ++k) {
     const int i = la[k]["extra"]["index"].get<int>();
     ASSERT_GE(i, 0);
