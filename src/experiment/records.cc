@@ -1,5 +1,11 @@
 #include "experiment/records.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <stdexcept>
 #include <utility>
 
@@ -121,7 +127,20 @@ RecordFile::RecordFile(fs::path path, bool staged)
       staged_(staged) {
   if (fs::is_directory(path_)) throw std::runtime_error(path_.string() + ": is a folder");
   if (fs::is_directory(writing_)) throw std::runtime_error(writing_.string() + ": is a folder");
-  if (fs::exists(writing_)) {
+  // Advisory lock for the whole run: a second run on the same output refuses to start
+  // instead of interleaving its records with this one's.
+  const bool existed = fs::exists(writing_);
+  lock_fd_ = ::open(writing_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd_ < 0)
+    throw std::runtime_error(writing_.string() + ": cannot open (" + std::strerror(errno) + ")");
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    ::close(lock_fd_);
+    lock_fd_ = -1;
+    throw std::runtime_error(writing_.string() +
+                             ": another advbo run is writing this file; wait for it to finish "
+                             "or choose another output");
+  }
+  if (existed) {
     std::uintmax_t kept;
     bool newline;
     resumed_ = ReadRecordsKept(writing_, &kept, &newline);
@@ -137,10 +156,12 @@ RecordFile::RecordFile(fs::path path, bool staged)
 }
 
 RecordFile::~RecordFile() {
-  if (committed_ || wrote_ || !resumed_.empty()) return;
-  out_.close();
-  std::error_code ec;
-  fs::remove(writing_, ec);
+  if (!(committed_ || wrote_ || !resumed_.empty())) {
+    out_.close();
+    std::error_code ec;
+    fs::remove(writing_, ec);
+  }
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the lock
 }
 
 void RecordFile::Append(const nlohmann::json& record) {

@@ -43,8 +43,9 @@ RecordKey KeyOf(const nlohmann::json& record);
 /// dropped and the file rewritten without it) so the caller can skip finished instances.
 class RecordFile {
  public:
-  /// Throws std::runtime_error naming the file when it cannot be read or written, or when
-  /// `path` names a folder.
+  /// Holds an advisory lock (flock) on the file being written for its lifetime. Throws
+  /// std::runtime_error naming the file when it cannot be read or written, when `path`
+  /// names a folder, or when another run holds the lock (two runs on one output).
   RecordFile(std::filesystem::path path, bool staged);
   /// A file that was never committed and holds no record (the run failed before its first
   /// instance finished, e.g. an unreachable served model) is removed: a failed run leaves
@@ -65,6 +66,7 @@ class RecordFile {
   std::vector<nlohmann::json> resumed_;
   std::ofstream out_;
   bool committed_ = false, wrote_ = false;
+  int lock_fd_ = -1;
 };
 
 /// The output folders of one run. Create() makes a folder and its missing parents and

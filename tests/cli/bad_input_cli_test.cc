@@ -4,10 +4,13 @@
 // continue interrupted ones exactly.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli/cli_test_util.h"
@@ -303,6 +306,27 @@ TEST_F(BadInput, FailedRunsLeaveNoNewFolders) {
                      dir_ / "log"),
             1);
   EXPECT_TRUE(fs::is_directory(dir_ / "kept"));
+}
+
+// Two runs on one output: the second refuses to start (advisory lock) instead of
+// interleaving its records with the first's; the first's file is untouched.
+TEST_F(BadInput, ASecondRunOnTheSameOutputIsRefused) {
+  const fs::path out = dir_ / "r.jsonl", pid = dir_ / "pid";
+  const std::string slow = "attack --attack random --indices 0,1,2 --eps 0.01 --budget 5000000 -q";
+  ASSERT_EQ(
+      std::system(("sh -c 'echo $$ > " + pid.string() + "; exec " + advbo::testing::kBin + " " +
+                   slow + " -o " + out.string() + "' > " + (dir_ / "log1").string() + " 2>&1 &")
+                      .c_str()),
+      0);
+  for (int i = 0; i < 600 && !fs::exists(out.string() + ".partial"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(fs::exists(out.string() + ".partial")) << Slurp(dir_ / "log1");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(RunAdvbo(slow + " -o " + out.string(), dir_ / "log2"), 1);
+  EXPECT_NE(Slurp(dir_ / "log2").find("another advbo run is writing this file"), std::string::npos)
+      << Slurp(dir_ / "log2");
+  EXPECT_TRUE(fs::exists(out.string() + ".partial"));  // the first run's file stays
+  std::system(("kill $(cat " + pid.string() + ")").c_str());
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -43,10 +44,12 @@ inline std::vector<nlohmann::json> ReadJsonl(const std::filesystem::path& p) {
 class TempDirTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("advbo_test_" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->test_suite_name()) +
-            "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ =
+        std::filesystem::temp_directory_path() /
+        ("advbo_test_" +
+         std::string(::testing::UnitTest::GetInstance()->current_test_info()->test_suite_name()) +
+         "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+         std::to_string(::getpid()));  // two suites running at once never share a folder
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }

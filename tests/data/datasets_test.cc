@@ -2,6 +2,7 @@
 #include "data/datasets.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <filesystem>
@@ -21,7 +22,8 @@ class TempDir : public ::testing::Test {
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
            ("advbo_data_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-            "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+            "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+            std::to_string(::getpid()));
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }

@@ -3,6 +3,7 @@
 // invariants on the shipped MNIST model (no query outside the eps-ball, never more queries
 // than the budget, records independent of which jobs ran before).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -106,7 +107,8 @@ class RecordFileTest : public ::testing::Test {
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
            ("advbo_experiment_" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" +
+            std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -289,7 +291,8 @@ TEST(ExperimentRunner, QuantizedImagesAreVerifiedAndExactAsPng) {
   s.budget = 300;
   s.threads = 1;
   const Experiment ex(s);
-  const fs::path dir = fs::temp_directory_path() / "advbo_experiment_png";
+  const fs::path dir =
+      fs::temp_directory_path() / ("advbo_experiment_png_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir / "3");
   int checked = 0;
