@@ -70,8 +70,10 @@ struct Bos2Options {
   /// refine_fraction > 0.
   long refine_queries = 0;
   /// With refine_queries == 0: the stage's share of the oracle's budget T, in [0, 1) --
-  /// floor(refine_fraction * T) queries. Tuned() uses 1/3 (300 of T = 900: the paired
-  /// comparisons in docs/results.md); 0 = off. refine_queries > 0 takes precedence.
+  /// floor(refine_fraction * T) queries, except under the oracle's rescale_compat threat
+  /// model, where the share is 0 (vertex windows are weak there). Tuned() uses 1/3 (300 of
+  /// T = 900: the paired comparisons in docs/results.md); 0 = off. refine_queries > 0 takes
+  /// precedence.
   double refine_fraction = 0;
   /// p_init of the refinement's window schedule (fraction of pixels per window), (0, 1].
   double refine_p_init = 0.1;

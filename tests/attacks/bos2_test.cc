@@ -305,6 +305,17 @@ TEST_F(Bos2OnMnist, DefaultRefinementTakesTheLastThirdOfTheBudget) {
   EXPECT_EQ(r.refine_reserved, 33);
   EXPECT_EQ(r.refine_start, budget - 33);
   EXPECT_EQ(r.refine_queries, 33);
+  // Under the rescaling threat model the share-based stage is off: BO to the end.
+  oracle::QueryOracle o2(*model_, data_->image(idx), data_->labels[idx], 7, eps, budget);
+  o2.set_rescale_compat(true);
+  bo::Rng rng2(5);
+  const Bos2Result r2 = RunBos2(o2, opt, rng2);
+  ASSERT_FALSE(r2.success);
+  EXPECT_EQ(r2.refine_reserved, 0);
+  EXPECT_EQ(r2.refine_start, -1);
+  long loop_queries = 30;
+  for (const auto& l : r2.loops) loop_queries += l.queries;
+  EXPECT_EQ(loop_queries, budget);
 }
 
 }  // namespace
