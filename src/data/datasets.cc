@@ -17,10 +17,22 @@ namespace {
 // Whole file as bytes.
 std::vector<uint8_t> ReadAll(const std::string& path) {
   if (!fs::exists(path)) throw DataError(path + ": file not found");
+  // Regular files only, and at most kMaxDataFileBytes: /dev/zero or a FIFO would be read
+  // forever, a huge file would exhaust memory before any check.
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    throw DataError(path + ": not a regular file (a device, FIFO or folder cannot be data)");
+  const auto size = fs::file_size(path, ec);
+  if (ec) throw DataError(path + ": cannot read its size (" + ec.message() + ")");
+  if (size > kMaxDataFileBytes)
+    throw DataError(path + ": " + std::to_string(size) + " bytes, more than the limit of " +
+                    std::to_string(kMaxDataFileBytes) + " bytes for one data file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw DataError(path + ": cannot open");
-  std::vector<uint8_t> raw((std::istreambuf_iterator<char>(in)), {});
-  if (in.bad()) throw DataError(path + ": read error");
+  std::vector<uint8_t> raw(static_cast<size_t>(size));
+  in.read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(size));
+  if (in.bad() || in.gcount() != static_cast<std::streamsize>(size))
+    throw DataError(path + ": read error");
   return raw;
 }
 
@@ -73,6 +85,11 @@ cv::Mat DecodeMat(const std::vector<uint8_t>& bytes, const std::string& name) {
   if (!starts({0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a}) && !starts({0xff, 0xd8, 0xff}) &&
       !starts({'B', 'M'}))
     throw DataError(name + ": not a PNG, JPEG or BMP image");
+  const auto [w, h] = ImageHeaderSize(bytes);
+  if (w > 0 && h > 0 && (w > kMaxImagePixels || h > kMaxImagePixels || w * h > kMaxImagePixels))
+    throw DataError(name + ": the header says " + std::to_string(w) + " x " + std::to_string(h) +
+                    " pixels, more than the limit of " + std::to_string(kMaxImagePixels) +
+                    " (4096 x 4096); not decoded");
   try {
     return cv::imdecode(bytes, cv::IMREAD_UNCHANGED);
   } catch (const cv::Exception& e) {
@@ -86,6 +103,46 @@ void CheckChannels(const std::string& path, int channels) {
 }
 
 }  // namespace
+
+std::pair<long long, long long> ImageHeaderSize(const std::vector<uint8_t>& b) {
+  auto be = [&](size_t at, int n) {
+    long long v = 0;
+    for (int i = 0; i < n; ++i) v = (v << 8) | b[at + i];
+    return v;
+  };
+  auto le32 = [&](size_t at) {
+    const uint32_t u = uint32_t(b[at]) | uint32_t(b[at + 1]) << 8 | uint32_t(b[at + 2]) << 16 |
+                       uint32_t(b[at + 3]) << 24;
+    return static_cast<long long>(static_cast<int32_t>(u));
+  };
+  if (b.size() >= 24 && b[0] == 0x89 && b[1] == 'P' && b[12] == 'I' && b[13] == 'H' &&
+      b[14] == 'D' && b[15] == 'R')
+    return {be(16, 4), be(20, 4)};  // PNG: IHDR is the first chunk
+  if (b.size() >= 26 && b[0] == 'B' && b[1] == 'M') {
+    const long long h = le32(22);  // negative = top-down rows
+    return {le32(18), h < 0 ? -h : h};
+  }
+  if (b.size() >= 4 && b[0] == 0xff && b[1] == 0xd8) {  // JPEG: walk the segments to a SOFn
+    size_t at = 2;
+    while (at + 9 < b.size()) {
+      if (b[at] != 0xff) return {-1, -1};
+      const uint8_t m = b[at + 1];
+      if (m == 0xff) {  // fill byte
+        ++at;
+        continue;
+      }
+      if (m == 0xd8 || (m >= 0xd0 && m <= 0xd7) || m == 0x01) {  // markers without a length
+        at += 2;
+        continue;
+      }
+      const bool sof = m >= 0xc0 && m <= 0xcf && m != 0xc4 && m != 0xc8 && m != 0xcc;
+      if (sof) return {be(at + 7, 2), be(at + 5, 2)};
+      if (m == 0xda || m == 0xd9) return {-1, -1};  // scan data before any SOF
+      at += 2 + static_cast<size_t>(be(at + 2, 2));
+    }
+  }
+  return {-1, -1};
+}
 
 std::vector<uint8_t> GunzipIfCompressed(const std::vector<uint8_t>& bytes,
                                         const std::string& name) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace advbo::data {
@@ -54,13 +55,27 @@ ImageSet ReadImages(const std::string& path, int channels = 0, size_t limit = 0)
 /// fuzzer). `name` is used in error messages in place of a path. ParseMnist takes the images
 /// and (unless `labels` is null) labels bytes, each gzip-compressed or raw; ParseCifar10 one
 /// batch's bytes; DecodeImage one PNG/JPEG/BMP file's bytes (label -1, source = name; other
-/// formats are refused by their signature, as ReadImages refuses them). Same
+/// formats are refused by their signature, as ReadImages refuses them; images larger than
+/// kMaxImagePixels by their header are refused before decoding). Same
 /// shapes, ranges and errors (DataError) as the file readers, which call them.
 ImageSet ParseMnist(const std::vector<uint8_t>& images, const std::string& images_name,
                     const std::vector<uint8_t>* labels, const std::string& labels_name,
                     size_t limit = 0);
 ImageSet ParseCifar10(const std::vector<uint8_t>& batch, const std::string& name, size_t limit = 0);
 ImageSet DecodeImage(const std::vector<uint8_t>& bytes, const std::string& name, int channels = 0);
+
+/// Largest data file read (MNIST IDX, CIFAR-10 batch, image): 1 GiB. Only regular files
+/// are read (not /dev/zero, FIFOs or folders).
+inline constexpr unsigned long long kMaxDataFileBytes = 1ULL << 30;
+
+/// Largest image DecodeImage / ReadImages decode: 16,777,216 pixels (4096 x 4096), checked
+/// from the file's header before any pixel is decoded, so a small file that claims to be
+/// 20000 x 20000 (a decompression bomb) costs nothing.
+inline constexpr long long kMaxImagePixels = 4096LL * 4096LL;
+
+/// Width and height from a PNG (IHDR), BMP (BITMAPINFOHEADER) or JPEG (SOFn) header, or
+/// {-1, -1} when the header cannot be read (the decoder then reports the file).
+std::pair<long long, long long> ImageHeaderSize(const std::vector<uint8_t>& bytes);
 
 /// Gunzips `bytes` if they start with the gzip magic (1f 8b; concatenated members are
 /// joined, trailing non-gzip bytes ignored as gzip(1) does), else returns them unchanged.

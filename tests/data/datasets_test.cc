@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <opencv2/imgcodecs.hpp>
 
 namespace advbo::data {
 namespace {
@@ -205,6 +206,48 @@ TEST_F(TempDir, DecodeImageMatchesReadImages) {
   fs::create_directories(dir_ / "f" / "12345678901");
   fs::copy_file(path, dir_ / "f" / "12345678901" / "a.png");
   EXPECT_THROW(ReadImages((dir_ / "f").string()), DataError);  // not a class index
+}
+
+// Image sizes come from the header before any pixel is decoded: PNG, JPEG and BMP files that
+// OpenCV writes report their width and height, and a 60-byte PNG that claims 20000 x 20000
+// pixels (a decompression bomb: 1.2 GB decoded) is refused without decoding.
+TEST(ImageHeader, SizesFromHeadersAndBombsRefusedBeforeDecoding) {
+  const cv::Mat img(17, 31, CV_8UC3, cv::Scalar(10, 200, 30));  // height 17, width 31
+  for (const std::string ext : {".png", ".jpg", ".bmp"}) {
+    std::vector<uint8_t> bytes;
+    ASSERT_TRUE(cv::imencode(ext, img, bytes)) << ext;
+    EXPECT_EQ(ImageHeaderSize(bytes), (std::pair<long long, long long>{31, 17})) << ext;
+    EXPECT_EQ(DecodeImage(bytes, "x" + ext).width, 31) << ext;
+  }
+  std::vector<uint8_t> png = {0x89, 'P', 'N',  'G',  0x0d, 0x0a, 0x1a, 0x0a,  // signature
+                              0,    0,   0,    13,   'I',  'H',  'D',  'R',   // IHDR, 13 bytes
+                              0,    0,   0x4e, 0x20,                          // width 20000
+                              0,    0,   0x4e, 0x20,                          // height 20000
+                              8,    0,   0,    0,    0};
+  png.resize(60, 0);
+  EXPECT_EQ(ImageHeaderSize(png), (std::pair<long long, long long>{20000, 20000}));
+  try {
+    DecodeImage(png, "bomb.png");
+    FAIL() << "a 20000 x 20000 header was decoded";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("bomb.png: the header says 20000 x 20000 pixels, more "
+                                         "than the limit of 16777216"),
+              std::string::npos)
+        << e.what();
+  }
+  // Unreadable headers are left to the decoder, which names the file.
+  EXPECT_EQ(ImageHeaderSize({0xff, 0xd8, 0xff}), (std::pair<long long, long long>{-1, -1}));
+}
+
+// Devices and FIFOs are not data: /dev/zero would be read forever.
+TEST(ReadImages, RefusesFilesThatAreNotRegular) {
+  if (!fs::exists("/dev/zero")) GTEST_SKIP() << "no /dev/zero";
+  try {
+    ReadImages("/dev/zero");
+    FAIL() << "/dev/zero was read";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
