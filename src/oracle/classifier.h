@@ -89,6 +89,10 @@ class ScoreBackend {
   virtual bool thread_safe() const { return true; }
 };
 
+/// Longest reply an HTTP back end reads (64 MiB: 1,024 images x 1,000 classes of JSON scores
+/// fit with room to spare); a longer one is a ModelError, read no further.
+inline constexpr size_t kMaxHttpReplyBytes = size_t{64} << 20;
+
 /// Options of an HTTP back end (a --model http://host:port/predict URL).
 struct HttpOptions {
   double timeout_seconds = 30;  ///< connect / read / write timeout of one request, > 0

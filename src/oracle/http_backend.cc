@@ -40,13 +40,32 @@ class HttpBackend : public ScoreBackend {
       if (attempt > 0)
         std::this_thread::sleep_for(std::chrono::duration<double>(0.1 * std::pow(2, attempt - 1)));
       std::unique_ptr<httplib::Client> cli = Acquire();
-      httplib::Result res = cli->Post(path_.c_str(), headers, body, "application/octet-stream");
-      if (!res) {
-        last = httplib::to_string(res.error());
+      // The reply is read through a receiver that stops at kMaxHttpReplyBytes: a server that
+      // streams an endless body cannot grow the client without bound.
+      httplib::Request req;
+      req.method = "POST";
+      req.path = path_;
+      req.headers = headers;
+      req.body = body;
+      req.set_header("Content-Type", "application/octet-stream");
+      std::string reply;
+      bool too_long = false;
+      req.content_receiver = [&](const char* data, size_t len, uint64_t, uint64_t) {
+        if (reply.size() + len > kMaxHttpReplyBytes) return !(too_long = true);
+        reply.append(data, len);
+        return true;
+      };
+      httplib::Response resp;
+      httplib::Error error = httplib::Error::Success;
+      const bool sent = cli->send(req, resp, error);
+      if (too_long)
+        throw ModelError(url_ + ": the reply is longer than " +
+                         std::to_string(kMaxHttpReplyBytes >> 20) + " MiB; not read further");
+      if (!sent) {
+        last = httplib::to_string(error);
         continue;  // a dropped client is not returned to the pool
       }
-      const int status = res->status;
-      const std::string reply = res->body;
+      const int status = resp.status;
       Release(std::move(cli));
       if (status == 429 || status >= 500) {
         last = "HTTP " + std::to_string(status) + ErrorText(reply);

@@ -367,6 +367,30 @@ TEST(HttpClient, AHangingServerTimesOut) {
   EXPECT_LT(s, 1.4);  // two attempts of 0.3 s + 0.1 s backoff, not the 1.5 s hang
 }
 
+// A server that streams an endless 200 body: the client stops at kMaxHttpReplyBytes with a
+// ModelError naming the server (it grew to 3 GB before), and the query is not counted.
+TEST(HttpClient, AnEndlessReplyIsCutAtTheLimit) {
+  std::atomic<int> calls{0};
+  FakeServer fake([&](const httplib::Request& req, httplib::Response& res) {
+    if (calls++ == 0) return res.set_content(Rows(BatchOf(req), 10), "application/json");
+    res.set_chunked_content_provider("application/json", [](size_t, httplib::DataSink& sink) {
+      static const std::string chunk(1 << 16, ' ');
+      return sink.write(chunk.data(), chunk.size());
+    });
+  });
+  auto model = oracle::Classifier::Load(fake.url(), Mnist(30, 0));
+  std::vector<float> clean(784, 0.5f), q(784, 0.5f);
+  oracle::QueryOracle orc(*model, clean.data(), 1, -1, 0.3, 10);
+  try {
+    orc.Query(q.data(), 1);
+    FAIL() << "an endless reply was accepted";
+  } catch (const oracle::ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("longer than 64 MiB"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(fake.url()), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(orc.queries(), 0);
+}
+
 TEST(HttpClient, UnreachableAndMalformedUrlsAreClearErrors) {
   try {
     oracle::Classifier::Load("http://127.0.0.1:1/predict", Mnist(1, 0));
