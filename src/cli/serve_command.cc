@@ -171,11 +171,20 @@ std::function<int()> RegisterServeCommand(CLI::App& app) {
   cmd->add_option("--seed", a->serve.seed, "seed of the defense for requests without a session")
       ->check(UnsignedInt())
       ->default_val(0);
-  cmd->add_option("--threads", a->serve.threads,
-                  "connection threads (requests are scored one "
-                  "at a time)")
-      ->check(CLI::Range(1, 256))
-      ->default_val(4);
+  cmd->add_option("--connections,--threads", a->serve.connections,
+                  "connections served at once, one thread each (requests are scored one at a "
+                  "time; --threads is the old name)")
+      ->check(IntInRange(1, serve::kMaxConnections))
+      ->default_val(64);
+  cmd->add_option("--read-timeout", a->serve.read_timeout_seconds,
+                  "seconds to wait for each read of a request (and each write of a reply); "
+                  "idle keep-alive connections close after the same time")
+      ->check(NumberIn(0, 3600, true))
+      ->default_val(5);
+  cmd->add_option("--body-timeout", a->serve.body_timeout_seconds,
+                  "seconds for a whole request body to arrive (408 beyond)")
+      ->check(NumberIn(0, 86400, true))
+      ->default_val(60);
   cmd->add_option("--torch-threads", a->torch_threads, "LibTorch intra-op threads (0 = default)")
       ->check(IntInRange(0, experiment::kMaxThreads))
       ->default_val(0);

@@ -2,7 +2,9 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <deque>
@@ -80,16 +82,99 @@ struct ModelServer::Impl {
             {"images", images.load()}};
   }
 
-  // The images of a request as n * C*H*W floats in [0, 1].
-  std::vector<float> ReadImages(const httplib::Request& req, int* n) const {
+  // A request body as read: the raw bytes, or the file parts of a multipart form.
+  struct Body {
+    std::string bytes;
+    std::vector<std::pair<std::string, std::string>> parts;  // (name, content)
+  };
+
+  // Reads the body through httplib's content reader, so limits hold while reading and not
+  // after: a Content-Length that is not a byte count (400) or above --max-body-mb (413) is
+  // answered before a byte is read; chunked and compressed bodies are counted after decoding
+  // and cut at the limit (413); a body that does not arrive within --body-timeout is cut
+  // (408). Throws BadRequest.
+  Body ReadBody(const httplib::Request& req, const httplib::ContentReader& reader) const {
+    const size_t limit = opt.max_body_bytes;
+    const std::string mb = std::to_string(static_cast<double>(limit) / (1 << 20));
+    if (req.has_header("Content-Length")) {
+      const std::string v = req.get_header_value("Content-Length");
+      if (v.empty() || v.size() > 19 || !std::all_of(v.begin(), v.end(), ::isdigit))
+        throw BadRequest(400, "Content-Length '" + v + "' is not a byte count");
+      if (std::stoull(v) > limit)
+        throw BadRequest(413, "request body of " + v + " bytes; --max-body-mb allows " +
+                                  std::to_string(limit) + " bytes");
+    }
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::duration<double>(opt.body_timeout_seconds);
+    size_t total = 0;
+    int refused = 0;
+    auto count = [&](size_t n) {
+      total += n;
+      if (total > limit)
+        refused = 413;
+      else if (std::chrono::steady_clock::now() > deadline)
+        refused = 408;
+      return refused == 0;
+    };
+    Body b;
+    bool ok = false;
+    if (req.is_multipart_form_data()) {
+      ok = reader(
+          [&](const httplib::MultipartFormData& f) {
+            if (static_cast<int>(b.parts.size()) >= opt.max_batch) {
+              refused = 413;
+              return false;
+            }
+            b.parts.push_back({f.name, std::string()});
+            return true;
+          },
+          [&](const char* d, size_t n) {
+            if (!count(n) || b.parts.empty()) return false;
+            b.parts.back().second.append(d, n);
+            return true;
+          });
+    } else {
+      ok = reader([&](const char* d, size_t n) {
+        if (!count(n)) return false;
+        b.bytes.append(d, n);
+        return true;
+      });
+    }
+    if (refused == 413)
+      throw BadRequest(
+          413, b.parts.size() >= static_cast<size_t>(opt.max_batch) && total <= limit
+                   ? "more than " + std::to_string(opt.max_batch) + " image parts (--max-batch)"
+                   : "request body larger than --max-body-mb (" + std::to_string(limit) +
+                         " bytes, counted after decoding)");
+    if (refused == 408)
+      throw BadRequest(408, "request body not received within --body-timeout (" +
+                                std::to_string(opt.body_timeout_seconds) + " s)");
+    if (!ok)
+      throw BadRequest(400,
+                       "cannot read the request body (malformed chunked, compressed or "
+                       "multipart encoding, or the connection broke)");
+    return b;
+  }
+
+  // The images of a request body as n * C*H*W floats in [0, 1]. Encoded images are checked
+  // against the model's size from their header before they are decoded.
+  std::vector<float> ReadImages(const httplib::Request& req, const Body& body, int* n) const {
     const int c = model.channels(), h = model.height(), w = model.width();
     const size_t d = static_cast<size_t>(c) * h * w;
     std::vector<float> x;
     const std::string type = req.get_header_value("Content-Type");
-    auto add_png = [&](const std::string& bytes, const std::string& name) {
+    auto add_png = [&](const std::string& text, const std::string& name) {
+      const std::vector<uint8_t> bytes(text.begin(), text.end());
+      const auto [hw, hh] = data::ImageHeaderSize(bytes);
+      if (hw < 0 || hh < 0)
+        throw BadRequest(400, name + ": not a PNG, BMP or JPEG image (no readable header)");
+      if (hh != h || hw != w)
+        throw BadRequest(400, name + ": image is " + std::to_string(hh) + "x" + std::to_string(hw) +
+                                  ", the model takes " + std::to_string(h) + "x" +
+                                  std::to_string(w));
       data::ImageSet s;
       try {
-        s = data::DecodeImage(std::vector<uint8_t>(bytes.begin(), bytes.end()), name, c);
+        s = data::DecodeImage(bytes, name, c);
       } catch (const std::exception& e) {
         throw BadRequest(400, e.what());
       }
@@ -100,10 +185,10 @@ struct ModelServer::Impl {
       x.insert(x.end(), s.pixels.begin(), s.pixels.end());
     };
     if (req.is_multipart_form_data()) {
-      for (const auto& [key, part] : req.files) add_png(part.content, "part '" + key + "'");
+      for (const auto& [key, content] : body.parts) add_png(content, "part '" + key + "'");
       if (x.empty()) throw BadRequest(400, "multipart request without image parts");
     } else if (type.rfind("image/", 0) == 0) {
-      add_png(req.body, "request body");
+      add_png(body.bytes, "request body");
     } else if (type.rfind("application/octet-stream", 0) == 0) {
       if (!req.has_header("X-Advbo-Shape"))
         throw BadRequest(400, "application/octet-stream needs the header X-Advbo-Shape: N,C,H,W");
@@ -119,12 +204,12 @@ struct ModelServer::Impl {
         throw BadRequest(shape[0] < 1 ? 400 : 413, "batch of " + std::to_string(shape[0]) +
                                                        " images; allowed 1.." +
                                                        std::to_string(opt.max_batch));
-      if (req.body.size() != static_cast<size_t>(shape[0]) * d * sizeof(float))
-        throw BadRequest(400, "body has " + std::to_string(req.body.size()) + " bytes, " +
+      if (body.bytes.size() != static_cast<size_t>(shape[0]) * d * sizeof(float))
+        throw BadRequest(400, "body has " + std::to_string(body.bytes.size()) + " bytes, " +
                                   "X-Advbo-Shape needs " +
                                   std::to_string(static_cast<size_t>(shape[0]) * d * 4));
       x.resize(static_cast<size_t>(shape[0]) * d);
-      std::memcpy(x.data(), req.body.data(), req.body.size());
+      std::memcpy(x.data(), body.bytes.data(), body.bytes.size());
     } else {
       throw BadRequest(415, "Content-Type '" + type +
                                 "' not supported: use application/octet-stream (float32 NCHW "
@@ -179,10 +264,14 @@ struct ModelServer::Impl {
     return &sessions.emplace(id, std::move(s)).first->second;
   }
 
-  void Predict(const httplib::Request& req, httplib::Response& res) {
+  void Predict(const httplib::Request& req, httplib::Response& res,
+               const httplib::ContentReader& reader) {
+    bool body_read = false;
     try {
+      const Body body = ReadBody(req, reader);
+      body_read = true;
       int n = 0;
-      std::vector<float> x = ReadImages(req, &n);
+      std::vector<float> x = ReadImages(req, body, &n);
       Eigen::MatrixXd raw;
       {
         std::lock_guard<std::mutex> lock(mu);
@@ -208,6 +297,8 @@ struct ModelServer::Impl {
       Reply(res, 200, {{"scores", std::move(rows)}});
     } catch (const BadRequest& e) {
       Reply(res, e.status, {{"error", e.what()}});
+      // Unread body bytes would be parsed as the next request: ask the client to close.
+      if (!body_read) res.set_header("Connection", "close");
     } catch (const std::exception& e) {
       Reply(res, 500, {{"error", e.what()}});
     }
@@ -219,8 +310,12 @@ ModelServer::ModelServer(const oracle::Classifier& model, const experiment::Defe
   if (opt.max_batch < 1) throw std::invalid_argument("--max-batch must be >= 1");
   if (opt.max_body_bytes < 1) throw std::invalid_argument("--max-body-mb must be > 0");
   if (opt.max_sessions < 1) throw std::invalid_argument("--max-sessions must be >= 1");
-  if (opt.threads < 1 || opt.threads > 256)
-    throw std::invalid_argument("--threads must be in 1..256");
+  if (opt.connections < 1 || opt.connections > kMaxConnections)
+    throw std::invalid_argument("--connections must be in 1.." + std::to_string(kMaxConnections));
+  if (!(opt.read_timeout_seconds > 0) || opt.read_timeout_seconds > 3600)
+    throw std::invalid_argument("--read-timeout must be in (0, 3600] seconds");
+  if (!(opt.body_timeout_seconds > 0) || opt.body_timeout_seconds > 86400)
+    throw std::invalid_argument("--body-timeout must be in (0, 86400] seconds");
   if (opt.port < 0 || opt.port > 65535) throw std::invalid_argument("--port must be in 0..65535");
   if (defense && !defense->empty() &&
       (defense->channels() != model.channels() || defense->height() != model.height() ||
@@ -229,16 +324,20 @@ ModelServer::ModelServer(const oracle::Classifier& model, const experiment::Defe
   impl_ = std::make_unique<Impl>(model, defense, opt);
   Impl* p = impl_.get();
   if (p->defense) p->shared_transform = p->defense->SelectionTransform(opt.seed);
-  const int threads = opt.threads;
-  p->server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  const int connections = opt.connections;
+  p->server.new_task_queue = [connections] { return new httplib::ThreadPool(connections); };
   p->server.set_payload_max_length(opt.max_body_bytes);
+  p->server.set_read_timeout(std::chrono::duration<double>(opt.read_timeout_seconds));
+  p->server.set_write_timeout(std::chrono::duration<double>(opt.read_timeout_seconds));
+  p->server.set_keep_alive_timeout(
+      static_cast<time_t>(std::max(1.0, std::ceil(opt.read_timeout_seconds))));
   p->server.set_tcp_nodelay(true);
   p->server.Get("/health", [p](const httplib::Request&, httplib::Response& res) {
     Reply(res, 200, p->Health());
   });
-  p->server.Post("/predict", [p](const httplib::Request& req, httplib::Response& res) {
-    p->Predict(req, res);
-  });
+  p->server.Post("/predict",
+                 [p](const httplib::Request& req, httplib::Response& res,
+                     const httplib::ContentReader& reader) { p->Predict(req, res, reader); });
   p->server.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
     std::string m = res.status == 404

@@ -25,6 +25,16 @@
 // a local --defense. Requests without a session share one defense seeded by the server's
 // seed (what a public API's defense would do; a game defender then never gets feedback).
 // Requests are answered one at a time (deterministic defense state).
+//
+// Limits (docs/design.md, "Validation and output safety"): bodies are read through
+// httplib's content reader, so a bogus or too large Content-Length is answered at once and
+// chunked or compressed bodies are counted after decoding and cut at --max-body-mb;
+// encoded images are checked against the model's size from their header before decoding;
+// every socket read waits at most --read-timeout and a whole body at most --body-timeout.
+// Each open connection holds one of --connections threads while it sends a request, so
+// fewer than that many slow clients cannot starve /health; a server exposed beyond
+// loopback should still sit behind a reverse proxy (a client holding --connections
+// connections open and trickling header bytes faster than --read-timeout is not cut).
 #pragma once
 
 #include <cstdint>
@@ -44,8 +54,13 @@ struct ServeOptions {
   size_t max_body_bytes = 64u << 20;  ///< request body limit (413 beyond), >= 1
   int max_sessions = 4096;            ///< defense sessions kept (oldest dropped), >= 1
   uint64_t seed = 0;                  ///< seed of the session-less defense
-  int threads = 4;                    ///< connection threads, >= 1
+  int connections = 64;               ///< connection threads, 1..kMaxConnections
+  double read_timeout_seconds = 5;    ///< wait per socket read or write, (0, 3600]
+  double body_timeout_seconds = 60;   ///< a whole request body, (0, 86400]
 };
+
+/// Largest ServeOptions::connections.
+inline constexpr int kMaxConnections = 1024;
 
 /// A model (and defense) served over HTTP. Not copyable.
 class ModelServer {

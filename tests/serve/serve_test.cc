@@ -3,6 +3,9 @@
 // equals a local --defense, and the client side fails clearly (no query counted) against
 // servers that return garbage, wrong shapes, 500s or hang.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -162,6 +165,158 @@ TEST(Serve, MalformedRequestsGetA4xxWithAMessageAndEvaluateNothing) {
   EXPECT_EQ(r->status, 404);
   EXPECT_EQ(srv.server().images(), 0);
   EXPECT_EQ(srv.server().requests(), 0);
+}
+
+// A raw loopback TCP connection, for requests httplib's client will not send.
+class RawConnection {
+ public:
+  explicit RawConnection(int port) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd_ < 0 || connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
+      throw std::runtime_error("cannot connect to port " + std::to_string(port));
+    timeval tv{10, 0};  // a reply never takes this long; a hang fails the test
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  }
+  ~RawConnection() { close(fd_); }
+  bool Send(const std::string& s) {
+    return send(fd_, s.data(), s.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(s.size());
+  }
+  // Reads until the server closes, the reply's body is complete, or 10 s pass.
+  std::string Reply() {
+    std::string r;
+    char buf[4096];
+    for (;;) {
+      const ssize_t n = recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      r.append(buf, static_cast<size_t>(n));
+      const size_t head = r.find("\r\n\r\n");
+      const size_t cl = r.find("Content-Length: ");
+      if (head != std::string::npos && cl != std::string::npos && cl < head &&
+          r.size() >= head + 4 + std::stoul(r.substr(cl + 16)))
+        break;
+    }
+    return r;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+double SecondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+const char kPredictHead[] =
+    "POST /predict HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\n"
+    "X-Advbo-Shape: 1,1,28,28\r\n";
+
+// Issue #27: a Content-Length of 10^15 or -5 with no body hung a worker 5 s and answered
+// nothing; chunked and gzip bodies got past --max-body-mb (48 and 96 MB accepted). Now the
+// limit holds while reading, after decoding, and a body that trickles in is cut.
+TEST(Serve, BodyLimitsHoldWhileReading) {
+  auto local = LocalMnist();
+  ServeOptions o;
+  o.max_body_bytes = 100000;
+  o.read_timeout_seconds = 1;
+  o.body_timeout_seconds = 2;
+  Running srv(*local, nullptr, o);
+  struct Case {
+    std::string length;
+    std::string status, says;
+  } cases[] = {{"1000000000000000", "413", "allows 100000 bytes"},
+               {"-5", "400", "not a byte count"},
+               {"12x", "400", "not a byte count"}};
+  for (const auto& k : cases) {
+    RawConnection raw(srv.port());
+    const auto t0 = std::chrono::steady_clock::now();
+    ASSERT_TRUE(raw.Send(kPredictHead + ("Content-Length: " + k.length + "\r\n\r\n")));
+    const std::string r = raw.Reply();
+    EXPECT_LT(SecondsSince(t0), 0.5) << k.length;  // answered at once, nothing read
+    EXPECT_EQ(r.substr(0, 12), "HTTP/1.1 " + k.status) << r;
+    EXPECT_NE(r.find(k.says), std::string::npos) << r;
+    EXPECT_NE(r.find("Connection: close"), std::string::npos) << r;
+  }
+  {  // chunked: 300 kB in 10 kB chunks is cut at the limit
+    RawConnection raw(srv.port());
+    ASSERT_TRUE(raw.Send(std::string(kPredictHead) + "Transfer-Encoding: chunked\r\n\r\n"));
+    const std::string chunk = "2710\r\n" + std::string(10000, 'a') + "\r\n";
+    for (int i = 0; i < 30 && raw.Send(chunk); ++i) {
+    }
+    const std::string r = raw.Reply();
+    EXPECT_EQ(r.substr(0, 12), "HTTP/1.1 413") << r.substr(0, 300);
+    EXPECT_NE(r.find("counted after decoding"), std::string::npos) << r.substr(0, 300);
+  }
+  httplib::Client c("127.0.0.1", srv.port());
+  httplib::Headers shape{{"X-Advbo-Shape", "1,1,28,28"}};
+  std::vector<float> img(784, 0.5f);
+  const std::string one(reinterpret_cast<const char*>(img.data()), 784 * 4);
+  c.set_compress(true);  // gzip: 3 kB of zeros inflating to 4 MB is cut; one image passes
+  auto bomb = c.Post("/predict", shape, std::string(4 << 20, '\0'), "application/octet-stream");
+  ASSERT_TRUE(bomb);
+  EXPECT_EQ(bomb->status, 413) << bomb->body;
+  auto fine = c.Post("/predict", shape, one, "application/octet-stream");
+  ASSERT_TRUE(fine);
+  EXPECT_EQ(fine->status, 200) << fine->body;
+  {  // a body trickling in (each read well inside --read-timeout) is cut at --body-timeout
+    RawConnection raw(srv.port());
+    const auto t0 = std::chrono::steady_clock::now();
+    ASSERT_TRUE(raw.Send(kPredictHead + std::string("Content-Length: 3136\r\n\r\n")));
+    std::atomic<bool> stop{false};
+    std::thread trickle([&] {
+      for (int i = 0; i < 40 && !stop && raw.Send(std::string(10, 'a')); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    });
+    const std::string r = raw.Reply();
+    stop = true;
+    trickle.join();
+    EXPECT_EQ(r.substr(0, 12), "HTTP/1.1 408") << r;
+    EXPECT_NE(r.find("--body-timeout"), std::string::npos) << r;
+    EXPECT_LT(SecondsSince(t0), 4.0);
+  }
+  // A PNG whose header says 20000x20000 is refused from the header, never decoded.
+  std::vector<uint8_t> png = {0x89, 'P',  'N', 'G', '\r', '\n', 0x1a, '\n', 0,    0, 0,
+                              13,   'I',  'H', 'D', 'R',  0,    0,    0x4e, 0x20, 0, 0,
+                              0x4e, 0x20, 8,   0,   0,    0,    0,    0,    0,    0, 0};
+  auto big = c.Post("/predict", std::string(png.begin(), png.end()), "image/png");
+  ASSERT_TRUE(big);
+  EXPECT_EQ(big->status, 400);
+  EXPECT_NE(big->body.find("image is 20000x20000"), std::string::npos) << big->body;
+  EXPECT_EQ(srv.server().images(), 1);
+}
+
+// Issue #27: 4 slow-loris connections (= the old --threads) starved /health. Clients that
+// send half a request hold one connection thread each; with fewer of them than
+// --connections the server still answers, and each is dropped after --read-timeout of
+// silence.
+TEST(Serve, SlowClientsDoNotStarveTheServer) {
+  auto local = LocalMnist();
+  ServeOptions o;
+  o.connections = 8;
+  o.read_timeout_seconds = 1;
+  Running srv(*local, nullptr, o);
+  std::vector<std::unique_ptr<RawConnection>> slow;
+  for (int i = 0; i < 6; ++i) {
+    slow.push_back(std::make_unique<RawConnection>(srv.port()));
+    ASSERT_TRUE(slow.back()->Send("POST /predict HTTP/1.1\r\nHost: x\r\nContent-"));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // all six are being read
+  httplib::Client c("127.0.0.1", srv.port());
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = c.Get("/health");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_LT(SecondsSince(t0), 0.5);
+  // Silent for longer than --read-timeout: the server has dropped them (400, then EOF).
+  const auto t1 = std::chrono::steady_clock::now();
+  for (auto& s : slow) {
+    const std::string reply = s->Reply();
+    EXPECT_TRUE(reply.empty() || reply.substr(0, 12) == "HTTP/1.1 400") << reply;
+  }
+  EXPECT_LT(SecondsSince(t1), 3.0);
 }
 
 TEST(Serve, PngAndMultipartRequestsScoreLikeTheirPixels) {
