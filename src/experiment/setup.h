@@ -76,6 +76,8 @@ class DefenseSetup {
   DefenseSetup(const std::string& spec, const data::ImageSet& images, const std::string& dataset,
                const std::string& vae_path, double defender_eps);
   bool empty() const { return !game_ && fixed_.empty(); }
+  /// Whether the defense is a game defender (which learns from every query it answers).
+  bool is_game() const { return game_ != nullptr; }
   /// Canonical spec ("none" when empty).
   std::string Spec() const;
   /// Selection of correctly classified images and clean accuracy: the pipeline, or a game

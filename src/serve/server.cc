@@ -61,12 +61,19 @@ struct ModelServer::Impl {
     experiment::DefenseSetup::InstanceDefense defense;
     uint64_t seed;
     int true_class, target;
+    long queries = 0;  // images scored in this session
   };
   std::map<std::string, Session> sessions;
   std::deque<std::string> session_order;
 
+  int max_sessions;  // opt.max_sessions, or its default for this defense
+
   Impl(const oracle::Classifier& m, const experiment::DefenseSetup* d, ServeOptions o)
-      : model(m), defense(d && !d->empty() ? d : nullptr), opt(std::move(o)) {}
+      : model(m), defense(d && !d->empty() ? d : nullptr), opt(std::move(o)) {
+    max_sessions = opt.max_sessions > 0            ? opt.max_sessions
+                   : defense && defense->is_game() ? kDefaultGameSessions
+                                                   : kDefaultSessions;
+  }
 
   nlohmann::json Health() const {
     return {{"status", "ok"},
@@ -78,6 +85,8 @@ struct ModelServer::Impl {
             {"normalize", model.normalization() ? model.normalization()->Spec() : "none"},
             {"max_batch", opt.max_batch},
             {"max_body_bytes", opt.max_body_bytes},
+            {"max_sessions", max_sessions},
+            {"max_session_queries", opt.max_session_queries},
             {"requests", requests.load()},
             {"images", images.load()}};
   }
@@ -255,7 +264,7 @@ struct ModelServer::Impl {
         throw BadRequest(409, "session '" + id + "' was opened with other seed/class/target");
       return &it->second;
     }
-    if (static_cast<int>(sessions.size()) >= opt.max_sessions) {
+    if (static_cast<int>(sessions.size()) >= max_sessions) {
       sessions.erase(session_order.front());
       session_order.pop_front();
     }
@@ -276,7 +285,13 @@ struct ModelServer::Impl {
       {
         std::lock_guard<std::mutex> lock(mu);
         Session* s = defense ? SessionOf(req) : nullptr;
+        if (s && s->queries + n > opt.max_session_queries)
+          throw BadRequest(429, "session '" + req.get_header_value("X-Advbo-Session") +
+                                    "' has sent " + std::to_string(s->queries) + " of " +
+                                    std::to_string(opt.max_session_queries) +
+                                    " images (--max-session-queries); open a new session");
         if (s) {
+          s->queries += n;
           if (s->defense.transform) s->defense.transform(x.data(), n);
         } else if (shared_transform) {
           shared_transform(x.data(), n);
@@ -309,7 +324,9 @@ ModelServer::ModelServer(const oracle::Classifier& model, const experiment::Defe
                          ServeOptions opt) {
   if (opt.max_batch < 1) throw std::invalid_argument("--max-batch must be >= 1");
   if (opt.max_body_bytes < 1) throw std::invalid_argument("--max-body-mb must be > 0");
-  if (opt.max_sessions < 1) throw std::invalid_argument("--max-sessions must be >= 1");
+  if (opt.max_sessions < 0) throw std::invalid_argument("--max-sessions must be >= 1");
+  if (opt.max_session_queries < 1 || opt.max_session_queries > 100000000)
+    throw std::invalid_argument("--max-session-queries must be in 1..1e8");
   if (opt.connections < 1 || opt.connections > kMaxConnections)
     throw std::invalid_argument("--connections must be in 1.." + std::to_string(kMaxConnections));
   if (!(opt.read_timeout_seconds > 0) || opt.read_timeout_seconds > 3600)
@@ -329,6 +346,7 @@ ModelServer::ModelServer(const oracle::Classifier& model, const experiment::Defe
   p->server.set_payload_max_length(opt.max_body_bytes);
   p->server.set_read_timeout(std::chrono::duration<double>(opt.read_timeout_seconds));
   p->server.set_write_timeout(std::chrono::duration<double>(opt.read_timeout_seconds));
+  p->server.set_keep_alive_max_count(1000);  // httplib's 5 makes clients reconnect often
   p->server.set_keep_alive_timeout(
       static_cast<time_t>(std::max(1.0, std::ceil(opt.read_timeout_seconds))));
   p->server.set_tcp_nodelay(true);

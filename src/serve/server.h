@@ -15,7 +15,8 @@
 //                  200 {"scores": [[...], ...]}: the model's raw output rows (logits or
 //                  probabilities as the model gives them; doubles printed to round-trip)
 //                  4xx {"error": "..."}: malformed request (wrong shape, size, values outside
-//                  [0, 1], too large, bad session headers); nothing evaluated
+//                  [0, 1], too large, bad session headers, 408 a body too slow, 429 a
+//                  session past --max-session-queries); nothing evaluated
 //
 // A defense (--defense) transforms every image before the model. Requests that carry the
 // session headers of oracle::QueryContext (X-Advbo-Session, -Defense-Seed, -True-Class,
@@ -52,13 +53,21 @@ struct ServeOptions {
   int port = 8080;                    ///< 0 = any free port (see ModelServer::port())
   int max_batch = 1024;               ///< images per request, >= 1
   size_t max_body_bytes = 64u << 20;  ///< request body limit (413 beyond), >= 1
-  int max_sessions = 4096;            ///< defense sessions kept (oldest dropped), >= 1
+  int max_sessions = 0;               ///< defense sessions kept (oldest dropped), >= 1;
+                                      ///< 0 = kDefaultSessions, or kDefaultGameSessions
+                                      ///< for a game defender (each keeps a GP)
+  long max_session_queries = 5000;    ///< images one session may send (429 beyond), >= 1;
+                                      ///< bounds a game defender's GP (its history)
   uint64_t seed = 0;                  ///< seed of the session-less defense
   int connections = 64;               ///< connection threads, 1..kMaxConnections
   double read_timeout_seconds = 5;    ///< wait per socket read or write, (0, 3600]
   double body_timeout_seconds = 60;   ///< a whole request body, (0, 86400]
 };
 
+/// Sessions kept by default with a fixed defense, and with a game defender (whose GP
+/// grows with its session's queries: at most kDefaultGameSessions GPs are alive).
+inline constexpr int kDefaultSessions = 4096;
+inline constexpr int kDefaultGameSessions = 16;
 /// Largest ServeOptions::connections.
 inline constexpr int kMaxConnections = 1024;
 

@@ -10,8 +10,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <opencv2/imgcodecs.hpp>
 #include <random>
 #include <string>
@@ -424,6 +426,88 @@ TEST(Serve, SessionHeadersAreChecked) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 400);
   EXPECT_NE(r->body.find("X-Advbo-Defense-Seed"), std::string::npos);
+}
+
+// Issue #27: a session against r2b2:jpeg+noise slowed from 2.5 to 59 ms per request over
+// 2,500 requests, its GP growing without bound. A session may send --max-session-queries
+// images (429 beyond, nothing evaluated); a game defender keeps kDefaultGameSessions GPs.
+TEST(Serve, AGameDefenseSessionIsBounded) {
+  auto local = LocalMnist();
+  data::ImageSet set = data::ReadMnist(kRoot + "/data/mnist/t10k-images-idx3-ubyte.gz",
+                                       kRoot + "/data/mnist/t10k-labels-idx1-ubyte.gz", 1);
+  experiment::DefenseSetup defense("r2b2:jpeg", set, "mnist", "", 0.3);
+  ServeOptions o;
+  o.max_session_queries = 5;
+  Running srv(*local, &defense, o);
+  httplib::Client c("127.0.0.1", srv.port());
+  std::vector<float> img(2 * 784, 0.5f);
+  const std::string two(reinterpret_cast<const char*>(img.data()), 2 * 784 * 4);
+  auto post = [&](const std::string& session) {
+    httplib::Headers h = {{"X-Advbo-Shape", "2,1,28,28"},
+                          {"X-Advbo-Session", session},
+                          {"X-Advbo-Defense-Seed", "1"},
+                          {"X-Advbo-True-Class", "3"},
+                          {"X-Advbo-Target", "-1"}};
+    return c.Post("/predict", h, two, "application/octet-stream");
+  };
+  EXPECT_EQ(post("a")->status, 200);
+  EXPECT_EQ(post("a")->status, 200);
+  auto r = post("a");  // 4 sent, 2 more would make 6 > 5
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 429);
+  EXPECT_NE(r->body.find("has sent 4 of 5 images (--max-session-queries)"), std::string::npos)
+      << r->body;
+  EXPECT_EQ(post("b")->status, 200);  // a new session starts afresh
+  EXPECT_EQ(srv.server().images(), 6);
+  auto h = nlohmann::json::parse(c.Get("/health")->body);
+  EXPECT_EQ(h["max_sessions"], kDefaultGameSessions);
+  EXPECT_EQ(h["max_session_queries"], 5);
+}
+
+// Resident memory of this process in MiB.
+double RssMiB() {
+  std::ifstream f("/proc/self/statm");
+  long pages = 0, resident = 0;
+  f >> pages >> resident;
+  return static_cast<double>(resident) * sysconf(_SC_PAGESIZE) / (1 << 20);
+}
+
+// Soak: 3,000 requests over loopback, alternating one connection kept alive and fresh
+// connections, with a fixed defense in front. Memory and latency must stay flat: the last
+// 1,000 requests may not cost more than 1.5x the time of requests 500..1,500, and memory may
+// not grow by more than 20 MiB between request 1,000 and 3,000.
+TEST(Serve, SoakMemoryAndLatencyStayFlat) {
+  auto local = LocalMnist();
+  data::ImageSet set = data::ReadMnist(kRoot + "/data/mnist/t10k-images-idx3-ubyte.gz",
+                                       kRoot + "/data/mnist/t10k-labels-idx1-ubyte.gz", 1);
+  experiment::DefenseSetup defense("jpeg:quality=75+noise:sigma=0.02", set, "mnist", "", 0.3);
+  Running srv(*local, &defense);
+  httplib::Client kept("127.0.0.1", srv.port());
+  httplib::Headers shape{{"X-Advbo-Shape", "1,1,28,28"}};
+  std::vector<double> seconds;
+  double rss_at_1000 = 0;
+  for (int i = 0; i < 3000; ++i) {
+    const std::vector<float> x = RandomImages(1, 784, static_cast<uint64_t>(i));
+    const std::string body(reinterpret_cast<const char*>(x.data()), 784 * 4);
+    const auto t0 = std::chrono::steady_clock::now();
+    httplib::Client fresh("127.0.0.1", srv.port());
+    httplib::Client& client = i % 2 == 0 ? kept : fresh;
+    auto r = client.Post("/predict", shape, body, "application/octet-stream");
+    seconds.push_back(SecondsSince(t0));
+    ASSERT_TRUE(r) << i;
+    ASSERT_EQ(r->status, 200) << i << " " << r->body;
+    if (i == 999) rss_at_1000 = RssMiB();
+  }
+  const double rss_growth = RssMiB() - rss_at_1000;
+  auto mean = [&](int a, int b) {
+    return std::accumulate(seconds.begin() + a, seconds.begin() + b, 0.0) / (b - a);
+  };
+  const double early = mean(500, 1500), late = mean(2000, 3000);
+  std::printf("soak: %.2f ms/request early, %.2f late; memory +%.1f MiB\n", 1e3 * early, 1e3 * late,
+              rss_growth);
+  EXPECT_LT(late, 1.5 * early);
+  EXPECT_LT(rss_growth, 20.0);
+  EXPECT_EQ(srv.server().requests(), 3000);
 }
 
 // A scorer that answers a probe correctly and then misbehaves in one way.
