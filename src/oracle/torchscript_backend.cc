@@ -16,6 +16,24 @@ std::string FirstLine(const std::string& s) {
   return p == std::string::npos ? s : s.substr(0, p);
 }
 
+// The model's own message in a LibTorch exception text. An exception raised inside a
+// scripted forward() comes as "The following operation failed in the TorchScript
+// interpreter." plus two tracebacks and ends with the message itself (e.g. "builtins.
+// ValueError: input too bright", "RuntimeError: mat1 and mat2 shapes cannot be multiplied
+// (1x784 and 100x10)"): take that last line. Other c10 errors put the message first and a
+// C++ backtrace after it: take the first line.
+std::string ModelMessage(const std::string& what) {
+  if (what.rfind("The following operation failed in the TorchScript interpreter", 0) == 0) {
+    size_t end = what.find_last_not_of(" \n\r\t");
+    if (end != std::string::npos) {
+      const size_t start = what.rfind('\n', end);
+      return what.substr(start == std::string::npos ? 0 : start + 1,
+                         end - (start == std::string::npos ? 0 : start + 1) + 1);
+    }
+  }
+  return FirstLine(what);
+}
+
 // OpenBLAS's own thread count is not set by at::set_num_threads; look the setter up at
 // run time because libblas.so.3 may be OpenBLAS or the reference BLAS (no such symbol).
 // OpenBLAS always runs one thread: on some CPUs (seen on AMD EPYC) its sgemm results change
@@ -53,7 +71,7 @@ class TorchScriptBackend : public ScoreBackend {
     } catch (const ModelError&) {
       throw;
     } catch (const std::exception& e) {
-      throw ModelError(path_ + ": forward pass failed (" + FirstLine(e.what()) + ")");
+      throw ModelError(path_ + ": forward pass failed (" + ModelMessage(e.what()) + ")");
     }
     if (out.dim() != 2) {
       std::ostringstream m;

@@ -81,3 +81,32 @@ TEST(ShippedModels, CarliniMnistIsThePublishedNetwork) {
 
 }  // namespace
 }  // namespace advbo::oracle
+
+namespace advbo::oracle {
+namespace {
+
+// Issue #27: a model that throws mid-run showed only "The following operation failed in the
+// TorchScript interpreter." Now the model's own message reaches the user, with the path.
+TEST(TorchScript, AModelsOwnErrorMessageIsReported) {
+  const std::string path = kRoot + "/tests/oracle/models/raiser.pt";
+  ClassifierOptions o;
+  o.channels = 1;
+  o.height = 28;
+  o.width = 28;
+  auto m = Classifier::Load(path, o);
+  std::vector<float> dark(784, 0.1f), bright(784, 0.9f);
+  EXPECT_EQ(m->LogProbabilities(dark.data(), 1).cols(), 10);
+  try {
+    m->LogProbabilities(bright.data(), 1);
+    FAIL() << "the model's exception was swallowed";
+  } catch (const ModelError& e) {
+    const std::string w = e.what();
+    EXPECT_NE(w.find("ValueError: input too bright: the model's own message"), std::string::npos)
+        << w;
+    EXPECT_NE(w.find(path), std::string::npos) << w;
+    EXPECT_EQ(w.find("Traceback"), std::string::npos) << w;
+  }
+}
+
+}  // namespace
+}  // namespace advbo::oracle
