@@ -31,6 +31,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torchscript_util import save_portable  # noqa: E402
+
 
 class CarliniMnist(nn.Module):
     """Carlini & Wagner's MNIST CNN in NCHW; input [N, 1, 28, 28] in [0, 1], logits [N, 10]."""
@@ -186,11 +189,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     pt = os.path.join(a.out, "mnist_carlini.pt")
     traced = torch.jit.trace(model, torch.zeros(1, 1, 28, 28))
-    fd, tmp = tempfile.mkstemp(dir=a.out, suffix=".pt.tmp")
-    os.close(fd)
-    traced.save(tmp)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, pt)
+    save_portable(traced, pt)
     sha = hashlib.sha256(open(pt, "rb").read()).hexdigest()
     h5sha = hashlib.sha256(open(a.weights, "rb").read()).hexdigest()
     with open(os.path.join(a.out, "mnist_carlini.md"), "w") as f:

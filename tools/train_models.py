@@ -32,6 +32,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torchscript_util import save_portable  # noqa: E402
+
 
 def read_idx(path):
     """Read an IDX file (optionally .gz) into a uint8 numpy array; raises on bad magic."""
@@ -134,10 +137,7 @@ def sha256(path):
 
 def export(model, example, path):
     model.eval()
-    traced = torch.jit.trace(model, example)
-    tmp = path + ".tmp"
-    traced.save(tmp)
-    os.replace(tmp, path)
+    save_portable(torch.jit.trace(model, example), path)
 
 
 def main():

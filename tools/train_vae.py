@@ -32,6 +32,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from train_models import load_mnist, load_cifar  # noqa: E402  (the same dataset readers)
+from torchscript_util import save_portable  # noqa: E402
 
 
 class MnistVae(nn.Module):
@@ -120,10 +121,7 @@ def reconstruction_error(model, x, bs=1000):
 
 
 def save(model, path_pt, card, args):
-    scripted = torch.jit.script(model.eval())
-    tmp = path_pt + ".partial"
-    scripted.save(tmp)
-    os.replace(tmp, path_pt)
+    save_portable(torch.jit.script(model.eval()), path_pt)
     tmp = path_pt[:-3] + ".md.partial"
     with open(tmp, "w") as f:
         f.write(card)
