@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <exception>
 #include <memory>
@@ -14,12 +15,13 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "attacks/attack.h"
+#include "data/datasets.h"
 #include "experiment/runner.h"
 #include "experiment/setup.h"
-#include "data/datasets.h"
 #include "oracle/classifier.h"
 
 namespace py = pybind11;
@@ -83,13 +85,31 @@ class CallableBackend : public oracle::ScoreBackend {
   std::shared_ptr<ErrorSlot> slot_;
 };
 
+// Removes option `key` from `opts` and converts it to T (`fallback` when absent). A value of
+// another type is a TypeError naming the option, the expected type (`what`) and the value,
+// not pybind11's "Unable to cast Python instance".
 template <typename T>
-T Take(py::dict& opts, const char* key, T fallback) {
+T Take(py::dict& opts, const char* key, T fallback, const char* what) {
   if (!opts.contains(key)) return fallback;
-  T v = opts[key].cast<T>();
+  py::object value = opts[key];
   PyDict_DelItemString(opts.ptr(), key);
-  return v;
+  // bool is an int in Python; an int option given True/False is a mistake.
+  const bool is_bool = py::isinstance<py::bool_>(value);
+  if (!(is_bool && !std::is_same_v<T, bool>)) {
+    try {
+      return value.cast<T>();
+    } catch (const py::cast_error&) {
+    }
+  }
+  throw py::type_error("advbo.attack: " + std::string(key) + " must be " + what + ", got " +
+                       py::str(py::type::of(value).attr("__name__")).cast<std::string>() + " " +
+                       py::repr(value).cast<std::string>());
 }
+
+// Thrown from inside an attack when Python has a pending signal (Ctrl-C): unwinds the
+// attack; advbo.attack then raises Python's KeyboardInterrupt. Not a std::exception, so no
+// handler for library errors can swallow it.
+struct Interrupted {};
 
 // The images as an ImageSet (copied), checked: float array [N, C, H, W] with values in
 // [0, 1]; labels [N] integers.
@@ -131,22 +151,23 @@ py::tuple Attack(py::object model, py::array images, py::array labels, const std
   spec.untargeted = !targeted;
   if (opts.contains("target")) {
     if (!targeted) throw py::value_error("target= needs targeted=True");
-    spec.target = Take<int>(opts, "target", 0);
+    spec.target = Take<int>(opts, "target", 0, "a class index (int)");
   }
-  spec.output = Take<std::string>(opts, "output", "auto");
-  spec.normalize = Take<std::string>(opts, "normalize", "");
-  spec.defense = Take<std::string>(opts, "defense", "none");
-  spec.defender_eps = Take<std::optional<double>>(opts, "defender_eps", std::nullopt);
-  spec.clean_images = Take<int>(opts, "clean_images", 0);
-  spec.http_timeout = Take<double>(opts, "http_timeout", 30);
-  spec.http_retries = Take<int>(opts, "http_retries", 3);
-  spec.threads = Take<int>(opts, "threads", 0);
-  spec.indices = Take<std::vector<int>>(opts, "indices", {});
-  const bool rescale = Take<bool>(opts, "rescale_compat", false);
+  spec.output = Take<std::string>(opts, "output", "auto", "a string");
+  spec.normalize = Take<std::string>(opts, "normalize", "", "a string");
+  spec.defense = Take<std::string>(opts, "defense", "none", "a string");
+  spec.defender_eps =
+      Take<std::optional<double>>(opts, "defender_eps", std::nullopt, "a number or None");
+  spec.clean_images = Take<int>(opts, "clean_images", 0, "an int");
+  spec.http_timeout = Take<double>(opts, "http_timeout", 30, "a number of seconds");
+  spec.http_retries = Take<int>(opts, "http_retries", 3, "an int");
+  spec.threads = Take<int>(opts, "threads", 0, "an int");
+  spec.indices = Take<std::vector<int>>(opts, "indices", {}, "a list of image indices (ints)");
+  const bool rescale = Take<bool>(opts, "rescale_compat", false, "True or False");
   spec.rescale_compat = rescale;
-  spec.pixels = Take<std::string>(opts, "pixels", "8bit");
+  spec.pixels = Take<std::string>(opts, "pixels", "8bit", "'8bit' or 'float'");
   std::optional<std::string> dataset =
-      Take<std::optional<std::string>>(opts, "dataset", std::nullopt);
+      Take<std::optional<std::string>>(opts, "dataset", std::nullopt, "'mnist', 'cifar10' or None");
   if (!opts.empty()) {
     std::string keys;
     for (auto item : opts)
@@ -199,12 +220,25 @@ py::tuple Attack(py::object model, py::array images, py::array labels, const std
     py::gil_scoped_release nogil;
     const experiment::Experiment ex(spec, std::move(set), std::move(clf), data_name);
     pixels_note = ex.pixels_note();
+    // Ctrl-C: Python only notices a signal when it runs, and the attack runs without the
+    // GIL; so after answered batches (at most every 50 ms) let Python check its signals.
+    experiment::JobHooks hooks;
+    auto last_check = std::chrono::steady_clock::now();
+    hooks.on_batch = [&last_check](const oracle::QueryResult&, long, const defenses::GameDefense*) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last_check < std::chrono::milliseconds(50)) return;
+      last_check = now;
+      py::gil_scoped_acquire gil;
+      if (PyErr_CheckSignals() != 0) throw Interrupted{};
+    };
     for (size_t i = 0; i < ex.instances().size(); ++i)
       for (size_t j = 0; j < ex.num_attacks(); ++j) {
-        experiment::JobResult job = ex.Run(i, j, nullptr);
+        experiment::JobResult job = ex.Run(i, j, nullptr, hooks);
         records.push_back(std::move(job.record));
         adversarial.push_back(std::move(job.result.adversarial));
       }
+  } catch (const Interrupted&) {
+    throw py::error_already_set();  // the KeyboardInterrupt PyErr_CheckSignals raised
   } catch (const oracle::ModelError&) {
     std::exception_ptr e;
     {

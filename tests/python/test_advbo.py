@@ -123,6 +123,43 @@ def test_bad_callable_outputs_and_arguments_are_clear_errors():
         advbo.attack(Brightness(), clean, labels, eps=-0.1, targeted=False)
 
 
+def test_mistyped_options_name_the_option_and_the_value():
+    """Issue #27: target="a" gave pybind11's "Unable to cast Python instance ..."."""
+    clean, labels = grey_images([0.4]), np.array([0])
+    cases = [({"target": "a"}, r"target must be a class index \(int\), got str 'a'"),
+             ({"target": True}, r"target must be a class index \(int\), got bool True"),
+             ({"indices": "0,1"}, r"indices must be a list of image indices"),
+             ({"http_timeout": "slow"}, r"http_timeout must be a number of seconds, got str"),
+             ({"pixels": 8}, r"pixels must be '8bit' or 'float', got int 8"),
+             ({"dataset": 3}, r"dataset must be 'mnist', 'cifar10' or None, got int 3")]
+    for kwargs, message in cases:
+        with pytest.raises(TypeError, match=message):
+            advbo.attack(Brightness(), clean, labels, **kwargs)
+
+
+def test_ctrl_c_stops_an_attack_on_a_model_file_promptly():
+    """Issue #27: Ctrl-C during an attack on a model file waited for the whole attack (the
+    attack runs without the GIL); now KeyboardInterrupt arrives within a fraction of a
+    second, and the module works afterwards."""
+    import signal
+    import threading
+    import time
+
+    x, y = shipped_mnist(20)
+    model = os.path.join(ROOT, "models", "mnist_cw.pt")
+    timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+    t0 = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        # 20 images x 9 targets of bos2 at T = 900: minutes if not interrupted
+        advbo.attack(model, x, y, attack="bos2", budget=900, seed=0)
+    elapsed = time.monotonic() - t0
+    timer.join()
+    assert elapsed < 4.0, elapsed
+    records, _ = advbo.attack(model, x[:1], y[:1], attack="square", budget=20, targeted=False)
+    assert len(records) == 1
+
+
 def test_load_images_reads_the_shipped_sample_as_numpy():
     x, y = advbo.load_images("mnist", limit=3)
     ref_x, ref_y = shipped_mnist(3)
