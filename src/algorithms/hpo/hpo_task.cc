@@ -134,8 +134,8 @@ TaskData LoadTaskData(const std::string& dataset, const TaskOptions& o) {
   if (o.offset < 0 || o.examples < 0)
     throw std::invalid_argument("task options: offset and examples must be >= 0");
   if (o.transform != "none" && o.transform != "invert-noise" && o.transform != "grey")
-    throw std::invalid_argument("task options: transform must be none, invert-noise or grey, not '" +
-                                o.transform + "'");
+    throw std::invalid_argument(
+        "task options: transform must be none, invert-noise or grey, not '" + o.transform + "'");
   data::ImageSet set;
   std::string dir;
   if (dataset == "mnist") {
@@ -200,8 +200,8 @@ TaskData LoadTaskData(const std::string& dataset, const TaskOptions& o) {
 }
 
 std::vector<std::string> TaskNames() {
-  return {"mnist-lr",    "fashion-lr",    "cifar10-lr", "mnist-lssvm",
-          "fashion-lssvm", "mnist-cnn", "cifar10-cnn"};
+  return {"mnist-lr",      "fashion-lr", "cifar10-lr", "mnist-lssvm",
+          "fashion-lssvm", "mnist-cnn",  "cifar10-cnn"};
 }
 
 std::unique_ptr<HpoTask> MakeTask(const std::string& name, const TaskOptions& options) {
@@ -314,12 +314,15 @@ std::vector<double> LogisticRegressionTask::Evaluate(const Eigen::VectorXd& x, i
 
 namespace {
 
-Eigen::MatrixXf SquaredDistances(const RowMatF& a, const RowMatF& b) {
-  Eigen::VectorXf na = a.rowwise().squaredNorm(), nb = b.rowwise().squaredNorm();
-  Eigen::MatrixXf d2 = -2.0f * (a * b.transpose());
+// Squared Euclidean distances [rows of a, rows of b], in double: the kernel of a badly
+// conditioned system (C near 1e3) must not carry float32 rounding into the solve.
+Eigen::MatrixXd SquaredDistances(const RowMatF& af, const RowMatF& bf) {
+  const Eigen::MatrixXd a = af.cast<double>(), b = bf.cast<double>();
+  Eigen::VectorXd na = a.rowwise().squaredNorm(), nb = b.rowwise().squaredNorm();
+  Eigen::MatrixXd d2 = -2.0 * (a * b.transpose());
   d2.colwise() += na;
   d2.rowwise() += nb.transpose();
-  return d2.cwiseMax(0.0f);
+  return d2.cwiseMax(0.0);
 }
 
 }  // namespace
@@ -332,8 +335,9 @@ LsSvmTask::LsSvmTask(std::string name, TaskData data)
 }
 
 std::string LsSvmTask::Describe() const {
-  return name_ + ": RBF least-squares SVM (one-vs-all), conjugate gradients (1 iteration = 1 "
-                 "epoch); " +
+  return name_ +
+         ": RBF least-squares SVM (one-vs-all), conjugate gradients (1 iteration = 1 "
+         "epoch); " +
          data_.source;
 }
 
@@ -344,37 +348,44 @@ std::vector<double> LsSvmTask::Evaluate(const Eigen::VectorXd& x, int epochs,
   const int n = static_cast<int>(train_d2_.rows());
   const int k = data_.train.num_classes;
   const double c = x(0), ell = x(1);
-  const float g = static_cast<float>(-0.5 / (ell * ell));
-  Eigen::MatrixXd a = (train_d2_.array() * g).exp().cast<double>().matrix();
+  const double g = -0.5 / (ell * ell);
+  Eigen::MatrixXd a = (train_d2_.array() * g).exp().matrix();
   a.diagonal().array() += 1.0 / c;
-  const Eigen::MatrixXd kval = (val_d2_.array() * g).exp().cast<double>().matrix();
-  // Right-hand sides: column 0 = ones (eta), columns 1..k = one-vs-all targets (+1 / -1).
-  Eigen::MatrixXd rhs = -Eigen::MatrixXd::Ones(n, k + 1);
-  rhs.col(0).setOnes();
-  for (int i = 0; i < n; ++i) rhs(i, 1 + data_.train.y[i]) = 1.0;
-  Eigen::MatrixXd sol = Eigen::MatrixXd::Zero(n, k + 1), r = rhs, p = rhs, ap(n, k + 1);
+  const Eigen::MatrixXd kval = (val_d2_.array() * g).exp().matrix();
+  // Projected CG (the KKT system restricted to 1^T a = 0): with P = I - 1 1^T / n, solve
+  // P H P a_k = P y_k for every class k (H = K + I/C, a_k in range(P)), then
+  // b_k = 1^T (y_k - H a_k) / n. At convergence this is the unique KKT solution; every
+  // iterate satisfies the constraint and its bias is a least-squares fit, whereas the
+  // textbook route through H eta = 1 and b_k = 1^T nu_k / 1^T eta divides two unconverged
+  // sums and jumped between 0.1 and 0.9 error from one iteration to the next near C = 1e3.
+  auto project = [](Eigen::MatrixXd& m) { m.rowwise() -= m.colwise().mean(); };
+  Eigen::MatrixXd y = -Eigen::MatrixXd::Ones(n, k);
+  for (int i = 0; i < n; ++i) y(i, data_.train.y[i]) = 1.0;
+  Eigen::MatrixXd sol = Eigen::MatrixXd::Zero(n, k), r = y, hp(n, k), ap(n, k);
+  Eigen::RowVectorXd hsol_mean = Eigen::RowVectorXd::Zero(k);  // mean of H a_k
+  project(r);
+  Eigen::MatrixXd p = r;
   Eigen::RowVectorXd rs = r.colwise().squaredNorm();
   std::vector<double> errors;
   for (int e = 1; e <= epochs; ++e) {
-    ap.noalias() = a * p;  // one CG iteration on every column
-    for (int j = 0; j <= k; ++j) {
+    hp.noalias() = a * p;  // one CG iteration on every column
+    ap = hp;
+    project(ap);
+    for (int j = 0; j < k; ++j) {
       const double pap = p.col(j).dot(ap.col(j));
       if (!(rs(j) > 1e-30) || !(pap > 0)) continue;  // converged column
       const double alpha = rs(j) / pap;
       sol.col(j) += alpha * p.col(j);
+      hsol_mean(j) += alpha * hp.col(j).mean();
       r.col(j) -= alpha * ap.col(j);
       const double rs_new = r.col(j).squaredNorm();
       p.col(j) = r.col(j) + (rs_new / rs(j)) * p.col(j);
       rs(j) = rs_new;
     }
-    const Eigen::VectorXd& eta = sol.col(0);
-    const double s_eta = eta.sum();
-    Eigen::MatrixXf scores(kval.rows(), k);
-    for (int j = 0; j < k; ++j) {
-      const double bj = std::abs(s_eta) > 0 ? sol.col(1 + j).sum() / s_eta : 0.0;
-      const Eigen::VectorXd alpha = sol.col(1 + j) - bj * eta;
-      scores.col(j) = ((kval * alpha).array() + bj).cast<float>().matrix();
-    }
+    const Eigen::RowVectorXd bias = y.colwise().mean() - hsol_mean;
+    Eigen::MatrixXd s = kval * sol;
+    s.rowwise() += bias;
+    const Eigen::MatrixXf scores = s.cast<float>();
     const double err = ErrorRate(scores, data_.val.y);
     errors.push_back(err);
     if (on_epoch && !on_epoch(e, err)) break;

@@ -137,10 +137,13 @@ class LogisticRegressionTask final : public HpoTask {
 };
 
 /// RBF least-squares SVM (Suykens & Vandewalle 1999), one-vs-all over the classes:
-/// [0 1^T; 1 K + I/C] [b; a] = [0; y] solved as (K + I/C) eta = 1, (K + I/C) nu_k = y_k,
-/// b_k = 1^T nu_k / 1^T eta, a_k = nu_k - b_k eta, by conjugate gradients; one epoch = one CG
-/// iteration on all right-hand sides. x = [C in [1e-3, 1e3], RBF lengthscale in [1, 30]
-/// (pixel units; k = exp(-|u - v|^2 / (2 l^2)))]. Deterministic (no randomness in training).
+/// [0 1^T; 1 K + I/C] [b; a] = [0; y], solved per class by conjugate gradients projected
+/// onto 1^T a = 0 (P (K + I/C) P a_k = P y_k, P = I - 1 1^T / n; b_k = 1^T (y_k - (K + I/C)
+/// a_k) / n), in double precision; one epoch = one CG iteration on all classes. (The
+/// textbook route via (K + I/C) eta = 1 and b_k = 1^T nu_k / 1^T eta has the same limit but
+/// its unconverged iterates were chaotic near C = 1e3.) x = [C in [1e-3, 1e3], RBF lengthscale in
+/// [1, 30] (pixel units; k = exp(-|u - v|^2 / (2 l^2)))]. Deterministic (no randomness in
+/// training).
 class LsSvmTask final : public HpoTask {
  public:
   LsSvmTask(std::string name, TaskData data);
@@ -155,7 +158,7 @@ class LsSvmTask final : public HpoTask {
   std::string name_;
   TaskData data_;
   std::vector<HpoParam> params_;
-  Eigen::MatrixXf train_d2_, val_d2_;  // squared distances [n, n], [m, n]
+  Eigen::MatrixXd train_d2_, val_d2_;  // squared distances [n, n], [m, n] (double)
 };
 
 }  // namespace advbo::hpo
