@@ -176,7 +176,7 @@ std::function<int()> RegisterServeCommand(CLI::App& app) {
       ->check(IntInRange(0, 1000000))
       ->default_val(0);
   cmd->add_option("--max-session-queries", a->serve.max_session_queries,
-                  "images one defense session may send (429 beyond); bounds a game "
+                  "images one defense session may send (403 beyond, not retried); bounds a game "
                   "defender's history")
       ->check(IntInRange(1, 100000000))
       ->default_val(5000);

@@ -286,7 +286,7 @@ struct ModelServer::Impl {
         std::lock_guard<std::mutex> lock(mu);
         Session* s = defense ? SessionOf(req) : nullptr;
         if (s && s->queries + n > opt.max_session_queries)
-          throw BadRequest(429, "session '" + req.get_header_value("X-Advbo-Session") +
+          throw BadRequest(403, "session '" + req.get_header_value("X-Advbo-Session") +
                                     "' has sent " + std::to_string(s->queries) + " of " +
                                     std::to_string(opt.max_session_queries) +
                                     " images (--max-session-queries); open a new session");

@@ -15,7 +15,7 @@
 //                  200 {"scores": [[...], ...]}: the model's raw output rows (logits or
 //                  probabilities as the model gives them; doubles printed to round-trip)
 //                  4xx {"error": "..."}: malformed request (wrong shape, size, values outside
-//                  [0, 1], too large, bad session headers, 408 a body too slow, 429 a
+//                  [0, 1], too large, bad session headers, 408 a body too slow, 403 a
 //                  session past --max-session-queries); nothing evaluated
 //
 // A defense (--defense) transforms every image before the model. Requests that carry the
@@ -56,7 +56,7 @@ struct ServeOptions {
   int max_sessions = 0;               ///< defense sessions kept (oldest dropped), >= 1;
                                       ///< 0 = kDefaultSessions, or kDefaultGameSessions
                                       ///< for a game defender (each keeps a GP)
-  long max_session_queries = 5000;    ///< images one session may send (429 beyond), >= 1;
+  long max_session_queries = 5000;    ///< images one session may send (403 beyond), >= 1;
                                       ///< bounds a game defender's GP (its history)
   uint64_t seed = 0;                  ///< seed of the session-less defense
   int connections = 64;               ///< connection threads, 1..kMaxConnections

@@ -430,7 +430,7 @@ TEST(Serve, SessionHeadersAreChecked) {
 
 // Issue #27: a session against r2b2:jpeg+noise slowed from 2.5 to 59 ms per request over
 // 2,500 requests, its GP growing without bound. A session may send --max-session-queries
-// images (429 beyond, nothing evaluated); a game defender keeps kDefaultGameSessions GPs.
+// images (403 beyond, nothing evaluated); a game defender keeps kDefaultGameSessions GPs.
 TEST(Serve, AGameDefenseSessionIsBounded) {
   auto local = LocalMnist();
   data::ImageSet set = data::ReadMnist(kRoot + "/data/mnist/t10k-images-idx3-ubyte.gz",
@@ -454,7 +454,7 @@ TEST(Serve, AGameDefenseSessionIsBounded) {
   EXPECT_EQ(post("a")->status, 200);
   auto r = post("a");  // 4 sent, 2 more would make 6 > 5
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 429);
+  EXPECT_EQ(r->status, 403);
   EXPECT_NE(r->body.find("has sent 4 of 5 images (--max-session-queries)"), std::string::npos)
       << r->body;
   EXPECT_EQ(post("b")->status, 200);  // a new session starts afresh
