@@ -228,6 +228,11 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
                             ? 0
                             : static_cast<long>(std::floor(opt.refine_fraction *
                                                            static_cast<double>(oracle.budget())));
+  if (opt.refine_queries > 0 && opt.refine_queries >= oracle.budget())
+    throw std::invalid_argument("BOS^2: refine=" + std::to_string(opt.refine_queries) +
+                                " reserves the whole budget of " + std::to_string(oracle.budget()) +
+                                " queries for the refinement stage; the BO loops need some "
+                                "(use refine < budget, or refine_fraction)");
   result.refine_reserved = bo_floor;
   while (oracle.remaining() > bo_floor && !oracle.succeeded()) {
     ++outer;

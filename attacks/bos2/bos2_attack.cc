@@ -40,8 +40,8 @@ double ParseNumber(const std::string& key, const std::string& v) {
 int ParseInt(const std::string& key, const std::string& v, int lo) {
   const double x = ParseNumber(key, v);
   if (x != std::floor(x) || x < lo || x > 1e9)
-    throw std::invalid_argument("bos2 setting " + key + ": '" + v +
-                                "' must be an integer >= " + std::to_string(lo));
+    throw std::invalid_argument("bos2 setting " + key + ": '" + v + "' must be an integer in " +
+                                std::to_string(lo) + "..1000000000");
   return static_cast<int>(x);
 }
 
