@@ -23,6 +23,7 @@
 #include "experiment/records.h"
 #include "experiment/seeds.h"
 #include "experiment/setup.h"
+#include "experiment/spec.h"
 #include "games/r2b2.h"
 #include "games/synthetic.h"
 #include "oracle/autoencoder.h"
@@ -159,11 +160,7 @@ void ResolveDefaults(GameArgs& a) {
       a.level0 != "ts")
     throw std::invalid_argument("--level0 " + a.level0 + ": use random, gpmw, exp3, gpucb or ts");
   bo::ParseExplorationWeight(a.beta);  // validate before any work
-  for (size_t i = 0; i < a.indices.size(); ++i)
-    for (size_t j = 0; j < i; ++j)
-      if (a.indices[i] == a.indices[j])
-        throw std::invalid_argument("--indices lists image " + std::to_string(a.indices[i]) +
-                                    " twice");
+  experiment::CheckImageIndices(a.indices);
   if (a.out_dir.empty()) throw std::invalid_argument("--out-dir is required");
 }
 

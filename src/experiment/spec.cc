@@ -62,11 +62,15 @@ void Validate(const ExperimentSpec& s) {
   if (s.clean_images < 0)
     throw std::invalid_argument("--clean-images must be >= 0, got " +
                                 std::to_string(s.clean_images));
-  std::set<int> indices;
-  for (int i : s.indices) {
+  CheckImageIndices(s.indices);
+}
+
+void CheckImageIndices(const std::vector<int>& indices) {
+  std::set<int> seen;
+  for (int i : indices) {
     if (i < 0)
       throw std::invalid_argument("--indices must be image indices >= 0, got " + std::to_string(i));
-    if (!indices.insert(i).second)
+    if (!seen.insert(i).second)
       throw std::invalid_argument("--indices lists image " + std::to_string(i) +
                                   " twice (each instance is attacked once)");
   }

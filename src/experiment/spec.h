@@ -58,12 +58,17 @@ std::string FormatNumber(double v);
 /// (NaN refused). Throws std::invalid_argument naming the option and the value.
 void CheckLinfRadius(const char* option, const std::optional<double>& v);
 
+/// Checks `--indices`: every index >= 0 and none listed twice (a duplicate would attack one
+/// instance twice, and a resumed run would disagree with an uninterrupted one). Throws
+/// std::invalid_argument naming the index.
+void CheckImageIndices(const std::vector<int>& indices);
+
 /// Checks every field that can be checked without loading anything: attack specs parse
 /// (MakeAttack with a default context), at most one of untargeted / target, target >= 0,
-/// num_images >= 1, indices >= 0 and distinct, eps and defender_eps in (0, 1] and not NaN, budget in
-/// [1, kMaxBudget], http_timeout in (0, kMaxHttpTimeout], pixels 8bit | float, threads in
-/// [0, kMaxThreads], clean_images >= 0, attack specs unique. Throws std::invalid_argument
-/// naming the option (as the CLI spells it) and the value.
+/// num_images >= 1, indices >= 0 and distinct, eps and defender_eps in (0, 1] and not NaN, budget
+/// in [1, kMaxBudget], http_timeout in (0, kMaxHttpTimeout], pixels 8bit | float, threads in [0,
+/// kMaxThreads], clean_images >= 0, attack specs unique. Throws std::invalid_argument naming the
+/// option (as the CLI spells it) and the value.
 void Validate(const ExperimentSpec& spec);
 
 /// Splits a comma list of attack specs. A piece "key=value" with no ':' before its '='
