@@ -32,6 +32,7 @@ Cli::Cli()
           "optimization.\nEvery image the model evaluates is one query; budgets and the L_inf "
           "threat model are\nenforced by the query oracle.") {
   app_.require_subcommand(1);
+  app_.set_version_flag("--version", std::string("advbo ") + ADVBO_VERSION);
   runners_ = {RegisterAttackCommand(app_), RegisterBoCommand(app_),    RegisterBenchCommand(app_),
               RegisterGameCommand(app_),   RegisterMacroCommand(app_), RegisterFboCommand(app_),
               RegisterServeCommand(app_)};

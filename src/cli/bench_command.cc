@@ -178,18 +178,19 @@ void CheckRecords(const std::vector<nlohmann::json>& records, const nlohmann::js
     const std::string diff = experiment::SettingsMismatch(r, settings);
     if (!diff.empty())
       throw std::invalid_argument(where + " holds records made with other settings: " + diff +
-                                  "; use another --out-dir");
+                                  "; use another -o/--out folder");
     const std::string name = std::get<0>(experiment::KeyOf(r));
     if (attacks && !attacks->count(name))
-      throw std::invalid_argument(where + " holds records of attack '" + name +
-                                  "', which is not in --attacks; add it or use another --out-dir");
+      throw std::invalid_argument(
+          where + " holds records of attack '" + name +
+          "', which is not in --attacks; add it or use another -o/--out folder");
   }
 }
 
 int RunBench(const BenchArgs& a) {
-  if (a.out_dir.empty()) throw std::invalid_argument("--out-dir is required");
+  if (a.out_dir.empty()) throw std::invalid_argument("-o/--out (the output folder) is required");
   if (fs::exists(a.out_dir) && !fs::is_directory(a.out_dir))
-    throw std::invalid_argument("--out-dir " + a.out_dir + ": is a file, not a folder");
+    throw std::invalid_argument("-o/--out " + a.out_dir + ": is a file, not a folder");
   const auto [shard_k, shard_n] = ParseShard(a.shard);
   const experiment::ExperimentSpec spec = SpecOf(a, experiment::SplitAttackList(a.attacks));
   experiment::Validate(spec);
@@ -255,7 +256,7 @@ int RunBench(const BenchArgs& a) {
 }
 
 int RunMerge(const BenchArgs& a) {
-  if (a.out_dir.empty()) throw std::invalid_argument("--out-dir is required");
+  if (a.out_dir.empty()) throw std::invalid_argument("-o/--out (the output folder) is required");
   if (a.merge_inputs.empty())
     throw std::invalid_argument("give the shard folders or record files to merge");
   std::map<experiment::RecordKey, nlohmann::json> merged;
@@ -314,7 +315,8 @@ std::function<int()> RegisterBenchCommand(CLI::App& app) {
       "failures at the budget, seconds per instance, model share). Writes records.jsonl\n"
       "(one line per attack x instance; an interrupted run resumes where it stopped),\n"
       "table.txt, summary.json, curves.csv and curves.png (success rate vs queries) into\n"
-      "--out-dir. --shard k/n runs the jobs (instance i, attack j) with (i + j) mod n = k - 1; "
+      "the -o/--out folder. --shard k/n runs the jobs (instance i, attack j) with (i + j) mod n = "
+      "k - 1; "
       "`advbo bench merge` combines shards.");
   cmd->add_option("--attacks", a->attacks,
                   "comma list of attack specs (as --attack of advbo attack; a piece key=value "
@@ -322,12 +324,14 @@ std::function<int()> RegisterBenchCommand(CLI::App& app) {
       ->default_val(a->attacks);
   AddExperimentOptions(cmd, a.get());
   cmd->add_option("--shard", a->shard, "run shard k of n (k/n)")->default_val("1/1");
-  cmd->add_option("--out-dir", a->out_dir, "output folder (required)");
+  cmd->add_option("-o,--out,--out-dir", a->out_dir,
+                  "output folder (required; --out-dir is the old name)");
   cmd->add_flag("-q,--quiet", a->quiet, "no progress bar");
   CLI::App* merge =
       cmd->add_subcommand("merge", "Combine shard folders or record files into one table");
   merge->add_option("inputs", a->merge_inputs, "shard folders or records*.jsonl files")->required();
-  merge->add_option("--out-dir", a->out_dir, "output folder")->required();
+  merge->add_option("-o,--out,--out-dir", a->out_dir, "output folder (--out-dir is the old name)")
+      ->required();
   return [cmd, merge, a]() {
     if (merge->parsed()) return RunMerge(*a);
     return cmd->parsed() ? RunBench(*a) : 0;

@@ -194,7 +194,8 @@ void Check(const FboArgs& a) {
     throw std::invalid_argument(
         "--family mnist-lssvm has 500 images per agent: at most 48 agents "
         "in the 24,262-image pool");
-  if (!a.privacy_only && a.out_dir.empty()) throw std::invalid_argument("--out-dir is required");
+  if (!a.privacy_only && a.out_dir.empty())
+    throw std::invalid_argument("-o/--out (the output folder) is required");
 }
 
 int RunFbo(FboArgs a) {
@@ -380,7 +381,7 @@ std::function<int()> RegisterFboCommand(CLI::App& app) {
       "  weights per sub-region and adds Gaussian noise (z S phi_max / q); agents maximise the\n"
       "  broadcast piecewise. Families: synthetic (GP draw + per-agent +-gap), mnist-lssvm\n"
       "  (each agent tunes an LS-SVM on its own MNIST slice). Writes rounds.jsonl, summary.json,\n"
-      "  table.txt, curves.csv and curves.png into --out-dir.");
+      "  table.txt, curves.csv and curves.png into the -o/--out folder.");
   cmd->add_option("--algo", a->algo, "ts | fts | dp-fts-de")->default_val("dp-fts-de");
   cmd->add_option("--family", a->family, "synthetic | mnist-lssvm")->default_val("synthetic");
   cmd->add_option("--agents", a->agents, "N agents (default 200 synthetic, 20 mnist-lssvm)")
@@ -453,7 +454,7 @@ std::function<int()> RegisterFboCommand(CLI::App& app) {
   cmd->add_option("--mnist-dir", a->mnist_dir, "mnist-lssvm: MNIST IDX folder")
       ->default_val("data/mnist");
   cmd->add_option("--seed", a->seed, "run seed")->check(UnsignedInt())->default_val(0);
-  cmd->add_option("--out-dir", a->out_dir, "output folder");
+  cmd->add_option("-o,--out,--out-dir", a->out_dir, "output folder (--out-dir is the old name)");
   cmd->add_flag("-q,--quiet", a->quiet, "no progress bar");
   return [cmd, a]() { return cmd->parsed() ? RunFbo(*a) : 0; };
 }

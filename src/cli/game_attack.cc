@@ -41,7 +41,7 @@ int RunAttackGame(const GameArgs& a) {
     throw std::invalid_argument("--attacker " + a.attacker + " plays on --game mnist or cifar10");
   if (a.rounds < 1 || a.num_games < 1 || a.inits < 1)
     throw std::invalid_argument("--rounds, --games and --inits must be positive");
-  if (a.out_dir.empty()) throw std::invalid_argument("--out-dir is required");
+  if (a.out_dir.empty()) throw std::invalid_argument("-o/--out (the output folder) is required");
   experiment::ExperimentSpec spec;
   spec.dataset = a.game;
   spec.attacks = {a.attacker};

@@ -51,7 +51,7 @@ std::function<int()> RegisterGameCommand(CLI::App& app) {
       "  attacker's image); the model scores it. Attacker payoff = largest wrong-class\n"
       "  probability; a round is a successful attack when it beats the true class.\n"
       "Writes rounds.jsonl (one line per round), summary.json, table.txt, curves.csv and\n"
-      "curves.png into --out-dir.\n"
+      "curves.png into the -o/--out folder.\n"
       "--attacker ATTACK (square, bos2, parsimonious, ...): that attack plays T = --rounds\n"
       "  queries per image (untargeted) against --defender, a defender in the query loop\n"
       "  (r2b2:latent, r2b2:jpeg+noise, random:..., Dai 2021 Sec. 8.4.2.2) or a fixed defense.");
@@ -152,7 +152,8 @@ std::function<int()> RegisterGameCommand(CLI::App& app) {
   cmd->add_option("--beta", a->beta, "UCB exploration weight: r2b2_ref | srinivas2010 | constant:V")
       ->default_val("r2b2_ref");
   cmd->add_option("--seed", a->seed, "run seed")->check(UnsignedInt())->default_val(0);
-  cmd->add_option("--out-dir", a->out_dir, "output folder (required)");
+  cmd->add_option("-o,--out,--out-dir", a->out_dir,
+                  "output folder (required; --out-dir is the old name)");
   cmd->add_flag("-q,--quiet", a->quiet, "no progress bar");
   return [cmd, a]() { return cmd->parsed() ? RunGame(*a) : 0; };
 }

@@ -161,7 +161,7 @@ void ResolveDefaults(GameArgs& a) {
     throw std::invalid_argument("--level0 " + a.level0 + ": use random, gpmw, exp3, gpucb or ts");
   bo::ParseExplorationWeight(a.beta);  // validate before any work
   experiment::CheckImageIndices(a.indices);
-  if (a.out_dir.empty()) throw std::invalid_argument("--out-dir is required");
+  if (a.out_dir.empty()) throw std::invalid_argument("-o/--out (the output folder) is required");
 }
 
 // The matchups to play and their labels ("1v0", "gpucb-vs-none", ...).

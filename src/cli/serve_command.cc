@@ -63,10 +63,11 @@ int RunServe(const ServeArgs& a) {
     throw std::invalid_argument("--port-file " + a.port_file + " is a folder");
   if (oracle::IsModelUrl(a.model))
     throw std::invalid_argument("--model must be a TorchScript file to serve, not a URL");
-  // Buffers of 1 MiB and more (a game defender's growing GP factors, model batches) are
-  // mapped and unmapped directly: freed by one connection thread they return to the system
-  // instead of staying in that thread's malloc arena (measured: one r2b2:jpeg+noise session
-  // of 3,000 queries grew the server to 2.6 GB without this, while its GP holds 73 MB).
+  // advbo's main() keeps blocks up to 32 MiB on the heap for the BO core's speed
+  // (bo/allocator.h). A server's connection threads each get a malloc arena, and blocks freed
+  // by one thread stay in its arena: one r2b2:jpeg+noise session of 3,000 queries grew the
+  // server to 2.6 GB that way while its GP holds 73 MB. Blocks of 1 MiB and more (a game
+  // defender's growing GP factors, batches) are mapped and unmapped directly here (525 MB).
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
   serve::ServeOptions opt = a.serve;
   opt.max_body_bytes = static_cast<size_t>(a.max_body_mb * (1 << 20));

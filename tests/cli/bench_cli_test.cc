@@ -135,4 +135,21 @@ TEST_F(BenchCli, BadInputFailsClearly) {
   EXPECT_FALSE(fs::exists(dir_ / "x" / "records.jsonl"));
 }
 
+// Issue #28: one output-flag convention (-o/--out everywhere; --out-dir stays as the old
+// name of the folder outputs) and --version.
+TEST_F(BenchCli, OutputFlagConventionAndVersion) {
+  const std::string common = "bench --attacks random -n 1 --budget 5 --target 3 -q ";
+  ASSERT_EQ(RunAdvbo(common + "-o " + (dir_ / "short").string(), dir_ / "log"), 0)
+      << Slurp(dir_ / "log");
+  ASSERT_EQ(RunAdvbo(common + "--out-dir " + (dir_ / "old").string(), dir_ / "log"), 0)
+      << Slurp(dir_ / "log");
+  EXPECT_EQ(Lines(dir_ / "short" / "records.jsonl"), 1);
+  EXPECT_EQ(Lines(dir_ / "old" / "records.jsonl"), 1);
+  EXPECT_EQ(RunAdvbo("bench --attacks random -n 1", dir_ / "log"), 1);
+  EXPECT_NE(Slurp(dir_ / "log").find("-o/--out (the output folder) is required"), std::string::npos)
+      << Slurp(dir_ / "log");
+  ASSERT_EQ(RunAdvbo("--version", dir_ / "log"), 0);
+  EXPECT_EQ(Slurp(dir_ / "log"), std::string("advbo ") + ADVBO_VERSION_FOR_TESTS + "\n");
+}
+
 }  // namespace
