@@ -6,12 +6,14 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -36,11 +38,39 @@ void OnStopSignal(int) {
 struct ServeArgs {
   std::string dataset = "mnist", model, output = "auto", normalize;
   std::string defense = "none", defender_vae, port_file;
+  std::string input_shape;  // "C,H,W"; empty = probe the model
   std::optional<double> defender_eps;
   double max_body_mb = 64;
   serve::ServeOptions serve;
   int torch_threads = 0;
 };
+
+// "C,H,W" as three integers (C in 1..64, H and W in 1..4096). Throws std::invalid_argument
+// naming --input-shape.
+std::array<int, 3> ParseInputShape(const std::string& text) {
+  std::array<int, 3> v{};
+  std::stringstream ss(text);
+  std::string part;
+  int k = 0;
+  for (; std::getline(ss, part, ','); ++k) {
+    size_t used = 0;
+    long x = -1;
+    try {
+      x = std::stol(part, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    const long hi = k == 0 ? 64 : 4096;
+    if (k > 2 || used != part.size() || part.empty() || x < 1 || x > hi)
+      throw std::invalid_argument("--input-shape '" + text +
+                                  "': give C,H,W with C in 1..64 and H, W in 1..4096");
+    v[k] = static_cast<int>(x);
+  }
+  if (k != 3)
+    throw std::invalid_argument("--input-shape '" + text +
+                                "': give C,H,W with C in 1..64 and H, W in 1..4096");
+  return v;
+}
 
 // Writes `text` to `path` atomically (a temporary file renamed into place).
 void WriteAtomically(const std::string& path, const std::string& text) {
@@ -74,6 +104,12 @@ int RunServe(const ServeArgs& a) {
   oracle::ClassifierOptions copt;
   copt.output = oracle::ParseOutputKind(a.output);
   copt.threads = a.torch_threads;
+  if (!a.input_shape.empty()) {
+    const auto shape = ParseInputShape(a.input_shape);
+    copt.channels = shape[0];
+    copt.height = shape[1];
+    copt.width = shape[2];
+  }
   if (!a.normalize.empty()) copt.normalize = oracle::Normalization::Parse(a.normalize);
   const std::string path = a.model.empty() ? experiment::DefaultModelPath(a.dataset) : a.model;
   auto model = oracle::Classifier::Load(path, copt);
@@ -145,6 +181,9 @@ std::function<int()> RegisterServeCommand(CLI::App& app) {
       ->default_val("mnist");
   cmd->add_option("--output", a->output, "model output: auto | logits | probs")
       ->default_val("auto");
+  cmd->add_option("--input-shape", a->input_shape,
+                  "the model's input C,H,W (default: probed with [1,28,28], [3,32,32], "
+                  "[3,224,224])");
   cmd->add_option("--normalize", a->normalize,
                   "the model expects normalised input: MEAN[,MEAN,MEAN]:STD[,STD,STD]; clients "
                   "send pixels in [0,1]");

@@ -222,6 +222,10 @@ TEST_F(ServeCli, BadServeOptionsAreRefused) {
       {"--normalize 0.5:0", "std must be > 0"},
       {"--model http://127.0.0.1:1/predict", "not a URL"},
       {"--host 203.0.113.1 --port 0", "cannot bind"},
+      {"--input-shape 3,32,32", "rejects input [N, 3, 32, 32]"},
+      {"--input-shape 1,28", "give C,H,W"},
+      {"--input-shape 1,28,x", "give C,H,W"},
+      {"--input-shape 0,28,28", "give C,H,W"},
   };
   for (const auto& k : cases) {
     const fs::path pf = dir_ / "port";
