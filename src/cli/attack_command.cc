@@ -23,6 +23,7 @@
 #include "cli/commands.h"
 #include "cli/experiment_options.h"
 #include "cli/format.h"
+#include "cli/interrupt_hint.h"
 #include "cli/progress.h"
 #include "cli/validators.h"
 #include "data/datasets.h"
@@ -214,9 +215,21 @@ int RunAttack(const AttackArgs& a) {
   // leaves FILE.partial, which the same command resumes.
   std::unique_ptr<experiment::RecordFile> file;
   std::map<experiment::RecordKey, nlohmann::json> resumed;
+  std::optional<InterruptHint> hint;
   if (!a.out.empty()) {
+    // A finished record file is replaced only by a run with the same settings (which
+    // reproduces it); other settings would silently destroy results.
+    if (fs::is_regular_file(a.out)) {
+      const nlohmann::json settings = ex.Settings();
+      for (const auto& r : experiment::ReadRecords(a.out))
+        if (const std::string diff = experiment::SettingsMismatch(r, settings); !diff.empty())
+          throw std::invalid_argument(a.out + " holds a finished run with other settings (" + diff +
+                                      "); choose another -o, or delete the file to replace it");
+    }
     file = std::make_unique<experiment::RecordFile>(a.out, /*staged=*/true);
     resumed = ResumableRecords(*file, ex, a.quiet);
+    hint.emplace("\nadvbo attack: interrupted; finished instances are kept in " +
+                 file->writing().string() + ": run the same command again to resume\n");
   }
   const auto& instances = ex.instances();
   ProgressBar bar(static_cast<long>(instances.size()), !a.quiet);

@@ -22,6 +22,7 @@
 #include "cli/commands.h"
 #include "cli/experiment_options.h"
 #include "cli/format.h"
+#include "cli/interrupt_hint.h"
 #include "cli/plot.h"
 #include "cli/progress.h"
 #include "cli/validators.h"
@@ -229,6 +230,8 @@ int RunBench(const BenchArgs& a) {
     std::fprintf(
         stderr, "advbo bench: %zu attacks x %zu instances, shard %d/%d: %zu jobs (%zu done)\n",
         ex.num_attacks(), ex.instances().size(), shard_k, shard_n, jobs.size(), done.size());
+  const InterruptHint hint("\nadvbo bench: interrupted; finished jobs are kept in " +
+                           records.string() + ": run the same command again to resume\n");
   ProgressBar bar(static_cast<long>(jobs.size()), !a.quiet);
   long finished = 0;
   for (const Job& job : jobs) {

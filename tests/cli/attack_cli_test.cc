@@ -142,3 +142,39 @@ TEST_F(Cli, BadInputFailsClearlyAndWritesNothing) {
 }
 
 }  // namespace
+
+namespace {
+
+// Issue #28: a finished -o file is not replaced by a run with other settings (a run with
+// the same settings reproduces it and may), and Ctrl-C says where the records are and how
+// to resume.
+TEST_F(Cli, AFinishedRecordFileIsNotOverwrittenAndCtrlCSaysHowToResume) {
+  const fs::path out = dir_ / "r.jsonl";
+  const std::string run = "attack --attack square -n 1 --budget 50 -q -o " + out.string();
+  ASSERT_EQ(RunAdvbo(run, dir_ / "log"), 0) << Slurp(dir_ / "log");
+  const std::string before = Slurp(out);
+  EXPECT_EQ(RunAdvbo("attack --attack square -n 1 --budget 60 -q -o " + out.string(), dir_ / "log"),
+            1);
+  EXPECT_NE(Slurp(dir_ / "log").find("holds a finished run with other settings (budget 50"),
+            std::string::npos)
+      << Slurp(dir_ / "log");
+  EXPECT_EQ(Slurp(out), before);
+  ASSERT_EQ(RunAdvbo(run, dir_ / "log"), 0) << Slurp(dir_ / "log");  // same settings: fine
+
+  const fs::path slow = dir_ / "slow.jsonl";
+  const std::string cmd = "timeout -s INT 3 " + advbo::testing::kBin +
+                          " attack --attack bos2 -n 3 --budget 300 -o " + slow.string() + " > " +
+                          (dir_ / "int.log").string() + " 2>&1";
+  const int rc = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(rc));
+  EXPECT_EQ(WEXITSTATUS(rc), 124) << Slurp(dir_ / "int.log");  // timeout: killed by SIGINT
+  EXPECT_NE(Slurp(dir_ / "int.log")
+                .find("interrupted; finished instances are kept in " + slow.string() +
+                      ".partial: run the same command again to resume"),
+            std::string::npos)
+      << Slurp(dir_ / "int.log");
+  EXPECT_TRUE(fs::exists(slow.string() + ".partial"));
+  EXPECT_FALSE(fs::exists(slow));
+}
+
+}  // namespace
