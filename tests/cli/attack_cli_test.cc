@@ -88,6 +88,7 @@ TEST_F(Cli, RecordsDoNotDependOnTheThreadCount) {
         "--dataset cifar10 --indices 0,1 --target 3 --budget 150 --attack square"}) {
     auto run = [&](int threads) {
       const fs::path out = dir_ / ("t" + std::to_string(threads) + ".jsonl");
+      fs::remove(out);  // the previous case's finished file (other settings)
       EXPECT_EQ(RunAdvbo("attack " + args + " --seed 2 -q --threads " + std::to_string(threads) +
                              " -o " + out.string(),
                          dir_ / "log"),
