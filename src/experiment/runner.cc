@@ -66,17 +66,16 @@ void Experiment::Init() {
                           oracle::HttpOptions{spec_.http_timeout, spec_.http_retries});
   } else if (model_->channels() != images_.channels || model_->height() != images_.height ||
              model_->width() != images_.width) {
-    throw std::invalid_argument("the model takes [N, " + std::to_string(model_->channels()) +
-                                ", " + std::to_string(model_->height()) + ", " +
-                                std::to_string(model_->width()) + "] images, the data are [N, " +
-                                std::to_string(images_.channels) + ", " +
-                                std::to_string(images_.height) + ", " +
-                                std::to_string(images_.width) + "]");
+    throw std::invalid_argument(
+        "the model takes [N, " + std::to_string(model_->channels()) + ", " +
+        std::to_string(model_->height()) + ", " + std::to_string(model_->width()) +
+        "] images, the data are [N, " + std::to_string(images_.channels) + ", " +
+        std::to_string(images_.height) + ", " + std::to_string(images_.width) + "]");
   }
   // Session names of a served model's per-instance defenses: unique per experiment so that
   // several clients (bench shards) can share one server; they never change results.
-  session_prefix_ = std::to_string(std::random_device{}()) + "-" +
-                    std::to_string(std::random_device{}());
+  session_prefix_ =
+      std::to_string(std::random_device{}()) + "-" + std::to_string(std::random_device{}());
   if (spec_.target && *spec_.target >= model_->num_classes())
     throw std::invalid_argument("--target " + std::to_string(*spec_.target) +
                                 " but the model has " + std::to_string(model_->num_classes()) +
@@ -121,16 +120,25 @@ void Experiment::VerifyQuantized(size_t i, uint64_t instance_seed, JobResult* ou
   if (spec_.rescale_compat) {
     out->record["quantized_success"] = nullptr;
     out->record["quantized_queries"] = 0;
+    out->record["adversarial_class"] = nullptr;
+    out->record["adversarial_log_probs"] = nullptr;
     return;
   }
   oracle::QueryOracle check(*model_, images_.image(inst.index), inst.label, inst.target, eps_, 1);
   const auto defender = defense_->Install(check, InstanceDefenseSeed(instance_seed));
-  check.set_context({session_prefix_ + "-verify-" + std::to_string(i) + "-" +
-                         std::to_string(verify_counter_++),
-                     InstanceDefenseSeed(instance_seed), inst.label, inst.target});
-  out->quantized_success = check.Query(out->quantized.data(), 1).success[0];
+  check.set_context(
+      {session_prefix_ + "-verify-" + std::to_string(i) + "-" + std::to_string(verify_counter_++),
+       InstanceDefenseSeed(instance_seed), inst.label, inst.target});
+  const oracle::QueryResult saved = check.Query(out->quantized.data(), 1);
+  out->quantized_success = saved.success[0];
   out->record["quantized_success"] = out->quantized_success;
   out->record["quantized_queries"] = 1;
+  // What the model says of the image a user would save (8-bit, inside the ball; through the
+  // defense when there is one): its class and log-softmax scores [classes].
+  out->record["adversarial_class"] = saved.predicted[0];
+  std::vector<double> scores(saved.log_probs.cols());
+  for (Eigen::Index c = 0; c < saved.log_probs.cols(); ++c) scores[c] = saved.log_probs(0, c);
+  out->record["adversarial_log_probs"] = scores;
 }
 
 nlohmann::json Experiment::Settings() const {
@@ -179,6 +187,8 @@ JobResult Experiment::Run(size_t i, size_t j, const attacks::AttackProgress& pro
   }
   if (defender) AddDefenderFields(*defender, *defense_, &out.record);
   if (model_->normalization()) out.record["normalize"] = model_->normalization()->Spec();
+  if (static_cast<size_t>(inst.index) < images_.sources.size())
+    out.record["source"] = RecordPath(images_.sources[inst.index]);
   out.clean = orc.clean();
   VerifyQuantized(i, iseed, &out);
   return out;

@@ -1,6 +1,7 @@
 // End-to-end: the advbo binary on the shipped model and data, and on bad input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -47,6 +48,14 @@ TEST_F(Cli, AttackWritesRecordsSummaryAndImages) {
     EXPECT_EQ(r["seed"], 4);
     EXPECT_LE(r["queries_used"].get<long>(), 200);
     EXPECT_LE(r["linf"].get<double>(), 0.3 + 1e-6);
+    // The saved image's class and scores (issue #28): the argmax of the log-probabilities,
+    // the target exactly when the 8-bit image is adversarial.
+    const std::vector<double> lp = r["adversarial_log_probs"];
+    ASSERT_EQ(lp.size(), 10u);
+    const int argmax = static_cast<int>(std::max_element(lp.begin(), lp.end()) - lp.begin());
+    EXPECT_EQ(r["adversarial_class"].get<int>(), argmax);
+    EXPECT_EQ(argmax == 3, ok);
+    EXPECT_FALSE(r.contains("source"));  // an IDX dataset has no per-image files
   }
   EXPECT_EQ(n, 2);
   EXPECT_GE(verified, 1);  // image 0 (a 7 -> 3) falls within a few dozen queries
@@ -62,6 +71,7 @@ TEST_F(Cli, AttackWritesRecordsSummaryAndImages) {
       << Slurp(dir_ / "log2");
   auto r = nlohmann::json::parse(Slurp(out2));
   EXPECT_EQ(r["true_class"], 7);
+  EXPECT_EQ(r["source"], (dir_ / "imgs" / "7" / "a.png").string());  // the image's file
   EXPECT_LE(r["queries_used"].get<long>(), 40);
 }
 
