@@ -421,7 +421,7 @@ std::function<int()> RegisterFboCommand(CLI::App& app) {
       ->check(NumberIn(0, 1e6))
       ->default_val(1.0);
   cmd->add_option("--clip", a->clip, "dp-fts-de: clipping threshold S")
-      ->check(NumberIn(0, 1e6, true))
+      ->check(NumberIn(0, 1e12, true))
       ->default_val(11);
   cmd->add_option("--weight-hold", a->weight_hold,
                   "dp-fts-de: rounds with DE exponent a = 16 before it decays (5; real 10)")
