@@ -4,6 +4,7 @@
 // names the option -- before any file is opened or any work starts.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <set>
@@ -83,6 +84,7 @@ TEST(OptionWalk, EmptyAndNonFiniteValuesAreRefusedByNameWhileParsing) {
     }
   }
   EXPECT_GE(probes, 1200);
+  std::printf("[ NOTE ] %d empty and non-finite probes, each refused by name\n", probes);
 }
 
 // Every numeric option has a range checked while parsing: a negative value and a value of
@@ -116,6 +118,8 @@ TEST(OptionWalk, NumericOptionsRefuseNegativeAndHugeValuesByName) {
   }
   EXPECT_GE(numeric, 90);
   EXPECT_GE(probes, 350);
+  std::printf("[ NOTE ] %d negative, fractional and huge probes of %d numeric options\n", probes,
+              numeric);
 }
 
 // The messages say what is wanted: the range and the value given.
