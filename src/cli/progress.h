@@ -7,7 +7,15 @@
 
 namespace advbo::cli {
 
-/// Progress over `total` work items; disabled bars print nothing.
+/// The bar's line: "[####....] done/total STATUS | Ns elapsed, ETA Ns", at most
+/// `columns` - 1 characters when `columns` > 0 (the bar narrows to 10 cells first, then the
+/// status is cut), so a redraw never wraps onto a second terminal line; `columns` <= 0 =
+/// no limit. `total` >= 1, 0 <= `done` <= `total`; times in seconds.
+std::string FormatProgressLine(long done, long total, const std::string& status, double elapsed,
+                               double eta, int columns);
+
+/// Progress over `total` work items; disabled bars print nothing. On a terminal the line is
+/// clipped to its width (read at every redraw, so resizing is followed).
 class ProgressBar {
  public:
   ProgressBar(long total, bool enabled);
