@@ -88,6 +88,12 @@ void AddExperimentOptions(CLI::App* cmd, ExperimentArgs* a) {
 experiment::ExperimentSpec SpecOf(const ExperimentArgs& a, std::vector<std::string> attacks) {
   if (int(a.targeted) + int(a.untargeted) + int(a.target.has_value()) > 1)
     throw std::invalid_argument("choose one of --targeted, --target K, --untargeted");
+  // The shipped datasets' radii (0.3 MNIST, 0.05 CIFAR-10) are paper settings, not a
+  // property of someone else's images: with --data the radius must be chosen.
+  if (!a.data.empty() && !a.eps)
+    throw std::invalid_argument(
+        "--eps is required with --data (the L_inf radius in pixel units, (0, 1]; the shipped "
+        "datasets' settings are 0.3 for MNIST and 0.05 for CIFAR-10, e.g. 8/255 = 0.031)");
   experiment::ExperimentSpec s;
   s.dataset = a.dataset;
   s.data = a.data;

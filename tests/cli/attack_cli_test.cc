@@ -64,7 +64,7 @@ TEST_F(Cli, AttackWritesRecordsSummaryAndImages) {
   fs::create_directories(dir_ / "imgs" / "7");
   fs::copy_file(dir_ / "png" / "clean_0_t3.png", dir_ / "imgs" / "7" / "a.png");
   const fs::path out2 = dir_ / "r2.jsonl";
-  ASSERT_EQ(RunAdvbo("attack --data " + (dir_ / "imgs").string() +
+  ASSERT_EQ(RunAdvbo("attack --eps 0.3 --data " + (dir_ / "imgs").string() +
                          " --target 3 --budget 40 -q -o " + out2.string(),
                      dir_ / "log2"),
             0)
@@ -133,10 +133,10 @@ TEST_F(Cli, BadInputFailsClearlyAndWritesNothing) {
             0);
   EXPECT_NE(Slurp(dir_ / "log").find("not a loadable TorchScript"), std::string::npos);
   std::ofstream(dir_ / "x-images-idx3-ubyte") << "short";
-  EXPECT_NE(
-      RunAdvbo("attack --data " + (dir_ / "x-images-idx3-ubyte").string() + " -o " + out.string(),
-               dir_ / "log"),
-      0);
+  EXPECT_NE(RunAdvbo("attack --eps 0.3 --data " + (dir_ / "x-images-idx3-ubyte").string() + " -o " +
+                         out.string(),
+                     dir_ / "log"),
+            0);
   EXPECT_NE(Slurp(dir_ / "log").find("x-images-idx3-ubyte"), std::string::npos);
   // CIFAR model on MNIST data: shape mismatch is reported.
   EXPECT_NE(RunAdvbo("attack --model " + kRoot + "/models/cifar10_cw.pt --dataset mnist -o " +

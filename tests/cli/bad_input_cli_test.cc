@@ -71,6 +71,12 @@ TEST_F(BadInput, AttackAndBenchOptionsAreValidatedBeforeAnyWork) {
       {"attack --attack random --target 3 --untargeted" + o, "choose one of"},
       {"attack --attack sqare" + o, "unknown attack 'sqare'"},
       {"attack --attack bos2:kernel=linear" + o, "kernel"},
+      {"attack --attack random --data " + advbo::testing::kRoot +
+           "/data/mnist/t10k-images-idx3-ubyte.gz" + o,
+       "--eps is required with --data"},
+      {"bench --attacks random --data " + advbo::testing::kRoot +
+           "/data/mnist/t10k-images-idx3-ubyte.gz" + b,
+       "--eps is required with --data"},
       {"attack --attack bos2:refine=5000000000" + o,
        "bos2 setting refine: '5000000000' must be an integer in 0..1000000000"},
       {"attack --attack bos2:refine=100 -n 1 --budget 100" + o,
@@ -110,12 +116,12 @@ TEST_F(BadInput, LabelFoldersThatAreNotClassIndicesAreNamed) {
     fs::create_directories(dir_ / ("imgs_" + folder) / folder);
     fs::copy_file(dir_ / "png" / "clean_0_t3.png", dir_ / ("imgs_" + folder) / folder / "a.png");
   }
-  ExpectRefused(
-      "attack --attack random --data " + (dir_ / "imgs_seven").string() + " -o " + out_.string(),
-      "'seven' is not a class index (0..9)");
-  ExpectRefused(
-      "attack --attack random --data " + (dir_ / "imgs_99").string() + " -o " + out_.string(),
-      "has label 99, outside the model's 10 classes");
+  ExpectRefused("attack --attack random --eps 0.3 --data " + (dir_ / "imgs_seven").string() +
+                    " -o " + out_.string(),
+                "'seven' is not a class index (0..9)");
+  ExpectRefused("attack --attack random --eps 0.3 --data " + (dir_ / "imgs_99").string() + " -o " +
+                    out_.string(),
+                "has label 99, outside the model's 10 classes");
 }
 
 // Records without their timing fields.
