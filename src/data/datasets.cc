@@ -296,20 +296,42 @@ ImageSet ReadImages(const std::string& path, int channels, size_t limit) {
     std::transform(e.begin(), e.end(), e.begin(), ::tolower);
     return e == ".png" || e == ".jpg" || e == ".jpeg" || e == ".bmp";
   };
-  auto label_of = [](const fs::path& folder) {
-    const std::string name = folder.filename().string();
-    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) return -1;
-    if (name.size() > 9)
-      throw DataError(folder.string() + ": folder name is too long for a class index");
-    return std::stoi(name);
-  };
+  // Labels from subfolders: FOLDER/<class index>/*.png when every subfolder name is a class
+  // index, else the ImageFolder convention (torchvision): classes = all subfolder names in
+  // sorted order (empty ones included, so they keep their index), label = position, names
+  // kept in class_names. Images directly in FOLDER
+  // (or a single file) have no label (-1).
+  std::vector<std::string> class_names;
   if (fs::is_directory(path)) {
+    std::vector<fs::path> folders;
     for (const auto& e : fs::directory_iterator(path)) {
       if (e.is_regular_file() && is_image(e.path())) files.push_back({e.path().string(), -1});
-      if (e.is_directory())
-        for (const auto& f : fs::directory_iterator(e.path()))
-          if (f.is_regular_file() && is_image(f.path()))
-            files.push_back({f.path().string(), label_of(e.path())});
+      if (e.is_directory()) folders.push_back(e.path());
+    }
+    std::sort(folders.begin(), folders.end());
+    std::vector<std::pair<fs::path, std::vector<std::string>>> labelled;
+    for (const auto& d : folders) {
+      std::vector<std::string> imgs;
+      for (const auto& f : fs::directory_iterator(d))
+        if (f.is_regular_file() && is_image(f.path())) imgs.push_back(f.path().string());
+      labelled.push_back({d, std::move(imgs)});  // empty class folders keep their index
+    }
+    const bool numeric = std::all_of(labelled.begin(), labelled.end(), [](const auto& l) {
+      const std::string n = l.first.filename().string();
+      return !n.empty() && std::all_of(n.begin(), n.end(), ::isdigit);
+    });
+    for (size_t k = 0; k < labelled.size(); ++k) {
+      const auto& [folder, imgs] = labelled[k];
+      int label = static_cast<int>(k);
+      if (numeric) {
+        const std::string name = folder.filename().string();
+        if (name.size() > 9)
+          throw DataError(folder.string() + ": folder name is too long for a class index");
+        label = std::stoi(name);
+      } else {
+        class_names.push_back(folder.filename().string());
+      }
+      for (const auto& f : imgs) files.push_back({f, label});
     }
     std::sort(files.begin(), files.end());
     if (files.empty()) throw DataError(path + ": no PNG/JPEG/BMP images in this folder");
@@ -322,6 +344,7 @@ ImageSet ReadImages(const std::string& path, int channels, size_t limit) {
     if (limit && set.size() >= limit) break;
     AppendMat(DecodeMat(ReadAll(file), file), file, label, channels, &set);
   }
+  set.class_names = std::move(class_names);
   return set;
 }
 

@@ -45,8 +45,11 @@ ImageSet ReadMnist(const std::string& images_path, const std::string& labels_pat
 ImageSet ReadCifar10(const std::vector<std::string>& paths, size_t limit = 0);
 
 /// Reads one image file or every PNG/JPEG/BMP in a folder (contents checked by signature;
-/// sorted by path, recursing one
-/// level: root/<label>/img.png gives the integer label of the sub-folder, else -1).
+/// sorted by path, recursing one level). Labels: root/<class index>/img.png when every
+/// sub-folder is named by an integer; otherwise the ImageFolder convention (torchvision):
+/// all sub-folder names sorted are the classes 0..K-1 (empty ones keep their index) and
+/// fill class_names.
+/// Images in root itself and a single file have label -1.
 /// channels: 1 (grey), 3 (RGB) or 0 (keep the first image's). All images must share one
 /// size. Throws DataError naming the file that is missing, unreadable or differently sized.
 ImageSet ReadImages(const std::string& path, int channels = 0, size_t limit = 0);

@@ -110,6 +110,23 @@ void Experiment::Init() {
   }
 }
 
+void Experiment::AddClassNames(nlohmann::json* record) const {
+  // Names only for the user's own data (an ImageFolder's sub-folders, a CIFAR-10 batch's
+  // meta file); the shipped datasets' records stay as they were.
+  if (spec_.data.empty() || images_.class_names.empty()) return;
+  const auto name = [&](const char* key) -> nlohmann::json {
+    if (!record->contains(key) || !(*record)[key].is_number_integer()) return nullptr;
+    const int c = (*record)[key].get<int>();
+    return c >= 0 && c < static_cast<int>(images_.class_names.size())
+               ? nlohmann::json(images_.class_names[c])
+               : nlohmann::json(nullptr);
+  };
+  (*record)["true_class_name"] = name("true_class");
+  (*record)["target_name"] = name("target");
+  if (record->contains("adversarial_class"))
+    (*record)["adversarial_class_name"] = name("adversarial_class");
+}
+
 void Experiment::VerifyQuantized(size_t i, uint64_t instance_seed, JobResult* out) const {
   const Instance& inst = instances().at(i);
   out->quantized = QuantizeInBall(out->result.adversarial, out->clean, eps_);
@@ -189,8 +206,11 @@ JobResult Experiment::Run(size_t i, size_t j, const attacks::AttackProgress& pro
   if (model_->normalization()) out.record["normalize"] = model_->normalization()->Spec();
   if (static_cast<size_t>(inst.index) < images_.sources.size())
     out.record["source"] = RecordPath(images_.sources[inst.index]);
+  if (selection_.predicted_labels.count(inst.index))
+    out.record["true_class_from"] = "prediction";  // the image had no label
   out.clean = orc.clean();
   VerifyQuantized(i, iseed, &out);
+  AddClassNames(&out.record);
   return out;
 }
 

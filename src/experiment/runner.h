@@ -102,6 +102,9 @@ class Experiment {
  private:
   // The constructors' common part; images_ and (optionally) model_ are set.
   void Init();
+  // Adds true_class_name, target_name and adversarial_class_name to a record when the
+  // user's data carry class names.
+  void AddClassNames(nlohmann::json* record) const;
   // Fills out->quantized* and the record's quantized_* fields (one extra model query).
   void VerifyQuantized(size_t i, uint64_t instance_seed, JobResult* out) const;
   ExperimentSpec spec_;

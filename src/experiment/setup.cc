@@ -276,19 +276,26 @@ Selection SelectInstances(const data::ImageSet& images, const oracle::Classifier
     }
     std::vector<int> pred = Classify(images, model, idx, transform);
     for (size_t k = 0; k < idx.size(); ++k) {
-      const int label = images.labels[idx[k]];
-      if (label < 0 || label >= model.num_classes())
+      int label = images.labels[idx[k]];
+      if (label < 0) {
+        // An image without a label (a single file, or directly in the folder): its class is
+        // the one the model gives it, and the attack moves it away from that.
+        label = pred[k];
+        sel.predicted_labels[idx[k]] = label;
+      }
+      if (label >= model.num_classes())
         throw data::DataError(LabelProblem(images, idx[k], model.num_classes(), dataset_name));
       const bool room = explicit_list || static_cast<int>(sel.chosen.size()) < num_images;
       if (!room) continue;
-      if (pred[k] == images.labels[idx[k]])
+      if (pred[k] == label)
         sel.chosen.push_back(idx[k]);
       else
         sel.skipped.push_back(idx[k]);
     }
   }
   for (int i : sel.chosen) {
-    const int y = images.labels[i];
+    const auto p = sel.predicted_labels.find(i);
+    const int y = p != sel.predicted_labels.end() ? p->second : images.labels[i];
     if (untargeted) {
       sel.instances.push_back({i, y, -1});
     } else if (target >= 0) {

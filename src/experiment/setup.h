@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -140,14 +141,18 @@ struct Selection {
   std::vector<int> chosen;          ///< correctly classified images attacked
   std::vector<int> skipped;         ///< misclassified images passed over
   std::vector<Instance> instances;  ///< chosen x goals, in order
+  /// Images without a label (-1: a single file, or directly in an image folder) whose class
+  /// was taken from the model's prediction: image index -> that class.
+  std::map<int, int> predicted_labels;
 };
 
 /// Picks the given `indices` (each checked against the set) or else the first
 /// `num_images` correctly classified images, and expands them into instances: untargeted,
 /// one `target` (images of that class are skipped) or every other class (target < 0 and not
 /// untargeted). "Correctly classified" is judged behind `transform` (a defense) when given.
-/// Throws std::invalid_argument on an index out of range and data::DataError on an
-/// unlabelled image.
+/// An image without a label takes the model's predicted class as its label
+/// (`predicted_labels`). Throws std::invalid_argument on an index out of range and
+/// data::DataError on a label outside the model's classes.
 Selection SelectInstances(const data::ImageSet& images, const oracle::Classifier& model,
                           const std::vector<int>& indices, int num_images, bool untargeted,
                           int target, const std::string& dataset_name,

@@ -105,23 +105,49 @@ TEST_F(BadInput, AttackAndBenchOptionsAreValidatedBeforeAnyWork) {
   EXPECT_FALSE(fs::exists(dir_ / "g" / "rounds.jsonl"));
 }
 
-TEST_F(BadInput, LabelFoldersThatAreNotClassIndicesAreNamed) {
-  // A shipped-sample PNG to put into badly named label folders.
+TEST_F(BadInput, ImageFoldersSingleFilesAndBadLabelsAreHandled) {
+  // A shipped-sample PNG (image 0, a 7) to put into folders.
   ASSERT_EQ(RunAdvbo("attack --attack random --indices 0 --target 3 --budget 2 -q --save-images " +
                          (dir_ / "png").string(),
                      dir_ / "log"),
             0)
       << Slurp(dir_ / "log");
-  for (const std::string folder : {"seven", "99"}) {
-    fs::create_directories(dir_ / ("imgs_" + folder) / folder);
-    fs::copy_file(dir_ / "png" / "clean_0_t3.png", dir_ / ("imgs_" + folder) / folder / "a.png");
-  }
-  ExpectRefused("attack --attack random --eps 0.3 --data " + (dir_ / "imgs_seven").string() +
-                    " -o " + out_.string(),
-                "'seven' is not a class index (0..9)");
+  const fs::path seven = dir_ / "png" / "clean_0_t3.png";
+  // A numeric label folder outside the model's classes is named.
+  fs::create_directories(dir_ / "imgs_99" / "99");
+  fs::copy_file(seven, dir_ / "imgs_99" / "99" / "a.png");
   ExpectRefused("attack --attack random --eps 0.3 --data " + (dir_ / "imgs_99").string() + " -o " +
                     out_.string(),
                 "has label 99, outside the model's 10 classes");
+  // Issue #28: class-name folders follow torchvision's ImageFolder (sorted names = classes
+  // 0..K-1, empty ones included) and records carry the names.
+  const char* names[] = {"c0_zero", "c1_one", "c2_two",   "c3_three", "c4_four",
+                         "c5_five", "c6_six", "c7_seven", "c8_eight", "c9_nine"};
+  for (const char* n : names) fs::create_directories(dir_ / "folder" / n);
+  fs::copy_file(seven, dir_ / "folder" / "c7_seven" / "a.png");
+  const fs::path r1 = dir_ / "folder.jsonl";
+  ASSERT_EQ(RunAdvbo("attack --attack square --eps 0.3 --target 3 --budget 50 -q --data " +
+                         (dir_ / "folder").string() + " -o " + r1.string(),
+                     dir_ / "log"),
+            0)
+      << Slurp(dir_ / "log");
+  auto r = nlohmann::json::parse(Slurp(r1));
+  EXPECT_EQ(r["true_class"], 7);
+  EXPECT_EQ(r["true_class_name"], "c7_seven");
+  EXPECT_EQ(r["target_name"], "c3_three");
+  EXPECT_EQ(r["adversarial_class_name"], names[r["adversarial_class"].get<int>()]);
+  EXPECT_FALSE(r.contains("true_class_from"));
+  // A single image file: its class is the model's prediction, and the record says so.
+  const fs::path r2 = dir_ / "single.jsonl";
+  ASSERT_EQ(RunAdvbo("attack --attack square --eps 0.3 --untargeted --budget 50 -q --data " +
+                         seven.string() + " -o " + r2.string(),
+                     dir_ / "log"),
+            0)
+      << Slurp(dir_ / "log");
+  r = nlohmann::json::parse(Slurp(r2));
+  EXPECT_EQ(r["true_class"], 7);  // the model classifies the 7 correctly
+  EXPECT_EQ(r["true_class_from"], "prediction");
+  EXPECT_EQ(r["source"], seven.string());
 }
 
 // Records without their timing fields.
