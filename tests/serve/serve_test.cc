@@ -66,6 +66,12 @@ std::unique_ptr<oracle::Classifier> LocalMnist() {
   return oracle::Classifier::Load(kRoot + "/models/mnist_cw.pt");
 }
 
+// The first shipped MNIST test image (the shape a defense is set up for).
+data::ImageSet FirstMnistImage() {
+  return data::ReadMnist(kRoot + "/data/mnist/t10k-images-idx3-ubyte.gz",
+                         kRoot + "/data/mnist/t10k-labels-idx1-ubyte.gz", 1);
+}
+
 std::vector<float> RandomImages(int n, int d, uint64_t seed) {
   bo::Rng rng(seed);
   std::vector<float> x(static_cast<size_t>(n) * d);
@@ -369,8 +375,7 @@ TEST(Serve, PngAndMultipartRequestsScoreLikeTheirPixels) {
 // defender learns from the same payoffs).
 TEST(Serve, SessionDefenseEqualsALocalDefense) {
   auto local = LocalMnist();
-  data::ImageSet set = data::ReadMnist(kRoot + "/data/mnist/t10k-images-idx3-ubyte.gz",
-                                       kRoot + "/data/mnist/t10k-labels-idx1-ubyte.gz", 1);
+  const data::ImageSet set = FirstMnistImage();
   for (const std::string spec : {"jpeg:quality=60+noise:sigma=0.05", "r2b2:jpeg+noise"}) {
     experiment::DefenseSetup defense(spec, set, "mnist", "", 0.3);
     Running srv(*local, &defense);
@@ -400,8 +405,7 @@ TEST(Serve, SessionDefenseEqualsALocalDefense) {
 
 TEST(Serve, SessionHeadersAreChecked) {
   auto local = LocalMnist();
-  data::ImageSet set = data::ReadMnist(kRoot + "/data/mnist/t10k-images-idx3-ubyte.gz",
-                                       kRoot + "/data/mnist/t10k-labels-idx1-ubyte.gz", 1);
+  const data::ImageSet set = FirstMnistImage();
   experiment::DefenseSetup defense("r2b2:jpeg", set, "mnist", "", 0.3);
   Running srv(*local, &defense);
   httplib::Client c("127.0.0.1", srv.port());
@@ -433,8 +437,7 @@ TEST(Serve, SessionHeadersAreChecked) {
 // images (403 beyond, nothing evaluated); a game defender keeps kDefaultGameSessions GPs.
 TEST(Serve, AGameDefenseSessionIsBounded) {
   auto local = LocalMnist();
-  data::ImageSet set = data::ReadMnist(kRoot + "/data/mnist/t10k-images-idx3-ubyte.gz",
-                                       kRoot + "/data/mnist/t10k-labels-idx1-ubyte.gz", 1);
+  const data::ImageSet set = FirstMnistImage();
   experiment::DefenseSetup defense("r2b2:jpeg", set, "mnist", "", 0.3);
   ServeOptions o;
   o.max_session_queries = 5;
@@ -478,8 +481,7 @@ double RssMiB() {
 // not grow by more than 20 MiB between request 1,000 and 3,000.
 TEST(Serve, SoakMemoryAndLatencyStayFlat) {
   auto local = LocalMnist();
-  data::ImageSet set = data::ReadMnist(kRoot + "/data/mnist/t10k-images-idx3-ubyte.gz",
-                                       kRoot + "/data/mnist/t10k-labels-idx1-ubyte.gz", 1);
+  const data::ImageSet set = FirstMnistImage();
   experiment::DefenseSetup defense("jpeg:quality=75+noise:sigma=0.02", set, "mnist", "", 0.3);
   Running srv(*local, &defense);
   httplib::Client kept("127.0.0.1", srv.port());
