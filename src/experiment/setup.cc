@@ -135,24 +135,15 @@ std::vector<int> Classify(const data::ImageSet& images, const oracle::Classifier
   return pred;
 }
 
-// Why image i's label cannot be used, naming its file when known.
+// Why image i's label (>= 0: unlabelled images take the model's prediction) cannot be used:
+// it lies outside the model's classes. Names the image's file when known.
 std::string LabelProblem(const data::ImageSet& images, int i, int classes,
                          const std::string& dataset_name) {
   const bool has_source = static_cast<size_t>(i) < images.sources.size();
-  const std::string where = dataset_name + ": image " + std::to_string(i) +
-                            (has_source ? " (" + images.sources[i] + ")" : "");
-  const std::string range = "0.." + std::to_string(classes - 1);
-  const int label = images.labels[i];
-  if (label >= 0)
-    return where + " has label " + std::to_string(label) + ", outside the model's " +
-           std::to_string(classes) + " classes (" + range + ")";
-  std::string msg = where + " has no label, needed to check it is correctly classified";
-  if (has_source) {
-    const fs::path folder = fs::path(images.sources[i]).parent_path().filename();
-    msg += "; image folders are read as FOLDER/<class index>/*.png, and '" + folder.string() +
-           "' is not a class index (" + range + ")";
-  }
-  return msg;
+  return dataset_name + ": image " + std::to_string(i) +
+         (has_source ? " (" + images.sources[i] + ")" : "") + " has label " +
+         std::to_string(images.labels[i]) + ", outside the model's " + std::to_string(classes) +
+         " classes (0.." + std::to_string(classes - 1) + ")";
 }
 
 }  // namespace
