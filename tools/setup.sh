@@ -8,7 +8,10 @@ PKGS=(cmake g++ make pkg-config zlib1g-dev libtorch-dev libeigen3-dev libopencv-
       libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev liblbfgspp-dev
       libnlopt-cxx-dev libboost-dev libtbb-dev libgtest-dev libgmock-dev
       libopenblas0-pthread dataset-fashion-mnist
-      libcpp-httplib-dev pybind11-dev python3-dev python3-numpy python3-pytest)
+      libcpp-httplib-dev pybind11-dev python3-dev python3-numpy python3-pytest
+      python3-torch python3-pip python3-venv python3-setuptools python3-wheel)
+# python3-torch: the Python API's nn.Module models (and its tests); pip, venv, setuptools and
+# wheel: `pip install --no-build-isolation .` of the Python package (setup.py).
 # libopenblas0-pthread becomes Debian's libblas.so.3 alternative (priority 100 over the
 # reference BLAS), so LibTorch's linear/conv layers run ~8x faster on CIFAR-10 models.
 missing=()
@@ -24,15 +27,11 @@ fi
 JOBS=${JOBS:-$(nproc)}
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >&2
 cmake --build build -j "$JOBS" >&2
-# `import advbo` in Debian's python3: a .pth file naming build/python (the module is rebuilt
-# in place, so the link stays current).
+# The Python package is importable from the build tree with PYTHONPATH=build/python (the
+# tests do so) or installed into a venv with pip (README). Earlier versions of this script
+# wrote a .pth file into Debian's site-packages; remove it if it points at this tree.
 SITE=$(/usr/bin/python3 -c 'import site; print(site.getsitepackages()[0])')
-PTH="$SITE/advbo.pth"
-if [ "$(cat "$PTH" 2>/dev/null)" != "$PWD/build/python" ]; then
+if [ "$(cat "$SITE/advbo.pth" 2>/dev/null)" = "$PWD/build/python" ]; then
   SUDO=""; [ -w "$SITE" ] || [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  if $SUDO mkdir -p "$SITE" && echo "$PWD/build/python" | $SUDO tee "$PTH" > /dev/null; then
-    echo "[setup] python3: import advbo (from $PWD/build/python via $PTH)" >&2
-  else
-    echo "[setup] could not write $PTH; use PYTHONPATH=$PWD/build/python" >&2
-  fi
+  $SUDO rm -f "$SITE/advbo.pth" && echo "[setup] removed the old $SITE/advbo.pth" >&2
 fi

@@ -1,6 +1,8 @@
-"""The advbo Python module (src/python/advbo_module.cc) with Debian's python3 and pytest.
+"""The advbo Python package (src/python/advbo/ over src/python/core_module.cc) with numpy
+callables and model files, with Debian's python3 and pytest. The torch forms (nn.Module,
+tensors) are in test_torch_api.py, the pip install in test_pip_install.py.
 
-Run by ctest (tests/CMakeLists.txt) with PYTHONPATH pointing at the built module and
+Run by ctest (tests/CMakeLists.txt) with PYTHONPATH pointing at the built package and
 ADVBO_BINARY / ADVBO_SOURCE set."""
 import gzip
 import json
@@ -52,10 +54,14 @@ def test_a_numpy_callable_is_attacked_within_the_threat_model_and_budget():
     clean = grey_images([0.40, 0.35, 0.62])  # classes 0, 0, 1
     labels = np.array([0, 0, 1])
     eps, budget = 0.2, 300
-    records, adv = advbo.attack(model, clean, labels, attack="square", eps=eps, budget=budget,
-                                targeted=False, seed=3)
-    assert len(records) == 3 and adv.shape == (3, 1, 8, 8) and adv.dtype == np.float32
-    for r, a in zip(records, adv):
+    res = advbo.attack(model, clean, labels, attack="square", eps=eps, budget=budget,
+                       targeted=False, seed=3)
+    records = res.records
+    assert len(records) == 3 and res.x_adv.shape == (3, 1, 8, 8) and res.x_adv.dtype == np.float32
+    assert res.success.tolist() == [r["success"] for r in records] == [True] * 3
+    assert res.queries.tolist() == [r["queries"] for r in records]
+    for r in records:
+        a = res.x_adv[r["image_index"]]
         assert r["success"] and 1 <= r["queries"] <= budget and r["queries_used"] <= budget
         i = r["image_index"]
         assert np.abs(a - clean[i]).max() <= eps + 1e-6
@@ -74,8 +80,8 @@ def test_a_numpy_callable_is_attacked_within_the_threat_model_and_budget():
 def test_every_query_of_bos2_stays_in_the_eps_ball():
     model = Brightness()
     clean = grey_images([0.3])
-    records, _ = advbo.attack(model, clean, np.array([0]), attack="bos2", eps=0.3, budget=40,
-                              targeted=False, seed=1)
+    records = advbo.attack(model, clean, np.array([0]), attack="bos2", eps=0.3, budget=40,
+                           targeted=False, seed=1).records
     assert len(records) == 1 and records[0]["queries_used"] <= 40
     queries = np.concatenate(model.batches[2 + 1:])  # after the probe and the selection
     assert np.abs(queries - clean[0]).max() <= 0.3 + 1e-6
@@ -98,43 +104,46 @@ def test_the_callables_exception_comes_back_unchanged_and_nothing_leaks():
     del info
     assert sys.getrefcount(flaky) == before
     # The module is usable afterwards.
-    records, _ = advbo.attack(Brightness(), grey_images([0.4]), np.array([0]), attack="square",
-                              eps=0.2, budget=50, targeted=False)
+    records = advbo.attack(Brightness(), grey_images([0.4]), np.array([0]), attack="square",
+                           eps=0.2, budget=50, targeted=False).records
     assert len(records) == 1
 
 
 def test_bad_callable_outputs_and_arguments_are_clear_errors():
     clean, labels = grey_images([0.4]), np.array([0])
+    kw = {"eps": 0.1, "targeted": False}
     with pytest.raises(advbo.ModelError, match="scores"):
-        advbo.attack(lambda x: np.zeros(len(x)), clean, labels, targeted=False)
+        advbo.attack(lambda x: np.zeros(len(x)), clean, labels, **kw)
     with pytest.raises(advbo.ModelError, match="non-finite"):
-        advbo.attack(lambda x: np.full((len(x), 2), np.nan), clean, labels, targeted=False)
-    with pytest.raises(ValueError, match=r"\[0, 1\]"):
-        advbo.attack(Brightness(), clean * 255, labels, targeted=False)
-    with pytest.raises(ValueError, match="labels"):
-        advbo.attack(Brightness(), clean, np.array([0, 1]), targeted=False)
+        advbo.attack(lambda x: np.full((len(x), 2), np.nan), clean, labels, **kw)
+    with pytest.raises(ValueError, match=r"\[0, 1\].*0-255 pixels: pass x / 255"):
+        advbo.attack(Brightness(), clean * 255, labels, **kw)
+    with pytest.raises(ValueError, match=r"y must have one class per image: shape \(1,\)"):
+        advbo.attack(Brightness(), clean, np.array([0, 1]), **kw)
     with pytest.raises(TypeError, match="unknown option"):
-        advbo.attack(Brightness(), clean, labels, targeted=False, budjet=5)
-    with pytest.raises(TypeError, match="callable"):
-        advbo.attack(42, clean, labels)
+        advbo.attack(Brightness(), clean, labels, budjet=5, **kw)
+    with pytest.raises(TypeError, match="model must be a torch.nn.Module"):
+        advbo.attack(42, clean, labels, **kw)
     with pytest.raises(advbo.ModelError, match="model file not found"):
-        advbo.attack("/nonexistent/model.pt", clean, labels)
-    with pytest.raises(ValueError, match="eps"):
+        advbo.attack("/nonexistent/model.pt", clean, labels, **kw)
+    with pytest.raises(ValueError, match=r"eps must be in \(0, 1\], got -0.1"):
         advbo.attack(Brightness(), clean, labels, eps=-0.1, targeted=False)
 
 
 def test_mistyped_options_name_the_option_and_the_value():
     """Issue #27: target="a" gave pybind11's "Unable to cast Python instance ..."."""
     clean, labels = grey_images([0.4]), np.array([0])
-    cases = [({"target": "a"}, r"target must be a class index \(int\), got str 'a'"),
-             ({"target": True}, r"target must be a class index \(int\), got bool True"),
-             ({"indices": "0,1"}, r"indices must be a list of image indices"),
+    cases = [({"target": "a"}, r"target must be integer class indices, got dtype <U1"),
+             ({"target": True}, r"target must be a class index or one per image, got True"),
+             ({"budget": 9.5}, r"budget must be an integer, got float 9.5"),
+             ({"eps": "0.1"}, r"eps must be a number, got str '0.1'"),
              ({"http_timeout": "slow"}, r"http_timeout must be a number of seconds, got str"),
-             ({"pixels": 8}, r"pixels must be '8bit' or 'float', got int 8"),
-             ({"dataset": 3}, r"dataset must be 'mnist', 'cifar10' or None, got int 3")]
+             ({"pixels": 8}, r"pixels must be a string, got int 8"),
+             ({"dataset": 3}, r"dataset must be a string, got int 3"),
+             ({"indices": [0]}, r"unknown option 'indices' \(select images by indexing x\)")]
     for kwargs, message in cases:
         with pytest.raises(TypeError, match=message):
-            advbo.attack(Brightness(), clean, labels, **kwargs)
+            advbo.attack(Brightness(), clean, labels, **{"eps": 0.1, **kwargs})
 
 
 def test_ctrl_c_stops_an_attack_on_a_model_file_promptly():
@@ -152,12 +161,12 @@ def test_ctrl_c_stops_an_attack_on_a_model_file_promptly():
     timer.start()
     with pytest.raises(KeyboardInterrupt):
         # 20 images x 9 targets of bos2 at T = 900: minutes if not interrupted
-        advbo.attack(model, x, y, attack="bos2", budget=900, seed=0)
+        advbo.attack(model, x, y, attack="bos2", eps=0.3, budget=900, seed=0)
     elapsed = time.monotonic() - t0
     timer.join()
     assert elapsed < 4.0, elapsed
-    records, _ = advbo.attack(model, x[:1], y[:1], attack="square", budget=20, targeted=False)
-    assert len(records) == 1
+    res = advbo.attack(model, x[:1], y[:1], attack="square", eps=0.3, budget=20, targeted=False)
+    assert len(res.records) == 1
 
 
 def test_load_images_reads_the_shipped_sample_as_numpy():
@@ -177,22 +186,25 @@ def test_same_records_as_the_cli_for_the_same_seed(tmp_path):
     cli = [json.loads(l) for l in out.read_text().splitlines()]
     images, labels = shipped_mnist(2)
     model = os.path.join(ROOT, "models", "mnist_cw.pt")
-    records, adv = advbo.attack(model, images, labels, attack="bos2", budget=60, target=3, seed=4,
-                                dataset="mnist")
+    res = advbo.attack(model, images, labels, attack="bos2", budget=60, target=3, seed=4,
+                       dataset="mnist")
+    records = res.records
     assert len(records) == len(cli) == 2
     for a, b in zip(cli, records):
         for k in TIMING | {"model"}:
             a.pop(k, None)
             b.pop(k, None)
         assert a == b
-    assert adv.shape == (2, 1, 28, 28)
+    assert res.x_adv.shape == (2, 1, 28, 28)
+    assert res.success.tolist() == [r["success"] for r in cli]
 
 
 def test_8bit_queries_by_default_on_grid_images_float_fallback_with_a_warning():
     model = Brightness()
     clean = (np.round(grey_images([0.40, 0.35]) * 255) / np.float32(255)).astype(np.float32)
-    records, adv = advbo.attack(model, clean, np.array([0, 0]), attack="square", eps=0.2,
-                                budget=60, targeted=False, seed=2)
+    res = advbo.attack(model, clean, np.array([0, 0]), attack="square", eps=0.2, budget=60,
+                       targeted=False, seed=2)
+    records, adv = res.records, res.x_adv
     assert all(r["pixels"] == "8bit" for r in records)
     scored = np.concatenate(model.batches[2 + 1:])  # after the probe and the selection
     assert np.abs(scored * 255 - np.round(scored * 255)).max() < 1e-3  # on the 1/255 grid
@@ -200,12 +212,135 @@ def test_8bit_queries_by_default_on_grid_images_float_fallback_with_a_warning():
     for r in records:
         assert r["quantized_success"] == r["success"]
     # Off-grid (float) images: float queries, and the user is told.
-    with pytest.warns(UserWarning, match="off the 1/255 grid"):
-        records, _ = advbo.attack(Brightness(), grey_images([0.4]), np.array([0]),
-                                  attack="square", eps=0.2, budget=20, targeted=False)
+    with pytest.warns(UserWarning, match="off the 1/255 grid") as caught:
+        records = advbo.attack(Brightness(), grey_images([0.4]), np.array([0]),
+                               attack="square", eps=0.2, budget=20, targeted=False).records
+    assert caught[0].filename == __file__  # the warning points at the caller's line
     assert records[0]["pixels"] == "float"
-    records, _ = advbo.attack(Brightness(), clean[:1], np.array([0]), attack="square", eps=0.2,
-                              budget=20, targeted=False, pixels="float")
+    records = advbo.attack(Brightness(), clean[:1], np.array([0]), attack="square", eps=0.2,
+                           budget=20, targeted=False, pixels="float").records
     assert records[0]["pixels"] == "float"
-    with pytest.raises(ValueError, match="--pixels must be 8bit or float"):
-        advbo.attack(Brightness(), clean[:1], np.array([0]), pixels="uint8", targeted=False)
+    with pytest.raises(ValueError, match="pixels must be '8bit' or 'float', got 'uint8'"):
+        advbo.attack(Brightness(), clean[:1], np.array([0]), eps=0.2, pixels="uint8",
+                     targeted=False)
+
+
+def test_goals_give_x_adv_shaped_like_x_or_with_a_class_axis():
+    """Untargeted / target=K / one target per image: x_adv [N, C, H, W]; the CLI's default
+    (every other class): [N, K, C, H, W] with the clean image at the true class."""
+    model = Brightness()
+    clean = (np.round(grey_images([0.40, 0.62, 0.30]) * 255) / 255).astype(np.float32)
+    y = np.array([0, 1, 0])
+    kw = {"attack": "square", "eps": 0.25, "budget": 200, "seed": 5}
+    res = advbo.attack(model, clean, y, **kw)  # targeted on every other class (= the other one)
+    assert res.x_adv.shape == (3, 2, 1, 8, 8) and res.success.shape == (3, 2)
+    assert res.attacked.tolist() == [[False, True], [True, False], [False, True]]
+    for i in range(3):
+        assert np.array_equal(res.x_adv[i, y[i]], clean[i])  # the true class: not attacked
+        k = 1 - y[i]
+        assert res.success[i, k] and model(res.x_adv[i, k][None])[0].argmax() == k
+        assert res.queries[i, k] == next(r["queries"] for r in res.records
+                                         if r["image_index"] == i)
+    # One target per image: grouped runs, x_adv shaped like x.
+    per = advbo.attack(model, clean, y, target=[1, 0, 1], **kw)
+    assert per.x_adv.shape == clean.shape and per.success.all()
+    assert [model(a[None])[0].argmax() for a in per.x_adv] == [1, 0, 1]
+    assert sorted(r["image_index"] for r in per.records) == [0, 1, 2]
+    with pytest.raises(ValueError, match=r"target\[1\] = 1 is image 1's true class"):
+        advbo.attack(model, clean, y, target=[1, 1, 1], **kw)
+    with pytest.raises(ValueError, match="target= needs targeted=True"):
+        advbo.attack(model, clean, y, target=1, targeted=False, eps=0.2)
+    # target=K: images of class K are not attacked (as on the CLI).
+    one = advbo.attack(model, clean, y, target=1, **kw)
+    assert one.x_adv.shape == clean.shape and one.attacked.tolist() == [True, False, True]
+    assert np.array_equal(one.x_adv[1], clean[1]) and one.queries[1] == 0
+
+
+def test_misclassified_images_are_returned_clean_and_y_none_takes_the_prediction():
+    model = Brightness()
+    clean = grey_images([0.40, 0.62])  # classes 0, 1
+    res = advbo.attack(model, clean, [0, 0], attack="square", eps=0.2, budget=60,
+                       targeted=False)  # image 1 is misclassified as labelled
+    assert res.attacked.tolist() == [True, False] and res.queries[1] == 0
+    assert not res.success[1] and np.array_equal(res.x_adv[1], clean[1])
+    pred = advbo.attack(model, clean, None, attack="square", eps=0.2, budget=60, targeted=False)
+    assert pred.attacked.tolist() == [True, True]
+    assert [r["true_class"] for r in pred.records] == [0, 1]
+
+
+def test_float64_input_gives_float64_output_inside_the_ball():
+    clean = grey_images([0.4]).astype(np.float64)
+    res = advbo.attack(Brightness(), clean, [0], attack="square", eps=0.2, budget=100,
+                       targeted=False, pixels="float")
+    assert res.x_adv.dtype == np.float64 and res.x_adv.shape == clean.shape
+    assert np.abs(res.x_adv - clean).max() <= 0.2 + 1e-6
+
+
+def test_wrong_image_layouts_scales_and_types_say_what_to_pass():
+    clean = grey_images([0.4, 0.3], shape=(3, 8, 8))
+    kw = {"eps": 0.1, "targeted": False, "budget": 10}
+    f = Brightness()
+    cases = [
+        (np.transpose(clean, (0, 2, 3, 1)), ValueError, r"looks channels-last.*transpose\(0, 3, 1, 2\)"),
+        ((clean * 255).astype(np.uint8), TypeError, r"uint8: 0-255 pixels\? pass .*/ 255"),
+        (clean * 255, ValueError, r"values up to 1\d\d.*0-255 pixels: pass x / 255"),
+        ((clean - 0.5) / 0.25, ValueError, r"down to -\d.*normalised input\?"),
+        (list(clean), TypeError, r"got list \(stack them"),
+        (clean[0], ValueError, r"\[N, C, H, W\], got shape \(3, 8, 8\) \(one image.*x\[None\]"),
+        (np.where(np.arange(clean.size).reshape(clean.shape) == 7, np.nan, clean), ValueError,
+         r"1 NaN/inf pixel\(s\), the first at \(0, 0, 0, 7\)"),
+        (clean.astype(np.complex64), TypeError, r"float pixels"),
+    ]
+    for x, error, message in cases:
+        with pytest.raises(error, match=message):
+            advbo.attack(f, x, [0, 0], **kw)
+    assert f.batches == []  # nothing was queried
+    with pytest.raises(TypeError, match="y must be integer class indices, got dtype float64"):
+        advbo.attack(f, clean, np.array([0.0, 1.0]), **kw)
+    with pytest.raises(ValueError, match="y must be class indices >= 0, got -2"):
+        advbo.attack(f, clean, [0, -2], **kw)
+    with pytest.raises(ValueError, match="eps is required"):
+        advbo.attack(f, clean, [0, 0], targeted=False)
+    with pytest.raises(ValueError, match="one attack per Attack"):
+        advbo.attack(f, clean, [0, 0], attack="bos2,square", **kw)
+
+
+def test_verbose_prints_a_line_per_instance_and_a_callback_sees_each_record(capsys):
+    seen = []
+    clean = grey_images([0.42, 0.40])
+    atk = advbo.Attack("square", eps=0.2, budget=200, targeted=False, seed=1, verbose=True,
+                       callback=lambda done, total, r: seen.append((done, total, r["image_index"])))
+    res = atk(Brightness(), clean, [0, 0])
+    assert seen == [(1, 2, 0), (2, 2, 1)]
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and err[1].startswith("advbo square [2/2] image 1 untargeted: success")
+    assert "eps=0.2" in repr(atk) and len(res.records) == 2
+
+    def stop(done, total, r):
+        raise RuntimeError("stop after the first")
+    with pytest.raises(RuntimeError, match="stop after the first"):
+        advbo.attack(Brightness(), clean, [0, 0], attack="square", eps=0.2, budget=50,
+                     targeted=False, callback=stop)
+
+
+def test_an_attack_object_is_reusable_and_seeded():
+    atk = advbo.Attack("square", eps=0.2, budget=200, targeted=False, seed=9)
+    clean = grey_images([0.42, 0.40])
+    a, b = atk(Brightness(), clean, [0, 0]), atk(Brightness(), clean, [0, 0])
+    assert np.array_equal(a.x_adv, b.x_adv) and a.queries.tolist() == b.queries.tolist()
+    x_adv, success, queries, attacked, records = a  # unpacks
+    assert success.all() and attacked.all() and len(records) == 2
+
+
+def test_shipped_model_and_data_paths():
+    path = advbo.shipped_model("mnist_cw")
+    assert path.endswith("mnist_cw.pt") and os.path.isfile(path)
+    with pytest.raises(ValueError, match="no shipped model 'resnet'.*mnist_cw"):
+        advbo.shipped_model("resnet")
+    x, y = advbo.load_images("cifar10", limit=2)
+    with open(os.path.join(ROOT, "data", "cifar10", "test_batch_first2000.bin"), "rb") as f:
+        raw = f.read(2 * 3073)
+    assert x.shape == (2, 3, 32, 32) and y.tolist() == [raw[0], raw[3073]]
+    assert np.abs(x[1, 0, 0, 0] - raw[3073 + 1] / 255) < 1e-6
+    with pytest.raises(ValueError, match="limit must be an integer >= 0"):
+        advbo.load_images("mnist", limit=-1)

@@ -1,7 +1,9 @@
-// The `advbo` Python module (pybind11): advbo.attack(...) runs any attack of advbo on
-// images held in numpy arrays against a TorchScript file, a served model's URL or any
-// Python callable, through the same experiment runner and query oracle as the CLI (every
-// image scored is one query, the budget is hard, every query is clipped into the eps-ball).
+// `advbo._core`, the C++ half of the advbo Python package (pybind11): _core.run(...) runs
+// any attack of advbo on images held in numpy arrays against a TorchScript file, a served
+// model's URL or any Python callable, through the same experiment runner and query oracle
+// as the CLI (every image scored is one query, the budget is hard, every query is clipped
+// into the eps-ball). The user-facing API (advbo.attack, advbo.Attack: torch tensors,
+// nn.Modules, input checks, progress) is the Python layer in src/python/advbo/.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -112,7 +114,7 @@ T Take(py::dict& opts, const char* key, T fallback, const char* what) {
 struct Interrupted {};
 
 // The images as an ImageSet (copied), checked: float array [N, C, H, W] with values in
-// [0, 1]; labels [N] integers.
+// [0, 1]; labels [N] integers >= 0, or -1 where the model's prediction is the class.
 data::ImageSet ToImageSet(const py::array& images_in, const py::array& labels_in) {
   auto images = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(images_in);
   if (!images || images.ndim() != 4)
@@ -133,15 +135,16 @@ data::ImageSet ToImageSet(const py::array& images_in, const py::array& labels_in
                             " is not a number in [0, 1] (pixels must be scaled to [0, 1])");
   for (py::ssize_t i = 0; i < labels.shape(0); ++i) {
     const long l = labels.data()[i];
-    if (l < 0 || l > 1000000) throw py::value_error("labels must be class indices >= 0");
+    if (l < -1 || l > 1000000)
+      throw py::value_error("labels must be class indices >= 0 (or -1: the model's prediction)");
     set.labels.push_back(static_cast<int>(l));
   }
   return set;
 }
 
-py::tuple Attack(py::object model, py::array images, py::array labels, const std::string& attack,
-                 std::optional<double> eps, long budget, bool targeted, uint64_t seed,
-                 py::kwargs kwargs) {
+py::dict Run(py::object model, py::array images, py::array labels, const std::string& attack,
+             std::optional<double> eps, long budget, bool targeted, uint64_t seed,
+             py::object progress, py::kwargs kwargs) {
   py::dict opts(kwargs);
   experiment::ExperimentSpec spec;
   spec.attacks = experiment::SplitAttackList(attack);
@@ -200,9 +203,12 @@ py::tuple Attack(py::object model, py::array images, py::array labels, const std
   copt.http = {spec.http_timeout, spec.http_retries};
   auto slot = std::make_shared<ErrorSlot>();
   std::unique_ptr<oracle::Classifier> clf;
-  std::vector<nlohmann::json> records;
   std::vector<std::vector<float>> adversarial;
   std::string pixels_note;
+  std::vector<int> skipped;
+  int num_classes = 0;
+  py::object loads = py::module_::import("json").attr("loads");
+  py::list out;
   try {
     if (py::isinstance<py::str>(model) || py::hasattr(model, "__fspath__")) {
       const std::string path = py::str(py::module_::import("os").attr("fspath")(model));
@@ -220,6 +226,8 @@ py::tuple Attack(py::object model, py::array images, py::array labels, const std
     py::gil_scoped_release nogil;
     const experiment::Experiment ex(spec, std::move(set), std::move(clf), data_name);
     pixels_note = ex.pixels_note();
+    skipped = ex.selection().skipped;
+    num_classes = ex.model().num_classes();
     // Ctrl-C: Python only notices a signal when it runs, and the attack runs without the
     // GIL; so after answered batches (at most every 50 ms) let Python check its signals.
     experiment::JobHooks hooks;
@@ -231,12 +239,19 @@ py::tuple Attack(py::object model, py::array images, py::array labels, const std
       py::gil_scoped_acquire gil;
       if (PyErr_CheckSignals() != 0) throw Interrupted{};
     };
+    const size_t total = ex.instances().size() * ex.num_attacks();
     for (size_t i = 0; i < ex.instances().size(); ++i)
       for (size_t j = 0; j < ex.num_attacks(); ++j) {
         experiment::JobResult job = ex.Run(i, j, nullptr, hooks);
-        records.push_back(std::move(job.record));
+        py::gil_scoped_acquire gil;
+        out.append(loads(job.record.dump()));
         adversarial.push_back(std::move(job.result.adversarial));
+        // progress(done, total, record): the Python layer's verbose= / callback=; an
+        // exception it raises stops the run and reaches the caller unchanged.
+        if (!progress.is_none()) progress(out.size(), total, out[out.size() - 1]);
       }
+  } catch (py::error_already_set&) {
+    throw;  // the progress callback's own exception
   } catch (const Interrupted&) {
     throw py::error_already_set();  // the KeyboardInterrupt PyErr_CheckSignals raised
   } catch (const oracle::ModelError&) {
@@ -248,17 +263,18 @@ py::tuple Attack(py::object model, py::array images, py::array labels, const std
     if (e) std::rethrow_exception(e);  // the callable's own exception, unchanged
     throw;
   }
-  if (!pixels_note.empty() && PyErr_WarnEx(PyExc_UserWarning, pixels_note.c_str(), 1) != 0)
-    throw py::error_already_set();
-  py::object loads = py::module_::import("json").attr("loads");
-  py::list out;
-  for (const auto& r : records) out.append(loads(r.dump()));
   const int c = set.channels, h = set.height, w = set.width;
   py::array_t<float> adv({static_cast<py::ssize_t>(adversarial.size()), static_cast<py::ssize_t>(c),
                           static_cast<py::ssize_t>(h), static_cast<py::ssize_t>(w)});
   float* p = adv.mutable_data();
   for (const auto& a : adversarial) p = std::copy(a.begin(), a.end(), p);
-  return py::make_tuple(out, adv);
+  py::dict result;
+  result["records"] = out;
+  result["adversarial"] = adv;
+  result["num_classes"] = num_classes;
+  result["skipped"] = skipped;
+  result["pixels_note"] = pixels_note;
+  return result;
 }
 
 // advbo.load_images: the shipped sample of a dataset or the user's own data, as the CLI's
@@ -282,48 +298,38 @@ py::tuple LoadImages(const std::string& dataset, const std::string& data, const 
 }  // namespace
 }  // namespace advbo::python
 
-PYBIND11_MODULE(advbo, m) {
+PYBIND11_MODULE(_core, m) {
   m.doc() =
-      "advbo: black-box adversarial attacks driven by Bayesian optimisation (BOS^2, Square, "
-      "Parsimonious, ...) on any scores-only model: a TorchScript file, a served model's URL "
-      "(advbo serve) or a Python callable.";
+      "The C++ half of the advbo package: the experiment runner behind advbo.attack. Use the "
+      "advbo module's API (advbo.attack, advbo.Attack), which checks and converts its input.";
   py::register_exception<advbo::oracle::ModelError>(m, "ModelError", PyExc_RuntimeError);
   py::register_exception<advbo::data::DataError>(m, "DataError", PyExc_RuntimeError);
+  m.attr("kMaxBudget") = advbo::experiment::kMaxBudget;
+  m.attr("__version__") = ADVBO_VERSION;
+  m.def(
+      "repo_root", [] { return advbo::experiment::RepoRoot().string(); },
+      "The advbo source tree this module was built from (its data/ and models/).");
   m.def("load_images", &advbo::python::LoadImages, py::arg("dataset") = "mnist",
         py::arg("data") = "", py::arg("format") = "auto", py::arg("limit") = py::none(),
-        R"doc(Images and labels as advbo's CLI reads them.
+        R"doc(Images and labels as advbo's CLI reads them (see advbo.load_images).
 
-dataset   "mnist" | "cifar10": the shipped sample in data/ (when data is empty).
-data      your own data instead: an MNIST IDX images file (labels beside it), a CIFAR-10 .bin
-          batch, or an image file / folder (folder/<label>/*.png); format auto|mnist|cifar10|images.
-limit     keep the first `limit` images.
 Returns (images float32 [N, C, H, W] in [0, 1], labels int64 [N], -1 where unknown). Raises
 advbo.DataError naming the file.)doc");
-  m.def("attack", &advbo::python::Attack, py::arg("model"), py::arg("images"), py::arg("labels"),
+  m.def("run", &advbo::python::Run, py::arg("model"), py::arg("images"), py::arg("labels"),
         py::arg("attack") = "bos2", py::arg("eps") = py::none(), py::arg("budget") = 900,
-        py::arg("targeted") = true, py::arg("seed") = 0,
-        R"doc(Attack images with one or more black-box attacks.
+        py::arg("targeted") = true, py::arg("seed") = 0, py::arg("progress") = py::none(),
+        R"doc(Runs attacks on images through advbo's experiment runner (see advbo.attack).
 
-model     a TorchScript file path, a served model's URL (http://HOST:PORT/predict), or a
-          callable f(x) taking float32 x [N, C, H, W] in [0, 1] and returning scores
-          [N, classes] (logits or probabilities; detected, see output=).
-images    float array [N, C, H, W], pixels in [0, 1]; labels: int array [N].
-attack    attack spec(s) as on the CLI: "bos2", "square", "bos2:kernel=matern52,square".
-eps       L_inf radius in (0, 1] (default 0.3 for 1-channel, 0.05 for 3-channel images).
-budget    queries per instance (every image the model scores is one query; hard limit).
-targeted  True: every other class (or target=K); False: untargeted.
-seed      run seed; the same seed gives the same records as `advbo attack`.
-options   target=K, dataset="mnist"|"cifar10" (the paper defaults of that dataset; records
-          then equal the CLI's on the shipped data), output="auto"|"logits"|"probs",
-          normalize="MEAN:STD", defense="jpeg:quality=75" | "r2b2:jpeg+noise" | ...,
-          defender_eps, indices=[...], threads, http_timeout, http_retries, rescale_compat,
-          pixels="8bit" (default: every query on the 1/255 grid inside the ball, so each
-          success is an image that survives saving as PNG; images off the grid fall back to
-          "float" with a warning) | "float" (the papers' setting).
+model     a TorchScript file path, a served model's URL, or a callable f(x) taking float32
+          numpy x [N, C, H, W] in [0, 1] and returning scores [N, classes].
+images    float32 [N, C, H, W] in [0, 1]; labels int [N] (-1: the model's prediction).
+progress  None or f(done, total, record) called after every finished instance.
+options   target, dataset, output, normalize, defense, defender_eps, clean_images, indices,
+          threads, http_timeout, http_retries, rescale_compat, pixels (as the CLI's options).
 
-Only correctly classified images are attacked. Returns (records, adversarial): one dict per
-(image, goal, attack) with the CLI's record fields (success, queries, linf, ...) and a
-float32 array [len(records), C, H, W] of the reported images. Raises ValueError / TypeError on
-bad arguments, advbo.ModelError on a model that fails, and re-raises the callable's own
-exception when it raises.)doc");
+Only correctly classified images are attacked. Returns a dict: records (one dict per image x
+goal x attack, the CLI's record fields), adversarial (float32 [len(records), C, H, W]),
+num_classes, skipped (indices of misclassified images) and pixels_note ("" or a note on the
+query space). Raises ValueError / TypeError on bad arguments, ModelError on a model that
+fails, and re-raises the callable's own exception.)doc");
 }

@@ -1,0 +1,21 @@
+"""advbo: black-box adversarial attacks driven by Bayesian optimisation.
+
+Attack any classifier you can only query -- a ``torch.nn.Module``, a TorchScript file, a
+served model's URL or any Python callable -- with BOS^2 (the default), Square, Parsimonious,
+BayesOpt, GenAttack, ZOO, AutoZOOM or random search::
+
+    import advbo, torch
+    net = torch.jit.load(advbo.shipped_model("cifar10_cw")).eval()   # or your nn.Module
+    x, y = advbo.load_images("cifar10", limit=4)                      # [4, 3, 32, 32] in [0, 1]
+    result = advbo.attack(net, torch.from_numpy(x), y, eps=8 / 255, targeted=False)
+    result.x_adv, result.success, result.queries, result.records
+
+Every image the model scores is one query; the budget is a hard limit and every query stays
+inside the L_inf eps-ball. By default queries are 8-bit images, so each success is an image
+that stays adversarial when saved as PNG. See ``help(advbo.attack)``.
+"""
+from ._core import DataError, ModelError, __version__
+from ._api import Attack, AttackResult, attack, load_images, shipped_model
+
+__all__ = ["Attack", "AttackResult", "attack", "load_images", "shipped_model", "DataError",
+           "ModelError", "__version__"]
