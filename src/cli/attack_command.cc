@@ -193,40 +193,62 @@ void PrintInstance(const experiment::Instance& inst, const attacks::AttackResult
                r.success ? "SUCCESS" : "failed", r.queries, r.best_objective, dims.c_str());
 }
 
+// The -o record file: FILE.partial, renamed to FILE when the run completes; an interrupted
+// run leaves FILE.partial, which the same command resumes. A finished record file is replaced
+// only by a run with the same settings (which reproduces it); other settings would silently
+// destroy results, so they are refused.
+std::unique_ptr<experiment::RecordFile> OpenRecords(const AttackArgs& a,
+                                                    const experiment::Experiment& ex) {
+  if (fs::is_regular_file(a.out)) {
+    const nlohmann::json settings = ex.Settings();
+    for (const auto& r : experiment::ReadRecords(a.out))
+      if (const std::string diff = experiment::SettingsMismatch(r, settings); !diff.empty())
+        throw std::invalid_argument(a.out + " holds a finished run with other settings (" + diff +
+                                    "); choose another -o, or delete the file to replace it");
+  }
+  return std::make_unique<experiment::RecordFile>(a.out, /*staged=*/true);
+}
+
+void PrintSavedImages(const AttackArgs& a, long saved, const std::vector<std::string>& lost) {
+  std::printf("%-26s %ld verified 8-bit adversarial images in %s\n", "saved images", saved,
+              a.save_images.c_str());
+  if (lost.empty()) return;
+  std::string list;
+  for (const auto& l : lost) list += (list.empty() ? "" : ", ") + l;
+  std::printf("%-26s %zu successes not saved, their 8-bit image is not adversarial: %s\n", "",
+              lost.size(), list.c_str());
+}
+
+// Creates the folders of -o and --save-images (registered in `folders`, removed again if the
+// run fails); refuses a folder as -o and a file as --save-images.
+void PrepareOutputs(const AttackArgs& a, experiment::CreatedFolders* folders) {
+  if (!a.out.empty()) {
+    if (fs::is_directory(a.out))
+      throw std::invalid_argument("-o " + a.out + ": is a folder; give a .jsonl file name");
+    folders->Create(fs::path(a.out).parent_path());
+  }
+  if (!a.save_images.empty()) {
+    if (fs::exists(a.save_images) && !fs::is_directory(a.save_images))
+      throw std::invalid_argument("--save-images " + a.save_images + ": is a file, not a folder");
+    folders->Create(a.save_images);
+  }
+}
+
 int RunAttack(const AttackArgs& a) {
   // ---- Validate everything before any work, so bad input loses nothing.
   const experiment::ExperimentSpec spec = SpecOf(a, {AttackSpec(a)});
   experiment::Validate(spec);
   experiment::CreatedFolders folders;  // removed again if the run fails before writing
-  if (!a.out.empty()) {
-    if (fs::is_directory(a.out))
-      throw std::invalid_argument("-o " + a.out + ": is a folder; give a .jsonl file name");
-    folders.Create(fs::path(a.out).parent_path());
-  }
-  if (!a.save_images.empty()) {
-    if (fs::exists(a.save_images) && !fs::is_directory(a.save_images))
-      throw std::invalid_argument("--save-images " + a.save_images + ": is a file, not a folder");
-    folders.Create(a.save_images);
-  }
+  PrepareOutputs(a, &folders);
   const experiment::Experiment ex(spec);
   if (!a.quiet) PrintBanner(a, ex);
 
-  // ---- Output: FILE.partial, renamed to FILE when the run completes; an interrupted run
-  // leaves FILE.partial, which the same command resumes.
+  // ---- Output (OpenRecords).
   std::unique_ptr<experiment::RecordFile> file;
   std::map<experiment::RecordKey, nlohmann::json> resumed;
   std::optional<InterruptHint> hint;
   if (!a.out.empty()) {
-    // A finished record file is replaced only by a run with the same settings (which
-    // reproduces it); other settings would silently destroy results.
-    if (fs::is_regular_file(a.out)) {
-      const nlohmann::json settings = ex.Settings();
-      for (const auto& r : experiment::ReadRecords(a.out))
-        if (const std::string diff = experiment::SettingsMismatch(r, settings); !diff.empty())
-          throw std::invalid_argument(a.out + " holds a finished run with other settings (" + diff +
-                                      "); choose another -o, or delete the file to replace it");
-    }
-    file = std::make_unique<experiment::RecordFile>(a.out, /*staged=*/true);
+    file = OpenRecords(a, ex);
     resumed = ResumableRecords(*file, ex, a.quiet);
     hint.emplace("\nadvbo attack: interrupted; finished instances are kept in " +
                  file->writing().string() + ": run the same command again to resume\n");
@@ -272,16 +294,7 @@ int RunAttack(const AttackArgs& a) {
   if (file) file->Commit();
   folders.Keep();
   PrintSummary(a, ex, records);
-  if (!a.save_images.empty()) {
-    std::printf("%-26s %ld verified 8-bit adversarial images in %s\n", "saved images", saved,
-                a.save_images.c_str());
-    if (!lost.empty()) {
-      std::string list;
-      for (const auto& l : lost) list += (list.empty() ? "" : ", ") + l;
-      std::printf("%-26s %zu successes not saved, their 8-bit image is not adversarial: %s\n", "",
-                  lost.size(), list.c_str());
-    }
-  }
+  if (!a.save_images.empty()) PrintSavedImages(a, saved, lost);
   return 0;
 }
 

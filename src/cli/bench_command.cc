@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -74,6 +75,67 @@ void WriteCurves(const std::vector<std::string>& order,
                 0.0, 100.0, "queries", "success rate (%)");
 }
 
+// One attack's row: its summary.json entry, its table.txt line and its success curve (ASR in
+// % with at most q queries, q = 0..budget).
+struct AttackRow {
+  nlohmann::json summary;
+  std::string line;
+  std::vector<double> curve;
+};
+
+AttackRow SummarizeAttack(const std::string& name, const std::vector<const nlohmann::json*>& rs,
+                          long budget) {
+  std::vector<double> succ;
+  double all = 0, secs = 0, model = 0;
+  long ok8 = 0, checked8 = 0;  // 8-bit ASR: the saved (grid, in-ball) image re-queried
+  for (const auto* r : rs) {
+    const bool ok = r->at("success").get<bool>();
+    if (r->contains("quantized_success") && r->at("quantized_success").is_boolean()) {
+      ++checked8;
+      ok8 += ok && r->at("quantized_success").get<bool>();
+    }
+    const double q = r->at("queries").get<double>();
+    if (ok) succ.push_back(q);
+    all += ok ? q : r->at("budget").get<double>();
+    secs += r->at("seconds").get<double>();
+    model += r->at("model_seconds").get<double>();
+  }
+  const double n = static_cast<double>(rs.size());
+  const double asr = 100.0 * succ.size() / n;
+  const double mx = succ.empty() ? NAN : *std::max_element(succ.begin(), succ.end());
+  const double mean =
+      succ.empty() ? NAN : std::accumulate(succ.begin(), succ.end(), 0.0) / succ.size();
+  const double med = Median(succ);
+  const double asr8 = checked8 == static_cast<long>(rs.size()) ? 100.0 * ok8 / n : NAN;
+  auto or_null = [&](double v) {
+    return succ.empty() ? nlohmann::json(nullptr) : nlohmann::json(v);
+  };
+  AttackRow row;
+  row.summary = {
+      {"attack", name},
+      {"instances", rs.size()},
+      {"successes", succ.size()},
+      {"asr", asr},
+      {"successes_8bit", std::isnan(asr8) ? nlohmann::json(nullptr) : nlohmann::json(ok8)},
+      {"asr_8bit", std::isnan(asr8) ? nlohmann::json(nullptr) : nlohmann::json(asr8)},
+      {"max_queries", or_null(mx)},
+      {"mean_queries", or_null(mean)},
+      {"median_queries", or_null(med)},
+      {"mean_queries_fail_at_budget", all / n},
+      {"seconds_per_instance", secs / n},
+      {"model_fraction", secs > 0 ? model / secs : 0.0}};
+  char line[512];
+  std::snprintf(line, sizeof(line), "%-12s %9zu %6s %6s %6s %8s %8s %12s %10s %8s\n", name.c_str(),
+                rs.size(), Fmt(asr, 1).c_str(), Fmt(asr8, 1).c_str(), Fmt(mx, 0).c_str(),
+                Fmt(mean, 2).c_str(), Fmt(med, 1).c_str(), Fmt(all / n, 1).c_str(),
+                Fmt(secs / n, 2).c_str(), Fmt(secs > 0 ? 100.0 * model / secs : NAN, 1).c_str());
+  row.line = line;
+  row.curve.assign(budget + 1, 0.0);
+  for (double q : succ) row.curve[std::min<long>(budget, static_cast<long>(q))] += 100.0 / n;
+  for (long q = 1; q <= budget; ++q) row.curve[q] += row.curve[q - 1];
+  return row;
+}
+
 // Writes table.txt, summary.json, curves.csv, curves.png for the records into dir.
 void WriteSummary(const std::vector<nlohmann::json>& records, const fs::path& dir, bool print) {
   std::map<std::string, std::vector<const nlohmann::json*>> by;
@@ -100,56 +162,10 @@ void WriteSummary(const std::vector<nlohmann::json>& records, const fs::path& di
   table << line;
   std::vector<std::vector<double>> curves;
   for (const auto& name : order) {
-    const auto& rs = by[name];
-    std::vector<double> succ;
-    double all = 0, secs = 0, model = 0;
-    long ok8 = 0, checked8 = 0;  // 8-bit ASR: the saved (grid, in-ball) image re-queried
-    for (const auto* r : rs) {
-      const bool ok = r->at("success").get<bool>();
-      if (r->contains("quantized_success") && r->at("quantized_success").is_boolean()) {
-        ++checked8;
-        ok8 += ok && r->at("quantized_success").get<bool>();
-      }
-      const double q = r->at("queries").get<double>();
-      if (ok) succ.push_back(q);
-      all += ok ? q : r->at("budget").get<double>();
-      secs += r->at("seconds").get<double>();
-      model += r->at("model_seconds").get<double>();
-    }
-    const double n = static_cast<double>(rs.size());
-    const double asr = 100.0 * succ.size() / n;
-    const double mx = succ.empty() ? NAN : *std::max_element(succ.begin(), succ.end());
-    double mean = NAN;
-    if (!succ.empty()) {
-      mean = 0;
-      for (double q : succ) mean += q;
-      mean /= succ.size();
-    }
-    const double med = Median(succ);
-    const double asr8 = checked8 == static_cast<long>(rs.size()) ? 100.0 * ok8 / n : NAN;
-    summary.push_back(
-        {{"attack", name},
-         {"instances", rs.size()},
-         {"successes", succ.size()},
-         {"asr", asr},
-         {"successes_8bit", std::isnan(asr8) ? nlohmann::json(nullptr) : nlohmann::json(ok8)},
-         {"asr_8bit", std::isnan(asr8) ? nlohmann::json(nullptr) : nlohmann::json(asr8)},
-         {"max_queries", succ.empty() ? nlohmann::json(nullptr) : nlohmann::json(mx)},
-         {"mean_queries", succ.empty() ? nlohmann::json(nullptr) : nlohmann::json(mean)},
-         {"median_queries", succ.empty() ? nlohmann::json(nullptr) : nlohmann::json(med)},
-         {"mean_queries_fail_at_budget", all / n},
-         {"seconds_per_instance", secs / n},
-         {"model_fraction", secs > 0 ? model / secs : 0.0}});
-    std::snprintf(line, sizeof(line), "%-12s %9zu %6s %6s %6s %8s %8s %12s %10s %8s\n",
-                  name.c_str(), rs.size(), Fmt(asr, 1).c_str(), Fmt(asr8, 1).c_str(),
-                  Fmt(mx, 0).c_str(), Fmt(mean, 2).c_str(), Fmt(med, 1).c_str(),
-                  Fmt(all / n, 1).c_str(), Fmt(secs / n, 2).c_str(),
-                  Fmt(secs > 0 ? 100.0 * model / secs : NAN, 1).c_str());
-    table << line;
-    std::vector<double> curve(budget + 1, 0.0);  // ASR (%) with at most q queries
-    for (double q : succ) curve[std::min<long>(budget, static_cast<long>(q))] += 100.0 / n;
-    for (long q = 1; q <= budget; ++q) curve[q] += curve[q - 1];
-    curves.push_back(curve);
+    AttackRow row = SummarizeAttack(name, by[name], budget);
+    summary.push_back(std::move(row.summary));
+    table << row.line;
+    curves.push_back(std::move(row.curve));
   }
   fs::create_directories(dir);
   const auto& atomic_write = experiment::WriteFileAtomic;

@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/runner/bo_algorithms.h"
 #include "bo/bo_loop.h"
 #include "bo/test_functions.h"
 #include "bo/trace.h"
-#include "cli/bo_algorithms.h"
 #include "cli/bo_tune.h"
 #include "cli/commands.h"
 #include "cli/format.h"
@@ -27,6 +27,8 @@
 
 namespace advbo::cli {
 namespace {
+using algorithms::AlgoArgs;
+using algorithms::AlgoRun;
 
 struct BoArgs {
   std::string function, command, bounds, acq = "ei", beta = "kandasamy2015", kernel = "matern52";
@@ -35,7 +37,7 @@ struct BoArgs {
   uint64_t seed = 0;
   long long function_seed = -1;
   double lengthscale = 0.2, target = NAN, xi = 0.0, eval_timeout = 0;
-  bool maximize = false, isotropic = false, quiet = false, budget_given = false;
+  bool maximize = false, minimize = false, isotropic = false, quiet = false, budget_given = false;
   AlgoArgs algo;
   TuneArgs tune;
 };
@@ -177,7 +179,7 @@ nlohmann::json ConfigRecord(const BoArgs& a, const Problem& p) {
       {"refit_every", a.refit_every},
       {"eval_timeout", a.eval_timeout},
       {"seed", a.seed}};
-  cfg.update(AlgorithmConfig(a.algo));
+  cfg.update(algorithms::AlgorithmConfig(a.algo));
   if (p.task) {
     cfg.update(TaskConfig(a.tune, *p.task));
     cfg["epochs"] = TaskEpochs(a.tune, *p.task);
@@ -241,6 +243,51 @@ void PrintSummary(const BoArgs& a, const Problem& p, const bo::BoResult& res, co
   if (!a.out.empty()) std::printf("%-22s %s\n", "trace", a.out.c_str());
 }
 
+// Checked here as well as by BoSession so that the message names the --candidates file.
+void CheckCandidates(const std::string& path, const Eigen::MatrixXd& c, const Problem& p) {
+  if (c.cols() != p.lb.size())
+    throw std::invalid_argument(path + ": " + std::to_string(c.cols()) + " columns for a " +
+                                std::to_string(p.lb.size()) + "-dimensional box");
+  for (Eigen::Index i = 0; i < c.rows(); ++i)
+    if ((c.row(i).transpose().array() < p.lb.array()).any() ||
+        (c.row(i).transpose().array() > p.ub.array()).any())
+      throw std::invalid_argument(path + ": candidate " + std::to_string(i + 1) +
+                                  " lies outside the box");
+}
+
+// One evaluation: its trace record (with regret and the task's named parameters), a failure
+// message, the progress bar. Returns true (go on).
+bool ReportStep(const bo::BoStep& s, const Problem& p, bool regret_known, bo::JsonlTrace* trace,
+                ProgressBar* bar) {
+  if (trace) {
+    nlohmann::json r = bo::StepRecord(s);
+    if (regret_known) r["simple_regret"] = s.best_y - p.tf.minimum;
+    if (p.task) r["params"] = algorithms::TaskParams(p.task.get(), s.x);
+    trace->Write(r);
+  }
+  if (!s.ok)
+    std::fprintf(stderr, "\nadvbo bo: evaluation %d failed: %s\n", s.evaluation, s.error.c_str());
+  std::string status = "best y=" + Fmt(s.best_y, 5);
+  if (regret_known) status += " regret=" + Fmt(s.best_y - p.tf.minimum, 5);
+  bar->Update(s.evaluation, status, true);
+  return true;
+}
+
+// The algorithm-specific lines: RM-GP-UCB's meta-task weights, the batch algorithms' batches.
+void PrintAlgorithmSummary(const AlgoArgs& algo, const nlohmann::json& summary) {
+  if (summary.contains("final_weights")) {
+    std::string w;
+    for (size_t i = 0; i < algo.meta.size(); ++i)
+      w += (i ? ", " : "") + algo.meta[i] + " " + Fmt(summary["final_weights"][i].get<double>(), 3);
+    std::printf("%-22s %s (nu = %s)\n", "meta-task weights", w.c_str(),
+                Fmt(summary["final_nu"].get<double>(), 3).c_str());
+  }
+  if (summary.contains("batches"))
+    std::printf("%-22s %d batches for %d evaluations after the design (speedup %.2f)\n", "batches",
+                summary["batches"].get<int>(), summary["batch_evaluations"].get<int>(),
+                summary["speedup"].get<double>());
+}
+
 int RunBoCommand(const BoArgs& a) {
   // ---- Validate everything before any evaluation or output file.
   if (IsEpochAlgorithm(a.algo.algo)) {
@@ -271,23 +318,12 @@ int RunBoCommand(const BoArgs& a) {
   bo::BoLoopOptions opt = LoopOptions(a);
   if (!a.candidates.empty()) opt.candidates = ReadCandidates(a.candidates);
   const Problem p = MakeProblem(a, opt.candidates);
-  if (!a.candidates.empty()) {
-    // Checked here as well as by BoSession so that the message names the file.
-    const Eigen::MatrixXd& c = opt.candidates;
-    if (c.cols() != p.lb.size())
-      throw std::invalid_argument(a.candidates + ": " + std::to_string(c.cols()) +
-                                  " columns for a " + std::to_string(p.lb.size()) +
-                                  "-dimensional box");
-    for (Eigen::Index i = 0; i < c.rows(); ++i)
-      if ((c.row(i).transpose().array() < p.lb.array()).any() ||
-          (c.row(i).transpose().array() > p.ub.array()).any())
-        throw std::invalid_argument(a.candidates + ": candidate " + std::to_string(i + 1) +
-                                    " lies outside the box");
-  }
+  if (!a.candidates.empty()) CheckCandidates(a.candidates, opt.candidates, p);
   const bool regret_known = !a.maximize && std::isfinite(p.tf.minimum);
-  CheckAlgorithm(a.algo, opt, regret_known ? p.tf.minimum : NAN);
+  algorithms::CheckAlgorithm(a.algo, opt, regret_known ? p.tf.minimum : NAN);
   AlgoArgs algo = a.algo;
-  if (!algo.meta.empty()) algo.meta_tasks = LoadMetaTasks(algo.meta, p.lb, p.ub, a.maximize);
+  if (!algo.meta.empty())
+    algo.meta_tasks = algorithms::LoadMetaTasks(algo.meta, p.lb, p.ub, a.maximize);
   std::unique_ptr<bo::JsonlTrace> trace;
   if (!a.out.empty()) {
     trace = std::make_unique<bo::JsonlTrace>(a.out);
@@ -298,27 +334,11 @@ int RunBoCommand(const BoArgs& a) {
   bo::Rng rng(a.seed);
   const auto t0 = std::chrono::steady_clock::now();
   auto on_step = [&](const bo::BoStep& s) {
-    if (trace) {
-      nlohmann::json r = bo::StepRecord(s);
-      if (regret_known) r["simple_regret"] = s.best_y - p.tf.minimum;
-      if (p.task) {
-        const Eigen::VectorXd x = p.task->ToNatural(s.x);
-        nlohmann::json params = nlohmann::json::object();
-        for (int i = 0; i < p.task->dim(); ++i) params[p.task->params()[i].name] = x(i);
-        r["params"] = params;
-      }
-      trace->Write(r);
-    }
-    if (!s.ok)
-      std::fprintf(stderr, "\nadvbo bo: evaluation %d failed: %s\n", s.evaluation, s.error.c_str());
-    std::string status = "best y=" + Fmt(s.best_y, 5);
-    if (regret_known) status += " regret=" + Fmt(s.best_y - p.tf.minimum, 5);
-    bar.Update(s.evaluation, status, true);
-    return true;
+    return ReportStep(s, p, regret_known, trace.get(), &bar);
   };
-  const AlgoRun run =
-      RunAlgorithm(algo, p.objective, p.lb, p.ub, opt, a.seed, rng,
-                   /*concurrent=*/!a.command.empty(), regret_known ? p.tf.minimum : NAN, on_step);
+  const AlgoRun run = algorithms::RunAlgorithm(algo, p.objective, p.lb, p.ub, opt, a.seed, rng,
+                                               /*concurrent=*/!a.command.empty(),
+                                               regret_known ? p.tf.minimum : NAN, on_step);
   const bo::BoResult& res = run.result;
   bar.Finish();
   Timing t;
@@ -334,18 +354,7 @@ int RunBoCommand(const BoArgs& a) {
     trace->Commit();
   }
   PrintSummary(a, p, res, t);
-  if (run.summary.contains("final_weights")) {
-    std::string w;
-    for (size_t i = 0; i < algo.meta.size(); ++i)
-      w += (i ? ", " : "") + algo.meta[i] + " " +
-           Fmt(run.summary["final_weights"][i].get<double>(), 3);
-    std::printf("%-22s %s (nu = %s)\n", "meta-task weights", w.c_str(),
-                Fmt(run.summary["final_nu"].get<double>(), 3).c_str());
-  }
-  if (run.summary.contains("batches"))
-    std::printf("%-22s %d batches for %d evaluations after the design (speedup %.2f)\n", "batches",
-                run.summary["batches"].get<int>(), run.summary["batch_evaluations"].get<int>(),
-                run.summary["speedup"].get<double>());
+  PrintAlgorithmSummary(algo, run.summary);
   return res.stop_reason == "evaluation failed" || res.best_x.size() == 0 ? 2 : 0;
 }
 
@@ -371,7 +380,9 @@ std::function<int()> RegisterBoCommand(CLI::App& app) {
                   "dimension: for ackley, rosenbrock, michalewicz, gp-sample (default 2) and "
                   "for --command with a single LO:HI")
       ->check(IntInRange(1, 1000));
-  cmd->add_flag("--maximize", a->maximize, "maximise instead of minimise");
+  CLI::Option* maximize = cmd->add_flag("--maximize", a->maximize, "maximise instead of minimise");
+  cmd->add_flag("--minimize", a->minimize, "minimise (the default; as `advbo fbo --minimize`)")
+      ->excludes(maximize);
   cmd->add_option("--acq", a->acq, "acquisition: ucb | ei | pi | ts (Thompson sampling, RFF)")
       ->default_val("ei");
   cmd->add_option("--beta", a->beta,

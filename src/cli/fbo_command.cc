@@ -14,9 +14,8 @@
 
 #include "algorithms/dp_fts_de/dp_fts_de.h"
 #include "algorithms/fts/federated.h"
-#include "algorithms/hpo/hpo_task.h"
+#include "algorithms/fts/federated_study.h"
 #include "bo/design.h"
-#include "bo/grid_sample.h"
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/parse.h"
@@ -36,7 +35,7 @@ struct FboArgs {
   std::string algo = "dp-fts-de", family = "synthetic", schedule = "sqrt", out_dir;
   std::string mnist_dir = "data/mnist", command, bounds;
   double eval_timeout = 0;
-  bool minimize = false;
+  bool minimize = false, maximize = false;
   int agents = 0, rounds = 40, init = 0, features = 50, regions = 2, domain = 0;
   int weight_hold = 5, weight_decay = 5;
   double lengthscale = 0, noise = 0.01, gap = 0.02, q = 0.25, z = 1.0, clip = 11, delta = 0;
@@ -44,94 +43,23 @@ struct FboArgs {
   uint64_t seed = 0;
 };
 
-// An agent family: the domain (points in [0, 1]^d), each agent's objective (maximised) and,
-// when known, its maximum over the domain (for simple regret).
-struct Family {
-  std::string description;
-  Eigen::MatrixXd x;
-  std::function<double(int, int)> evaluate;        // noisy
-  std::function<double(int, int)> truth;           // noise-free
-  std::vector<double> maximum;                     // per agent; empty = unknown
-  std::string best_label = "mean best objective";  // metric name without a known maximum
-  double report_sign = 1;                          // reported value = sign x best objective
-  nlohmann::json config;
-};
-
-// The synthetic family of Sec. 5.5.1 / 6.5.1: f ~ GP (SE, lengthscale l) on a 1,000-point grid
-// of [0, 1], scaled into [0, 1]; agent n's objective f(x) + d or f(x) - d per point (a fair
-// coin each); observations with N(0, noise) noise.
-std::unique_ptr<Family> Synthetic(const FboArgs& a) {
-  auto fam = std::make_unique<Family>();
-  const int k = a.domain > 0 ? a.domain : 1000;
-  fam->x = Eigen::VectorXd::LinSpaced(k, 0, 1);
-  bo::Rng rng(bo::DeriveSeed(a.seed, 0x6a6d));
-  Eigen::VectorXd f =
-      bo::SampleGpOnGrid(fam->x.col(0), Eigen::VectorXd::Zero(1), a.lengthscale, 1.0, rng).col(0);
-  f = (f.array() - f.minCoeff()) / (f.maxCoeff() - f.minCoeff());
-  auto g = std::make_shared<Eigen::MatrixXd>(k, a.agents);
-  std::bernoulli_distribution coin(0.5);
-  for (int n = 0; n < a.agents; ++n)
-    for (int i = 0; i < k; ++i) (*g)(i, n) = f(i) + (coin(rng) ? a.gap : -a.gap);
-  for (int n = 0; n < a.agents; ++n) fam->maximum.push_back(g->col(n).maxCoeff());
-  // One noise engine per agent, used only from that agent's thread.
-  auto noise_rngs = std::make_shared<std::vector<bo::Rng>>();
-  for (int n = 0; n < a.agents; ++n) noise_rngs->emplace_back(bo::DeriveSeed(a.seed, 0x4e00 + n));
-  const double sd = std::sqrt(a.noise);
-  fam->truth = [g](int n, int i) { return (*g)(i, n); };
-  fam->evaluate = [g, noise_rngs, sd](int n, int i) {
-    std::normal_distribution<double> e(0.0, sd);
-    return (*g)(i, n) + e((*noise_rngs)[n]);
-  };
-  fam->description = "synthetic: GP draw (SE, l = " + Fmt(a.lengthscale, 3) + ") on " +
-                     std::to_string(k) + " points, agents f +- " + Fmt(a.gap, 3);
-  fam->config = {{"domain", k}, {"gap", a.gap}};
-  return fam;
-}
-
-// A real-data family: agent n tunes an RBF LS-SVM (C, lengthscale; thesis App. B.4's SVM
-// settings in spirit) on its own 500-image slice of the MNIST pool; every fourth agent's images
-// are inverted with pixel noise (a heterogeneous agent). The domain is a 30 x 30 grid of the
-// unit square mapped to the task's log10 search box; the objective is -(validation error) after
-// 50 conjugate-gradient iterations, deterministic per (agent, point).
-std::unique_ptr<Family> MnistLssvm(const FboArgs& a) {
-  auto fam = std::make_unique<Family>();
-  const int side = a.domain > 0 ? static_cast<int>(std::lround(std::sqrt(a.domain))) : 30;
-  fam->x.resize(side * side, 2);
-  for (int i = 0; i < side; ++i)
-    for (int j = 0; j < side; ++j) fam->x.row(i * side + j) << (i + 0.5) / side, (j + 0.5) / side;
-  auto tasks = std::make_shared<std::vector<std::unique_ptr<hpo::HpoTask>>>();
-  for (int n = 0; n < a.agents; ++n) {
-    hpo::TaskOptions o;
-    o.mnist_dir = a.mnist_dir;
-    o.offset = 500 * n;
-    o.examples = 500;
-    o.seed = a.seed;
-    o.transform = n % 4 == 3 ? "invert-noise" : "none";
-    tasks->push_back(hpo::MakeTask("mnist-lssvm", o));
-  }
-  const Eigen::VectorXd lo = (*tasks)[0]->SearchLower(), hi = (*tasks)[0]->SearchUpper();
-  const Eigen::MatrixXd x = fam->x;
-  auto score = [tasks, x, lo, hi](int n, int i) {
-    const Eigen::VectorXd u = x.row(i).transpose();
-    const Eigen::VectorXd s = lo + u.cwiseProduct(hi - lo);
-    return -(*tasks)[n]->Evaluate((*tasks)[n]->ToNatural(s), 50, {}).back();
-  };
-  fam->truth = score;
-  fam->evaluate = score;
-  fam->best_label = "mean best validation error";
-  fam->report_sign = -1;
-  fam->description =
-      "mnist-lssvm: RBF LS-SVM (C, lengthscale) per agent on 500 MNIST images, "
-      "every 4th agent inverted + noise; objective -validation error";
-  fam->config = {{"domain", side * side}, {"images_per_agent", 500}, {"mnist_dir", a.mnist_dir}};
-  return fam;
+alg::FamilyOptions FamilyOptionsOf(const FboArgs& a) {
+  alg::FamilyOptions o;
+  o.agents = a.agents;
+  o.domain = a.domain;
+  o.seed = a.seed;
+  o.lengthscale = a.lengthscale;
+  o.gap = a.gap;
+  o.noise = a.noise;
+  o.mnist_dir = a.mnist_dir;
+  return o;
 }
 
 // Agents given by an external command: `CMD AGENT x_1 ... x_d` prints agent AGENT's objective
 // at x (caller units in --bounds) as its last stdout line; maximised unless --minimize. The
 // domain is --domain scrambled-Sobol points of the box (default 1,000).
-std::unique_ptr<Family> CommandFamily(const FboArgs& a) {
-  auto fam = std::make_unique<Family>();
+std::unique_ptr<alg::AgentFamily> CommandFamily(const FboArgs& a) {
+  auto fam = std::make_unique<alg::AgentFamily>();
   Eigen::VectorXd lb, ub;
   ParseBounds(a.bounds, 0, &lb, &ub);
   const int k = a.domain > 0 ? a.domain : 1000;
@@ -198,44 +126,20 @@ void Check(const FboArgs& a) {
     throw std::invalid_argument("-o/--out (the output folder) is required");
 }
 
-int RunFbo(FboArgs a) {
-  if (!a.command.empty()) a.family = "command";
-  const bool synthetic = a.family == "synthetic";
-  if (a.agents == 0) a.agents = synthetic ? 200 : 20;
-  if (a.init == 0) a.init = synthetic ? 10 : 3;
-  if (a.lengthscale == 0) a.lengthscale = synthetic ? 0.03 : 0.1;
-  Check(a);
-  const double delta = a.delta > 0 ? a.delta : std::pow(a.agents, -1.1);  // Sec. 6.5
-  nlohmann::json privacy = nullptr;
-  if (a.algo == "dp-fts-de" && a.z > 0) {
-    const alg::PrivacyLoss loss = alg::PrivacyLossOf(a.q, a.z, a.rounds, delta);
-    privacy = {{"epsilon", loss.epsilon},
-               {"delta", delta},
-               {"order", loss.order},
-               {"q", a.q},
-               {"z", a.z},
-               {"releases", a.rounds},
-               {"accountant", "Renyi DP of the subsampled Gaussian mechanism, orders 2..256"}};
-  }
-  if (a.privacy_only) {
-    if (privacy.is_null())
-      throw std::invalid_argument("--privacy-only needs --algo dp-fts-de with --z > 0");
-    std::printf(
-        "(epsilon, delta)-DP of the server's %d releases: epsilon = %s at delta = %s "
-        "(q = %s, z = %s, RDP order %d)\n",
-        a.rounds, Fmt(privacy["epsilon"].get<double>(), 4).c_str(),
-        experiment::FormatNumber(delta).c_str(), Fmt(a.q, 3).c_str(), Fmt(a.z, 3).c_str(),
-        privacy["order"].get<int>());
-    return 0;
-  }
-  if (a.family == "command") {
-    Eigen::VectorXd lb, ub;
-    ParseBounds(a.bounds, 0, &lb, &ub);  // a bad box fails before any output
-  }
-  const std::unique_ptr<Family> fam = synthetic               ? Synthetic(a)
-                                      : a.family == "command" ? CommandFamily(a)
-                                                              : MnistLssvm(a);
+// The (epsilon, delta) of DP-FTS-DE's releases (null for ts, fts and z = 0).
+nlohmann::json PrivacyOf(const FboArgs& a, double delta) {
+  if (a.algo != "dp-fts-de" || !(a.z > 0)) return nullptr;
+  const alg::PrivacyLoss loss = alg::PrivacyLossOf(a.q, a.z, a.rounds, delta);
+  return {{"epsilon", loss.epsilon},
+          {"delta", delta},
+          {"order", loss.order},
+          {"q", a.q},
+          {"z", a.z},
+          {"releases", a.rounds},
+          {"accountant", "Renyi DP of the subsampled Gaussian mechanism, orders 2..256"}};
+}
 
+alg::FederatedOptions FederatedOptionsOf(const FboArgs& a) {
   alg::FederatedOptions o;
   o.algo = a.algo == "ts"    ? alg::FederatedAlgo::kTs
            : a.algo == "fts" ? alg::FederatedAlgo::kFts
@@ -253,64 +157,65 @@ int RunFbo(FboArgs a) {
   o.lengthscale = a.lengthscale;
   o.noise_variance = a.noise;
   o.features = a.features;
+  return o;
+}
 
-  experiment::CreatedFolders folders;  // removed again if the run fails
-  folders.Create(a.out_dir);
-  const fs::path rounds_path = fs::path(a.out_dir) / "rounds.jsonl";
-  experiment::RemoveUnlessReleased partial(rounds_path.string() + ".partial");
-  std::ofstream rounds_out(rounds_path.string() + ".partial");
+// Runs the study, writing rounds.jsonl (through a .partial, removed if a round fails).
+alg::StudyCurves RunRounds(const FboArgs& a, const alg::AgentFamily& fam,
+                           const alg::FederatedOptions& o, const fs::path& rounds_path) {
+  const std::string partial_path = rounds_path.string() + ".partial";
+  experiment::RemoveUnlessReleased partial(partial_path);
+  std::ofstream rounds_out(partial_path);
   if (!rounds_out) throw std::runtime_error(rounds_path.string() + ": cannot write");
-  const int n = a.agents;
-  std::vector<double> best(n, -1e300);
-  std::vector<double> curve_mean, curve_se;
-  long clipped = 0, selected = 0;
   ProgressBar bar(a.rounds + 1, !a.quiet);
-  const auto t0 = std::chrono::steady_clock::now();
-  try {
-    alg::RunFederated(fam->x, n, fam->evaluate, o, a.seed, [&](const alg::FederatedRound& r) {
-      std::vector<double> score(n);
-      for (int m = 0; m < n; ++m) {
-        best[m] = std::max(best[m], fam->truth(m, r.index[m]));
-        score[m] = fam->maximum.empty() ? fam->report_sign * best[m] : fam->maximum[m] - best[m];
-      }
-      double mean = 0, var = 0;
-      for (double s : score) mean += s / n;
-      for (double s : score) var += (s - mean) * (s - mean) / std::max(1, n - 1);
-      curve_mean.push_back(mean);
-      curve_se.push_back(std::sqrt(var / n));
-      clipped += r.clipped;
-      selected += static_cast<long>(r.selected.size());
-      nlohmann::json rec = {{"round", r.round},
-                            {"index", r.index},
-                            {"y", r.y},
-                            {"source", r.source},
-                            {"selected", r.selected.size()},
-                            {"clipped", r.clipped}};
-      rec[fam->maximum.empty() ? "mean_best" : "mean_simple_regret"] = mean;  // see summary.metric
-      rounds_out << rec.dump() << "\n";
-      rounds_out.flush();
-      bar.Update(r.round + 1, (fam->maximum.empty() ? "mean best " : "mean regret ") + Fmt(mean, 4),
-                 true);
-      return true;
-    });
-  } catch (...) {  // a failed evaluation: no half-written result file
-    rounds_out.close();
-    fs::remove(rounds_path.string() + ".partial");
-    throw;
-  }
+  const std::string label = fam.maximum.empty() ? "mean best " : "mean regret ";
+  const alg::StudyCurves c =
+      alg::RunFederatedStudy(fam, a.agents, o, a.seed, [&](const nlohmann::json& rec, double mean) {
+        rounds_out << rec.dump() << "\n";
+        rounds_out.flush();
+        bar.Update(rec["round"].get<int>() + 1, label + Fmt(mean, 4), true);
+      });
   bar.Finish();
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   rounds_out.close();
-  if (!rounds_out) throw std::runtime_error(rounds_path.string() + ".partial: write failed");
-  fs::rename(rounds_path.string() + ".partial", rounds_path);
+  if (!rounds_out) throw std::runtime_error(partial_path + ": write failed");
+  fs::rename(partial_path, rounds_path);
   partial.Release();
+  return c;
+}
 
-  const bool regret = !fam->maximum.empty();
-  const std::string metric = regret ? "mean simple regret over agents" : fam->best_label;
+std::string FboTable(const FboArgs& a, const alg::AgentFamily& fam, const alg::StudyCurves& c,
+                     const std::string& metric, const nlohmann::json& privacy, double delta) {
+  std::ostringstream table;
+  table << "advbo fbo: " << a.algo << " on " << fam.description << "\n"
+        << a.agents << " agents, " << a.rounds << " rounds after " << a.init
+        << " initial points each, M = " << a.features << " features, seed " << a.seed << "\n";
+  std::vector<int> marks;
+  for (int t : {10, 20, 30})
+    if (t < a.rounds) marks.push_back(t);
+  marks.push_back(a.rounds);
+  for (int t : marks)
+    table << "  round " << t << ": " << metric << " " << Fmt(c.mean[t], 4) << " +- "
+          << Fmt(c.se[t], 4) << "\n";
+  const double fraction = c.selected ? double(c.clipped) / c.selected : 0.0;
+  if (a.algo == "dp-fts-de")
+    table << "  clipped " << c.clipped << " of " << c.selected << " selected vectors ("
+          << Fmt(100.0 * fraction, 2) << " %)\n";
+  if (!privacy.is_null())
+    table << "  privacy: (" << Fmt(privacy["epsilon"].get<double>(), 3) << ", "
+          << experiment::FormatNumber(delta)
+          << ")-DP for the server's releases (moments accountant)\n";
+  return table.str();
+}
+
+// summary.json, table.txt, curves.csv and curves.png in --out; returns the table.
+std::string WriteFboOutputs(const FboArgs& a, const alg::AgentFamily& fam,
+                            const alg::FederatedOptions& o, const alg::StudyCurves& c,
+                            const nlohmann::json& privacy, double delta) {
+  const bool regret = !fam.maximum.empty();
+  const std::string metric = regret ? "mean simple regret over agents" : fam.best_label;
   nlohmann::json summary = {{"algo", a.algo},
                             {"family", a.family},
-                            {"agents", n},
+                            {"agents", a.agents},
                             {"rounds", a.rounds},
                             {"initial_points", a.init},
                             {"features", a.features},
@@ -319,52 +224,72 @@ int RunFbo(FboArgs a) {
                             {"schedule", a.schedule},
                             {"seed", a.seed},
                             {"metric", metric},
-                            {"final", curve_mean.back()},
-                            {"final_se", curve_se.back()},
-                            {"seconds", seconds},
+                            {"final", c.mean.back()},
+                            {"final_se", c.se.back()},
+                            {"seconds", c.seconds},
                             {"privacy", privacy},
-                            {"family_config", fam->config}};
-  if (a.algo == "dp-fts-de") {
+                            {"family_config", fam.config}};
+  if (a.algo == "dp-fts-de")
     summary.update({{"regions", a.regions},
                     {"q", a.q},
                     {"z", a.z},
                     {"clip", a.clip},
                     {"local_init", o.local_init},
                     {"region_weights", o.region_weights},
-                    {"clipped_fraction", selected ? double(clipped) / selected : 0.0}});
-  }
-  std::ostringstream table;
-  table << "advbo fbo: " << a.algo << " on " << fam->description << "\n"
-        << n << " agents, " << a.rounds << " rounds after " << a.init
-        << " initial points each, M = " << a.features << " features, seed " << a.seed << "\n";
-  std::vector<int> marks;
-  for (int t : {10, 20, 30})
-    if (t < a.rounds) marks.push_back(t);
-  marks.push_back(a.rounds);
-  for (int t : marks)
-    table << "  round " << t << ": " << metric << " " << Fmt(curve_mean[t], 4) << " +- "
-          << Fmt(curve_se[t], 4) << "\n";
-  if (a.algo == "dp-fts-de")
-    table << "  clipped " << clipped << " of " << selected << " selected vectors ("
-          << Fmt(100.0 * (selected ? double(clipped) / selected : 0.0), 2) << " %)\n";
-  if (!privacy.is_null())
-    table << "  privacy: (" << Fmt(privacy["epsilon"].get<double>(), 3) << ", "
-          << experiment::FormatNumber(delta)
-          << ")-DP for the server's releases (moments accountant)\n";
-  experiment::WriteFileAtomic(fs::path(a.out_dir) / "summary.json", summary.dump(2) + "\n");
-  experiment::WriteFileAtomic(fs::path(a.out_dir) / "table.txt", table.str());
+                    {"clipped_fraction", c.selected ? double(c.clipped) / c.selected : 0.0}});
+  const std::string table = FboTable(a, fam, c, metric, privacy, delta);
+  const fs::path dir(a.out_dir);
+  experiment::WriteFileAtomic(dir / "summary.json", summary.dump(2) + "\n");
+  experiment::WriteFileAtomic(dir / "table.txt", table);
   std::ostringstream csv;
   csv << "round," << (regret ? "mean_simple_regret" : "mean_best") << ",se\n";
-  for (size_t t = 0; t < curve_mean.size(); ++t)
-    csv << t << "," << Fmt(curve_mean[t], 6) << "," << Fmt(curve_se[t], 6) << "\n";
-  experiment::WriteFileAtomic(fs::path(a.out_dir) / "curves.csv", csv.str());
-  double lo = curve_mean[0], hi = curve_mean[0];
-  for (double v : curve_mean) lo = std::min(lo, v), hi = std::max(hi, v);
-  WriteLinePlot(fs::path(a.out_dir) / "curves.png", {{a.algo, curve_mean}}, 1.0, a.rounds,
-                regret ? 0.0 : lo, hi + 0.05 * (hi - lo + 1e-12), "round", metric);
+  for (size_t t = 0; t < c.mean.size(); ++t)
+    csv << t << "," << Fmt(c.mean[t], 6) << "," << Fmt(c.se[t], 6) << "\n";
+  experiment::WriteFileAtomic(dir / "curves.csv", csv.str());
+  double lo = c.mean[0], hi = c.mean[0];
+  for (double v : c.mean) lo = std::min(lo, v), hi = std::max(hi, v);
+  WriteLinePlot(dir / "curves.png", {{a.algo, c.mean}}, 1.0, a.rounds, regret ? 0.0 : lo,
+                hi + 0.05 * (hi - lo + 1e-12), "round", metric);
+  return table;
+}
+
+int RunFbo(FboArgs a) {
+  if (!a.command.empty()) a.family = "command";
+  const bool synthetic = a.family == "synthetic";
+  if (a.agents == 0) a.agents = synthetic ? 200 : 20;
+  if (a.init == 0) a.init = synthetic ? 10 : 3;
+  if (a.lengthscale == 0) a.lengthscale = synthetic ? 0.03 : 0.1;
+  Check(a);
+  const double delta = a.delta > 0 ? a.delta : std::pow(a.agents, -1.1);  // Sec. 6.5
+  const nlohmann::json privacy = PrivacyOf(a, delta);
+  if (a.privacy_only) {
+    if (privacy.is_null())
+      throw std::invalid_argument("--privacy-only needs --algo dp-fts-de with --z > 0");
+    std::printf(
+        "(epsilon, delta)-DP of the server's %d releases: epsilon = %s at delta = %s "
+        "(q = %s, z = %s, RDP order %d)\n",
+        a.rounds, Fmt(privacy["epsilon"].get<double>(), 4).c_str(),
+        experiment::FormatNumber(delta).c_str(), Fmt(a.q, 3).c_str(), Fmt(a.z, 3).c_str(),
+        privacy["order"].get<int>());
+    return 0;
+  }
+  if (a.family == "command") {
+    Eigen::VectorXd lb, ub;
+    ParseBounds(a.bounds, 0, &lb, &ub);  // a bad box fails before any output
+  }
+  const std::unique_ptr<alg::AgentFamily> fam = synthetic ? alg::SyntheticFamily(FamilyOptionsOf(a))
+                                                : a.family == "command"
+                                                    ? CommandFamily(a)
+                                                    : alg::MnistLssvmFamily(FamilyOptionsOf(a));
+  const alg::FederatedOptions o = FederatedOptionsOf(a);
+  experiment::CreatedFolders folders;  // removed again if the run fails
+  folders.Create(a.out_dir);
+  const fs::path rounds_path = fs::path(a.out_dir) / "rounds.jsonl";
+  const alg::StudyCurves c = RunRounds(a, *fam, o, rounds_path);
+  const std::string table = WriteFboOutputs(a, *fam, o, c, privacy, delta);
   folders.Keep();
   std::printf("\n%s\nrounds: %s; summary.json, table.txt, curves.csv, curves.png in %s\n",
-              table.str().c_str(), rounds_path.c_str(), a.out_dir.c_str());
+              table.c_str(), rounds_path.c_str(), a.out_dir.c_str());
   return 0;
 }
 
@@ -446,7 +371,11 @@ std::function<int()> RegisterFboCommand(CLI::App& app) {
       "--minimize; the domain is --domain Sobol points of --bounds. The agents' GPs assume "
       "values on a unit scale (zero prior mean, variance 1): print them scaled");
   cmd->add_option("--bounds", a->bounds, "--command: the box LO:HI[,LO:HI...]");
-  cmd->add_flag("--minimize", a->minimize, "--command: minimise the printed value");
+  CLI::Option* minimize =
+      cmd->add_flag("--minimize", a->minimize, "--command: minimise the printed value");
+  cmd->add_flag("--maximize", a->maximize,
+                "--command: maximise the printed value (the default; as `advbo bo --maximize`)")
+      ->excludes(minimize);
   cmd->add_option("--eval-timeout", a->eval_timeout,
                   "--command: seconds per evaluation (0 = none); a failure stops the run")
       ->check(NumberIn(0, experiment::kMaxHttpTimeout))

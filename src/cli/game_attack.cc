@@ -29,19 +29,8 @@ struct AttackGameTally {
 void WriteAttackGameSummary(const GameArgs& a, const experiment::Experiment& ex,
                             const AttackGameTally& tally, const fs::path& rounds_path);
 
-}  // namespace
-
-// An attack from attacks/ (a level-0 pure or mixed strategy of the attacker, Sec. 8.3.1)
-// against a defender in the query loop (defenses/game_defense.h: an R2-B2 level-1 or random
-// defender with latent or transformation-parameter actions, or a fixed pipeline): one round
-// per query, T = --rounds queries per run, untargeted. Writes one JSONL line per round
-// and a summary of ASR and queries to the first successful attack.
-int RunAttackGame(const GameArgs& a) {
-  if (a.game != "mnist" && a.game != "cifar10")
-    throw std::invalid_argument("--attacker " + a.attacker + " plays on --game mnist or cifar10");
-  if (a.rounds < 1 || a.num_games < 1 || a.inits < 1)
-    throw std::invalid_argument("--rounds, --games and --inits must be positive");
-  if (a.out_dir.empty()) throw std::invalid_argument("-o/--out (the output folder) is required");
+// The experiment of an attack game: untargeted, one round per query, no clean accuracy.
+experiment::ExperimentSpec AttackGameSpec(const GameArgs& a) {
   experiment::ExperimentSpec spec;
   spec.dataset = a.game;
   spec.attacks = {a.attacker};
@@ -61,7 +50,45 @@ int RunAttackGame(const GameArgs& a) {
   spec.http_timeout = a.http_timeout;
   spec.http_retries = a.http_retries;
   spec.clean_images = 0;  // the game reports no clean accuracy
-  const experiment::Experiment ex(spec);
+  return spec;
+}
+
+// One round's JSONL line (query q of batch r at offset b), with the defender's action.
+nlohmann::json RoundLine(const GameArgs& a, const std::string& defense,
+                         const experiment::Instance& inst, int init, const oracle::QueryResult& r,
+                         Eigen::Index b, long q, const defenses::GameDefense* defender) {
+  nlohmann::json line = {{"attacker", a.attacker},
+                         {"defender", defense},
+                         {"game", a.game},
+                         {"image_index", inst.index},
+                         {"true_class", inst.label},
+                         {"init", init},
+                         {"round", q},
+                         {"objective", r.objective(b)},
+                         {"success", static_cast<bool>(r.success[b])},
+                         {"predicted", r.predicted[b]},
+                         {"seed", a.seed}};
+  if (defender && defender->rounds() >= q) {
+    const Eigen::VectorXd act = defender->Action(static_cast<int>(q - 1));
+    line["defender_action"] = std::vector<double>(act.data(), act.data() + act.size());
+  }
+  return line;
+}
+
+}  // namespace
+
+// An attack from attacks/ (a level-0 pure or mixed strategy of the attacker, Sec. 8.3.1)
+// against a defender in the query loop (defenses/game_defense.h: an R2-B2 level-1 or random
+// defender with latent or transformation-parameter actions, or a fixed pipeline): one round
+// per query, T = --rounds queries per run, untargeted. Writes one JSONL line per round
+// and a summary of ASR and queries to the first successful attack.
+int RunAttackGame(const GameArgs& a) {
+  if (a.game != "mnist" && a.game != "cifar10")
+    throw std::invalid_argument("--attacker " + a.attacker + " plays on --game mnist or cifar10");
+  if (a.rounds < 1 || a.num_games < 1 || a.inits < 1)
+    throw std::invalid_argument("--rounds, --games and --inits must be positive");
+  if (a.out_dir.empty()) throw std::invalid_argument("-o/--out (the output folder) is required");
+  const experiment::Experiment ex(AttackGameSpec(a));
   if (!ex.pixels_note().empty())
     std::fprintf(stderr, "advbo game: note: %s\n", ex.pixels_note().c_str());
   const double eps = ex.epsilon();
@@ -86,25 +113,8 @@ int RunAttackGame(const GameArgs& a) {
       hooks.instance_seed = experiment::GameRunSeed(a.seed, g, i);
       hooks.on_batch = [&](const oracle::QueryResult& r, long first,
                            const defenses::GameDefense* defender) {
-        for (Eigen::Index b = 0; b < r.objective.size(); ++b) {
-          const long q = first + b;
-          nlohmann::json line = {{"attacker", a.attacker},
-                                 {"defender", defense.Spec()},
-                                 {"game", a.game},
-                                 {"image_index", inst.index},
-                                 {"true_class", inst.label},
-                                 {"init", i},
-                                 {"round", q},
-                                 {"objective", r.objective(b)},
-                                 {"success", static_cast<bool>(r.success[b])},
-                                 {"predicted", r.predicted[b]},
-                                 {"seed", a.seed}};
-          if (defender && defender->rounds() >= q) {
-            const Eigen::VectorXd act = defender->Action(static_cast<int>(q - 1));
-            line["defender_action"] = std::vector<double>(act.data(), act.data() + act.size());
-          }
-          out << line.dump() << "\n";
-        }
+        for (Eigen::Index b = 0; b < r.objective.size(); ++b)
+          out << RoundLine(a, defense.Spec(), inst, i, r, b, first + b, defender).dump() << "\n";
       };
       const attacks::AttackResult res =
           ex.Run(

@@ -13,6 +13,7 @@
 
 #include "algorithms/macro_bo/field.h"
 #include "algorithms/macro_bo/macro_bo.h"
+#include "algorithms/macro_bo/macro_study.h"
 #include "bo/trace.h"
 #include "cli/commands.h"
 #include "cli/format.h"
@@ -30,136 +31,48 @@ struct MacroArgs {
   bool quiet = false;
 };
 
-// Mean and standard error of v.
-std::pair<double, double> MeanSe(const std::vector<double>& v) {
-  double m = 0;
-  for (double x : v) m += x;
-  m /= v.size();
-  double s = 0;
-  for (double x : v) s += (x - m) * (x - m);
-  const double se = v.size() > 1 ? std::sqrt(s / (v.size() - 1) / v.size()) : 0.0;
-  return {m, se};
-}
-
 int RunMacroCommand(const MacroArgs& a) {
-  algorithms::MacroOptions o;
-  o.algo = algorithms::ParseMacroAlgo(a.algo);
-  o.horizon = a.horizon;
-  o.samples = a.samples;
-  o.beta = a.beta;
-  o.epsilon = a.epsilon;
-  o.anytime_iterations = a.iterations;
-  algorithms::ValidateMacroOptions(o);
-  // Builds (and so validates) the first realisation before any output file exists.
-  std::vector<algorithms::MacroField> fields;
-  fields.push_back(algorithms::MakeField(a.field, static_cast<uint64_t>(a.seed), a.per_location));
-  const algorithms::MacroDomain& dom = fields[0].domain;
-  if (o.algo == algorithms::MacroAlgo::kEMacro) {
-    size_t most = 0;
-    for (const auto& acts : dom.actions) most = std::max(most, acts.size());
-    const double nodes = algorithms::MacroTreeNodes(static_cast<int>(most), a.samples, a.horizon);
-    if (nodes > 1e10)
-      std::fprintf(stderr,
-                   "advbo macro: warning: up to %.3g nodes per planning call (A = %zu, N = %d, "
-                   "H = %d; about 20 ns each); consider --algo anytime, a smaller --horizon or "
-                   "fewer --samples\n",
-                   nodes, most, a.samples, a.horizon);
-  }
+  algorithms::MacroStudyOptions o;
+  o.algo = a.algo;
+  o.field = a.field;
+  o.planner.algo = algorithms::ParseMacroAlgo(a.algo);
+  o.planner.horizon = a.horizon;
+  o.planner.samples = a.samples;
+  o.planner.beta = a.beta;
+  o.planner.epsilon = a.epsilon;
+  o.planner.anytime_iterations = a.iterations;
+  o.per_location = a.per_location;
+  o.realisations = a.realisations;
+  o.seed = static_cast<uint64_t>(a.seed);
+  // Validates and builds the first realisation before any output file exists.
+  const algorithms::PreparedMacroStudy prep = algorithms::PrepareMacroStudy(o);
+  if (!prep.warning.empty())
+    std::fprintf(stderr, "advbo macro: warning: %s\n", prep.warning.c_str());
   std::unique_ptr<bo::JsonlTrace> trace;
-  const nlohmann::json config = {{"type", "config"},
-                                 {"algo", a.algo},
-                                 {"field", a.field},
-                                 {"horizon", a.horizon},
-                                 {"samples", a.samples},
-                                 {"beta", a.beta},
-                                 {"epsilon", a.epsilon},
-                                 {"anytime_iterations", a.iterations},
-                                 {"actions_per_location", a.per_location},
-                                 {"realisations", a.realisations},
-                                 {"seed", a.seed},
-                                 {"kappa", dom.kappa},
-                                 {"locations", dom.locations.rows()},
-                                 {"budget", fields[0].budget},
-                                 {"prior",
-                                  {{"mean", fields[0].prior.mean},
-                                   {"lengthscale1", fields[0].prior.lengthscale1},
-                                   {"lengthscale2", fields[0].prior.lengthscale2},
-                                   {"signal_variance", fields[0].prior.signal_variance},
-                                   {"noise_variance", fields[0].prior.noise_variance}}}};
   if (!a.out.empty()) {
     trace = std::make_unique<bo::JsonlTrace>(a.out);
-    trace->Write(config);
+    trace->Write(prep.config);
   }
   ProgressBar bar(a.realisations, !a.quiet);
-  std::vector<double> outputs, regrets, nodes, seconds;
-  int fallbacks = 0;
-  for (int r = 0; r < a.realisations; ++r) {
-    const uint64_t seed = static_cast<uint64_t>(a.seed) + r;
-    const algorithms::MacroField field =
-        r == 0 ? fields[0] : algorithms::MakeField(a.field, seed, a.per_location);
-    auto on_step = [&](const algorithms::MacroStep& s) {
-      fallbacks += s.fallbacks;
-      if (!trace) return;
-      trace->Write({{"type", "step"},
-                    {"realisation", r},
-                    {"iteration", s.iteration},
-                    {"from", s.from},
-                    {"action", s.action},
-                    {"points", s.points},
-                    {"y", s.y},
-                    {"horizon", s.horizon},
-                    {"nodes", s.nodes},
-                    {"fallbacks", s.fallbacks},
-                    {"theta", s.theta},
-                    {"omega", s.omega},
-                    {"seconds", s.seconds}});
-    };
-    const algorithms::MacroEpisode ep = algorithms::RunMacroEpisode(field, o, seed, on_step);
-    outputs.push_back(ep.avg_normalized_output);
-    regrets.push_back(ep.simple_regret);
-    nodes.push_back(static_cast<double>(ep.nodes));
-    seconds.push_back(ep.seconds);
-    if (trace)
-      trace->Write({{"type", "episode"},
-                    {"realisation", r},
-                    {"seed", seed},
-                    {"start", field.start},
-                    {"f_max", field.f.maxCoeff()},
-                    {"avg_normalized_output", ep.avg_normalized_output},
-                    {"simple_regret", ep.simple_regret},
-                    {"nodes", ep.nodes},
-                    {"seconds", ep.seconds},
-                    {"avg_output_curve", ep.avg_output_curve},
-                    {"regret_curve", ep.regret_curve}});
-    bar.Update(
-        r + 1,
-        "output " + Fmt(MeanSe(outputs).first, 3) + " regret " + Fmt(MeanSe(regrets).first, 3),
-        true);
-  }
+  const algorithms::MacroStudyResult res =
+      algorithms::RunMacroStudy(prep, trace.get(), [&bar](int done, double output, double regret) {
+        bar.Update(done, "output " + Fmt(output, 3) + " regret " + Fmt(regret, 3), true);
+      });
   bar.Finish();
-  const auto [mo, so] = MeanSe(outputs);
-  const auto [mr, sr] = MeanSe(regrets);
-  const double mn = MeanSe(nodes).first, ms = MeanSe(seconds).first;
-  if (trace) {
-    trace->Write({{"type", "summary"},
-                  {"realisations", a.realisations},
-                  {"avg_normalized_output", {{"mean", mo}, {"se", so}}},
-                  {"simple_regret", {{"mean", mr}, {"se", sr}}},
-                  {"nodes_per_episode", mn},
-                  {"seconds_per_episode", ms},
-                  {"fallbacks", fallbacks}});
-    trace->Commit();
-  }
+  if (trace) trace->Commit();
   std::printf("%-26s %s on %s, H = %d, N = %d, beta = %s, %d realisation(s), seed %lld\n", "macro",
               a.algo.c_str(), a.field.c_str(), a.horizon, a.samples, Fmt(a.beta, 3).c_str(),
               a.realisations, a.seed);
-  std::printf("%-26s %s +- %s\n", "avg normalized output", Fmt(mo, 4).c_str(), Fmt(so, 4).c_str());
-  std::printf("%-26s %s +- %s\n", "simple regret", Fmt(mr, 4).c_str(), Fmt(sr, 4).c_str());
-  std::printf("%-26s %.4g per episode\n", "explored nodes", mn);
-  std::printf("%-26s %s s per episode\n", "planning time", Fmt(ms, 3).c_str());
-  if (o.algo == algorithms::MacroAlgo::kEMacro || o.algo == algorithms::MacroAlgo::kAnytime)
-    std::printf("%-26s %d (most-likely-observation values used, eq. %s)\n", "fallbacks", fallbacks,
-                o.algo == algorithms::MacroAlgo::kEMacro ? "4.9" : "4.12");
+  std::printf("%-26s %s +- %s\n", "avg normalized output", Fmt(res.output.mean, 4).c_str(),
+              Fmt(res.output.se, 4).c_str());
+  std::printf("%-26s %s +- %s\n", "simple regret", Fmt(res.regret.mean, 4).c_str(),
+              Fmt(res.regret.se, 4).c_str());
+  std::printf("%-26s %.4g per episode\n", "explored nodes", res.nodes);
+  std::printf("%-26s %s s per episode\n", "planning time", Fmt(res.seconds, 3).c_str());
+  const algorithms::MacroAlgo algo = o.planner.algo;
+  if (algo == algorithms::MacroAlgo::kEMacro || algo == algorithms::MacroAlgo::kAnytime)
+    std::printf("%-26s %d (most-likely-observation values used, eq. %s)\n", "fallbacks",
+                res.fallbacks, algo == algorithms::MacroAlgo::kEMacro ? "4.9" : "4.12");
   if (!a.out.empty()) std::printf("%-26s %s\n", "trace", a.out.c_str());
   return 0;
 }

@@ -189,7 +189,8 @@ TEST_F(BoCli, BadInputIsRejectedBeforeAnyOutput) {
                                  "bo -f branin --beta srinivas2010:2",
                                  "bo -f branin --beta constant:1e4444",
                                  "bo -c true --bounds 0:1abc",
-                                 "bo -f branin --algo uhe-bo"}) {
+                                 "bo -f branin --algo uhe-bo",
+                                 "bo -f branin --minimize --maximize"}) {
     EXPECT_EQ(RunAdvbo(args + " -q -o " + out.string(), dir_ / "log"), 1) << args;
     EXPECT_NE(Slurp(dir_ / "log").find("error"), std::string::npos) << args;
     EXPECT_FALSE(fs::exists(out)) << args;

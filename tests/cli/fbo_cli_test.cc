@@ -108,6 +108,18 @@ TEST_F(FboCli, CommandAgents) {
   const auto rounds = ReadJsonl(dir_ / "o" / "rounds.jsonl");
   ASSERT_EQ(rounds.size(), 5u);
   for (const auto& y : rounds.back()["y"]) EXPECT_LE(y.get<double>(), 0.0);
+  // --maximize (the default, spelled as in `advbo bo`) gives the same rounds; --minimize
+  // flips the sign of every output; both at once is refused.
+  ASSERT_EQ(RunAdvbo(base + "--algo fts --maximize -o " + (dir_ / "max").string(), dir_ / "log"), 0)
+      << Slurp(dir_ / "log");
+  EXPECT_EQ(ReadJsonl(dir_ / "max" / "rounds.jsonl"), rounds);
+  ASSERT_EQ(RunAdvbo(base + "--algo fts --minimize -o " + (dir_ / "min").string(), dir_ / "log"), 0)
+      << Slurp(dir_ / "log");
+  for (const auto& y : ReadJsonl(dir_ / "min" / "rounds.jsonl").back()["y"])
+    EXPECT_GE(y.get<double>(), 0.0);
+  EXPECT_EQ(RunAdvbo(base + "--minimize --maximize -o " + (dir_ / "both").string(), dir_ / "log"),
+            1);
+  EXPECT_FALSE(fs::exists(dir_ / "both"));
   const fs::path bad = dir_ / "bad.sh";
   {
     std::ofstream f(bad);

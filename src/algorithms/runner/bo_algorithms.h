@@ -1,4 +1,5 @@
-// The algorithms `advbo bo --algo NAME` runs on one BoSession: the standard sequential loop
+// The algorithms `advbo bo --algo NAME` runs on one BoSession (the library side of the
+// command; the CLI only parses into AlgoArgs): the standard sequential loop
 // and the source papers' algorithms built on it (src/algorithms/). Kept apart from the
 // command's argument handling so each new algorithm adds one branch here.
 #pragma once
@@ -14,7 +15,7 @@
 #include "bo/bo_loop.h"
 #include "bo/random.h"
 
-namespace advbo::cli {
+namespace advbo::algorithms {
 
 /// `advbo bo` options of the algorithms beyond the standard loop, with their defaults.
 struct AlgoArgs {
@@ -26,7 +27,7 @@ struct AlgoArgs {
   double zeta = 0.1;              ///< margin of the ymax+ fantasy
   std::vector<std::string> meta;  ///< rm-gp-ucb: earlier `advbo bo` JSONL traces
   /// rm-gp-ucb: the meta-tasks read from `meta` (LoadMetaTasks), filled before the run.
-  std::vector<algorithms::MetaTask> meta_tasks;
+  std::vector<MetaTask> meta_tasks;
   /// po-gp-ucb (Kharkovskii et al. 2020): epsilon of Algorithm 1 (> 0, required; NaN = not
   /// given), delta (in (0, 1)), projection dimension r (0 = the largest of 5, 10, ..., 50 with
   /// omega <= sigma_min, Sec. 3.4), delta' of beta_t (in (0, 1)) and the max-norm the records
@@ -43,9 +44,9 @@ struct AlgoArgs {
 /// observations). Throws std::invalid_argument naming the file when it cannot be read, a line
 /// is not JSON, its dimension differs from the box [lb, ub], a point lies outside the box, its
 /// goal (min/max) differs from `maximize`, or it holds no successful evaluation.
-std::vector<algorithms::MetaTask> LoadMetaTasks(const std::vector<std::string>& paths,
-                                                const Eigen::VectorXd& lb,
-                                                const Eigen::VectorXd& ub, bool maximize);
+std::vector<MetaTask> LoadMetaTasks(const std::vector<std::string>& paths,
+                                    const Eigen::VectorXd& lb, const Eigen::VectorXd& ub,
+                                    bool maximize);
 
 /// The names --algo accepts.
 std::vector<std::string> AlgorithmNames();
@@ -76,4 +77,4 @@ AlgoRun RunAlgorithm(const AlgoArgs& a, const bo::Objective& objective, const Ei
                      bo::Rng& rng, bool concurrent, double known_optimum,
                      const bo::StepCallback& callback);
 
-}  // namespace advbo::cli
+}  // namespace advbo::algorithms

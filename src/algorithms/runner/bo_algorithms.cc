@@ -1,4 +1,4 @@
-#include "cli/bo_algorithms.h"
+#include "algorithms/runner/bo_algorithms.h"
 
 #include <cmath>
 #include <fstream>
@@ -11,7 +11,7 @@
 #include "algorithms/uhe_bo/uhe_bo.h"
 #include "bo/session.h"
 
-namespace advbo::cli {
+namespace advbo::algorithms {
 namespace {
 
 bool IsBatch(const std::string& algo) { return algo == "hybrid-ei" || algo == "cl-batch"; }
@@ -274,4 +274,4 @@ AlgoRun RunAlgorithm(const AlgoArgs& a, const bo::Objective& objective, const Ei
   return run;
 }
 
-}  // namespace advbo::cli
+}  // namespace advbo::algorithms
