@@ -17,7 +17,8 @@
 
 namespace advbo::algorithms {
 
-/// The agents' objectives on a shared finite domain.
+/// The agents' objectives on a shared finite domain. `evaluate` may keep state (the
+/// synthetic family's noise engines advance), so each run builds its own family.
 struct AgentFamily {
   std::string description;                         ///< one line for tables
   Eigen::MatrixXd x;                               ///< domain [K, d], points in [0, 1]^d

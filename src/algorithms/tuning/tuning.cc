@@ -60,6 +60,16 @@ BoBosOptions CheckedBoBosOptions(const TuneProblem& p, const TuneOptions& t,
   return o;
 }
 
+// The common fields of a BoBosResult or HyperbandResult.
+template <typename Result>
+void TakeResult(const Result& res, TuneOutcome* out) {
+  out->evaluations = static_cast<int>(res.records.size());
+  out->best_error = res.best_error;
+  out->best_x = res.best_x;
+  out->epochs_used = res.epochs_used;
+  out->stop_reason = res.stop_reason;
+}
+
 void RunBoBosTune(const TuneProblem& p, const PreparedTune& prep, bo::Rng& rng,
                   bo::JsonlTrace* trace, const TuneProgress& progress, TuneOutcome* out) {
   const auto res = RunBoBos(p.curve, p.lb, p.ub, prep.bo_bos, rng, [&](const BoBosRecord& s) {
@@ -89,11 +99,7 @@ void RunBoBosTune(const TuneProblem& p, const PreparedTune& prep, bo::Rng& rng,
                                    " stopped=" + std::to_string(out->early_stopped));
     return true;
   });
-  out->evaluations = static_cast<int>(res.records.size());
-  out->best_error = res.best_error;
-  out->best_x = res.best_x;
-  out->epochs_used = res.epochs_used;
-  out->stop_reason = res.stop_reason;
+  TakeResult(res, out);
 }
 
 void RunHyperbandTune(const TuneProblem& p, const PreparedTune& prep, bo::Rng& rng,
@@ -118,11 +124,7 @@ void RunHyperbandTune(const TuneProblem& p, const PreparedTune& prep, bo::Rng& r
         if (progress) progress(s.epochs_total, Status(s.best_error, s.evaluation));
         return true;
       });
-  out->evaluations = static_cast<int>(res.records.size());
-  out->best_error = res.best_error;
-  out->best_x = res.best_x;
-  out->epochs_used = res.epochs_used;
-  out->stop_reason = res.stop_reason;
+  TakeResult(res, out);
 }
 
 }  // namespace

@@ -65,9 +65,10 @@ TuneProblem TaskProblem(const TuneOptions& t);
 /// The run's algorithm and the settings shared with the other BO algorithms.
 struct TuneSettings {
   std::string algo = "bo-bos";  ///< bo-bos | hyperband
-  std::string beta;             ///< BO-BOS's GP-UCB exploration weight (bo::ParseExplorationWeight)
-  int max_evaluations = 0;      ///< BO-BOS: stop after this many trainings (0 = epoch budget only)
-  uint64_t seed = 0;            ///< run seed
+  /// BO-BOS's GP-UCB exploration weight (bo::ParseExplorationWeight; `advbo bo --beta`).
+  std::string beta = "kandasamy2015";
+  int max_evaluations = 0;  ///< BO-BOS: stop after this many trainings (0 = epoch budget only)
+  uint64_t seed = 0;        ///< run seed
 };
 
 /// The validated tuner options and the trace's config record.
