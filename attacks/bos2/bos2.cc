@@ -158,6 +158,9 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
       throw std::invalid_argument("BOS^2: initial latent side " + std::to_string(s) +
                                   " outside 1.." + std::to_string(max_side));
   if (opt.groups < 1) throw std::invalid_argument("BOS^2: need at least one additive group");
+  if (opt.batch < 1 || opt.batch > opt.i_max)
+    throw std::invalid_argument("BOS^2: batch size must be in 1..i_max (" +
+                                std::to_string(opt.i_max) + ")");
   if (opt.max_gp_points < 0 || (opt.max_gp_points > 0 && opt.max_gp_points < 4))
     throw std::invalid_argument("BOS^2: max_gp_points must be 0 (all) or >= 4");
   if (opt.refine_queries < 0) throw std::invalid_argument("BOS^2: refine_queries must be >= 0");
@@ -312,69 +315,109 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
     std::vector<double> curve;  // running best errors of this loop (mapped into (0, 1])
     double y_first = 0.0, running_best = -std::numeric_limits<double>::infinity();
     std::optional<bo::BosDecisionTable> table;
-    for (int i = 1; i <= opt.i_max && oracle.remaining() > bo_floor; ++i) {
-      Eigen::VectorXd u;
-      if (opt.candidate_pool > 0) {
-        Timed(&ph.pools, [&] {
-          if (!global_pool) {
-            global_pool.emplace(per_gp);
-            local_pool.emplace(per_gp);
-            for (int j = 0; j < global_pool->num_groups(); ++j)
-              global_pool->SetCandidates(per_gp, j, PoolCandidates(per_gp, j, opt, rng));
-          }
-          if (local_center.size() == 0 || local_center != incumbent) {
-            local_center = incumbent;
-            for (int j = 0; j < local_pool->num_groups(); ++j)
-              local_pool->SetCandidates(per_gp, j, LocalCandidates(per_gp, j, incumbent, opt, rng));
-          }
-          global_pool->Sync(per_gp);
-          local_pool->Sync(per_gp);
-          if (opt.precision_polish) precision.Sync(per_gp);
+    // The next point of the loop (Add-GP-UCB at iteration t) on per_gp as it is now.
+    auto propose = [&](int t) -> Eigen::VectorXd {
+      if (opt.candidate_pool <= 0)
+        return Timed(&ph.acquisition, [&] {
+          return bo::MaximizeAddGpUcb(per_gp, lb, ub, t, opt.acquisition, incumbent, rng);
         });
-        u = Timed(&ph.acquisition, [&] {
-          return bo::MaximizeAddGpUcbOnPools(per_gp, lb, ub, i, opt.acquisition, incumbent,
-                                             {&*global_pool, &*local_pool},
-                                             opt.precision_polish ? &precision : nullptr);
-        });
-      } else {
-        u = Timed(&ph.acquisition, [&] {
-          return bo::MaximizeAddGpUcb(per_gp, lb, ub, i, opt.acquisition, incumbent, rng);
-        });
-      }
-      const double y = querier.Query({u}, side)(0);
-      d_per.push_back({side, u, y});
-      Timed(&ph.update, [&] { per_gp.AddObservation(u, y); });
-      if (y > incumbent_y) {
-        incumbent_y = y;
-        incumbent = u;
-      }
-      loop.queries = i;
-      loop.best_objective = std::max(loop.best_objective, y);
-      report();
-      if (oracle.succeeded()) break;
-      if (opt.refit_every > 0 && i % opt.refit_every == 0)
-        Timed(&ph.fit,
-              [&] { return bo::FitHyperparameters(&per_gp, opt.perturbation_refit, rng); });
-
-      // Bayesian optimal stopping on the running best (docs/design.md mapping): errors
-      // e = y_best / y_first (affine map sending y_first -> 1 and 0 (success) -> 0).
-      if (!opt.stopping) continue;
-      if (i == 1) y_first = std::min(y, -1e-12);
-      running_best = std::max(running_best, y);
-      curve.push_back(std::clamp(running_best / y_first, 1e-6, 1.0));
-      if (i == opt.i_0) {
-        Eigen::VectorXd warm = Eigen::Map<Eigen::VectorXd>(curve.data(), curve.size());
-        table = Timed(&ph.stopping, [&] {
-          return bo::BosDecisionTable::Solve(warm, opt.i_max, y_star / y_first, outer, opt.bos,
-                                             rng);
-        });
-      } else if (i > opt.i_0 && table) {
-        Eigen::VectorXd e = Eigen::Map<Eigen::VectorXd>(curve.data(), curve.size());
-        if (table->Decide(i, table->SummaryStatistic(e)) == bo::BosDecision::kStop) {
-          loop.stopped_early = i < opt.i_max;
-          break;
+      Timed(&ph.pools, [&] {
+        if (!global_pool) {
+          global_pool.emplace(per_gp);
+          local_pool.emplace(per_gp);
+          for (int j = 0; j < global_pool->num_groups(); ++j)
+            global_pool->SetCandidates(per_gp, j, PoolCandidates(per_gp, j, opt, rng));
+        }
+        if (local_center.size() == 0 || local_center != incumbent) {
+          local_center = incumbent;
+          for (int j = 0; j < local_pool->num_groups(); ++j)
+            local_pool->SetCandidates(per_gp, j, LocalCandidates(per_gp, j, incumbent, opt, rng));
+        }
+        global_pool->Sync(per_gp);
+        local_pool->Sync(per_gp);
+        if (opt.precision_polish) precision.Sync(per_gp);
+      });
+      return Timed(&ph.acquisition, [&] {
+        return bo::MaximizeAddGpUcbOnPools(per_gp, lb, ub, t, opt.acquisition, incumbent,
+                                           {&*global_pool, &*local_pool},
+                                           opt.precision_polish ? &precision : nullptr);
+      });
+    };
+    bool stop = false;
+    for (int i = 1; i <= opt.i_max && oracle.remaining() > bo_floor && !stop;) {
+      // A batch of q points (Bos2Options::batch), sent to the model as one batch: after each
+      // proposal but the last, its posterior mean joins the GP as a fantasy observation
+      // (Kriging believer), replaced by the real output once the batch is answered. q = 1 is
+      // the thesis' sequential loop.
+      const int q = static_cast<int>(std::min<long>(
+          {static_cast<long>(opt.batch), opt.i_max - i + 1, oracle.remaining() - bo_floor}));
+      const Eigen::Index n0 = per_gp.num_data();
+      std::vector<Eigen::VectorXd> us;
+      for (int k = 0; k < q; ++k) {
+        us.push_back(propose(i + k));
+        if (k + 1 < q) {
+          Eigen::VectorXd mu;
+          per_gp.Predict(us.back().transpose(), &mu, nullptr);
+          Timed(&ph.update, [&] { per_gp.AddObservation(us.back(), mu(0)); });
         }
       }
+      const Eigen::VectorXd ys = querier.Query(us, side);
+      Timed(&ph.update, [&] {
+        per_gp.ReplaceTargets(n0, ys.head(q - 1));
+        per_gp.AddObservation(us[q - 1], ys(q - 1));
+      });
+      int k = 0;
+      for (; k < q && !stop; ++k) {
+        const int t = i + k;  // this query's index in the loop (1-based)
+        const double y = ys(k);
+        d_per.push_back({side, us[k], y});
+        if (y > incumbent_y) {
+          incumbent_y = y;
+          incumbent = us[k];
+        }
+        loop.queries = t;
+        loop.best_objective = std::max(loop.best_objective, y);
+        report();
+        if (oracle.succeeded()) {
+          stop = true;
+          continue;
+        }
+        if (opt.refit_every > 0 && t % opt.refit_every == 0)
+          Timed(&ph.fit,
+                [&] { return bo::FitHyperparameters(&per_gp, opt.perturbation_refit, rng); });
+
+        // Bayesian optimal stopping on the running best (docs/design.md mapping): errors
+        // e = y_best / y_first (affine map sending y_first -> 1 and 0 (success) -> 0).
+        if (!opt.stopping) continue;
+        if (t == 1) y_first = std::min(y, -1e-12);
+        running_best = std::max(running_best, y);
+        curve.push_back(std::clamp(running_best / y_first, 1e-6, 1.0));
+        if (t == opt.i_0) {
+          Eigen::VectorXd warm = Eigen::Map<Eigen::VectorXd>(curve.data(), curve.size());
+          table = Timed(&ph.stopping, [&] {
+            return bo::BosDecisionTable::Solve(warm, opt.i_max, y_star / y_first, outer, opt.bos,
+                                               rng);
+          });
+        } else if (t > opt.i_0 && table) {
+          Eigen::VectorXd e = Eigen::Map<Eigen::VectorXd>(curve.data(), curve.size());
+          if (table->Decide(t, table->SummaryStatistic(e)) == bo::BosDecision::kStop) {
+            loop.stopped_early = t < opt.i_max;
+            stop = true;
+          }
+        }
+      }
+      // The rest of a batch cut short by success or stopping was queried: it is kept in
+      // D_per and counted in the loop's queries.
+      for (; k < q; ++k) {
+        d_per.push_back({side, us[k], ys(k)});
+        if (ys(k) > incumbent_y) {
+          incumbent_y = ys(k);
+          incumbent = us[k];
+        }
+        loop.queries = i + k;
+        loop.best_objective = std::max(loop.best_objective, ys(k));
+      }
+      i += q;
     }
     result.loops.push_back(loop);
     if (loop.queries == 0) break;

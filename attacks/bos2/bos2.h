@@ -77,6 +77,13 @@ struct Bos2Options {
   double refine_fraction = 0;
   /// p_init of the refinement's window schedule (fraction of pixels per window), (0, 1].
   double refine_p_init = 0.1;
+  /// Batch size q of the perturbation loop (advbo; issue of speed, not in the thesis): q
+  /// points per iteration, chosen one after another by Add-GP-UCB with each earlier one's
+  /// posterior mean added as a fantasy observation (Kriging believer, Ginsbourger et al.
+  /// 2010), sent to the model as one batch (one forward pass of q images instead of q).
+  /// 1 = the thesis' sequential loop; 1 <= q <= i_max. The stopping rule still sees every
+  /// query in order; a batch cut short by success or stopping has spent all its q queries.
+  int batch = 1;
 
   /// The thesis-literal configuration (= the member defaults).
   static Bos2Options Thesis() { return Bos2Options{}; }

@@ -145,13 +145,18 @@ void Bos2Attack::ApplySettings(const std::string& settings, Bos2Options* o) {
         throw std::invalid_argument("bos2 setting refine_p must be in (0, 1]");
     } else if (k == "paths") {
       o->bos.num_paths = ParseInt(k, v, 100);
+    } else if (k == "batch") {
+      o->batch = ParseInt(k, v, 1);
+      if (o->batch > o->i_max)
+        throw std::invalid_argument("bos2 setting batch must be in 1.." + std::to_string(o->i_max) +
+                                    " (the perturbation loop's i_max), got " + v);
     } else {
       throw std::invalid_argument(
           "unknown bos2 setting '" + k +
           "' (preset, stopping, kernel, beta, candidates, local, vertex, "
           "polish, window, saturation, "
           "noise, fit_points, restarts, refit, decompositions, groups, "
-          "paths, pool, init, precision, refine, refine_fraction, refine_p)");
+          "paths, pool, init, precision, refine, refine_fraction, refine_p, batch)");
     }
   }
 }
@@ -211,6 +216,7 @@ AttackResult Bos2Attack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                                 {"i_max", o.i_max},
                                 {"i_0", o.i_0},
                                 {"init_per_side", o.init_per_side}};
+  if (o.batch > 1) r.details["bos2_settings"]["batch"] = o.batch;  // absent: 1
   if (o.refine_queries > 0) {
     r.details["bos2_settings"]["refine_queries"] = o.refine_queries;
     r.details["bos2_settings"]["refine_p_init"] = o.refine_p_init;

@@ -146,6 +146,18 @@ void ExactGP::AddObservation(const Eigen::VectorXd& x, double y) {
   SolveAlpha();
 }
 
+void ExactGP::ReplaceTargets(Eigen::Index from, const Eigen::VectorXd& y) {
+  if (from < 0 || from + y.size() > y_.size())
+    throw std::invalid_argument("ExactGP::ReplaceTargets: values " + std::to_string(from) + ".." +
+                                std::to_string(from + y.size()) + " outside the " +
+                                std::to_string(y_.size()) + " observations");
+  if (!y.allFinite()) throw NumericalError("ExactGP::ReplaceTargets: non-finite observation");
+  if (y.size() == 0) return;
+  y_.segment(from, y.size()) = y;
+  UpdateStandardization();
+  SolveAlpha();
+}
+
 void ExactGP::Predict(const Eigen::MatrixXd& xs, Eigen::VectorXd* mean,
                       Eigen::VectorXd* var) const {
   if (x_.rows() == 0) {

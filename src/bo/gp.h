@@ -45,6 +45,12 @@ class ExactGP {
   void SetData(const Eigen::MatrixXd& x, const Eigen::VectorXd& y);
   /// Appends one observation (x [D], y) with an O(N^2) row-append Cholesky update.
   void AddObservation(const Eigen::VectorXd& x, double y);
+  /// Replaces the observations y[from .. from + y.size()) (finite) and keeps X and the
+  /// Cholesky factor: only the standardisation and alpha are recomputed, O(N^2). Used to turn
+  /// fantasy observations (Kriging believer batches) into the real ones at the same inputs.
+  /// Throws std::invalid_argument when the range leaves the data, NumericalError on non-finite
+  /// y.
+  void ReplaceTargets(Eigen::Index from, const Eigen::VectorXd& y);
   /// Refactorises from scratch (call after changing kernel hyperparameters or noise).
   void Refactorize();
 

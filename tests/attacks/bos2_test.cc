@@ -132,6 +132,50 @@ TEST_F(Bos2OnMnist, SameSeedSameRunAndStoppingAblation) {
   for (const auto& l : c.loops) EXPECT_FALSE(l.stopped_early);
 }
 
+TEST_F(Bos2OnMnist, BatchedLoopsSendQPointsPerForwardPassWithinTheThreatModel) {
+  const int idx = 3;
+  const double eps = 0.3;
+  const long budget = 200;
+  for (int q : {1, 4}) {
+    oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx],
+                          data_->labels[idx] == 2 ? 3 : 2, eps, budget);
+    std::vector<long> batches;
+    o.set_feedback([&](const oracle::QueryResult& r) { batches.push_back(r.objective.size()); });
+    double worst = 0;
+    o.set_observer([&](const float* img, long) {
+      for (size_t i = 0; i < data_->image_size(); ++i)
+        worst = std::max(worst, std::abs(double(img[i]) - data_->image(idx)[i]));
+    });
+    bo::Rng rng(5);
+    Bos2Options opt = Bos2Options::Tuned();
+    opt.refine_fraction = 0;
+    opt.batch = q;
+    const Bos2Result r = RunBos2(o, opt, rng);
+    EXPECT_LE(worst, eps + 1e-7);
+    EXPECT_LE(o.queries(), budget);
+    long loop_queries = 30;  // the initial design: 3 sides x 10
+    for (const auto& l : r.loops) loop_queries += l.queries;
+    EXPECT_EQ(loop_queries, o.queries()) << "q = " << q;
+    // After the three initial batches of 10, every forward pass carries at most q images,
+    // and with q = 4 the loops do batch (fewer forward passes than queries).
+    ASSERT_GE(batches.size(), 3u);
+    long loop_passes = 0, loop_images = 0;
+    for (size_t b = 3; b < batches.size(); ++b) {
+      EXPECT_LE(batches[b], q);
+      ++loop_passes;
+      loop_images += batches[b];
+    }
+    if (q == 1) EXPECT_EQ(loop_passes, loop_images);
+    if (q == 4 && loop_images > 8) EXPECT_LT(loop_passes, loop_images);
+    if (r.success) EXPECT_EQ(r.queries, o.first_success_query());
+  }
+  Bos2Options bad;
+  bad.batch = 41;
+  oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx], 1, eps, budget);
+  bo::Rng rng(1);
+  EXPECT_THROW(RunBos2(o, bad, rng), std::invalid_argument);
+}
+
 TEST(Bos2Window, KeepsTheBestQuarterAndTheMostRecentRest) {
   // 12 objectives; window 8 keeps the best ceil(8/4) = 2 (indices 1 and 4) plus the 6 most
   // recent others (6..11), in ascending order.

@@ -89,6 +89,36 @@ TEST(ExactGP, IncrementalUpdateEqualsRefactorisation) {
   EXPECT_LT((v1 - v2).cwiseAbs().maxCoeff(), 1e-8);
 }
 
+TEST(ExactGP, ReplacedTargetsEqualAFreshFitOnTheRealOutputs) {
+  // Kriging-believer bookkeeping: fantasies at the posterior mean, then the real outputs at
+  // the same inputs, give the GP fitted on the real data directly (factor untouched).
+  Rng rng(8);
+  Eigen::MatrixXd x = Uniform(15, 3, rng), xs = Uniform(6, 3, rng);
+  Eigen::VectorXd y = x.col(0).array().sin().matrix() + x.col(2);
+  ExactGP gp(std::make_unique<StationaryKernel>(KernelFamily::kSquaredExponential, 3, true), 1e-4);
+  gp.SetData(x.topRows(12), y.head(12));
+  for (int i = 12; i < 15; ++i) {
+    Eigen::VectorXd mu;
+    gp.Predict(x.row(i), &mu, nullptr);
+    gp.AddObservation(x.row(i).transpose(), mu(0));
+  }
+  const Eigen::MatrixXd l = gp.cholesky();
+  const long factorizations = gp.num_factorizations();
+  gp.ReplaceTargets(12, y.tail(3));
+  EXPECT_EQ(gp.cholesky(), l);
+  EXPECT_EQ(gp.num_factorizations(), factorizations);
+  ExactGP direct(std::make_unique<StationaryKernel>(KernelFamily::kSquaredExponential, 3, true),
+                 1e-4);
+  direct.SetData(x, y);
+  Eigen::VectorXd m1, v1, m2, v2;
+  gp.Predict(xs, &m1, &v1);
+  direct.Predict(xs, &m2, &v2);
+  EXPECT_LT((m1 - m2).cwiseAbs().maxCoeff(), 1e-9);
+  EXPECT_LT((v1 - v2).cwiseAbs().maxCoeff(), 1e-9);
+  EXPECT_THROW(gp.ReplaceTargets(14, y.tail(2)), std::invalid_argument);
+  EXPECT_THROW(gp.ReplaceTargets(0, Eigen::VectorXd::Constant(1, NAN)), NumericalError);
+}
+
 TEST(ExactGP, DuplicatePointsNeedJitterNotACrash) {
   Eigen::MatrixXd x = Eigen::MatrixXd::Zero(30, 2);  // 30 copies of one point
   Eigen::VectorXd y = Eigen::VectorXd::LinSpaced(30, 0, 1);
