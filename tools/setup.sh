@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 PKGS=(cmake g++ make pkg-config zlib1g-dev libtorch-dev libeigen3-dev libopencv-dev
       libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev liblbfgspp-dev
       libnlopt-cxx-dev libboost-dev libtbb-dev libgtest-dev libgmock-dev
-      libopenblas0-pthread dataset-fashion-mnist
+      libopenblas0-pthread liblapack-dev dataset-fashion-mnist
       libcpp-httplib-dev pybind11-dev python3-dev python3-numpy python3-pytest
       python3-torch python3-pip python3-venv python3-setuptools python3-wheel)
 # python3-torch: the Python API's nn.Module models (and its tests); pip, venv, setuptools and

@@ -7,9 +7,40 @@
 #include <limits>
 #include <string>
 
+// LAPACK (Debian's liblapack.so.3: OpenBLAS's multithreaded build once libopenblas0-pthread
+// is installed, as tools/setup.sh does): Cholesky factor and inverse from it.
+extern "C" {
+void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info);
+void dpotri_(const char* uplo, const int* n, double* a, const int* lda, int* info);
+}
+
 namespace advbo::bo {
 namespace {
 constexpr double kLog2Pi = 1.8378770664093453;
+
+// In place: the lower Cholesky factor of the SPD matrix a [n, n] by LAPACK dpotrf (the upper
+// triangle is zeroed). False when a is not numerically positive definite (a is then garbage).
+bool LapackCholesky(Eigen::MatrixXd* a) {
+  const int n = static_cast<int>(a->rows()), lda = n;
+  int info = 0;
+  dpotrf_("L", &n, a->data(), &lda, &info);
+  if (info != 0) return false;
+  a->triangularView<Eigen::StrictlyUpper>().setZero();
+  return true;
+}
+
+// K^{-1} [n, n] (full, symmetric) from K's lower Cholesky factor l by LAPACK dpotri: 2n^3/3
+// flops instead of the 2n^3 of two triangular solves against the identity.
+Eigen::MatrixXd LapackInverseFromCholesky(const Eigen::MatrixXd& l) {
+  Eigen::MatrixXd inv = l;
+  const int n = static_cast<int>(l.rows()), lda = n;
+  int info = 0;
+  dpotri_("L", &n, inv.data(), &lda, &info);
+  if (info != 0) throw NumericalError("dpotri: singular Cholesky factor (info " +
+                                      std::to_string(info) + ")");
+  inv.triangularView<Eigen::StrictlyUpper>() = inv.transpose();
+  return inv;
+}
 }  // namespace
 
 Eigen::MatrixXd CholeskyWithJitter(const Eigen::MatrixXd& a, double* jitter_used) {
@@ -305,11 +336,21 @@ double ExactGP::LogMarginalLikelihoodWith(const Kernel& k, double noise, const P
   kmat.diagonal().array() += noise;
   double jitter = 0.0;
   Eigen::MatrixXd l;
-  try {
-    l = CholeskyWithJitter(kmat, &jitter);
-  } catch (const NumericalError&) {
-    if (grad) grad->setZero(p + 1);
-    return -std::numeric_limits<double>::infinity();
+  // Large n: LAPACK's blocked, multithreaded factorisation and inverse (kLapackMinPoints;
+  // below it Eigen's, so the BO loops' and BOS^2's small GPs give the same results as
+  // before). A matrix LAPACK finds indefinite falls back to the jittered Eigen path.
+  const bool lapack = n >= kLapackMinPoints;
+  if (lapack) {
+    l = kmat;
+    if (!LapackCholesky(&l)) l.resize(0, 0);
+  }
+  if (l.size() == 0) {
+    try {
+      l = CholeskyWithJitter(kmat, &jitter);
+    } catch (const NumericalError&) {
+      if (grad) grad->setZero(p + 1);
+      return -std::numeric_limits<double>::infinity();
+    }
   }
   Eigen::VectorXd yt = (y_.array() - y_shift_) / y_scale_;
   Eigen::VectorXd a = l.triangularView<Eigen::Lower>().solve(yt);
@@ -319,9 +360,14 @@ double ExactGP::LogMarginalLikelihoodWith(const Kernel& k, double noise, const P
       -0.5 * fit - l.diagonal().array().log().sum() - 0.5 * static_cast<double>(n) * kLog2Pi;
   if (grad) {
     // dLML/dtheta_p = 1/2 tr((a a^T - K^{-1}) dK/dtheta_p)   (RW06 eq. 5.9)
-    Eigen::MatrixXd kinv = Eigen::MatrixXd::Identity(n, n);
-    l.triangularView<Eigen::Lower>().solveInPlace(kinv);
-    l.triangularView<Eigen::Lower>().transpose().solveInPlace(kinv);
+    Eigen::MatrixXd kinv;
+    if (lapack) {
+      kinv = LapackInverseFromCholesky(l);
+    } else {
+      kinv = Eigen::MatrixXd::Identity(n, n);
+      l.triangularView<Eigen::Lower>().solveInPlace(kinv);
+      l.triangularView<Eigen::Lower>().transpose().solveInPlace(kinv);
+    }
     Eigen::MatrixXd w = a * a.transpose() - kinv;
     grad->resize(p + 1);
     grad->head(p) = 0.5 * k.WeightedGradients(cache, w);

@@ -176,6 +176,45 @@ TEST(ExactGP, LogMarginalLikelihoodGradientMatchesFiniteDifferences) {
   }
 }
 
+TEST(ExactGP, LargeGpsLikelihoodThroughLapackEqualsTheDirectFormula) {
+  // n >= kLapackMinPoints: dpotrf / dpotri. The value against a dense Eigen LLT of the same
+  // matrix, the gradient against RW06 eq. 5.9 evaluated with that LLT's inverse, and one
+  // finite difference.
+  Rng rng(12);
+  const int n = static_cast<int>(kLapackMinPoints) + 50;
+  Eigen::MatrixXd x = Uniform(n, 2, rng);
+  Eigen::VectorXd y = (x.col(0) * 2).array().sin().matrix() + x.col(1).cwiseAbs2();
+  StationaryKernel k(KernelFamily::kMatern52, 2, true, {}, 0.4, 1.3);
+  const double noise = 0.05;
+  ExactGP gp(k.Clone(), noise);
+  gp.SetData(x, y);
+  const PairwiseCache cache = gp.kernel().Precompute(x);
+  const Eigen::VectorXd theta = gp.LogHyperparameters();
+  Eigen::VectorXd g;
+  const double lml = gp.LogMarginalLikelihoodAt(theta, cache, &g);
+  Eigen::MatrixXd kk = k.Eval(x, x);
+  kk.diagonal().array() += noise;
+  const Eigen::LLT<Eigen::MatrixXd> llt(kk);
+  const Eigen::VectorXd yt = (y.array() - gp.y_shift()) / gp.y_scale();
+  const Eigen::VectorXd a = llt.solve(yt);
+  const double direct = -0.5 * yt.dot(a) -
+                        Eigen::MatrixXd(llt.matrixL()).diagonal().array().log().sum() -
+                        0.5 * n * std::log(2 * M_PI);
+  EXPECT_NEAR(lml, direct, 1e-8 * std::abs(direct));
+  const Eigen::MatrixXd w = a * a.transpose() - llt.solve(Eigen::MatrixXd::Identity(n, n));
+  EXPECT_NEAR(g(theta.size() - 1), 0.5 * noise * w.trace(), 1e-7 * std::max(1.0, std::abs(g(2))));
+  const Eigen::VectorXd gk = 0.5 * gp.kernel().WeightedGradients(cache, w);
+  for (int i = 0; i + 1 < theta.size(); ++i)
+    EXPECT_NEAR(g(i), gk(i), 1e-7 * std::max(1.0, std::abs(gk(i)))) << i;
+  const double h = 1e-5;
+  Eigen::VectorXd tp = theta, tm = theta;
+  tp(0) += h;
+  tm(0) -= h;
+  const double fd = (gp.LogMarginalLikelihoodAt(tp, cache, nullptr) -
+                     gp.LogMarginalLikelihoodAt(tm, cache, nullptr)) / (2 * h);
+  EXPECT_NEAR(g(0), fd, 1e-4 * std::max(1.0, std::abs(fd)));
+}
+
 // Issue #3: maximum likelihood recovers the lengthscale of a GP sample (n = 300) within 20%.
 TEST(FitHyperparameters, RecoversKnownLengthscaleFromGpSamples) {
   for (auto fam : {KernelFamily::kSquaredExponential, KernelFamily::kMatern52}) {
