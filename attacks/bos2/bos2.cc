@@ -315,12 +315,9 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
     std::vector<double> curve;  // running best errors of this loop (mapped into (0, 1])
     double y_first = 0.0, running_best = -std::numeric_limits<double>::infinity();
     std::optional<bo::BosDecisionTable> table;
-    // The next point of the loop (Add-GP-UCB at iteration t) on per_gp as it is now.
-    auto propose = [&](int t) -> Eigen::VectorXd {
-      if (opt.candidate_pool <= 0)
-        return Timed(&ph.acquisition, [&] {
-          return bo::MaximizeAddGpUcb(per_gp, lb, ub, t, opt.acquisition, incumbent, rng);
-        });
+    // The candidate pools in step with per_gp (drawn on first use; the local pool redrawn
+    // when the incumbent moved).
+    auto sync_pools = [&] {
       Timed(&ph.pools, [&] {
         if (!global_pool) {
           global_pool.emplace(per_gp);
@@ -337,6 +334,14 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
         local_pool->Sync(per_gp);
         if (opt.precision_polish) precision.Sync(per_gp);
       });
+    };
+    // The next point of the loop (Add-GP-UCB at iteration t) on per_gp as it is now.
+    auto propose = [&](int t) -> Eigen::VectorXd {
+      if (opt.candidate_pool <= 0)
+        return Timed(&ph.acquisition, [&] {
+          return bo::MaximizeAddGpUcb(per_gp, lb, ub, t, opt.acquisition, incumbent, rng);
+        });
+      sync_pools();
       return Timed(&ph.acquisition, [&] {
         return bo::MaximizeAddGpUcbOnPools(per_gp, lb, ub, t, opt.acquisition, incumbent,
                                            {&*global_pool, &*local_pool},
@@ -345,26 +350,40 @@ Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng&
     };
     bool stop = false;
     for (int i = 1; i <= opt.i_max && oracle.remaining() > bo_floor && !stop;) {
-      // A batch of q points (Bos2Options::batch), sent to the model as one batch: after each
-      // proposal but the last, its posterior mean joins the GP as a fantasy observation
-      // (Kriging believer), replaced by the real output once the batch is answered. q = 1 is
-      // the thesis' sequential loop.
+      // A batch of q points (Bos2Options::batch), sent to the model as one batch: from one
+      // acquisition pass (batch_one_pass), or Kriging believer -- after each proposal but the
+      // last, its posterior mean joins the GP as a fantasy observation, replaced by the real
+      // output once the batch is answered. q = 1 is the thesis' sequential loop.
       const int q = static_cast<int>(std::min<long>(
           {static_cast<long>(opt.batch), opt.i_max - i + 1, oracle.remaining() - bo_floor}));
       const Eigen::Index n0 = per_gp.num_data();
       std::vector<Eigen::VectorXd> us;
-      for (int k = 0; k < q; ++k) {
-        us.push_back(propose(i + k));
-        if (k + 1 < q) {
-          Eigen::VectorXd mu;
-          per_gp.Predict(us.back().transpose(), &mu, nullptr);
-          Timed(&ph.update, [&] { per_gp.AddObservation(us.back(), mu(0)); });
+      const bool one_pass = q > 1 && opt.batch_one_pass && opt.candidate_pool > 0;
+      if (one_pass) {
+        sync_pools();
+        us = Timed(&ph.acquisition, [&] {
+          return bo::MaximizeAddGpUcbOnPoolsBatch(per_gp, lb, ub, i, opt.acquisition, incumbent,
+                                                  {&*global_pool, &*local_pool}, q,
+                                                  opt.precision_polish ? &precision : nullptr);
+        });
+      } else {
+        for (int k = 0; k < q; ++k) {
+          us.push_back(propose(i + k));
+          if (k + 1 < q) {
+            Eigen::VectorXd mu;
+            per_gp.Predict(us.back().transpose(), &mu, nullptr);
+            Timed(&ph.update, [&] { per_gp.AddObservation(us.back(), mu(0)); });
+          }
         }
       }
       const Eigen::VectorXd ys = querier.Query(us, side);
       Timed(&ph.update, [&] {
-        per_gp.ReplaceTargets(n0, ys.head(q - 1));
-        per_gp.AddObservation(us[q - 1], ys(q - 1));
+        if (one_pass) {
+          for (int k = 0; k < q; ++k) per_gp.AddObservation(us[k], ys(k));
+        } else {
+          per_gp.ReplaceTargets(n0, ys.head(q - 1));
+          per_gp.AddObservation(us[q - 1], ys(q - 1));
+        }
       });
       int k = 0;
       for (; k < q && !stop; ++k) {

@@ -84,6 +84,11 @@ struct Bos2Options {
   /// 1 = the thesis' sequential loop; 1 <= q <= i_max. The stopping rule still sees every
   /// query in order; a batch cut short by success or stopping has spent all its q queries.
   int batch = 1;
+  /// How a batch of q > 1 points is chosen: true (with candidate pools) = one acquisition
+  /// pass (bo::MaximizeAddGpUcbOnPoolsBatch: the polished Add-GP-UCB point plus points made
+  /// of every group's next-best scored candidates), costing one proposal per batch; false =
+  /// Kriging believer (q proposals, each after the previous one's fantasy observation).
+  bool batch_one_pass = true;
 
   /// The thesis-literal configuration (= the member defaults).
   static Bos2Options Thesis() { return Bos2Options{}; }

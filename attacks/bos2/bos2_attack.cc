@@ -145,6 +145,11 @@ void Bos2Attack::ApplySettings(const std::string& settings, Bos2Options* o) {
         throw std::invalid_argument("bos2 setting refine_p must be in (0, 1]");
     } else if (k == "paths") {
       o->bos.num_paths = ParseInt(k, v, 100);
+    } else if (k == "batch_mode") {
+      if (v != "pass" && v != "kb")
+        throw std::invalid_argument("bos2 setting batch_mode must be pass (one acquisition pass "
+                                    "per batch) or kb (Kriging believer), got '" + v + "'");
+      o->batch_one_pass = v == "pass";
     } else if (k == "batch") {
       o->batch = ParseInt(k, v, 1);
       if (o->batch > o->i_max)
@@ -156,7 +161,7 @@ void Bos2Attack::ApplySettings(const std::string& settings, Bos2Options* o) {
           "' (preset, stopping, kernel, beta, candidates, local, vertex, "
           "polish, window, saturation, "
           "noise, fit_points, restarts, refit, decompositions, groups, "
-          "paths, pool, init, precision, refine, refine_fraction, refine_p, batch)");
+          "paths, pool, init, precision, refine, refine_fraction, refine_p, batch, batch_mode)");
     }
   }
 }
@@ -216,7 +221,10 @@ AttackResult Bos2Attack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                                 {"i_max", o.i_max},
                                 {"i_0", o.i_0},
                                 {"init_per_side", o.init_per_side}};
-  if (o.batch > 1) r.details["bos2_settings"]["batch"] = o.batch;  // absent: 1
+  if (o.batch > 1) {  // absent: 1
+    r.details["bos2_settings"]["batch"] = o.batch;
+    r.details["bos2_settings"]["batch_mode"] = o.batch_one_pass ? "pass" : "kb";
+  }
   if (o.refine_queries > 0) {
     r.details["bos2_settings"]["refine_queries"] = o.refine_queries;
     r.details["bos2_settings"]["refine_p_init"] = o.refine_p_init;

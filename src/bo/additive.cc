@@ -320,16 +320,25 @@ Eigen::VectorXd MaximizeAddGpUcbOnPools(const ExactGP& gp, const Eigen::VectorXd
                                         const Eigen::VectorXd& incumbent,
                                         const std::vector<const AdditiveCandidatePool*>& pools,
                                         const GpPrecision* precision) {
+  return MaximizeAddGpUcbOnPoolsBatch(gp, lb, ub, t, opt, incumbent, pools, 1, precision)[0];
+}
+
+std::vector<Eigen::VectorXd> MaximizeAddGpUcbOnPoolsBatch(
+    const ExactGP& gp, const Eigen::VectorXd& lb, const Eigen::VectorXd& ub, int t,
+    const AddGpUcbOptions& opt, const Eigen::VectorXd& incumbent,
+    const std::vector<const AdditiveCandidatePool*>& pools, int q, const GpPrecision* precision) {
   const AdditiveKernel& k = AsAdditive(gp);
   const Eigen::Index d = gp.X().cols();
   if (lb.size() != d || ub.size() != d || incumbent.size() != d)
     throw std::invalid_argument(
         "MaximizeAddGpUcbOnPools: bounds/incumbent must have the GP's dimension");
   if (gp.num_data() < 1) throw std::invalid_argument("MaximizeAddGpUcbOnPools: the GP has no data");
+  if (q < 1) throw std::invalid_argument("MaximizeAddGpUcbOnPools: batch size must be >= 1");
   for (const auto* p : pools)
     if (p == nullptr || p->num_groups() != k.num_groups())
       throw std::invalid_argument("MaximizeAddGpUcbOnPools: a pool of another decomposition");
   Eigen::VectorXd x = incumbent.cwiseMax(lb).cwiseMin(ub);
+  std::vector<Eigen::VectorXd> batch(q, x);
   for (int j = 0; j < k.num_groups(); ++j) {
     const std::vector<int>& dims = k.group(j).active_dims();
     const int dj = static_cast<int>(dims.size());
@@ -348,7 +357,7 @@ Eigen::VectorXd MaximizeAddGpUcbOnPools(const ExactGP& gp, const Eigen::VectorXd
       Eigen::VectorXd mu, var;
       p->Posterior(gp, j, &mu, &var);
       const Eigen::VectorXd score = Ucb(mu, var, sqrt_beta * sqrt_beta);
-      const int keep = std::max(1, opt.polish_starts);
+      const int keep = std::max({1, opt.polish_starts, q});
       std::vector<int> order(score.size());
       for (int c = 0; c < score.size(); ++c) order[c] = c;
       const int top = std::min<int>(keep, static_cast<int>(order.size()));
@@ -369,8 +378,14 @@ Eigen::VectorXd MaximizeAddGpUcbOnPools(const ExactGP& gp, const Eigen::VectorXd
       starts.push_back(scored[s].second);
     PolishGroup(gp, j, sqrt_beta, lb, ub, opt.polish_iterations, starts, &best_z, &best, precision);
     for (int i = 0; i < dj; ++i) x(dims[i]) = best_z(i);
+    batch[0] = x;
+    // The other points of a batch take this group's next-best scored candidates, unpolished.
+    for (int b = 1; b < q; ++b) {
+      const Eigen::VectorXd& z = scored[std::min<size_t>(b, scored.size() - 1)].second;
+      for (int i = 0; i < dj; ++i) batch[b](dims[i]) = z(i);
+    }
   }
-  return x;
+  return batch;
 }
 
 bool GpPrecision::Matches(const ExactGP& gp) const {

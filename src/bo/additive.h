@@ -152,6 +152,17 @@ Eigen::VectorXd MaximizeAddGpUcbOnPools(const ExactGP& gp, const Eigen::VectorXd
                                         const std::vector<const AdditiveCandidatePool*>& pools,
                                         const GpPrecision* precision = nullptr);
 
+/// A batch of q points from one pass of MaximizeAddGpUcbOnPools: point 0 is its result; point
+/// b >= 1 takes, in every group, the b-th best scored candidate of that group (pool candidates
+/// and the incumbent's coordinates, by the group's UCB; unpolished; the last one when fewer
+/// are scored), so a batch costs one acquisition pass. q = 1 gives MaximizeAddGpUcbOnPools's
+/// point exactly. Throws std::invalid_argument as it does, and for q < 1.
+std::vector<Eigen::VectorXd> MaximizeAddGpUcbOnPoolsBatch(
+    const ExactGP& gp, const Eigen::VectorXd& lb, const Eigen::VectorXd& ub, int t,
+    const AddGpUcbOptions& options, const Eigen::VectorXd& incumbent,
+    const std::vector<const AdditiveCandidatePool*>& pools, int q,
+    const GpPrecision* precision = nullptr);
+
 /// Chooses an additive decomposition of the GP inputs into `groups` groups: draws
 /// `num_partitions` random partitions (RandomPartition), scores each by the log marginal
 /// likelihood with every group at the current mean lengthscale/variance of gp's kernel

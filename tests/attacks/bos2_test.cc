@@ -136,7 +136,7 @@ TEST_F(Bos2OnMnist, BatchedLoopsSendQPointsPerForwardPassWithinTheThreatModel) {
   const int idx = 3;
   const double eps = 0.3;
   const long budget = 200;
-  for (int q : {1, 4}) {
+  for (const auto& [q, one_pass] : {std::pair{1, true}, {4, true}, {4, false}}) {
     oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx],
                           data_->labels[idx] == 2 ? 3 : 2, eps, budget);
     std::vector<long> batches;
@@ -150,6 +150,7 @@ TEST_F(Bos2OnMnist, BatchedLoopsSendQPointsPerForwardPassWithinTheThreatModel) {
     Bos2Options opt = Bos2Options::Tuned();
     opt.refine_fraction = 0;
     opt.batch = q;
+    opt.batch_one_pass = one_pass;
     const Bos2Result r = RunBos2(o, opt, rng);
     EXPECT_LE(worst, eps + 1e-7);
     EXPECT_LE(o.queries(), budget);

@@ -220,6 +220,43 @@ TEST(AdditiveCandidatePool, PooledMaximiserMatchesTheBestPoolCandidateWithoutPol
   }
 }
 
+TEST(AdditiveCandidatePool, OnePassBatchTakesEachGroupsNextBestCandidates) {
+  Rng rng(6);
+  Eigen::MatrixXd x = Uniform(25, 4, rng);
+  ExactGP gp(
+      std::make_unique<AdditiveKernel>(KernelFamily::kSquaredExponential, 4,
+                                       std::vector<std::vector<int>>{{0, 1}, {2, 3}}, 0.5, 0.5),
+      1e-3);
+  gp.SetData(x, Eval(x));
+  AdditiveCandidatePool pool(gp);
+  for (int j = 0; j < 2; ++j) pool.SetCandidates(gp, j, Uniform(200, 4, rng));
+  AddGpUcbOptions opt;
+  opt.beta = ExplorationWeight{BetaPolicy::kConstant, 4.0, 0.1};
+  const Eigen::VectorXd lb = -Eigen::VectorXd::Ones(4), ub = Eigen::VectorXd::Ones(4);
+  const Eigen::VectorXd inc = x.row(3).transpose();
+  const Eigen::VectorXd single = MaximizeAddGpUcbOnPools(gp, lb, ub, 1, opt, inc, {&pool});
+  EXPECT_EQ(MaximizeAddGpUcbOnPoolsBatch(gp, lb, ub, 1, opt, inc, {&pool}, 1)[0], single);
+  const auto batch = MaximizeAddGpUcbOnPoolsBatch(gp, lb, ub, 1, opt, inc, {&pool}, 3);
+  ASSERT_EQ(batch.size(), 3u);
+  EXPECT_EQ(batch[0], single);  // the polished point first
+  for (int j = 0; j < 2; ++j) {
+    // Group j of point b: the b-th best of the pool candidates and the incumbent by UCB.
+    Eigen::MatrixXd all(201, 4);
+    all.topRows(200) = pool.candidates(j);
+    all.row(200) = inc.transpose();
+    Eigen::VectorXd m, v;
+    ComponentPosterior(gp, j, all, &m, &v);
+    const Eigen::VectorXd u = Ucb(m, v, 4.0);
+    std::vector<int> order(201);
+    for (int c = 0; c < 201; ++c) order[c] = c;
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return u(a) > u(b); });
+    for (int b = 1; b < 3; ++b)
+      for (int i = 0; i < 2; ++i) EXPECT_DOUBLE_EQ(batch[b](2 * j + i), all(order[b], 2 * j + i));
+  }
+  EXPECT_THROW(MaximizeAddGpUcbOnPoolsBatch(gp, lb, ub, 1, opt, inc, {&pool}, 0),
+               std::invalid_argument);
+}
+
 TEST(GpPrecision, IncrementalInverseAndFastComponentUcbMatchTheDirectOnes) {
   Rng rng(5);
   Eigen::MatrixXd x = Uniform(15, 4, rng);

@@ -9,7 +9,7 @@
 #   SPECS="bos2 bos2:batch=2 bos2:batch=4 bos2:batch=8 bos2:precision=1" DATASET=mnist
 #   PIXELS=8bit ADVBO=build/advbo                               (environment, defaults shown)
 #
-# Writes OUT/<n>/{shard1,shard2,merged}/ per spec (n = its position), OUT/records.jsonl (all
+# Writes OUT/<n>/{table.txt,summary.json} per spec (n = its position), OUT/records.jsonl (all
 # specs), OUT/wall.txt (seconds per spec) and OUT/paired.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -21,6 +21,7 @@ DATASET="${DATASET:-mnist}"
 PIXELS="${PIXELS:-8bit}"
 mkdir -p "$OUT"
 : > "$OUT/wall.txt"
+: > "$OUT/records.jsonl"
 i=0
 for spec in $SPECS; do
   i=$((i + 1))
@@ -34,6 +35,8 @@ for spec in $SPECS; do
   end=$(date +%s%N)
   "$ADVBO" bench merge "$OUT/$i/shard1" "$OUT/$i/shard2" -o "$OUT/$i/merged" >/dev/null
   echo "$spec wall_seconds $(( (end - start) / 1000000000 ))" | tee -a "$OUT/wall.txt"
+  cat "$OUT/$i/merged/records.jsonl" >> "$OUT/records.jsonl"
+  mv "$OUT/$i/merged/table.txt" "$OUT/$i/merged/summary.json" "$OUT/$i/"
+  rm -rf "${OUT:?}/$i/shard1" "${OUT:?}/$i/shard2" "${OUT:?}/$i/merged"
 done
-cat "$OUT"/*/merged/records.jsonl > "$OUT/records.jsonl"
 /usr/bin/python3 tools/paired_compare.py "$OUT/records.jsonl" --ref bos2 --out "$OUT/paired.md"
