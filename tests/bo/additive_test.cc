@@ -178,16 +178,30 @@ TEST(AdditiveCandidatePool, IncrementalPosteriorEqualsTheDirectOne) {
   check("after SetData");
 }
 
+// A two-group additive GP ({0, 1}, {2, 3}) on 25 uniform points of [-1, 1]^4 and a pool of
+// 200 uniform candidates per group.
+struct TwoGroupPool {
+  explicit TwoGroupPool(Rng& rng)
+      : x(Uniform(25, 4, rng)),
+        gp(std::make_unique<AdditiveKernel>(KernelFamily::kSquaredExponential, 4,
+                                            std::vector<std::vector<int>>{{0, 1}, {2, 3}}, 0.5,
+                                            0.5),
+           1e-3),
+        pool(gp) {
+    gp.SetData(x, Eval(x));
+    for (int j = 0; j < 2; ++j) pool.SetCandidates(gp, j, Uniform(200, 4, rng));
+  }
+  Eigen::MatrixXd x;
+  ExactGP gp;
+  AdditiveCandidatePool pool;
+};
+
 TEST(AdditiveCandidatePool, PooledMaximiserMatchesTheBestPoolCandidateWithoutPolish) {
   Rng rng(4);
-  Eigen::MatrixXd x = Uniform(25, 4, rng);
-  ExactGP gp(
-      std::make_unique<AdditiveKernel>(KernelFamily::kSquaredExponential, 4,
-                                       std::vector<std::vector<int>>{{0, 1}, {2, 3}}, 0.5, 0.5),
-      1e-3);
-  gp.SetData(x, Eval(x));
-  AdditiveCandidatePool pool(gp);
-  for (int j = 0; j < 2; ++j) pool.SetCandidates(gp, j, Uniform(200, 4, rng));
+  TwoGroupPool setup(rng);
+  const Eigen::MatrixXd& x = setup.x;
+  const ExactGP& gp = setup.gp;
+  const AdditiveCandidatePool& pool = setup.pool;
   AddGpUcbOptions opt;
   opt.polish_iterations = 0;
   opt.beta = ExplorationWeight{BetaPolicy::kConstant, 4.0, 0.1};
@@ -222,14 +236,10 @@ TEST(AdditiveCandidatePool, PooledMaximiserMatchesTheBestPoolCandidateWithoutPol
 
 TEST(AdditiveCandidatePool, OnePassBatchTakesEachGroupsNextBestCandidates) {
   Rng rng(6);
-  Eigen::MatrixXd x = Uniform(25, 4, rng);
-  ExactGP gp(
-      std::make_unique<AdditiveKernel>(KernelFamily::kSquaredExponential, 4,
-                                       std::vector<std::vector<int>>{{0, 1}, {2, 3}}, 0.5, 0.5),
-      1e-3);
-  gp.SetData(x, Eval(x));
-  AdditiveCandidatePool pool(gp);
-  for (int j = 0; j < 2; ++j) pool.SetCandidates(gp, j, Uniform(200, 4, rng));
+  TwoGroupPool setup(rng);
+  const Eigen::MatrixXd& x = setup.x;
+  const ExactGP& gp = setup.gp;
+  const AdditiveCandidatePool& pool = setup.pool;
   AddGpUcbOptions opt;
   opt.beta = ExplorationWeight{BetaPolicy::kConstant, 4.0, 0.1};
   const Eigen::VectorXd lb = -Eigen::VectorXd::Ones(4), ub = Eigen::VectorXd::Ones(4);
