@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS="${JOBS:-$(nproc)}"
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DADVBO_SANITIZE=ON > /dev/null
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DADVBO_SANITIZE=ON -DADVBO_BENCH=OFF > /dev/null
 cmake --build build-asan -j "$JOBS" >&2
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0"
 export LSAN_OPTIONS="suppressions=$PWD/tools/lsan.supp:print_suppressions=0"
