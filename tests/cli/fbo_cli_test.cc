@@ -115,8 +115,9 @@ TEST_F(FboCli, CommandAgents) {
   EXPECT_EQ(ReadJsonl(dir_ / "max" / "rounds.jsonl"), rounds);
   ASSERT_EQ(RunAdvbo(base + "--algo fts --minimize -o " + (dir_ / "min").string(), dir_ / "log"), 0)
       << Slurp(dir_ / "log");
-  for (const auto& y : ReadJsonl(dir_ / "min" / "rounds.jsonl").back()["y"])
-    EXPECT_GE(y.get<double>(), 0.0);
+  const auto min_rounds = ReadJsonl(dir_ / "min" / "rounds.jsonl");  // outlives the loop
+  ASSERT_FALSE(min_rounds.empty());
+  for (const auto& y : min_rounds.back()["y"]) EXPECT_GE(y.get<double>(), 0.0);
   EXPECT_EQ(RunAdvbo(base + "--minimize --maximize -o " + (dir_ / "both").string(), dir_ / "log"),
             1);
   EXPECT_FALSE(fs::exists(dir_ / "both"));

@@ -508,7 +508,13 @@ TEST(Serve, SoakMemoryAndLatencyStayFlat) {
   std::printf("soak: %.2f ms/request early, %.2f late; memory +%.1f MiB\n", 1e3 * early, 1e3 * late,
               rss_growth);
   EXPECT_LT(late, 1.5 * early);
+#ifndef ADVBO_SANITIZED
   EXPECT_LT(rss_growth, 20.0);
+#else
+  // AddressSanitizer keeps freed blocks in its quarantine (256 MiB by default), so resident
+  // memory grows without a leak (+21.6 MiB measured); LeakSanitizer checks leaks at exit instead.
+  EXPECT_LT(rss_growth, 256.0 + 20.0);
+#endif
   EXPECT_EQ(srv.server().requests(), 3000);
 }
 
