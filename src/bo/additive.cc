@@ -97,28 +97,32 @@ ComponentUcb::ComponentUcb(const ExactGP& gp, int j, double sqrt_beta, const GpP
 
 double ComponentUcb::Value(const Eigen::VectorXd& z, Eigen::VectorXd* grad) const {
   const auto& l = gp_.cholesky();
-  Eigen::MatrixXd diff = (-xj_).rowwise() + z.transpose();  // [N, d_j]: z - x_i
-  Eigen::ArrayXXd r2 = diff.rowwise().squaredNorm().array() * inv_l2_;
-  Eigen::ArrayXXd kx, dk;
-  kj_->Profile(r2, &kx, grad ? &dk : nullptr);
-  Eigen::VectorXd v;
+  const Eigen::Index n = xj_.rows(), dj = xj_.cols();
+  // diff = z - x_i per row [N, d_j], column by column (the same values as a row-wise
+  // broadcast: -x + z and z - x round identically).
+  diff_.resize(n, dj);
+  for (Eigen::Index a = 0; a < dj; ++a) diff_.col(a) = (-xj_.col(a)).array() + z(a);
+  r2_.resize(n, 1);
+  r2_ = diff_.rowwise().squaredNorm().array() * inv_l2_;
+  kj_->Profile(r2_, &kx_, grad ? &dk_ : nullptr);
+  const auto k = kx_.matrix().col(0);
   double reduction;  // k^T K^{-1} k
   if (precision_) {
-    v.noalias() = precision_->matrix().selfadjointView<Eigen::Lower>() * kx.matrix().col(0);
-    reduction = kx.matrix().col(0).dot(v);  // v = K^{-1} k already
+    v_.noalias() = precision_->matrix().selfadjointView<Eigen::Lower>() * k;
+    reduction = k.dot(v_);  // v = K^{-1} k already
   } else {
-    v = l.triangularView<Eigen::Lower>().solve(kx.matrix());
-    reduction = v.squaredNorm();
+    v_ = l.triangularView<Eigen::Lower>().solve(kx_.matrix());
+    reduction = v_.squaredNorm();
   }
-  const double m = kx.matrix().col(0).dot(gp_.alpha());
+  const double m = k.dot(gp_.alpha());
   const double s = std::sqrt(std::max(kj_->variance() - reduction, 1e-12));
   if (grad) {
-    if (!precision_) l.triangularView<Eigen::Lower>().transpose().solveInPlace(v);  // K^{-1} k
+    if (!precision_) l.triangularView<Eigen::Lower>().transpose().solveInPlace(v_);  // K^{-1} k
     // d k(z, x_i) / dz = dk/dr2_i * 2 (z - x_i) / l^2
-    const Eigen::VectorXd w_mean = (dk.col(0) * gp_.alpha().array()).matrix();
-    const Eigen::VectorXd w_var = (dk.col(0) * v.array()).matrix();
-    const Eigen::VectorXd dm = 2.0 * inv_l2_ * diff.transpose() * w_mean;
-    const Eigen::VectorXd ds2 = -4.0 * inv_l2_ * diff.transpose() * w_var;
+    w_ = (dk_.col(0) * gp_.alpha().array()).matrix();
+    const Eigen::VectorXd dm = 2.0 * inv_l2_ * diff_.transpose() * w_;
+    w_ = (dk_.col(0) * v_.array()).matrix();
+    const Eigen::VectorXd ds2 = -4.0 * inv_l2_ * diff_.transpose() * w_;
     *grad = dm + sqrt_beta_ * ds2 / (2.0 * s);
   }
   return m + sqrt_beta_ * s;

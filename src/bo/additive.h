@@ -54,7 +54,9 @@ class ComponentUcb {
   /// `precision`, if given, must be Synced to gp; values then come from K^{-1} k (one
   /// matrix-vector product) instead of two triangular solves with L (equal up to round-off).
   ComponentUcb(const ExactGP& gp, int j, double sqrt_beta, const GpPrecision* precision = nullptr);
-  /// Value at z [d_j]; if grad is non-null it receives d/dz [d_j].
+  /// Value at z [d_j]; if grad is non-null it receives d/dz [d_j]. Reuses scratch buffers
+  /// of the object (no allocation per call), so one object must not be evaluated from two
+  /// threads at once.
   double Value(const Eigen::VectorXd& z, Eigen::VectorXd* grad) const;
 
  private:
@@ -63,6 +65,11 @@ class ComponentUcb {
   const GpPrecision* precision_;
   double sqrt_beta_, inv_l2_;
   Eigen::MatrixXd xj_;
+  // Scratch of Value, sized [N, d_j] / [N, 1] / [N] once: the L-BFGS-B polish calls Value
+  // ~10^5 times per attack and the allocations were ~4 % of its time.
+  mutable Eigen::MatrixXd diff_;
+  mutable Eigen::ArrayXXd r2_, kx_, dk_;
+  mutable Eigen::VectorXd v_, w_;
 };
 
 /// Options of MaximizeAddGpUcb; defaults are the ones BOS^2 uses.
