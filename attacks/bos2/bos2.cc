@@ -104,6 +104,15 @@ Bos2Options Bos2Options::Tuned() {
   return o;
 }
 
+Bos2Options Bos2Options::Fast() {
+  Bos2Options o = Tuned();
+  o.precision_polish = true;
+  o.perturbation_fit.restarts = 0;
+  o.acquisition.polish_iterations = 8;
+  o.max_gp_points = 120;
+  return o;
+}
+
 bo::FitOptions Bos2Options::DefaultPerturbationFit() {
   bo::FitOptions f;
   f.restarts = 1;

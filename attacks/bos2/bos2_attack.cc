@@ -74,9 +74,12 @@ void Bos2Attack::ApplySettings(const std::string& settings, Bos2Options* o) {
       throw std::invalid_argument("bos2 setting '" + kv + "' is not key=value");
     const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
     if (k == "preset") {
-      if (v != "thesis" && v != "tuned")
-        throw std::invalid_argument("bos2 setting preset: use thesis or tuned, got '" + v + "'");
-      Bos2Options p = v == "thesis" ? Bos2Options::Thesis() : Bos2Options::Tuned();
+      if (v != "thesis" && v != "tuned" && v != "fast")
+        throw std::invalid_argument("bos2 setting preset: use thesis, tuned or fast, got '" + v +
+                                    "'");
+      Bos2Options p = v == "thesis" ? Bos2Options::Thesis()
+                      : v == "fast" ? Bos2Options::Fast()
+                                    : Bos2Options::Tuned();
       p.allowed_sides = o->allowed_sides;  // keep the image-size clipping and the ablation
       p.init_sides = o->init_sides;
       p.stopping = o->stopping;
