@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# BO work per query: the default `bos2` against `bos2:preset=fast` (Bos2Options::Fast) and the
+# settings it is made of, on the same instances and seeds (docs/results/attacks.md, "BO work
+# per query"):
+#   1. the paired MNIST rows (17 images x 9 targets = 153 instances, 8-bit, T = 900), each
+#      row alone as 2 shards on the 2 cores (tools/bench/bench_bos2_batch.sh) -> OUT/paired_mnist153.md;
+#   2. BO and model ms per query, one process per core (default and fast side by side), the
+#      first correctly classified image x 9 targets, MNIST and CIFAR-10 -> OUT/speed_*.jsonl;
+#   3. the 450-instance MNIST row with `bos2:preset=fast,batch=4` -> OUT/fast450/.
+#
+#   bash tools/bench/bench_bos2_fast.sh [OUT]     (default results/bos2_fast)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ADVBO="${ADVBO:-build/advbo}"
+OUT="${1:-results/bos2_fast}"
+mkdir -p "$OUT"
+SPECS="bos2 bos2:precision=1,restarts=0 bos2:precision=1,restarts=0,polish=8 \
+bos2:preset=fast bos2:preset=fast,batch=4" bash tools/bench/bench_bos2_batch.sh 17 "$OUT/mnist153"
+cp "$OUT/mnist153/paired.md" "$OUT/paired_mnist153.md"
+for ds in mnist cifar10; do
+  for spec in bos2 bos2:preset=fast; do
+    "$ADVBO" bench --dataset "$ds" --attacks "$spec" -n 1 --targeted --budget 900 --seed 0 \
+      --pixels 8bit --threads 1 -q -o "$OUT/speed_${ds}_${spec//[:=,]/_}" > /dev/null &
+  done
+  wait
+  for spec in bos2 bos2:preset=fast; do
+    cp "$OUT/speed_${ds}_${spec//[:=,]/_}/records.jsonl" "$OUT/speed_${ds}_${spec//[:=,]/_}.jsonl"
+  done
+done
+SPECS="bos2:preset=fast,batch=4" bash tools/bench/bench_bos2_batch.sh 50 "$OUT/fast450"
