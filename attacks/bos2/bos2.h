@@ -101,7 +101,7 @@ struct Bos2Options {
   /// (precision_polish), no random restart in the loop-start fits (the GP starts from its
   /// last hyperparameters), 8 instead of 15 L-BFGS-B polish iterations and a GP window of 120
   /// instead of 200 points. Paired on 153 MNIST instances (8-bit, T = 900): 90.2 vs 88.2 %
-  /// ASR (4 wins / 1 loss), -0.6 +- 7.8 queries, BO time per query 4.39 vs 6.76 ms
+  /// ASR (4 wins / 1 loss), -0.6 +- 7.8 queries, BO time per query 4.12 vs 6.76 ms
   /// (docs/results/attacks.md). Not the default: the published tables were made with Tuned().
   static Bos2Options Fast();
 

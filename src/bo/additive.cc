@@ -102,7 +102,6 @@ double ComponentUcb::Value(const Eigen::VectorXd& z, Eigen::VectorXd* grad) cons
   // broadcast: -x + z and z - x round identically).
   diff_.resize(n, dj);
   for (Eigen::Index a = 0; a < dj; ++a) diff_.col(a) = (-xj_.col(a)).array() + z(a);
-  r2_.resize(n, 1);
   r2_ = diff_.rowwise().squaredNorm().array() * inv_l2_;
   kj_->Profile(r2_, &kx_, grad ? &dk_ : nullptr);
   const auto k = kx_.matrix().col(0);

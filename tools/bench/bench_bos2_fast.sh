@@ -19,12 +19,10 @@ bos2:preset=fast bos2:preset=fast,batch=4" bash tools/bench/bench_bos2_batch.sh 
 cp "$OUT/mnist153/paired.md" "$OUT/paired_mnist153.md"
 for ds in mnist cifar10; do
   for spec in bos2 bos2:preset=fast; do
-    "$ADVBO" bench --dataset "$ds" --attacks "$spec" -n 1 --targeted --budget 900 --seed 0 \
-      --pixels 8bit --threads 1 -q -o "$OUT/speed_${ds}_${spec//[:=,]/_}" > /dev/null &
+    (dir="$OUT/speed_${ds}_${spec//[:=,]/_}"
+     "$ADVBO" bench --dataset "$ds" --attacks "$spec" -n 1 --targeted --budget 900 --seed 0 \
+       --pixels 8bit --threads 1 -q -o "$dir" > /dev/null && cp "$dir/records.jsonl" "$dir.jsonl") &
   done
   wait
-  for spec in bos2 bos2:preset=fast; do
-    cp "$OUT/speed_${ds}_${spec//[:=,]/_}/records.jsonl" "$OUT/speed_${ds}_${spec//[:=,]/_}.jsonl"
-  done
 done
 SPECS="bos2:preset=fast,batch=4" bash tools/bench/bench_bos2_batch.sh 50 "$OUT/fast450"
