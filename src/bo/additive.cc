@@ -227,21 +227,35 @@ AdditiveCandidatePool::AdditiveCandidatePool(const ExactGP& gp) {
   groups_.resize(AsAdditive(gp).num_groups());
 }
 
-void AdditiveCandidatePool::Recompute(const ExactGP& gp, const Eigen::VectorXd& w, Group* g,
-                                      int j) {
+void AdditiveCandidatePool::Recompute(const ExactGP& gp, Group* g, int j) {
   const Eigen::Index n = gp.num_data(), m = g->z.rows(), cap = n + 64;
   g->v.resize(cap, m);
   g->vsq.setZero(m);
-  g->mean.setZero(m);
+  g->a.setZero(m);
+  g->b.setZero(m);
   if (m == 0 || n == 0) return;
-  g->v.topRows(n) = AsAdditive(gp).group(j).Eval(gp.X(), g->z);  // K_j(X, Z) [N, M]
+  const StationaryKernel& kj = AsAdditive(gp).group(j);
+  g->v.topRows(n) = kj.EvalOnActive(kj.ActiveColumns(gp.X()), g->zj);  // K_j(X, Z) [N, M]
   gp.cholesky().triangularView<Eigen::Lower>().solveInPlace(g->v.topRows(n));
   g->vsq = g->v.topRows(n).colwise().squaredNorm().transpose();
-  g->mean = g->v.topRows(n).transpose() * w;
+  Eigen::MatrixXd ue(n, 2);
+  ue << u_, e_;
+  const Eigen::MatrixXd ab = g->v.topRows(n).transpose() * ue;  // [M, 2]
+  g->a = ab.col(0);
+  g->b = ab.col(1);
 }
 
 bool AdditiveCandidatePool::SameState(const ExactGP& gp) const {
   return OnlyGrown(gp, n_, factorizations_, theta_, x_last_);
+}
+
+void AdditiveCandidatePool::SolveTargets(const ExactGP& gp) {
+  const Eigen::Index n = gp.num_data();
+  const auto l = gp.cholesky().triangularView<Eigen::Lower>();
+  u_ = gp.y().array() - anchor_;
+  l.solveInPlace(u_);
+  e_ = Eigen::VectorXd::Ones(n);
+  l.solveInPlace(e_);
 }
 
 void AdditiveCandidatePool::SetCandidates(const ExactGP& gp, int j, Eigen::MatrixXd z) {
@@ -251,21 +265,38 @@ void AdditiveCandidatePool::SetCandidates(const ExactGP& gp, int j, Eigen::Matri
     throw std::invalid_argument("AdditiveCandidatePool: candidates need the GP's dimension");
   Sync(gp);
   groups_[j].z = std::move(z);
-  const Eigen::VectorXd w = gp.cholesky().triangularView<Eigen::Lower>().transpose() * gp.alpha();
-  Recompute(gp, w, &groups_[j], j);
+  groups_[j].zj = groups_[j].z.rows() > 0 ? AsAdditive(gp).group(j).ActiveColumns(groups_[j].z)
+                                          : Eigen::MatrixXd();
+  Recompute(gp, &groups_[j], j);
+  UpdateMean(gp, &groups_[j]);
+}
+
+void AdditiveCandidatePool::UpdateMean(const ExactGP& gp, Group* g) const {
+  // w = L^{-1} y~ = (u - (y_shift - anchor) e) / y_scale, so V^T w = (a - delta b) / y_scale.
+  const double delta = gp.y_shift() - anchor_;
+  g->mean = (g->a - delta * g->b) / gp.y_scale();
 }
 
 void AdditiveCandidatePool::Sync(const ExactGP& gp) {
   if (AsAdditive(gp).num_groups() != num_groups())
     throw std::invalid_argument("AdditiveCandidatePool: the GP's decomposition changed");
   const Eigen::Index n = gp.num_data();
-  // w = L^{-1} y~ = L^T alpha (standardisation changes with every observation).
-  const Eigen::VectorXd w =
-      n > 0 ? Eigen::VectorXd(gp.cholesky().triangularView<Eigen::Lower>().transpose() * gp.alpha())
-            : Eigen::VectorXd();
   if (SameState(gp)) {
+    // Old targets unchanged (no ReplaceTargets since the last Sync): u and e only gain the
+    // new rows' entries (forward substitution), and a, b the new rows' terms.
+    const bool same_targets = gp.y().head(n_) == y_;
+    const Eigen::MatrixXd& l = gp.cholesky();
+    if (same_targets) {
+      u_.conservativeResize(n);
+      e_.conservativeResize(n);
+      for (Eigen::Index r = n_; r < n; ++r) {
+        u_(r) = (gp.y()(r) - anchor_ - l.row(r).head(r).dot(u_.head(r))) / l(r, r);
+        e_(r) = (1.0 - l.row(r).head(r).dot(e_.head(r))) / l(r, r);
+      }
+    } else {
+      SolveTargets(gp);
+    }
     if (n > n_) {
-      const Eigen::MatrixXd& l = gp.cholesky();
       const Eigen::MatrixXd xnew = gp.X().bottomRows(n - n_);
       for (int j = 0; j < num_groups(); ++j) {
         Group& g = groups_[j];
@@ -275,35 +306,37 @@ void AdditiveCandidatePool::Sync(const ExactGP& gp) {
           v2.topRows(n_) = g.v.topRows(n_);
           g.v.swap(v2);
         }
-        const Eigen::MatrixXd knew = AsAdditive(gp).group(j).Eval(xnew, g.z);  // [n-n_, M]
-        if (n == n_ + 1) {
-          // Two matrix-vector products over the old rows of V (no packing, unlike a GEMM
-          // with two right-hand sides): the new row's projection and the old rows' mean.
-          const auto v_old = g.v.topRows(n_);
-          const Eigen::VectorXd proj = v_old.transpose() * l.row(n_).head(n_).transpose();
-          g.mean.noalias() = v_old.transpose() * w.head(n_);
-          g.v.row(n_) = (knew.row(0) - proj.transpose()) / l(n_, n_);
-          g.vsq += g.v.row(n_).transpose().cwiseAbs2();
-          g.mean += w(n_) * g.v.row(n_).transpose();
-        } else {
-          for (Eigen::Index r = n_; r < n; ++r) {
-            g.v.row(r) = (knew.row(r - n_) - l.row(r).head(r) * g.v.topRows(r)) / l(r, r);
-            g.vsq += g.v.row(r).transpose().cwiseAbs2();
+        const StationaryKernel& kj = AsAdditive(gp).group(j);
+        const Eigen::MatrixXd knew = kj.EvalOnActive(kj.ActiveColumns(xnew), g.zj);  // [n-n_, M]
+        for (Eigen::Index r = n_; r < n; ++r) {
+          // One matrix-vector pass over V's old rows per new row: its projection.
+          g.v.row(r) = (knew.row(r - n_) - l.row(r).head(r) * g.v.topRows(r)) / l(r, r);
+          g.vsq += g.v.row(r).transpose().cwiseAbs2();
+          if (same_targets) {
+            g.a += u_(r) * g.v.row(r).transpose();
+            g.b += e_(r) * g.v.row(r).transpose();
           }
-          g.mean = g.v.topRows(n).transpose() * w;
+        }
+        if (!same_targets) {
+          g.a.noalias() = g.v.topRows(n).transpose() * u_;
+          g.b.noalias() = g.v.topRows(n).transpose() * e_;
         }
       }
-    } else {
+    } else if (!same_targets) {
       for (auto& g : groups_)
-        if (g.z.rows() > 0 && n > 0) g.mean = g.v.topRows(n).transpose() * w;
+        if (g.z.rows() > 0 && n > 0) g.a.noalias() = g.v.topRows(n).transpose() * u_;
     }
   } else {
     ++recomputes_;
-    for (int j = 0; j < num_groups(); ++j) Recompute(gp, w, &groups_[j], j);
+    anchor_ = n > 0 ? gp.y_shift() : 0.0;
+    SolveTargets(gp);
+    for (int j = 0; j < num_groups(); ++j) Recompute(gp, &groups_[j], j);
   }
+  for (auto& g : groups_) UpdateMean(gp, &g);
   n_ = n;
   factorizations_ = gp.num_factorizations();
   theta_ = gp.LogHyperparameters();
+  y_ = gp.y();
   if (n > 0) x_last_ = gp.X().row(n - 1);
 }
 

@@ -101,10 +101,14 @@ Eigen::VectorXd MaximizeAddGpUcb(const ExactGP& gp, const Eigen::VectorXd& lb,
 /// incrementally (advbo's speed structure; the acquisition is Kandasamy 2015's per-group
 /// UCB, BOS^2 eq. 5.4). Group j holds candidates Z_j [M_j, D] (only the group's columns
 /// matter) and V_j = L^{-1} K_j(X, Z_j) [N, M_j], where L is the GP's Cholesky factor; the
-/// component mean is V_j^T w with w = L^{-1} y~ = L^T alpha, the variance k_j(z, z) minus
-/// the column sums of squares of V_j. While the GP only grows by row-append updates
+/// component mean is V_j^T w with w = L^{-1} y~, the variance k_j(z, z) minus the column
+/// sums of squares of V_j. Since y~ = (y - y_shift) / y_scale is affine in y, the pool keeps
+/// a_j = V_j^T L^{-1} (y - c) and b_j = V_j^T L^{-1} 1 (c fixed at the last recomputation),
+/// which only gain the new rows' terms as the GP grows, so the mean costs O(M_j) per Sync
+/// however the standardisation moves. While the GP only grows by row-append updates
 /// (ExactGP::AddObservation without a refactorisation, unchanged hyperparameters), Sync
-/// extends V_j by the new rows in one pass over it, O(N M_j) per observation; any other
+/// extends V_j by the new rows in one pass over it, O(N M_j) per observation (plus one
+/// more pass after ExactGP::ReplaceTargets changed old targets); any other
 /// change (SetData, refit, refactorisation, new kernel) triggers a full O(N^2 M_j)
 /// recomputation. The posteriors equal ComponentPosterior's up to round-off (tested).
 class AdditiveCandidatePool {
@@ -130,12 +134,15 @@ class AdditiveCandidatePool {
 
  private:
   // v has spare rows (capacity >= N) so extensions do not copy; vsq [M] holds the column
-  // sums of squares of v's first N rows and mean [M] the component mean at the last Sync.
+  // sums of squares of v's first N rows; a = V^T u and b = V^T e [M] (u, e below) give the
+  // component mean [M] at the last Sync as (a - (y_shift - anchor) b) / y_scale.
   struct Group {
-    Eigen::MatrixXd z, v;       // [M, D], [cap, M]
-    Eigen::VectorXd vsq, mean;  // [M], [M]
+    Eigen::MatrixXd z, zj, v;         // [M, D], z's group columns [M, d_j], [cap, M]
+    Eigen::VectorXd vsq, a, b, mean;  // [M] each
   };
-  void Recompute(const ExactGP& gp, const Eigen::VectorXd& w, Group* g, int j);
+  void Recompute(const ExactGP& gp, Group* g, int j);
+  void UpdateMean(const ExactGP& gp, Group* g) const;
+  void SolveTargets(const ExactGP& gp);
   bool SameState(const ExactGP& gp) const;
 
   std::vector<Group> groups_;
@@ -143,6 +150,11 @@ class AdditiveCandidatePool {
   long factorizations_ = -1;   // gp.num_factorizations() at the last Sync
   Eigen::VectorXd theta_;      // gp.LogHyperparameters() at the last Sync
   Eigen::RowVectorXd x_last_;  // last training input at the last Sync (identity check)
+  Eigen::VectorXd y_;          // raw targets at the last Sync (ReplaceTargets check)
+  // u = L^{-1} (y - anchor) and e = L^{-1} 1 [N]; anchor = y_shift at the last full
+  // recomputation (keeps a and b free of cancellation when the shift is large).
+  Eigen::VectorXd u_, e_;
+  double anchor_ = 0.0;
   long recomputes_ = 0;
 };
 

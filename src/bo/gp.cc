@@ -332,46 +332,63 @@ double ExactGP::LogMarginalLikelihoodWith(const Kernel& k, double noise, const P
   const int p = k.NumParams();
   const Eigen::Index n = x_.rows();
   if (n == 0) throw std::invalid_argument("ExactGP: log marginal likelihood needs data");
-  Eigen::MatrixXd kmat = k.GramFromCache(cache, nullptr);
-  kmat.diagonal().array() += noise;
-  double jitter = 0.0;
-  Eigen::MatrixXd l;
-  // Large n: LAPACK's blocked, multithreaded factorisation and inverse (kLapackMinPoints;
-  // below it Eigen's, so the BO loops' and BOS^2's small GPs give the same results as
-  // before). A matrix LAPACK finds indefinite falls back to the jittered Eigen path.
-  const bool lapack = n >= kLapackMinPoints;
-  if (lapack) {
-    l = kmat;
-    if (!LapackCholesky(&l)) l.resize(0, 0);
+  // The kernel hands over K, gets back W = a a^T - K^{-1} for the gradient, and reuses its
+  // element-wise work of K for sum(W .* dK/dtheta) (Kernel::GramThenWeightedGradients).
+  double lml = 0.0, w_trace = 0.0;
+  bool failed = false;
+  Eigen::VectorXd kernel_grad;
+  k.GramThenWeightedGradients(
+      cache,
+      [&](Eigen::MatrixXd&& kmat) -> Eigen::MatrixXd {
+        kmat.diagonal().array() += noise;
+        double jitter = 0.0;
+        Eigen::MatrixXd l;
+        // Large n: LAPACK's blocked, multithreaded factorisation and inverse
+        // (kLapackMinPoints; below it Eigen's, so the BO loops' and BOS^2's small GPs give
+        // the same results as before). A matrix LAPACK finds indefinite falls back to the
+        // jittered Eigen path.
+        const bool lapack = n >= kLapackMinPoints;
+        if (lapack) {
+          l = kmat;
+          if (!LapackCholesky(&l)) l.resize(0, 0);
+        }
+        if (l.size() == 0) {
+          try {
+            l = CholeskyWithJitter(kmat, &jitter);
+          } catch (const NumericalError&) {
+            failed = true;
+            return {};
+          }
+        }
+        Eigen::VectorXd yt = (y_.array() - y_shift_) / y_scale_;
+        Eigen::VectorXd a = l.triangularView<Eigen::Lower>().solve(yt);
+        const double fit = a.squaredNorm();
+        l.triangularView<Eigen::Lower>().transpose().solveInPlace(a);
+        lml =
+            -0.5 * fit - l.diagonal().array().log().sum() - 0.5 * static_cast<double>(n) * kLog2Pi;
+        if (!grad) return {};
+        // dLML/dtheta_p = 1/2 tr((a a^T - K^{-1}) dK/dtheta_p)   (RW06 eq. 5.9)
+        Eigen::MatrixXd kinv;
+        if (lapack) {
+          kinv = LapackInverseFromCholesky(l);
+        } else {
+          kinv = Eigen::MatrixXd::Identity(n, n);
+          l.triangularView<Eigen::Lower>().solveInPlace(kinv);
+          l.triangularView<Eigen::Lower>().transpose().solveInPlace(kinv);
+        }
+        Eigen::MatrixXd w = a * a.transpose() - kinv;
+        w_trace = w.trace();
+        return w;
+      },
+      grad ? &kernel_grad : nullptr);
+  if (failed) {
+    if (grad) grad->setZero(p + 1);
+    return -std::numeric_limits<double>::infinity();
   }
-  if (l.size() == 0) {
-    try {
-      l = CholeskyWithJitter(kmat, &jitter);
-    } catch (const NumericalError&) {
-      if (grad) grad->setZero(p + 1);
-      return -std::numeric_limits<double>::infinity();
-    }
-  }
-  Eigen::VectorXd yt = (y_.array() - y_shift_) / y_scale_;
-  Eigen::VectorXd a = l.triangularView<Eigen::Lower>().solve(yt);
-  const double fit = a.squaredNorm();
-  l.triangularView<Eigen::Lower>().transpose().solveInPlace(a);
-  const double lml =
-      -0.5 * fit - l.diagonal().array().log().sum() - 0.5 * static_cast<double>(n) * kLog2Pi;
   if (grad) {
-    // dLML/dtheta_p = 1/2 tr((a a^T - K^{-1}) dK/dtheta_p)   (RW06 eq. 5.9)
-    Eigen::MatrixXd kinv;
-    if (lapack) {
-      kinv = LapackInverseFromCholesky(l);
-    } else {
-      kinv = Eigen::MatrixXd::Identity(n, n);
-      l.triangularView<Eigen::Lower>().solveInPlace(kinv);
-      l.triangularView<Eigen::Lower>().transpose().solveInPlace(kinv);
-    }
-    Eigen::MatrixXd w = a * a.transpose() - kinv;
     grad->resize(p + 1);
-    grad->head(p) = 0.5 * k.WeightedGradients(cache, w);
-    (*grad)(p) = 0.5 * noise * w.trace();
+    grad->head(p) = 0.5 * kernel_grad;
+    (*grad)(p) = 0.5 * noise * w_trace;
   }
   return lml;
 }

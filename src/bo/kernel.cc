@@ -84,6 +84,12 @@ Eigen::VectorXd Kernel::WeightedGradients(const PairwiseCache& cache,
   return out;
 }
 
+void Kernel::GramThenWeightedGradients(const PairwiseCache& cache, const GramWeights& weights,
+                                       Eigen::VectorXd* grad) const {
+  const Eigen::MatrixXd w = weights(GramFromCache(cache, nullptr));
+  if (grad && w.size() > 0) *grad = WeightedGradients(cache, w);
+}
+
 StationaryKernel::StationaryKernel(KernelFamily family, int input_dim, bool ard,
                                    std::vector<int> active_dims, double lengthscale,
                                    double variance)
@@ -161,9 +167,30 @@ void StationaryKernel::Profile(const Eigen::ArrayXXd& r2, Eigen::ArrayXXd* k,
   }
 }
 
+Eigen::MatrixXd StationaryKernel::ActiveColumns(const Eigen::MatrixXd& x) const {
+  if (x.cols() != input_dim_)
+    throw std::invalid_argument("StationaryKernel::ActiveColumns: inputs must have " +
+                                std::to_string(input_dim_) + " columns");
+  return Columns(x, active_);
+}
+
+Eigen::MatrixXd StationaryKernel::EvalOnActive(const Eigen::MatrixXd& a1,
+                                               const Eigen::MatrixXd& a2) const {
+  const auto m = static_cast<Eigen::Index>(active_.size());
+  if (a1.cols() != m || a2.cols() != m)
+    throw std::invalid_argument("StationaryKernel::EvalOnActive: inputs must have " +
+                                std::to_string(m) + " (active) columns");
+  Eigen::ArrayXXd k;
+  Profile(ScaledSqDistOnActive(a1, a2).array(), &k, nullptr);
+  return k.matrix();
+}
+
 Eigen::MatrixXd StationaryKernel::ScaledSqDist(const Eigen::MatrixXd& x1,
                                                const Eigen::MatrixXd& x2) const {
-  Eigen::MatrixXd a = Columns(x1, active_), b = Columns(x2, active_);
+  return ScaledSqDistOnActive(Columns(x1, active_), Columns(x2, active_));
+}
+
+Eigen::MatrixXd StationaryKernel::ScaledSqDistOnActive(Eigen::MatrixXd a, Eigen::MatrixXd b) const {
   const bool exact = family_ == KernelFamily::kMatern12;
   if (ard_) {
     Eigen::RowVectorXd inv = (-log_ls_).array().exp().matrix().transpose();
@@ -203,12 +230,25 @@ PairwiseCache StationaryKernel::Precompute(const Eigen::MatrixXd& x) const {
   return cache;
 }
 
+void StationaryKernel::ProfileFromSqDist(const Eigen::MatrixXd& sq_dist, Eigen::ArrayXXd* r2,
+                                         Eigen::ArrayXXd* k, Eigen::ArrayXXd* dk) const {
+  if (ard_) throw std::logic_error("ProfileFromSqDist is for isotropic kernels");
+  *r2 = sq_dist.array() * std::exp(-2.0 * log_ls_(0));
+  Profile(*r2, k, dk);
+}
+
+Eigen::Vector2d StationaryKernel::WeightedGradientsFromProfile(const Eigen::ArrayXXd& r2,
+                                                               const Eigen::ArrayXXd& k,
+                                                               const Eigen::ArrayXXd& dk,
+                                                               const Eigen::MatrixXd& w) const {
+  if (ard_) throw std::logic_error("WeightedGradientsFromProfile is for isotropic kernels");
+  return Eigen::Vector2d((w.array() * (dk * (-2.0) * r2)).sum(), (w.array() * k).sum());
+}
+
 Eigen::MatrixXd StationaryKernel::GramFromSqDist(const Eigen::MatrixXd& sq_dist,
                                                  std::vector<Eigen::MatrixXd>* grads) const {
-  if (ard_) throw std::logic_error("GramFromSqDist is for isotropic kernels");
-  Eigen::ArrayXXd r2 = sq_dist.array() * std::exp(-2.0 * log_ls_(0));
-  Eigen::ArrayXXd k, dk;
-  Profile(r2, &k, grads ? &dk : nullptr);
+  Eigen::ArrayXXd r2, k, dk;
+  ProfileFromSqDist(sq_dist, &r2, &k, grads ? &dk : nullptr);
   if (grads) {
     grads->clear();
     grads->push_back((dk * (-2.0) * r2).matrix());
@@ -245,13 +285,11 @@ Eigen::MatrixXd StationaryKernel::GramFromCache(const PairwiseCache& cache,
 
 Eigen::Vector2d StationaryKernel::WeightedGradientsFromSqDist(const Eigen::MatrixXd& sq_dist,
                                                               const Eigen::MatrixXd& w) const {
-  if (ard_) throw std::logic_error("WeightedGradientsFromSqDist is for isotropic kernels");
   // Same element-wise arithmetic as GramFromSqDist's gradient matrices, fused with the
   // weighted sum (no [N, N] temporaries per parameter).
-  Eigen::ArrayXXd r2 = sq_dist.array() * std::exp(-2.0 * log_ls_(0));
-  Eigen::ArrayXXd k, dk;
-  Profile(r2, &k, &dk);
-  return Eigen::Vector2d((w.array() * (dk * (-2.0) * r2)).sum(), (w.array() * k).sum());
+  Eigen::ArrayXXd r2, k, dk;
+  ProfileFromSqDist(sq_dist, &r2, &k, &dk);
+  return WeightedGradientsFromProfile(r2, k, dk, w);
 }
 
 Eigen::VectorXd StationaryKernel::WeightedGradients(const PairwiseCache& cache,
@@ -267,6 +305,27 @@ Eigen::VectorXd StationaryKernel::WeightedGradients(const PairwiseCache& cache,
     out(j) = (w.array() * (dk * (-2.0 * std::exp(-2.0 * log_ls_(j))) * cache[j].array())).sum();
   out(NumParams() - 1) = (w.array() * k).sum();
   return out;
+}
+
+void StationaryKernel::GramThenWeightedGradients(const PairwiseCache& cache,
+                                                 const GramWeights& weights,
+                                                 Eigen::VectorXd* grad) const {
+  // GramFromCache and WeightedGradients with the profile computed once.
+  Eigen::ArrayXXd r2 = cache[0].array() * std::exp(-2.0 * log_ls_(0));
+  if (ard_)
+    for (size_t j = 1; j < cache.size(); ++j) r2 += cache[j].array() * std::exp(-2.0 * log_ls_(j));
+  Eigen::ArrayXXd k, dk;
+  Profile(r2, &k, grad ? &dk : nullptr);
+  const Eigen::MatrixXd w = weights(Eigen::MatrixXd(k.matrix()));
+  if (!grad || w.size() == 0) return;
+  if (!ard_) {
+    *grad = WeightedGradientsFromProfile(r2, k, dk, w);
+    return;
+  }
+  grad->resize(NumParams());
+  for (size_t j = 0; j < cache.size(); ++j)
+    (*grad)(j) = (w.array() * (dk * (-2.0 * std::exp(-2.0 * log_ls_(j))) * cache[j].array())).sum();
+  (*grad)(NumParams() - 1) = (w.array() * k).sum();
 }
 
 Eigen::MatrixXd StationaryKernel::GradX(const Eigen::VectorXd& x, const Eigen::MatrixXd& xs) const {
@@ -379,6 +438,25 @@ Eigen::VectorXd AdditiveKernel::WeightedGradients(const PairwiseCache& cache,
   for (int j = 0; j < num_groups(); ++j)
     out.segment(2 * j, 2) = parts_[j].WeightedGradientsFromSqDist(cache[j], w);
   return out;
+}
+
+void AdditiveKernel::GramThenWeightedGradients(const PairwiseCache& cache,
+                                               const GramWeights& weights,
+                                               Eigen::VectorXd* grad) const {
+  // GramFromCache's sum, keeping every group's profile for WeightedGradients.
+  const Eigen::Index n = cache[0].rows();
+  const int m = num_groups();
+  std::vector<Eigen::ArrayXXd> r2(m), k(m), dk(m);
+  Eigen::MatrixXd gram = Eigen::MatrixXd::Zero(n, n);
+  for (int j = 0; j < m; ++j) {
+    parts_[j].ProfileFromSqDist(cache[j], &r2[j], &k[j], grad ? &dk[j] : nullptr);
+    gram += k[j].matrix();
+  }
+  const Eigen::MatrixXd w = weights(std::move(gram));
+  if (!grad || w.size() == 0) return;
+  grad->resize(NumParams());
+  for (int j = 0; j < m; ++j)
+    grad->segment(2 * j, 2) = parts_[j].WeightedGradientsFromProfile(r2[j], k[j], dk[j], w);
 }
 
 Eigen::MatrixXd AdditiveKernel::GradX(const Eigen::VectorXd& x, const Eigen::MatrixXd& xs) const {

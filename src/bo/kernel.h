@@ -12,6 +12,7 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -73,6 +74,17 @@ class Kernel {
   /// default goes through GramFromCache; stationary and additive kernels fuse it.
   virtual Eigen::VectorXd WeightedGradients(const PairwiseCache& cache,
                                             const Eigen::MatrixXd& w) const;
+  /// Receives the Gram matrix K [N, N] (to keep or overwrite) and returns the weight matrix
+  /// W [N, N] of the gradient, or an empty matrix for no gradient.
+  using GramWeights = std::function<Eigen::MatrixXd(Eigen::MatrixXd&& gram)>;
+  /// GramFromCache(cache) = K, passed to weights, then WeightedGradients(cache, W) into
+  /// *grad [NumParams()] for the W it returns (grad untouched if W is empty or grad null).
+  /// One pass of the element-wise work: the stationary and additive kernels keep K's
+  /// profile values for the gradient instead of recomputing them (half the exponentials of
+  /// a likelihood-and-gradient evaluation; the same values and sums as the two calls, so
+  /// results are bit-identical). The default makes the two calls.
+  virtual void GramThenWeightedGradients(const PairwiseCache& cache, const GramWeights& weights,
+                                         Eigen::VectorXd* grad) const;
   /// Gradient of k(x, X_i) with respect to the query point x for every row i:
   /// returns [N, D]; x is [D], X is [N, D]. (At r = 0 the Matérn-1/2 kernel is not
   /// differentiable; the returned value there is 0.)
@@ -110,10 +122,22 @@ class StationaryKernel final : public Kernel {
                                 std::vector<Eigen::MatrixXd>* grads) const override;
   Eigen::VectorXd WeightedGradients(const PairwiseCache& cache,
                                     const Eigen::MatrixXd& w) const override;
+  void GramThenWeightedGradients(const PairwiseCache& cache, const GramWeights& weights,
+                                 Eigen::VectorXd* grad) const override;
   Eigen::MatrixXd GradX(const Eigen::VectorXd& x, const Eigen::MatrixXd& xs) const override;
   std::unique_ptr<Kernel> Clone() const override;
   std::string Describe() const override;
 
+  /// Scaled squared distances r2 [N, N] of one hyperparameter-free squared-distance matrix
+  /// (isotropic kernels only), and the profile k [N, N] with dk/d(r2) (if dk is non-null)
+  /// there: the shared first half of GramFromSqDist and WeightedGradientsFromSqDist.
+  void ProfileFromSqDist(const Eigen::MatrixXd& sq_dist, Eigen::ArrayXXd* r2, Eigen::ArrayXXd* k,
+                         Eigen::ArrayXXd* dk) const;
+  /// WeightedGradientsFromSqDist from ProfileFromSqDist's arrays (isotropic kernels only):
+  /// [d/d log l, d/d log s2] for the weight matrix w [N, N].
+  Eigen::Vector2d WeightedGradientsFromProfile(const Eigen::ArrayXXd& r2, const Eigen::ArrayXXd& k,
+                                               const Eigen::ArrayXXd& dk,
+                                               const Eigen::MatrixXd& w) const;
   /// WeightedGradients for one hyperparameter-free squared-distance matrix (isotropic
   /// kernels only): [d/d log l, d/d log s2].
   Eigen::Vector2d WeightedGradientsFromSqDist(const Eigen::MatrixXd& sq_dist,
@@ -128,6 +152,14 @@ class StationaryKernel final : public Kernel {
   /// distances r2 (dk_dr2 may be null). Exposed for fast specialised evaluators.
   void Profile(const Eigen::ArrayXXd& r2, Eigen::ArrayXXd* k, Eigen::ArrayXXd* dk_dr2) const;
 
+  /// The active coordinates' columns of X [N, D]: [N, |active|] (std::invalid_argument if X
+  /// does not have D columns).
+  Eigen::MatrixXd ActiveColumns(const Eigen::MatrixXd& x) const;
+  /// Eval on inputs already reduced to the active columns (ActiveColumns): a1 [N1, |active|],
+  /// a2 [N2, |active|] -> [N1, N2], bit-identical to Eval on the full inputs; lets callers
+  /// that evaluate against the same points many times extract their columns once.
+  Eigen::MatrixXd EvalOnActive(const Eigen::MatrixXd& a1, const Eigen::MatrixXd& a2) const;
+
   /// Active coordinates, in order.
   const std::vector<int>& active_dims() const { return active_; }
   KernelFamily family() const { return family_; }
@@ -140,6 +172,8 @@ class StationaryKernel final : public Kernel {
  private:
   // Scaled squared distances r^2 between rows of x1 and x2 [N1, N2].
   Eigen::MatrixXd ScaledSqDist(const Eigen::MatrixXd& x1, const Eigen::MatrixXd& x2) const;
+  // The same on inputs reduced to the active columns (a [N1, |active|], b [N2, |active|]).
+  Eigen::MatrixXd ScaledSqDistOnActive(Eigen::MatrixXd a, Eigen::MatrixXd b) const;
 
   KernelFamily family_;
   int input_dim_;
@@ -173,6 +207,8 @@ class AdditiveKernel final : public Kernel {
                                 std::vector<Eigen::MatrixXd>* grads) const override;
   Eigen::VectorXd WeightedGradients(const PairwiseCache& cache,
                                     const Eigen::MatrixXd& w) const override;
+  void GramThenWeightedGradients(const PairwiseCache& cache, const GramWeights& weights,
+                                 Eigen::VectorXd* grad) const override;
   Eigen::MatrixXd GradX(const Eigen::VectorXd& x, const Eigen::MatrixXd& xs) const override;
   std::unique_ptr<Kernel> Clone() const override;
   std::string Describe() const override;

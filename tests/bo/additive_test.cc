@@ -163,6 +163,16 @@ TEST(AdditiveCandidatePool, IncrementalPosteriorEqualsTheDirectOne) {
     check("after appends");
   }
   EXPECT_EQ(pool.num_recomputes(), recomputes0);
+  // Old targets replaced (a Kriging-believer batch answered): same factor, new means.
+  const Eigen::Index n_now = gp.num_data();
+  gp.ReplaceTargets(n_now - 3, Eigen::Vector3d(2.0, -1.5, 0.25));
+  pool.Sync(gp);
+  check("after ReplaceTargets");
+  gp.AddObservation(Uniform(1, 4, rng).row(0).transpose(), 0.7);
+  gp.ReplaceTargets(n_now - 1, Eigen::Vector2d(-0.3, 1.1));
+  pool.Sync(gp);
+  check("after an append and ReplaceTargets");
+  EXPECT_EQ(pool.num_recomputes(), recomputes0);
   // New hyperparameters: a full recomputation, still equal.
   Eigen::VectorXd theta = gp.LogHyperparameters();
   theta(0) += 0.3;
@@ -176,6 +186,16 @@ TEST(AdditiveCandidatePool, IncrementalPosteriorEqualsTheDirectOne) {
   gp.SetData(x2, Eval(x2));
   pool.Sync(gp);
   check("after SetData");
+  // Targets far from 0 whose shift then moves a lot: the incremental mean (kept relative to
+  // the shift at the last recomputation) shows no cancellation.
+  Eigen::VectorXd y_far = Eval(x2).array() + 1e10;
+  gp.SetData(x2, y_far);
+  pool.Sync(gp);
+  for (int step = 0; step < 5; ++step) {
+    gp.AddObservation(Uniform(1, 4, rng).row(0).transpose(), 1e10 + 50.0 * (step + 1));
+    pool.Sync(gp);
+    check("after appends far from 0");
+  }
 }
 
 // A two-group additive GP ({0, 1}, {2, 3}) on 25 uniform points of [-1, 1]^4 and a pool of

@@ -215,6 +215,55 @@ TEST(ExactGP, LargeGpsLikelihoodThroughLapackEqualsTheDirectFormula) {
   EXPECT_NEAR(g(0), fd, 1e-4 * std::max(1.0, std::abs(fd)));
 }
 
+// Kernel::GramThenWeightedGradients (one pass of the element-wise work) must give exactly
+// GramFromCache's K and WeightedGradients(W) for the W it returns, for every kernel kind, and
+// leave the gradient alone when W is empty.
+TEST(Kernel, FusedGramAndGradientsEqualTheTwoCallsBitForBit) {
+  Rng rng(21);
+  const Eigen::MatrixXd x = Uniform(30, 4, rng);
+  std::vector<std::unique_ptr<Kernel>> kernels;
+  kernels.push_back(std::make_unique<StationaryKernel>(KernelFamily::kSquaredExponential, 4, false,
+                                                       std::vector<int>{}, 0.7, 1.3));
+  kernels.push_back(std::make_unique<StationaryKernel>(KernelFamily::kMatern52, 4, true,
+                                                       std::vector<int>{}, 0.5, 0.8));
+  kernels.push_back(std::make_unique<StationaryKernel>(KernelFamily::kMatern12, 4, false,
+                                                       std::vector<int>{1, 3}, 0.9, 1.1));
+  kernels.push_back(std::make_unique<AdditiveKernel>(
+      KernelFamily::kMatern32, 4, std::vector<std::vector<int>>{{0, 2}, {1}, {3}}, 0.6, 0.4));
+  std::vector<std::unique_ptr<Kernel>> parts;
+  parts.push_back(kernels[0]->Clone());
+  parts.push_back(kernels[1]->Clone());
+  kernels.push_back(std::make_unique<CompositeKernel>(CompositeKernel::Op::kSum, std::move(parts)));
+  for (const auto& k : kernels) {
+    Eigen::VectorXd theta = k->LogParams();
+    for (int i = 0; i < theta.size(); ++i) theta(i) += 0.1 * (i % 3) - 0.05;
+    k->SetLogParams(theta);
+    const PairwiseCache cache = k->Precompute(x);
+    const Eigen::MatrixXd gram = k->GramFromCache(cache, nullptr);
+    // A weight matrix that depends on K, as the likelihood's does.
+    const Eigen::MatrixXd w = gram * gram.transpose() - 0.3 * gram;
+    const Eigen::VectorXd expected = k->WeightedGradients(cache, w);
+    Eigen::MatrixXd seen;
+    Eigen::VectorXd grad;
+    k->GramThenWeightedGradients(
+        cache,
+        [&](Eigen::MatrixXd&& g) -> Eigen::MatrixXd {
+          seen = g;
+          return g * g.transpose() - 0.3 * g;
+        },
+        &grad);
+    EXPECT_TRUE(seen == gram) << k->Describe();
+    ASSERT_EQ(grad.size(), expected.size()) << k->Describe();
+    EXPECT_TRUE(grad == expected) << k->Describe() << "\n"
+                                  << grad.transpose() << "\n"
+                                  << expected.transpose();
+    Eigen::VectorXd untouched = Eigen::VectorXd::Constant(2, 7.0);
+    k->GramThenWeightedGradients(
+        cache, [](Eigen::MatrixXd&&) { return Eigen::MatrixXd(); }, &untouched);
+    EXPECT_TRUE(untouched == Eigen::VectorXd::Constant(2, 7.0)) << k->Describe();
+  }
+}
+
 // Issue #3: maximum likelihood recovers the lengthscale of a GP sample (n = 300) within 20%.
 TEST(FitHyperparameters, RecoversKnownLengthscaleFromGpSamples) {
   for (auto fam : {KernelFamily::kSquaredExponential, KernelFamily::kMatern52}) {
