@@ -37,11 +37,14 @@ double ParseNumber(const std::string& key, const std::string& v) {
   return x;
 }
 
-int ParseInt(const std::string& key, const std::string& v, int lo) {
+// An integer setting in lo..hi; `why` (if any) says where hi comes from.
+int ParseInt(const std::string& key, const std::string& v, int lo, int hi = 1000000000,
+             const std::string& why = "") {
   const double x = ParseNumber(key, v);
-  if (x != std::floor(x) || x < lo || x > 1e9)
+  if (x != std::floor(x) || x < lo || x > hi)
     throw std::invalid_argument("bos2 setting " + key + ": '" + v + "' must be an integer in " +
-                                std::to_string(lo) + "..1000000000");
+                                std::to_string(lo) + ".." + std::to_string(hi) +
+                                (why.empty() ? "" : " (" + why + ")"));
   return static_cast<int>(x);
 }
 
@@ -154,10 +157,7 @@ void Bos2Attack::ApplySettings(const std::string& settings, Bos2Options* o) {
                                     "per batch) or kb (Kriging believer), got '" + v + "'");
       o->batch_one_pass = v == "pass";
     } else if (k == "batch") {
-      o->batch = ParseInt(k, v, 1);
-      if (o->batch > o->i_max)
-        throw std::invalid_argument("bos2 setting batch must be in 1.." + std::to_string(o->i_max) +
-                                    " (the perturbation loop's i_max), got " + v);
+      o->batch = ParseInt(k, v, 1, o->i_max, "the perturbation loop's i_max");
     } else {
       throw std::invalid_argument(
           "unknown bos2 setting '" + k +

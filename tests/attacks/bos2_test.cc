@@ -243,6 +243,21 @@ TEST(Bos2Settings, ParsedAndValidated) {
     Bos2Options x;
     EXPECT_THROW(Bos2Attack::ApplySettings(bad, &x), std::invalid_argument) << bad;
   }
+  // batch is bounded by the loop's i_max, and the error says so (not the generic 1..1e9).
+  for (const char* bad : {"batch=0", "batch=41", "batch=2.5"}) {
+    Bos2Options x;
+    try {
+      Bos2Attack::ApplySettings(bad, &x);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("integer in 1..40 (the perturbation loop's i_max)"),
+                std::string::npos)
+          << bad << ": " << e.what();
+    }
+  }
+  Bos2Options q;
+  Bos2Attack::ApplySettings("batch=40", &q);
+  EXPECT_EQ(q.batch, 40);
   // A spec through the registry keeps the whole spec as the row name.
   auto a = MakeAttack("bos2:kernel=matern52,window=100", AttackContext{});
   EXPECT_EQ(a->name(), "bos2:kernel=matern52,window=100");
