@@ -190,13 +190,16 @@ Eigen::MatrixXd StationaryKernel::ScaledSqDist(const Eigen::MatrixXd& x1,
   return ScaledSqDistOnActive(Columns(x1, active_), Columns(x2, active_));
 }
 
-Eigen::MatrixXd StationaryKernel::ScaledSqDistOnActive(Eigen::MatrixXd a, Eigen::MatrixXd b) const {
+Eigen::MatrixXd StationaryKernel::ScaledSqDistOnActive(const Eigen::MatrixXd& a,
+                                                       const Eigen::MatrixXd& b) const {
   const bool exact = family_ == KernelFamily::kMatern12;
   if (ard_) {
+    // ARD scales each column before the distances (scaled copies); isotropic kernels
+    // scale the distances and read a and b in place.
     Eigen::RowVectorXd inv = (-log_ls_).array().exp().matrix().transpose();
-    a = a.array().rowwise() * inv.array();
-    b = b.array().rowwise() * inv.array();
-    return exact ? SqDistExact(a, b) : SqDist(a, b);
+    const Eigen::MatrixXd as = a.array().rowwise() * inv.array();
+    const Eigen::MatrixXd bs = b.array().rowwise() * inv.array();
+    return exact ? SqDistExact(as, bs) : SqDist(as, bs);
   }
   return (exact ? SqDistExact(a, b) : SqDist(a, b)) * std::exp(-2.0 * log_ls_(0));
 }

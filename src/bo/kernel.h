@@ -173,7 +173,7 @@ class StationaryKernel final : public Kernel {
   // Scaled squared distances r^2 between rows of x1 and x2 [N1, N2].
   Eigen::MatrixXd ScaledSqDist(const Eigen::MatrixXd& x1, const Eigen::MatrixXd& x2) const;
   // The same on inputs reduced to the active columns (a [N1, |active|], b [N2, |active|]).
-  Eigen::MatrixXd ScaledSqDistOnActive(Eigen::MatrixXd a, Eigen::MatrixXd b) const;
+  Eigen::MatrixXd ScaledSqDistOnActive(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) const;
 
   KernelFamily family_;
   int input_dim_;
