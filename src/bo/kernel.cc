@@ -208,9 +208,7 @@ Eigen::MatrixXd StationaryKernel::Eval(const Eigen::MatrixXd& x1, const Eigen::M
   if (x1.cols() != input_dim_ || x2.cols() != input_dim_)
     throw std::invalid_argument("StationaryKernel::Eval: inputs must have " +
                                 std::to_string(input_dim_) + " columns");
-  Eigen::ArrayXXd k;
-  Profile(ScaledSqDist(x1, x2).array(), &k, nullptr);
-  return k.matrix();
+  return EvalOnActive(Columns(x1, active_), Columns(x2, active_));
 }
 
 Eigen::VectorXd StationaryKernel::Diag(const Eigen::MatrixXd& x) const {
@@ -263,13 +261,7 @@ Eigen::MatrixXd StationaryKernel::GramFromSqDist(const Eigen::MatrixXd& sq_dist,
 Eigen::MatrixXd StationaryKernel::GramFromCache(const PairwiseCache& cache,
                                                 std::vector<Eigen::MatrixXd>* grads) const {
   if (!ard_) return GramFromSqDist(cache[0], grads);
-  Eigen::ArrayXXd r2;
-  if (ard_) {
-    r2 = cache[0].array() * std::exp(-2.0 * log_ls_(0));
-    for (size_t j = 1; j < cache.size(); ++j) r2 += cache[j].array() * std::exp(-2.0 * log_ls_(j));
-  } else {
-    r2 = cache[0].array() * std::exp(-2.0 * log_ls_(0));
-  }
+  const Eigen::ArrayXXd r2 = ScaledSqDistFromCache(cache);
   Eigen::ArrayXXd k, dk;
   Profile(r2, &k, grads ? &dk : nullptr);
   if (grads) {
@@ -298,10 +290,21 @@ Eigen::Vector2d StationaryKernel::WeightedGradientsFromSqDist(const Eigen::Matri
 Eigen::VectorXd StationaryKernel::WeightedGradients(const PairwiseCache& cache,
                                                     const Eigen::MatrixXd& w) const {
   if (!ard_) return WeightedGradientsFromSqDist(cache[0], w);
+  Eigen::ArrayXXd k, dk;
+  Profile(ScaledSqDistFromCache(cache), &k, &dk);
+  return ArdWeightedGradients(cache, k, dk, w);
+}
+
+Eigen::ArrayXXd StationaryKernel::ScaledSqDistFromCache(const PairwiseCache& cache) const {
   Eigen::ArrayXXd r2 = cache[0].array() * std::exp(-2.0 * log_ls_(0));
   for (size_t j = 1; j < cache.size(); ++j) r2 += cache[j].array() * std::exp(-2.0 * log_ls_(j));
-  Eigen::ArrayXXd k, dk;
-  Profile(r2, &k, &dk);
+  return r2;
+}
+
+Eigen::VectorXd StationaryKernel::ArdWeightedGradients(const PairwiseCache& cache,
+                                                       const Eigen::ArrayXXd& k,
+                                                       const Eigen::ArrayXXd& dk,
+                                                       const Eigen::MatrixXd& w) const {
   Eigen::VectorXd out(NumParams());
   // W .* dk is shared by every lengthscale: d K / d log l_j = dk * (-2 / l_j^2) * D_j.
   for (size_t j = 0; j < cache.size(); ++j)
@@ -314,21 +317,13 @@ void StationaryKernel::GramThenWeightedGradients(const PairwiseCache& cache,
                                                  const GramWeights& weights,
                                                  Eigen::VectorXd* grad) const {
   // GramFromCache and WeightedGradients with the profile computed once.
-  Eigen::ArrayXXd r2 = cache[0].array() * std::exp(-2.0 * log_ls_(0));
-  if (ard_)
-    for (size_t j = 1; j < cache.size(); ++j) r2 += cache[j].array() * std::exp(-2.0 * log_ls_(j));
+  const Eigen::ArrayXXd r2 = ScaledSqDistFromCache(cache);  // one matrix unless ARD
   Eigen::ArrayXXd k, dk;
   Profile(r2, &k, grad ? &dk : nullptr);
   const Eigen::MatrixXd w = weights(Eigen::MatrixXd(k.matrix()));
   if (!grad || w.size() == 0) return;
-  if (!ard_) {
-    *grad = WeightedGradientsFromProfile(r2, k, dk, w);
-    return;
-  }
-  grad->resize(NumParams());
-  for (size_t j = 0; j < cache.size(); ++j)
-    (*grad)(j) = (w.array() * (dk * (-2.0 * std::exp(-2.0 * log_ls_(j))) * cache[j].array())).sum();
-  (*grad)(NumParams() - 1) = (w.array() * k).sum();
+  *grad = ard_ ? ArdWeightedGradients(cache, k, dk, w)
+               : Eigen::VectorXd(WeightedGradientsFromProfile(r2, k, dk, w));
 }
 
 Eigen::MatrixXd StationaryKernel::GradX(const Eigen::VectorXd& x, const Eigen::MatrixXd& xs) const {

@@ -174,6 +174,12 @@ class StationaryKernel final : public Kernel {
   Eigen::MatrixXd ScaledSqDist(const Eigen::MatrixXd& x1, const Eigen::MatrixXd& x2) const;
   // The same on inputs reduced to the active columns (a [N1, |active|], b [N2, |active|]).
   Eigen::MatrixXd ScaledSqDistOnActive(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) const;
+  // Scaled squared distances r^2 [N, N] from a cache of Precompute (one matrix per
+  // lengthscale), shared by GramFromCache, WeightedGradients and GramThenWeightedGradients.
+  Eigen::ArrayXXd ScaledSqDistFromCache(const PairwiseCache& cache) const;
+  // WeightedGradients of an ARD kernel from the profile k, dk [N, N] at those distances.
+  Eigen::VectorXd ArdWeightedGradients(const PairwiseCache& cache, const Eigen::ArrayXXd& k,
+                                       const Eigen::ArrayXXd& dk, const Eigen::MatrixXd& w) const;
 
   KernelFamily family_;
   int input_dim_;
