@@ -29,17 +29,15 @@ bool LapackCholesky(Eigen::MatrixXd* a) {
   return true;
 }
 
-// K^{-1} [n, n] (full, symmetric) from K's lower Cholesky factor l by LAPACK dpotri: 2n^3/3
-// flops instead of the 2n^3 of two triangular solves against the identity.
-Eigen::MatrixXd LapackInverseFromCholesky(const Eigen::MatrixXd& l) {
-  Eigen::MatrixXd inv = l;
-  const int n = static_cast<int>(l.rows()), lda = n;
+// In place: K's lower Cholesky factor l [n, n] (zeros above the diagonal) becomes the lower
+// triangle of K^{-1} by LAPACK dpotri (2n^3/3 flops instead of the 2n^3 of two triangular
+// solves against the identity); the zeros above stay.
+void LapackLowerInverseFromCholesky(Eigen::MatrixXd* l) {
+  const int n = static_cast<int>(l->rows()), lda = n;
   int info = 0;
-  dpotri_("L", &n, inv.data(), &lda, &info);
-  if (info != 0) throw NumericalError("dpotri: singular Cholesky factor (info " +
-                                      std::to_string(info) + ")");
-  inv.triangularView<Eigen::StrictlyUpper>() = inv.transpose();
-  return inv;
+  dpotri_("L", &n, l->data(), &lda, &info);
+  if (info != 0)
+    throw NumericalError("dpotri: singular Cholesky factor (info " + std::to_string(info) + ")");
 }
 }  // namespace
 
@@ -370,7 +368,16 @@ double ExactGP::LogMarginalLikelihoodWith(const Kernel& k, double noise, const P
         // dLML/dtheta_p = 1/2 tr((a a^T - K^{-1}) dK/dtheta_p)   (RW06 eq. 5.9)
         Eigen::MatrixXd kinv;
         if (lapack) {
-          kinv = LapackInverseFromCholesky(l);
+          // W in lower form (Kernel::GramThenWeightedGradients): K^{-1}'s lower triangle in
+          // place of l, then column by column 2 (a a^T - K^{-1}) below the diagonal and
+          // a_i^2 - K^{-1}_ii on it; l's zeros above the diagonal stay.
+          LapackLowerInverseFromCholesky(&l);
+          for (Eigen::Index c = 0; c < n; ++c) {
+            l(c, c) = a(c) * a(c) - l(c, c);
+            l.col(c).tail(n - c - 1) = 2.0 * (a.tail(n - c - 1) * a(c) - l.col(c).tail(n - c - 1));
+          }
+          w_trace = l.trace();
+          return l;
         } else {
           kinv = Eigen::MatrixXd::Identity(n, n);
           l.triangularView<Eigen::Lower>().solveInPlace(kinv);

@@ -145,12 +145,6 @@ class ExactGP {
   long num_factorizations_ = 0;
 };
 
-/// Training-set size from which the log marginal likelihood (and its gradient, the fit's
-/// cost) uses LAPACK's Cholesky factorisation and inverse (dpotrf / dpotri; multithreaded
-/// with OpenBLAS) instead of Eigen's. Smaller GPs -- every BOS^2 GP and the usual BO loops --
-/// keep Eigen's arithmetic, so their results do not change with the BLAS.
-inline constexpr Eigen::Index kLapackMinPoints = 1000;
-
 /// Cholesky factor of a symmetric PSD matrix A with escalating diagonal jitter
 /// (0, then 1e-10 * mean(diag) growing 10x up to 1e-2 * mean(diag)). Returns L with
 /// L L^T = A + jitter I and writes the jitter used. Throws NumericalError otherwise.

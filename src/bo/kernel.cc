@@ -1,5 +1,7 @@
 #include "bo/kernel.h"
 
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -316,6 +318,10 @@ Eigen::VectorXd StationaryKernel::ArdWeightedGradients(const PairwiseCache& cach
 void StationaryKernel::GramThenWeightedGradients(const PairwiseCache& cache,
                                                  const GramWeights& weights,
                                                  Eigen::VectorXd* grad) const {
+  if (cache[0].rows() >= kLapackMinPoints) {
+    LowerGramThenWeightedGradients(cache, weights, grad);
+    return;
+  }
   // GramFromCache and WeightedGradients with the profile computed once.
   const Eigen::ArrayXXd r2 = ScaledSqDistFromCache(cache);  // one matrix unless ARD
   Eigen::ArrayXXd k, dk;
@@ -324,6 +330,55 @@ void StationaryKernel::GramThenWeightedGradients(const PairwiseCache& cache,
   if (!grad || w.size() == 0) return;
   *grad = ard_ ? ArdWeightedGradients(cache, k, dk, w)
                : Eigen::VectorXd(WeightedGradientsFromProfile(r2, k, dk, w));
+}
+
+void StationaryKernel::LowerGramThenWeightedGradients(const PairwiseCache& cache,
+                                                      const GramWeights& weights,
+                                                      Eigen::VectorXd* grad) const {
+  // Block b: columns [c0, c0 + w) from row c0 down (its diagonal square and everything below
+  // it). Pass 1 writes K there; pass 2, after weights, recomputes the block's profile (cheaper
+  // than keeping dk/dr2 [N, N] in memory) and sums W_lower .* dK/dtheta into its own column
+  // of `partial`. Above the diagonal squares K stays 0 and W_lower is 0.
+  constexpr Eigen::Index kBlock = 64;
+  const Eigen::Index n = cache[0].rows();
+  const Eigen::Index num_blocks = (n + kBlock - 1) / kBlock;
+  const auto nl = static_cast<Eigen::Index>(cache.size());  // 1, or |active| with ARD
+  Eigen::VectorXd inv_l2(nl);
+  for (Eigen::Index j = 0; j < nl; ++j) inv_l2(j) = std::exp(-2.0 * log_ls_(ard_ ? j : 0));
+  auto scaled = [&](Eigen::Index c0, Eigen::Index w) {
+    Eigen::ArrayXXd r2 = cache[0].block(c0, c0, n - c0, w).array() * inv_l2(0);
+    for (Eigen::Index j = 1; j < nl; ++j)
+      r2 += cache[j].block(c0, c0, n - c0, w).array() * inv_l2(j);
+    return r2;
+  };
+  Eigen::MatrixXd gram = Eigen::MatrixXd::Zero(n, n);
+  tbb::parallel_for(Eigen::Index{0}, num_blocks, [&](Eigen::Index b) {
+    const Eigen::Index c0 = b * kBlock, w = std::min(kBlock, n - c0);
+    Eigen::ArrayXXd k;
+    Profile(scaled(c0, w), &k, nullptr);
+    gram.block(c0, c0, n - c0, w) = k.matrix();
+  });
+  const Eigen::MatrixXd wl = weights(std::move(gram));
+  if (!grad || wl.size() == 0) return;
+  const int p = NumParams();
+  Eigen::MatrixXd partial(p, num_blocks);
+  tbb::parallel_for(Eigen::Index{0}, num_blocks, [&](Eigen::Index b) {
+    const Eigen::Index c0 = b * kBlock, w = std::min(kBlock, n - c0);
+    const Eigen::ArrayXXd r2 = scaled(c0, w);
+    Eigen::ArrayXXd k, dk;
+    Profile(r2, &k, &dk);
+    const auto wb = wl.block(c0, c0, n - c0, w).array();
+    const Eigen::ArrayXXd wdk = wb * dk;
+    // d k / d log l_j = dk/dr2 * (-2 / l_j^2) * D_j (ARD) or dk/dr2 * (-2) * r2 (isotropic).
+    if (ard_) {
+      for (Eigen::Index j = 0; j < nl; ++j)
+        partial(j, b) = -2.0 * inv_l2(j) * (wdk * cache[j].block(c0, c0, n - c0, w).array()).sum();
+    } else {
+      partial(0, b) = -2.0 * (wdk * r2).sum();
+    }
+    partial(p - 1, b) = (wb * k).sum();  // d k / d log s2 = k
+  });
+  *grad = partial.rowwise().sum();  // in block order: independent of the thread count
 }
 
 Eigen::MatrixXd StationaryKernel::GradX(const Eigen::VectorXd& x, const Eigen::MatrixXd& xs) const {

@@ -40,6 +40,14 @@ double MaternNu(KernelFamily family);
 /// What a log-parameter means, for bounds and initialisation.
 enum class ParamKind { kLengthscale, kSignalVariance, kShape };
 
+/// Training-set size from which the log marginal likelihood (and its gradient, the fit's
+/// cost) uses LAPACK's Cholesky factorisation and inverse (dpotrf / dpotri; multithreaded
+/// with OpenBLAS) instead of Eigen's, and works on the lower triangle only: it reads only
+/// K's lower triangle and hands Kernel::GramThenWeightedGradients its weights in lower form
+/// (see there). Smaller GPs -- every BOS^2 GP and the usual BO loops -- keep Eigen's
+/// arithmetic on full matrices, so their results do not change with the BLAS.
+inline constexpr Eigen::Index kLapackMinPoints = 1000;
+
 /// Pairwise statistics of a training set that do not depend on hyperparameters (squared
 /// distances per lengthscale group), computed once and reused across likelihood evaluations.
 using PairwiseCache = std::vector<Eigen::MatrixXd>;
@@ -83,6 +91,14 @@ class Kernel {
   /// profile values for the gradient instead of recomputing them (half the exponentials of
   /// a likelihood-and-gradient evaluation; the same values and sums as the two calls, so
   /// results are bit-identical). The default makes the two calls.
+  ///
+  /// Large N (N >= kLapackMinPoints): weights reads only K's lower triangle (K's upper
+  /// triangle may be left 0) and returns W in lower form, tril(W) + tril(W, -1): the
+  /// strictly lower part doubled, zeros above, so that sum(W_lower .* G) = sum(W .* G) for
+  /// every symmetric G. Any implementation that sums over the whole matrix stays correct;
+  /// the stationary kernel computes K, its profile and the sums on the lower triangle only,
+  /// in column blocks run in parallel (TBB) whose partial sums are added in block order, so
+  /// results do not depend on the thread count.
   virtual void GramThenWeightedGradients(const PairwiseCache& cache, const GramWeights& weights,
                                          Eigen::VectorXd* grad) const;
   /// Gradient of k(x, X_i) with respect to the query point x for every row i:
@@ -177,6 +193,9 @@ class StationaryKernel final : public Kernel {
   // Scaled squared distances r^2 [N, N] from a cache of Precompute (one matrix per
   // lengthscale), shared by GramFromCache, WeightedGradients and GramThenWeightedGradients.
   Eigen::ArrayXXd ScaledSqDistFromCache(const PairwiseCache& cache) const;
+  // GramThenWeightedGradients for N >= kLapackMinPoints: lower triangle, column blocks.
+  void LowerGramThenWeightedGradients(const PairwiseCache& cache, const GramWeights& weights,
+                                      Eigen::VectorXd* grad) const;
   // WeightedGradients of an ARD kernel from the profile k, dk [N, N] at those distances.
   Eigen::VectorXd ArdWeightedGradients(const PairwiseCache& cache, const Eigen::ArrayXXd& k,
                                        const Eigen::ArrayXXd& dk, const Eigen::MatrixXd& w) const;

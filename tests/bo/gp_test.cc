@@ -5,6 +5,7 @@
 #include "bo/gp.h"
 
 #include <gtest/gtest.h>
+#include <tbb/global_control.h>
 
 #include <cmath>
 
@@ -213,6 +214,50 @@ TEST(ExactGP, LargeGpsLikelihoodThroughLapackEqualsTheDirectFormula) {
   const double fd = (gp.LogMarginalLikelihoodAt(tp, cache, nullptr) -
                      gp.LogMarginalLikelihoodAt(tm, cache, nullptr)) / (2 * h);
   EXPECT_NEAR(g(0), fd, 1e-4 * std::max(1.0, std::abs(fd)));
+}
+
+// N >= kLapackMinPoints: the stationary kernel computes K, its profile and the gradient's
+// sums on the lower triangle in parallel column blocks, with W in lower form (strictly lower
+// part doubled, zeros above). K's lower triangle must equal GramFromCache's, the gradient the
+// full-matrix WeightedGradients(W) of the symmetric W, for every family, isotropic and ARD,
+// and nothing may depend on the thread count.
+TEST(Kernel, LargeGramOnTheLowerTriangleEqualsTheFullComputation) {
+  Rng rng(33);
+  const int n = static_cast<int>(kLapackMinPoints) + 37;  // not a multiple of the block size
+  const Eigen::MatrixXd x = Uniform(n, 3, rng);
+  Eigen::MatrixXd w = Eigen::MatrixXd::Random(n, n);
+  w = (w + w.transpose()).eval();
+  Eigen::MatrixXd w_lower = w.triangularView<Eigen::Lower>();
+  w_lower.triangularView<Eigen::StrictlyLower>() *= 2.0;
+  std::vector<StationaryKernel> kernels = {
+      StationaryKernel(KernelFamily::kSquaredExponential, 3, false, {}, 0.7, 1.3),
+      StationaryKernel(KernelFamily::kMatern52, 3, true, {}, 0.5, 0.8),
+      StationaryKernel(KernelFamily::kMatern32, 3, false, {0, 2}, 0.9, 1.1),
+      StationaryKernel(KernelFamily::kMatern12, 3, true, {1, 2}, 0.6, 0.4)};
+  for (const StationaryKernel& k : kernels) {
+    const PairwiseCache cache = k.Precompute(x);
+    const Eigen::MatrixXd full = k.GramFromCache(cache, nullptr);
+    const Eigen::VectorXd expected = k.WeightedGradients(cache, w);
+    Eigen::VectorXd grad[2];
+    for (int threads : {1, 2}) {
+      tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+      Eigen::MatrixXd seen;
+      k.GramThenWeightedGradients(
+          cache,
+          [&](Eigen::MatrixXd&& gram) -> Eigen::MatrixXd {
+            seen = gram;
+            return w_lower;
+          },
+          &grad[threads - 1]);
+      const Eigen::MatrixXd diff = (seen - full).triangularView<Eigen::Lower>();
+      EXPECT_LE(diff.cwiseAbs().maxCoeff(), 1e-13) << k.Describe();
+    }
+    EXPECT_EQ(grad[0], grad[1]) << k.Describe() << ": depends on the thread count";
+    ASSERT_EQ(grad[0].size(), expected.size());
+    for (Eigen::Index i = 0; i < expected.size(); ++i)
+      EXPECT_NEAR(grad[0](i), expected(i), 1e-9 * std::max(1.0, std::abs(expected(i))))
+          << k.Describe() << " parameter " << i;
+  }
 }
 
 // Kernel::GramThenWeightedGradients (one pass of the element-wise work) must give exactly
