@@ -216,6 +216,45 @@ TEST(ExactGP, LargeGpsLikelihoodThroughLapackEqualsTheDirectFormula) {
   EXPECT_NEAR(g(0), fd, 1e-4 * std::max(1.0, std::abs(fd)));
 }
 
+// N >= kLapackMinPoints, kernels without a lower-triangle path (additive, sum): they sum the
+// lower-form W against their full dK/dtheta, which must still give RW06 eq. 5.9 with the full
+// W = a a^T - K^{-1} (here from a dense Eigen LLT).
+TEST(ExactGP, LargeGpsGradientIsRightForKernelsSummingTheWholeMatrix) {
+  Rng rng(14);
+  const int n = static_cast<int>(kLapackMinPoints) + 10;
+  const Eigen::MatrixXd x = Uniform(n, 3, rng);
+  const Eigen::VectorXd y = (x.col(0) * 3).array().sin().matrix() + x.col(2).cwiseAbs2();
+  std::vector<std::unique_ptr<Kernel>> kernels;
+  kernels.push_back(std::make_unique<AdditiveKernel>(
+      KernelFamily::kSquaredExponential, 3, std::vector<std::vector<int>>{{0, 1}, {2}}, 0.6, 0.5));
+  std::vector<std::unique_ptr<Kernel>> parts;
+  parts.push_back(std::make_unique<StationaryKernel>(KernelFamily::kMatern32, 3, false,
+                                                     std::vector<int>{}, 0.8, 0.7));
+  parts.push_back(std::make_unique<StationaryKernel>(KernelFamily::kMatern52, 3, true,
+                                                     std::vector<int>{}, 0.5, 0.3));
+  kernels.push_back(std::make_unique<CompositeKernel>(CompositeKernel::Op::kSum, std::move(parts)));
+  for (const auto& k : kernels) {
+    const double noise = 0.05;
+    ExactGP gp(k->Clone(), noise);
+    gp.SetData(x, y);
+    const PairwiseCache cache = gp.kernel().Precompute(x);
+    Eigen::VectorXd g;
+    gp.LogMarginalLikelihoodAt(gp.LogHyperparameters(), cache, &g);
+    Eigen::MatrixXd kk = k->Eval(x, x);
+    kk.diagonal().array() += noise;
+    const Eigen::LLT<Eigen::MatrixXd> llt(kk);
+    const Eigen::VectorXd yt = (y.array() - gp.y_shift()) / gp.y_scale();
+    const Eigen::VectorXd a = llt.solve(yt);
+    const Eigen::MatrixXd w = a * a.transpose() - llt.solve(Eigen::MatrixXd::Identity(n, n));
+    const Eigen::VectorXd expected = 0.5 * k->WeightedGradients(cache, w);
+    ASSERT_EQ(g.size(), expected.size() + 1);
+    for (Eigen::Index i = 0; i < expected.size(); ++i)
+      EXPECT_NEAR(g(i), expected(i), 1e-7 * std::max(1.0, std::abs(expected(i))))
+          << k->Describe() << " parameter " << i;
+    EXPECT_NEAR(g(expected.size()), 0.5 * noise * w.trace(), 1e-7 * std::max(1.0, std::abs(g(0))));
+  }
+}
+
 // N >= kLapackMinPoints: the stationary kernel computes K, its profile and the gradient's
 // sums on the lower triangle in parallel column blocks, with W in lower form (strictly lower
 // part doubled, zeros above). K's lower triangle must equal GramFromCache's, the gradient the
