@@ -366,7 +366,6 @@ double ExactGP::LogMarginalLikelihoodWith(const Kernel& k, double noise, const P
             -0.5 * fit - l.diagonal().array().log().sum() - 0.5 * static_cast<double>(n) * kLog2Pi;
         if (!grad) return {};
         // dLML/dtheta_p = 1/2 tr((a a^T - K^{-1}) dK/dtheta_p)   (RW06 eq. 5.9)
-        Eigen::MatrixXd kinv;
         if (lapack) {
           // W in lower form (Kernel::GramThenWeightedGradients): K^{-1}'s lower triangle in
           // place of l, then column by column 2 (a a^T - K^{-1}) below the diagonal and
@@ -378,11 +377,10 @@ double ExactGP::LogMarginalLikelihoodWith(const Kernel& k, double noise, const P
           }
           w_trace = l.trace();
           return l;
-        } else {
-          kinv = Eigen::MatrixXd::Identity(n, n);
-          l.triangularView<Eigen::Lower>().solveInPlace(kinv);
-          l.triangularView<Eigen::Lower>().transpose().solveInPlace(kinv);
         }
+        Eigen::MatrixXd kinv = Eigen::MatrixXd::Identity(n, n);
+        l.triangularView<Eigen::Lower>().solveInPlace(kinv);
+        l.triangularView<Eigen::Lower>().transpose().solveInPlace(kinv);
         Eigen::MatrixXd w = a * a.transpose() - kinv;
         w_trace = w.trace();
         return w;

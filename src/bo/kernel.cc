@@ -297,9 +297,13 @@ Eigen::VectorXd StationaryKernel::WeightedGradients(const PairwiseCache& cache,
   return ArdWeightedGradients(cache, k, dk, w);
 }
 
-Eigen::ArrayXXd StationaryKernel::ScaledSqDistFromCache(const PairwiseCache& cache) const {
-  Eigen::ArrayXXd r2 = cache[0].array() * std::exp(-2.0 * log_ls_(0));
-  for (size_t j = 1; j < cache.size(); ++j) r2 += cache[j].array() * std::exp(-2.0 * log_ls_(j));
+Eigen::ArrayXXd StationaryKernel::ScaledSqDistFromCache(const PairwiseCache& cache,
+                                                        Eigen::Index c0, Eigen::Index w) const {
+  const Eigen::Index n = cache[0].rows();
+  if (w < 0) w = n - c0;
+  Eigen::ArrayXXd r2 = cache[0].block(c0, c0, n - c0, w).array() * std::exp(-2.0 * log_ls_(0));
+  for (size_t j = 1; j < cache.size(); ++j)
+    r2 += cache[j].block(c0, c0, n - c0, w).array() * std::exp(-2.0 * log_ls_(j));
   return r2;
 }
 
@@ -342,20 +346,12 @@ void StationaryKernel::LowerGramThenWeightedGradients(const PairwiseCache& cache
   constexpr Eigen::Index kBlock = 64;
   const Eigen::Index n = cache[0].rows();
   const Eigen::Index num_blocks = (n + kBlock - 1) / kBlock;
-  const auto nl = static_cast<Eigen::Index>(cache.size());  // 1, or |active| with ARD
-  Eigen::VectorXd inv_l2(nl);
-  for (Eigen::Index j = 0; j < nl; ++j) inv_l2(j) = std::exp(-2.0 * log_ls_(ard_ ? j : 0));
-  auto scaled = [&](Eigen::Index c0, Eigen::Index w) {
-    Eigen::ArrayXXd r2 = cache[0].block(c0, c0, n - c0, w).array() * inv_l2(0);
-    for (Eigen::Index j = 1; j < nl; ++j)
-      r2 += cache[j].block(c0, c0, n - c0, w).array() * inv_l2(j);
-    return r2;
-  };
+  auto width = [&](Eigen::Index c0) { return std::min(kBlock, n - c0); };
   Eigen::MatrixXd gram = Eigen::MatrixXd::Zero(n, n);
   tbb::parallel_for(Eigen::Index{0}, num_blocks, [&](Eigen::Index b) {
-    const Eigen::Index c0 = b * kBlock, w = std::min(kBlock, n - c0);
+    const Eigen::Index c0 = b * kBlock, w = width(c0);
     Eigen::ArrayXXd k;
-    Profile(scaled(c0, w), &k, nullptr);
+    Profile(ScaledSqDistFromCache(cache, c0, w), &k, nullptr);
     gram.block(c0, c0, n - c0, w) = k.matrix();
   });
   const Eigen::MatrixXd wl = weights(std::move(gram));
@@ -363,16 +359,17 @@ void StationaryKernel::LowerGramThenWeightedGradients(const PairwiseCache& cache
   const int p = NumParams();
   Eigen::MatrixXd partial(p, num_blocks);
   tbb::parallel_for(Eigen::Index{0}, num_blocks, [&](Eigen::Index b) {
-    const Eigen::Index c0 = b * kBlock, w = std::min(kBlock, n - c0);
-    const Eigen::ArrayXXd r2 = scaled(c0, w);
+    const Eigen::Index c0 = b * kBlock, w = width(c0);
+    const Eigen::ArrayXXd r2 = ScaledSqDistFromCache(cache, c0, w);
     Eigen::ArrayXXd k, dk;
     Profile(r2, &k, &dk);
     const auto wb = wl.block(c0, c0, n - c0, w).array();
     const Eigen::ArrayXXd wdk = wb * dk;
     // d k / d log l_j = dk/dr2 * (-2 / l_j^2) * D_j (ARD) or dk/dr2 * (-2) * r2 (isotropic).
     if (ard_) {
-      for (Eigen::Index j = 0; j < nl; ++j)
-        partial(j, b) = -2.0 * inv_l2(j) * (wdk * cache[j].block(c0, c0, n - c0, w).array()).sum();
+      for (size_t j = 0; j < cache.size(); ++j)
+        partial(j, b) = -2.0 * std::exp(-2.0 * log_ls_(j)) *
+                        (wdk * cache[j].block(c0, c0, n - c0, w).array()).sum();
     } else {
       partial(0, b) = -2.0 * (wdk * r2).sum();
     }

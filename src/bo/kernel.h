@@ -190,9 +190,11 @@ class StationaryKernel final : public Kernel {
   Eigen::MatrixXd ScaledSqDist(const Eigen::MatrixXd& x1, const Eigen::MatrixXd& x2) const;
   // The same on inputs reduced to the active columns (a [N1, |active|], b [N2, |active|]).
   Eigen::MatrixXd ScaledSqDistOnActive(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) const;
-  // Scaled squared distances r^2 [N, N] from a cache of Precompute (one matrix per
-  // lengthscale), shared by GramFromCache, WeightedGradients and GramThenWeightedGradients.
-  Eigen::ArrayXXd ScaledSqDistFromCache(const PairwiseCache& cache) const;
+  // Scaled squared distances r^2 from a cache of Precompute (one matrix per lengthscale),
+  // shared by GramFromCache, WeightedGradients and GramThenWeightedGradients: of columns
+  // [c0, c0 + w) from row c0 down, [N - c0, w]; the defaults give the whole [N, N].
+  Eigen::ArrayXXd ScaledSqDistFromCache(const PairwiseCache& cache, Eigen::Index c0 = 0,
+                                        Eigen::Index w = -1) const;
   // GramThenWeightedGradients for N >= kLapackMinPoints: lower triangle, column blocks.
   void LowerGramThenWeightedGradients(const PairwiseCache& cache, const GramWeights& weights,
                                       Eigen::VectorXd* grad) const;

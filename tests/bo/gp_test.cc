@@ -19,6 +19,26 @@ Eigen::MatrixXd Uniform(int n, int d, Rng& rng, double lo = -1, double hi = 1) {
   return Eigen::MatrixXd::NullaryExpr(n, d, [&]() { return u(rng); });
 }
 
+// The likelihood of gp's targets under kernel k plus noise by a dense Eigen LLT (reference
+// for the LAPACK path): the value (RW06 eq. 2.30) and W = a a^T - K^{-1} (eq. 5.9).
+struct DenseLikelihood {
+  double lml = 0;
+  Eigen::MatrixXd w;
+};
+DenseLikelihood DenseReference(const Kernel& k, double noise, const ExactGP& gp) {
+  const Eigen::Index n = gp.num_data();
+  Eigen::MatrixXd kk = k.Eval(gp.X(), gp.X());
+  kk.diagonal().array() += noise;
+  const Eigen::LLT<Eigen::MatrixXd> llt(kk);
+  const Eigen::VectorXd yt = (gp.y().array() - gp.y_shift()) / gp.y_scale();
+  const Eigen::VectorXd a = llt.solve(yt);
+  DenseLikelihood out;
+  out.lml = -0.5 * yt.dot(a) - Eigen::MatrixXd(llt.matrixL()).diagonal().array().log().sum() -
+            0.5 * static_cast<double>(n) * std::log(2 * M_PI);
+  out.w = a * a.transpose() - llt.solve(Eigen::MatrixXd::Identity(n, n));
+  return out;
+}
+
 TEST(ExactGP, PosteriorMatchesDirectSolve) {
   Rng rng(0);
   Eigen::MatrixXd x = Uniform(20, 2, rng), xs = Uniform(5, 2, rng);
@@ -193,16 +213,10 @@ TEST(ExactGP, LargeGpsLikelihoodThroughLapackEqualsTheDirectFormula) {
   const Eigen::VectorXd theta = gp.LogHyperparameters();
   Eigen::VectorXd g;
   const double lml = gp.LogMarginalLikelihoodAt(theta, cache, &g);
-  Eigen::MatrixXd kk = k.Eval(x, x);
-  kk.diagonal().array() += noise;
-  const Eigen::LLT<Eigen::MatrixXd> llt(kk);
-  const Eigen::VectorXd yt = (y.array() - gp.y_shift()) / gp.y_scale();
-  const Eigen::VectorXd a = llt.solve(yt);
-  const double direct = -0.5 * yt.dot(a) -
-                        Eigen::MatrixXd(llt.matrixL()).diagonal().array().log().sum() -
-                        0.5 * n * std::log(2 * M_PI);
+  const DenseLikelihood ref = DenseReference(k, noise, gp);
+  const double direct = ref.lml;
   EXPECT_NEAR(lml, direct, 1e-8 * std::abs(direct));
-  const Eigen::MatrixXd w = a * a.transpose() - llt.solve(Eigen::MatrixXd::Identity(n, n));
+  const Eigen::MatrixXd& w = ref.w;
   EXPECT_NEAR(g(theta.size() - 1), 0.5 * noise * w.trace(), 1e-7 * std::max(1.0, std::abs(g(2))));
   const Eigen::VectorXd gk = 0.5 * gp.kernel().WeightedGradients(cache, w);
   for (int i = 0; i + 1 < theta.size(); ++i)
@@ -240,12 +254,7 @@ TEST(ExactGP, LargeGpsGradientIsRightForKernelsSummingTheWholeMatrix) {
     const PairwiseCache cache = gp.kernel().Precompute(x);
     Eigen::VectorXd g;
     gp.LogMarginalLikelihoodAt(gp.LogHyperparameters(), cache, &g);
-    Eigen::MatrixXd kk = k->Eval(x, x);
-    kk.diagonal().array() += noise;
-    const Eigen::LLT<Eigen::MatrixXd> llt(kk);
-    const Eigen::VectorXd yt = (y.array() - gp.y_shift()) / gp.y_scale();
-    const Eigen::VectorXd a = llt.solve(yt);
-    const Eigen::MatrixXd w = a * a.transpose() - llt.solve(Eigen::MatrixXd::Identity(n, n));
+    const Eigen::MatrixXd w = DenseReference(*k, noise, gp).w;
     const Eigen::VectorXd expected = 0.5 * k->WeightedGradients(cache, w);
     ASSERT_EQ(g.size(), expected.size() + 1);
     for (Eigen::Index i = 0; i < expected.size(); ++i)
