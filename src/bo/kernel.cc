@@ -297,8 +297,8 @@ Eigen::VectorXd StationaryKernel::WeightedGradients(const PairwiseCache& cache,
   return ArdWeightedGradients(cache, k, dk, w);
 }
 
-Eigen::ArrayXXd StationaryKernel::ScaledSqDistFromCache(const PairwiseCache& cache,
-                                                        Eigen::Index c0, Eigen::Index w) const {
+Eigen::ArrayXXd StationaryKernel::ScaledSqDistFromCache(const PairwiseCache& cache, Eigen::Index c0,
+                                                        Eigen::Index w) const {
   const Eigen::Index n = cache[0].rows();
   if (w < 0) w = n - c0;
   Eigen::ArrayXXd r2 = cache[0].block(c0, c0, n - c0, w).array() * std::exp(-2.0 * log_ls_(0));
