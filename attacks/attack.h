@@ -52,9 +52,10 @@ struct AttackContext {
   int channels = 1, height = 28, width = 28;
 };
 
-/// Builds an attack by registry name: bos2, bos2-nostop, bayesopt, bayesopt-learnd,
-/// genattack, zoo, autozoom, square, parsimonious, random. Throws std::invalid_argument naming the
-/// available attacks otherwise.
+/// Builds an attack by registry name (or an adaptive wrapper around one, attacks/adaptive:
+/// "eot:k=10/square", "aaa-adaptive:interval=4,reverse=1/bos2"): bos2, bos2-nostop, bayesopt,
+/// bayesopt-learnd, genattack, zoo, autozoom, square, parsimonious, random. Throws
+/// std::invalid_argument naming the available attacks otherwise.
 std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext& context);
 
 /// Names accepted by MakeAttack.

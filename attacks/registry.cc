@@ -1,6 +1,7 @@
 // The attack registry: names and specs accepted by MakeAttack (attacks/attack.h).
 #include <stdexcept>
 
+#include "attacks/adaptive/adaptive.h"
 #include "attacks/attack.h"
 #include "attacks/autozoom/autozoom.h"
 #include "attacks/bayesopt/bayesopt.h"
@@ -20,6 +21,8 @@ std::vector<std::string> AttackNames() {
 
 std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext& ctx) {
   const bool mnist = ctx.dataset == "mnist";
+  // Adaptive wrappers around another attack: "eot:k=10/square" (attacks/adaptive).
+  if (IsAdaptiveSpec(name)) return MakeAdaptiveAttack(name, ctx);
   // BOS^2 with settings: "bos2:key=value,..." (Bos2Attack::ApplySettings); the whole spec
   // is the attack's name in records.
   const auto colon = name.find(':');

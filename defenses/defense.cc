@@ -58,7 +58,8 @@ class Jpeg final : public Defense {
       if (!cv::imencode(".jpg", m8, buf, {cv::IMWRITE_JPEG_QUALITY, q_}))
         throw std::runtime_error("jpeg defense: encoding failed");
       cv::Mat dec = cv::imdecode(buf, c == 1 ? cv::IMREAD_GRAYSCALE : cv::IMREAD_COLOR);
-      if (dec.empty() || dec.channels() != c) throw std::runtime_error("jpeg defense: decoding failed");
+      if (dec.empty() || dec.channels() != c)
+        throw std::runtime_error("jpeg defense: decoding failed");
       dec.convertTo(f, CV_32F, 1.0 / 255.0);
       return f;
     });
@@ -211,20 +212,41 @@ int IntParam(const std::map<std::string, std::string>& p, const std::string& par
 }  // namespace
 
 std::vector<std::string> DefenseNames() {
-  return {"jpeg", "bits", "median", "blur", "noise", "resize"};
+  return {"jpeg", "bits", "median", "blur", "noise", "resize", "round", "topk", "aaa"};
 }
 
 std::string DefensePipeline::Spec() const {
-  if (stages_.empty()) return "none";
+  if (empty()) return "none";
   std::string s;
   for (const auto& d : stages_) s += (s.empty() ? "" : "+") + d->Spec();
+  for (const auto& d : outputs_) s += (s.empty() ? "" : "+") + d->Spec();
   return s;
 }
 
 bool DefensePipeline::randomized() const {
   for (const auto& d : stages_)
     if (d->randomized()) return true;
+  for (const auto& d : outputs_)
+    if (d->randomized()) return true;
   return false;
+}
+
+void DefensePipeline::ApplyOutput(Eigen::MatrixXd* log_probs, bo::Rng& rng) const {
+  for (const auto& d : outputs_) d->Apply(log_probs, rng);
+}
+
+std::string DefensePipeline::AdaptiveAttack(const std::string& base) const {
+  std::string attack = base;
+  for (const auto& d : outputs_) {
+    const std::string spec = d->Spec();
+    if (spec.rfind("aaa:", 0) == 0) {
+      // "aaa:interval=T,reverse=A,temperature=S": the attacker needs T and A.
+      const auto t = spec.find(",temperature=");
+      attack = "aaa-adaptive:" + spec.substr(4, t - 4) + "/" + attack;
+    }
+  }
+  if (randomized()) attack = "eot:k=10/" + attack;
+  return attack;
 }
 
 void DefensePipeline::Apply(float* images, int n, int c, int h, int w, bo::Rng& rng) const {
@@ -233,13 +255,16 @@ void DefensePipeline::Apply(float* images, int n, int c, int h, int w, bo::Rng& 
 
 DefensePipeline ParseDefense(const std::string& spec) {
   std::vector<std::shared_ptr<const Defense>> stages;
+  std::vector<std::shared_ptr<const OutputDefense>> outputs;
   if (spec.empty() || spec == "none") return DefensePipeline();
   std::stringstream ss(spec);
   std::string part;
   while (std::getline(ss, part, '+')) {
     std::string name;
     const auto p = ParamsOf(part, &name);
-    if (name == "jpeg") {
+    if (IsOutputDefenseName(name)) {
+      outputs.push_back(MakeOutputDefense(name, part, {p.begin(), p.end()}));
+    } else if (name == "jpeg") {
       OnlyKeys(p, part, "quality");
       stages.push_back(std::make_shared<Jpeg>(IntParam(p, part, "quality", 75, 1, 100)));
     } else if (name == "bits") {
@@ -253,24 +278,28 @@ DefensePipeline ParseDefense(const std::string& spec) {
     } else if (name == "blur") {
       OnlyKeys(p, part, "sigma");
       const double s = NumberParam(p, part, "sigma", 1.0);
-      if (!(s > 0 && s <= 10)) throw std::invalid_argument("defense '" + part + "': sigma in (0, 10]");
+      if (!(s > 0 && s <= 10))
+        throw std::invalid_argument("defense '" + part + "': sigma in (0, 10]");
       stages.push_back(std::make_shared<Blur>(s));
     } else if (name == "noise") {
       OnlyKeys(p, part, "sigma");
       const double s = NumberParam(p, part, "sigma", 0.02);
-      if (!(s > 0 && s <= 1)) throw std::invalid_argument("defense '" + part + "': sigma in (0, 1]");
+      if (!(s > 0 && s <= 1))
+        throw std::invalid_argument("defense '" + part + "': sigma in (0, 1]");
       stages.push_back(std::make_shared<Noise>(s));
     } else if (name == "resize") {
       OnlyKeys(p, part, "ratio");
       const double r = NumberParam(p, part, "ratio", 0.1);
-      if (!(r > 0 && r <= 1)) throw std::invalid_argument("defense '" + part + "': ratio in (0, 1]");
+      if (!(r > 0 && r <= 1))
+        throw std::invalid_argument("defense '" + part + "': ratio in (0, 1]");
       stages.push_back(std::make_shared<ResizePad>(r));
     } else {
       throw std::invalid_argument("unknown defense '" + name +
-                                  "' (use jpeg, bits, median, blur, noise or resize, joined by +)");
+                                  "' (use jpeg, bits, median, blur, noise, resize, round, topk or "
+                                  "aaa, joined by +)");
     }
   }
-  return DefensePipeline(std::move(stages));
+  return DefensePipeline(std::move(stages), std::move(outputs));
 }
 
 }  // namespace advbo::defenses

@@ -13,14 +13,20 @@
 //                        side in [H, H (1 + R)], zero-pad at a random offset to H (1 + R),
 //                        resize back to H (the model's input size); R in (0, 1]
 //
+// Output post-processing stages (defenses/output_defense.h: round, topk, aaa) act on the
+// scores after the model; in a spec they may stand anywhere, and run after every input
+// stage in their own order: "jpeg:quality=75+aaa" = JPEG before the model, AAA after it.
+//
 // Specs compose with '+', applied left to right: "median:size=3+noise:sigma=0.02".
 #pragma once
 
+#include <Eigen/Dense>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "bo/random.h"
+#include "defenses/output_defense.h"
 
 namespace advbo::defenses {
 
@@ -37,25 +43,41 @@ class Defense {
   virtual void Apply(float* images, int n, int c, int h, int w, bo::Rng& rng) const = 0;
 };
 
-/// Defenses applied in order.
+/// Defenses applied in order: input stages before the model, output stages after it.
 class DefensePipeline {
  public:
   DefensePipeline() = default;
-  explicit DefensePipeline(std::vector<std::shared_ptr<const Defense>> stages)
-      : stages_(std::move(stages)) {}
-  bool empty() const { return stages_.empty(); }
-  /// "none" for an empty pipeline, else the stages' specs joined by '+'.
+  explicit DefensePipeline(std::vector<std::shared_ptr<const Defense>> stages,
+                           std::vector<std::shared_ptr<const OutputDefense>> outputs = {})
+      : stages_(std::move(stages)), outputs_(std::move(outputs)) {}
+  bool empty() const { return stages_.empty() && outputs_.empty(); }
+  /// Whether there is an input stage / an output stage.
+  bool has_input() const { return !stages_.empty(); }
+  bool has_output() const { return !outputs_.empty(); }
+  /// "none" for an empty pipeline, else the input stages' specs, then the output stages',
+  /// joined by '+'.
   std::string Spec() const;
   bool randomized() const;
+  /// The input stages on n images [n, C, H, W] in [0, 1], in place.
   void Apply(float* images, int n, int c, int h, int w, bo::Rng& rng) const;
+  /// The output stages on a batch's log-probabilities [n, classes], in place.
+  void ApplyOutput(Eigen::MatrixXd* log_probs, bo::Rng& rng) const;
+  /// The attack that knows this defense (docs/design.md "Adaptive attacks"), built around
+  /// the attack spec `base`: "eot:k=10/<base>" when a stage is randomized (expectation over
+  /// transformation, Athalye et al. 2018), "aaa-adaptive:interval=..,reverse=../<base>"
+  /// for an AAA stage (its margin map inverted), else `base` itself (a deterministic
+  /// defense is part of the black box every score-based attack already queries).
+  std::string AdaptiveAttack(const std::string& base) const;
 
  private:
   std::vector<std::shared_ptr<const Defense>> stages_;
+  std::vector<std::shared_ptr<const OutputDefense>> outputs_;
 };
 
 /// Parses a spec (see the file comment; "none" or "" = no defense). Parameters may be
 /// omitted for their defaults: jpeg quality 75, bits depth 4, median size 3, blur sigma 1,
-/// noise sigma 0.02, resize ratio 0.1. Throws std::invalid_argument naming the offending
+/// noise sigma 0.02, resize ratio 0.1, round decimals 2, topk k 1, aaa interval 4, reverse 1,
+/// temperature 1. Throws std::invalid_argument naming the offending
 /// part and listing the valid defenses/parameters on unknown names, unknown or malformed
 /// parameters and out-of-range values.
 DefensePipeline ParseDefense(const std::string& spec);

@@ -312,7 +312,9 @@ std::function<int()> RegisterAttackCommand(CLI::App& app) {
          "--attack", args->attack,
          "attack: bos2 | bos2-nostop | bayesopt | bayesopt-learnd | genattack | zoo | autozoom |\n"
          "square | parsimonious | random; BOS^2 settings as bos2:key=value,... (e.g.\n"
-         "bos2:preset=thesis, bos2:kernel=matern52,beta=constant:9; see README)")
+         "bos2:preset=thesis, bos2:kernel=matern52,beta=constant:9; see README); adaptive\n"
+         "wrappers: eot:k=10/ATTACK (expectation over a randomised defense, every sample a\n"
+         "counted query), aaa-adaptive:interval=4,reverse=1/ATTACK (against --defense aaa)")
       ->default_val("bos2");
   cmd->add_option("--beta", args->beta,
                   "BOS^2 Add-GP-UCB exploration weight: kandasamy2015 | srinivas2010 | constant:V\n"

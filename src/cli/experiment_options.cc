@@ -59,6 +59,9 @@ void AddExperimentOptions(CLI::App* cmd, ExperimentArgs* a) {
   cmd->add_option("--defense", a->defense,
                   "input-transformation defense in front of the model, e.g. jpeg:quality=75, "
                   "bits:depth=4, median:size=3, blur:sigma=1, noise:sigma=0.02, resize:ratio=0.1; "
+                  "or output post-processing after the model: round:decimals=2 (rounded "
+                  "probabilities), topk:k=1, aaa:interval=4,reverse=1,temperature=1 (AAA-linear, "
+                  "Chen et al. 2022); "
                   "compose with + (default none); or a defender that plays a repeated game "
                   "against the attack, one round per query: r2b2:latent (R2-B2 level-1 VAE-latent "
                   "moves, Dai 2021 Sec. 8.4.2.2), r2b2:jpeg+noise (tunable: jpeg, bits, blur, "
@@ -80,6 +83,13 @@ void AddExperimentOptions(CLI::App* cmd, ExperimentArgs* a) {
                   "float with a note) | float = any float32 pixel (the papers' setting)")
       ->check(CLI::IsMember({"8bit", "float"}))
       ->default_val("8bit");
+  cmd->add_flag("--no-setup-queries", a->no_setup_queries,
+                "the model scores nothing but the attacks' counted queries: no shape/output "
+                "probe (needs --output logits|probs), no check that images are correctly "
+                "classified (labels are trusted), no clean accuracy behind a defense, no "
+                "re-query of the saved image (its answer is the attack's own query of it). "
+                "Default: these setup queries are made and listed in each record's "
+                "setup_queries and quantized_queries");
   cmd->add_flag("--rescale-compat", a->rescale_compat,
                 "reproduce the BayesOpt reference code's (x+delta+eps)/(1+2eps) rescaling instead "
                 "of clipping: a LOOSER threat model (L_inf up to 2eps/(1+2eps)); for comparisons");
@@ -118,6 +128,7 @@ experiment::ExperimentSpec SpecOf(const ExperimentArgs& a, std::vector<std::stri
   s.clean_images = a.clean_images;
   s.rescale_compat = a.rescale_compat;
   s.pixels = a.pixels;
+  s.setup_queries = !a.no_setup_queries;
   return s;
 }
 

@@ -18,7 +18,8 @@ namespace advbo::cli {
 struct ExperimentArgs {
   std::string dataset = "mnist", data, format = "auto", model, output = "auto";
   bool targeted = false, untargeted = false, rescale_compat = false;
-  std::string pixels = "8bit";  ///< --pixels: 8bit | float
+  bool no_setup_queries = false;  ///< --no-setup-queries
+  std::string pixels = "8bit";    ///< --pixels: 8bit | float
   std::optional<int> target;
   int num_images = 10, threads = 0, clean_images = 1000;
   std::vector<int> indices;
@@ -33,7 +34,8 @@ struct ExperimentArgs {
 
 /// Adds the shared options (--dataset, --data, --format, --model, --output, --targeted,
 /// --target, --untargeted, --eps, --budget, -n, --indices, --seed, --threads, --defense,
-/// --defender-vae, --defender-eps, --clean-images, --rescale-compat) to `cmd`, parsed into
+/// --defender-vae, --defender-eps, --clean-images, --rescale-compat, --no-setup-queries) to
+/// `cmd`, parsed into
 /// `args` (which must outlive parsing).
 void AddExperimentOptions(CLI::App* cmd, ExperimentArgs* args);
 

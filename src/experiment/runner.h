@@ -31,9 +31,12 @@ struct JobResult {
   /// The reported image rounded onto the 8-bit grid inside the eps-ball (QuantizeInBall; with
   /// 8-bit queries it is the reported image itself),
   /// and whether one extra query of it (a fresh oracle with the instance's defense; not
-  /// counted in `queries`, recorded as quantized_queries) met the goal. Also in the record:
-  /// quantized_success, quantized_linf, quantized_queries. Not checked (false) under the
-  /// rescale_compat threat model, whose queries are transformed.
+  /// counted in `queries`, recorded as quantized_queries; QueryPurpose::kVerify) met the
+  /// goal. Also in the record: quantized_success, quantized_linf, quantized_queries. Not
+  /// checked (false) under the rescale_compat threat model, whose queries are transformed.
+  /// Without setup queries (spec.setup_queries false) nothing is re-queried: the attack's
+  /// own answer to that image is used when it queried it exactly, else the check is
+  /// skipped (quantized_success null in the record, false here).
   std::vector<float> quantized;
   bool quantized_success = false;
 };
@@ -89,6 +92,10 @@ class Experiment {
   /// images (NaN without a defense).
   double clean_accuracy() const { return clean_acc_; }
   double defended_accuracy() const { return defended_acc_; }
+  /// Images the model scored before any attack, by purpose (QueryPurpose names:
+  /// shape_probe, selection, clean_accuracy), all 0 with spec.setup_queries false. Written
+  /// into every record as "setup_queries" (run-level: shared by the run's instances).
+  const nlohmann::json& setup_queries() const { return setup_queries_; }
   /// RecordSettings of this experiment's records (for resume and merge checks).
   nlohmann::json Settings() const;
 
@@ -105,8 +112,10 @@ class Experiment {
   // Adds true_class_name, target_name and adversarial_class_name to a record when the
   // user's data carry class names.
   void AddClassNames(nlohmann::json* record) const;
-  // Fills out->quantized* and the record's quantized_* fields (one extra model query).
-  void VerifyQuantized(size_t i, uint64_t instance_seed, JobResult* out) const;
+  // Fills out->quantized* and the record's quantized_* fields (one extra model query, or
+  // none without setup queries: then the oracle's own answer to that image, if it asked).
+  void VerifyQuantized(size_t i, uint64_t instance_seed, const oracle::QueryOracle& orc,
+                       JobResult* out) const;
   ExperimentSpec spec_;
   double eps_ = 0;
   oracle::PixelSpace pixels_ = oracle::PixelSpace::k8bit;
@@ -118,6 +127,7 @@ class Experiment {
   std::vector<std::unique_ptr<attacks::Attack>> attacks_;
   Selection selection_;
   double clean_acc_, defended_acc_;
+  nlohmann::json setup_queries_;
   std::string session_prefix_;
   mutable std::atomic<long> run_counter_{0}, verify_counter_{0};
 };

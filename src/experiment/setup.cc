@@ -105,7 +105,7 @@ attacks::AttackContext ContextFor(const data::ImageSet& images, const std::strin
 std::unique_ptr<oracle::Classifier> LoadModelFor(const data::ImageSet& images,
                                                  const std::string& path, const std::string& output,
                                                  int threads, const std::string& normalize,
-                                                 const oracle::HttpOptions& http) {
+                                                 const oracle::HttpOptions& http, bool probe) {
   oracle::ClassifierOptions copt;
   if (!normalize.empty()) copt.normalize = oracle::Normalization::Parse(normalize);
   copt.http = http;
@@ -114,22 +114,35 @@ std::unique_ptr<oracle::Classifier> LoadModelFor(const data::ImageSet& images,
   copt.height = images.height;
   copt.width = images.width;
   copt.threads = threads;
+  copt.probe = probe;
+  if (!probe) copt.classes = ClassCountOf(images);
   return oracle::Classifier::Load(path, copt);
+}
+
+int ClassCountOf(const data::ImageSet& images) {
+  if (!images.class_names.empty()) return std::max<int>(2, images.class_names.size());
+  int top = 1;
+  for (int y : images.labels) top = std::max(top, y);
+  return top + 1;
 }
 
 namespace {
 
-// Argmax classes of the images `idx`, evaluated in one batch behind `transform` (if any).
+// Argmax classes of the images `idx`, evaluated in one batch behind `transform` (if any),
+// counted by the model under `purpose`.
 std::vector<int> Classify(const data::ImageSet& images, const oracle::Classifier& model,
                           const std::vector<int>& idx,
-                          const std::function<void(float*, int)>& transform) {
+                          const std::function<void(float*, int)>& transform,
+                          oracle::QueryPurpose purpose) {
   std::vector<float> batch;
   for (int i : idx) {
     const float* p = images.image(i);
     batch.insert(batch.end(), p, p + images.image_size());
   }
   if (transform) transform(batch.data(), static_cast<int>(idx.size()));
-  Eigen::MatrixXd lp = model.LogProbabilities(batch.data(), static_cast<int>(idx.size()));
+  oracle::QueryContext context;
+  context.purpose = purpose;
+  Eigen::MatrixXd lp = model.LogProbabilities(batch.data(), static_cast<int>(idx.size()), &context);
   std::vector<int> pred(idx.size());
   for (size_t k = 0; k < idx.size(); ++k) lp.row(k).maxCoeff(&pred[k]);
   return pred;
@@ -190,7 +203,15 @@ std::shared_ptr<defenses::GameDefense> DefenseSetup::MakeDefender(uint64_t seed)
 DefenseSetup::InstanceDefense DefenseSetup::ForInstance(uint64_t seed) const {
   InstanceDefense out;
   if (!game_) {
-    out.transform = SelectionTransform(seed);
+    if (fixed_.empty()) return out;
+    // One engine for the instance's input and output stages.
+    auto rng = std::make_shared<bo::Rng>(seed);
+    auto fixed = fixed_;
+    const int c = c_, h = h_, w = w_;
+    if (fixed.has_input())
+      out.transform = [fixed, rng, c, h, w](float* x, int n) { fixed.Apply(x, n, c, h, w, *rng); };
+    if (fixed.has_output())
+      out.output = [fixed, rng](Eigen::MatrixXd* lp) { fixed.ApplyOutput(lp, *rng); };
     return out;
   }
   auto d = MakeDefender(seed);
@@ -206,6 +227,7 @@ std::shared_ptr<defenses::GameDefense> DefenseSetup::Install(
     std::function<void(const oracle::QueryResult&)> also) const {
   InstanceDefense def = ForInstance(seed);
   orc.set_input_transform(def.transform);
+  orc.set_output_transform(def.output);
   if (!def.feedback) {
     orc.set_feedback(also);
   } else {
@@ -235,7 +257,8 @@ double CleanAccuracy(const data::ImageSet& images, const oracle::Classifier& mod
   for (int start = 0; start < total; start += 200) {
     std::vector<int> idx;
     for (int i = start; i < std::min(total, start + 200); ++i) idx.push_back(i);
-    const std::vector<int> pred = Classify(images, model, idx, transform);
+    const std::vector<int> pred =
+        Classify(images, model, idx, transform, oracle::QueryPurpose::kCleanAccuracy);
     for (size_t k = 0; k < idx.size(); ++k) {
       if (images.labels[idx[k]] < 0) continue;
       correct += pred[k] == images.labels[idx[k]];
@@ -248,27 +271,42 @@ double CleanAccuracy(const data::ImageSet& images, const oracle::Classifier& mod
 Selection SelectInstances(const data::ImageSet& images, const oracle::Classifier& model,
                           const std::vector<int>& indices, int num_images, bool untargeted,
                           int target, const std::string& dataset_name,
-                          const std::function<void(float*, int)>& transform) {
+                          const std::function<void(float*, int)>& transform, bool classify) {
   Selection sel;
   for (int i : indices)
     if (i < 0 || static_cast<size_t>(i) >= images.size())
       throw std::invalid_argument("--indices: " + std::to_string(i) + " outside 0.." +
                                   std::to_string(images.size() - 1));
   const bool explicit_list = !indices.empty();
-  for (size_t start = 0; start < images.size(); start += 200) {
+  size_t start = 0;
+  while (start < (explicit_list ? indices.size() : images.size())) {
     std::vector<int> idx;
     if (explicit_list) {
-      if (start >= indices.size()) break;
       idx.assign(indices.begin() + start, indices.begin() + std::min(indices.size(), start + 200));
     } else {
-      if (static_cast<int>(sel.chosen.size()) >= num_images) break;
-      for (size_t i = start; i < std::min(images.size(), start + 200); ++i)
+      const int needed = num_images - static_cast<int>(sel.chosen.size());
+      if (needed <= 0) break;
+      // Only as many images as still needed (at most 200 a batch): every classified image is
+      // a setup query (QueryPurpose::kSelection), and the chosen ones are the same whatever
+      // the batch size (the first num_images correctly classified).
+      const size_t block = classify ? std::min<size_t>(200, needed) : needed;
+      for (size_t i = start; i < std::min(images.size(), start + block); ++i)
         idx.push_back(static_cast<int>(i));
     }
-    std::vector<int> pred = Classify(images, model, idx, transform);
+    start += idx.size();
+    std::vector<int> pred(idx.size(), -1);
+    if (classify) pred = Classify(images, model, idx, transform, oracle::QueryPurpose::kSelection);
     for (size_t k = 0; k < idx.size(); ++k) {
       int label = images.labels[idx[k]];
       if (label < 0) {
+        if (!classify)
+          throw data::DataError(
+              dataset_name + ": image " + std::to_string(idx[k]) +
+              (static_cast<size_t>(idx[k]) < images.sources.size()
+                   ? " (" + images.sources[idx[k]] + ")"
+                   : std::string()) +
+              " has no label; without setup queries (--no-setup-queries) every image needs one "
+              "(an unlabelled image takes the model's prediction, which costs a query)");
         // An image without a label (a single file, or directly in the folder): its class is
         // the one the model gives it, and the attack moves it away from that.
         label = pred[k];
@@ -278,7 +316,7 @@ Selection SelectInstances(const data::ImageSet& images, const oracle::Classifier
         throw data::DataError(LabelProblem(images, idx[k], model.num_classes(), dataset_name));
       const bool room = explicit_list || static_cast<int>(sel.chosen.size()) < num_images;
       if (!room) continue;
-      if (pred[k] == label)
+      if (!classify || pred[k] == label)
         sel.chosen.push_back(idx[k]);
       else
         sel.skipped.push_back(idx[k]);
@@ -315,9 +353,13 @@ nlohmann::json InstanceRecord(const std::string& attack, const Instance& inst,
   rec["target"] = inst.target >= 0 ? nlohmann::json(inst.target) : nlohmann::json(nullptr);
   rec["attack"] = attack;
   rec["success"] = r.success;
-  rec["queries"] = r.queries;
-  rec["queries_used"] = orc.queries();
-  rec["budget"] = orc.budget();
+  // Model evaluations, whatever unit the attack counted in: with EOT (k samples per query)
+  // the first success's query index and the queries used count every sample.
+  const long k = orc.samples_per_query();
+  rec["queries"] = r.queries * k;
+  rec["queries_used"] = orc.model_queries();
+  rec["budget"] = orc.model_budget();
+  if (k > 1) rec["eot_samples"] = k;
   rec["epsilon"] = orc.epsilon();
   rec["linf"] = linf;
   rec["l2"] = std::sqrt(l2);

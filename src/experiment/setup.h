@@ -58,10 +58,18 @@ attacks::AttackContext ContextFor(const data::ImageSet& images, const std::strin
 /// threads, 0 = default; normalize: "" or a Normalization spec; http: a URL's timeout and
 /// retries). Throws oracle::ModelError naming the file or URL, std::invalid_argument on a
 /// bad output kind or normalisation.
+/// With `probe` false the model scores nothing on loading (no shape probe): the output kind
+/// must be logits or probs and the class count is the data's (its class names, else the
+/// largest label + 1, at least 2); a model that disagrees fails at its first query.
 std::unique_ptr<oracle::Classifier> LoadModelFor(const data::ImageSet& images,
                                                  const std::string& path, const std::string& output,
                                                  int threads, const std::string& normalize = "",
-                                                 const oracle::HttpOptions& http = {});
+                                                 const oracle::HttpOptions& http = {},
+                                                 bool probe = true);
+
+/// Number of classes the labels of `images` imply: its class names' count when it has
+/// them, else the largest label + 1 (at least 2).
+int ClassCountOf(const data::ImageSet& images);
 
 /// The --defense of `advbo attack` / `bench` / `game`: a fixed input-transformation pipeline
 /// (defenses/defense.h) or a defender playing a repeated game against the attack, one round
@@ -81,7 +89,14 @@ class DefenseSetup {
   bool is_game() const { return game_ != nullptr; }
   /// Canonical spec ("none" when empty).
   std::string Spec() const;
-  /// Selection of correctly classified images and clean accuracy: the pipeline, or a game
+  /// The attack that knows this defense, around attack spec `base`
+  /// (defenses::DefensePipeline::AdaptiveAttack; a game defender: "eot:k=10/<base>", its
+  /// actions being random to the attacker).
+  std::string AdaptiveAttack(const std::string& base) const {
+    return game_ ? "eot:k=10/" + base : fixed_.AdaptiveAttack(base);
+  }
+  /// Selection of correctly classified images and clean accuracy: the pipeline's input
+  /// stages (its output stages keep every argmax, rounding ties aside), or a game
   /// defender that gets no feedback (an r2b2 defender's neutral action, a random
   /// defender's random actions), seeded by `seed`; nullptr when empty.
   std::function<void(float*, int)> SelectionTransform(uint64_t seed) const;
@@ -99,6 +114,8 @@ class DefenseSetup {
   /// --defense with the same seed.
   struct InstanceDefense {
     std::function<void(float*, int)> transform;
+    /// Output post-processing of a batch's log-probabilities (null without output stages).
+    std::function<void(Eigen::MatrixXd*)> output;
     std::function<void(const oracle::QueryResult&)> feedback;
     std::shared_ptr<defenses::GameDefense> defender;
   };
@@ -149,20 +166,26 @@ struct Selection {
 /// Picks the given `indices` (each checked against the set) or else the first
 /// `num_images` correctly classified images, and expands them into instances: untargeted,
 /// one `target` (images of that class are skipped) or every other class (target < 0 and not
-/// untargeted). "Correctly classified" is judged behind `transform` (a defense) when given.
-/// An image without a label takes the model's predicted class as its label
-/// (`predicted_labels`). Throws std::invalid_argument on an index out of range and
+/// untargeted). "Correctly classified" is judged behind `transform` (a defense) when given;
+/// the model scores only as many images as it takes (at most 200 a batch), each counted as
+/// a QueryPurpose::kSelection setup query. An image without a label takes the model's
+/// predicted class as its label (`predicted_labels`). With `classify` false the model
+/// scores nothing: the labels are trusted and every looked-at image is chosen (an image the
+/// model already misclassifies is then attacked too), and an image without a label is a
+/// data::DataError. Throws std::invalid_argument on an index out of range and
 /// data::DataError on a label outside the model's classes.
 Selection SelectInstances(const data::ImageSet& images, const oracle::Classifier& model,
                           const std::vector<int>& indices, int num_images, bool untargeted,
                           int target, const std::string& dataset_name,
-                          const std::function<void(float*, int)>& transform = nullptr);
+                          const std::function<void(float*, int)>& transform = nullptr,
+                          bool classify = true);
 
 /// The per-instance JSONL record of `advbo attack` and `advbo bench`: attack,
 /// image_index, true_class, target (null = untargeted), success, queries (1-based first
-/// success, or all used), queries_used, budget, epsilon, linf / l2 of the reported image,
-/// final_objective, the attack's details, threat_model, seconds, model_seconds, bo_seconds,
-/// seed, instance_seed, model, dataset.
+/// success, or all used), queries_used, budget (all three in model evaluations: with EOT,
+/// k samples per query, each sample counts, and eot_samples = k is recorded), epsilon, linf / l2 of
+/// the reported image, final_objective, the attack's details, threat_model, seconds, model_seconds,
+/// bo_seconds, seed, instance_seed, model, dataset.
 nlohmann::json InstanceRecord(const std::string& attack, const Instance& instance,
                               const attacks::AttackResult& result,
                               const oracle::QueryOracle& oracle, uint64_t seed,

@@ -35,6 +35,10 @@ void Validate(const ExperimentSpec& s) {
   }
   if (s.untargeted && s.target)
     throw std::invalid_argument("choose one of --targeted, --target K, --untargeted");
+  if (!s.setup_queries && s.output == "auto")
+    throw std::invalid_argument(
+        "--no-setup-queries needs --output logits or --output probs (detecting the output "
+        "kind scores two probe images)");
   if (s.target && *s.target < 0)
     throw std::invalid_argument("--target must be a class index >= 0, got " +
                                 std::to_string(*s.target));

@@ -41,6 +41,15 @@ struct ExperimentSpec {
   /// success is a savable image; data off the grid fall back to "float" with a note) or
   /// "float" (the papers' setting). See oracle::PixelSpace.
   std::string pixels = "8bit";
+  /// Score images before the attacks (default): the model's shape/output probe, the
+  /// selection of correctly classified images, the clean accuracy behind a defense and the
+  /// re-query of each reported image (each counted in records' setup_queries /
+  /// quantized_queries, outside the per-instance budget). false (--no-setup-queries): the
+  /// model scores nothing but the attacks' queries: the output kind must be given (logits
+  /// or probs), labels are trusted (misclassified images are attacked too), no clean
+  /// accuracy is measured and quantized_success comes from the attack's own query of the
+  /// reported image (null when that image was never queried, e.g. float queries).
+  bool setup_queries = true;
 };
 
 /// Largest accepted --threads (more is refused rather than spawning thousands of threads).

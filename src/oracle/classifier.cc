@@ -35,6 +35,24 @@ std::vector<float> ParseFloatList(const std::string& s, const std::string& spec)
 
 }  // namespace
 
+const char* QueryPurposeName(QueryPurpose p) {
+  switch (p) {
+    case QueryPurpose::kAttack:
+      return "attack";
+    case QueryPurpose::kShapeProbe:
+      return "shape_probe";
+    case QueryPurpose::kSelection:
+      return "selection";
+    case QueryPurpose::kCleanAccuracy:
+      return "clean_accuracy";
+    case QueryPurpose::kVerify:
+      return "verify";
+    case QueryPurpose::kOther:
+      return "other";
+  }
+  return "other";
+}
+
 OutputKind ParseOutputKind(const std::string& s) {
   if (s == "auto") return OutputKind::kAuto;
   if (s == "logits") return OutputKind::kLogits;
@@ -116,6 +134,22 @@ std::unique_ptr<Classifier> Classifier::FromBackend(std::unique_ptr<ScoreBackend
                                   std::to_string(shapes[0][0]) + " channel(s)");
     shapes = fit;
   }
+  if (!opt.probe) {
+    if (shapes.size() != 1)
+      throw std::invalid_argument("no probe query: the input shape must be given");
+    if (opt.output == OutputKind::kAuto)
+      throw std::invalid_argument(
+          "no probe query: the output kind must be given (logits or probs; auto detection "
+          "scores two probe images)");
+    if (opt.classes < 2)
+      throw std::invalid_argument("no probe query: the number of classes must be given (>= 2)");
+    clf->c_ = shapes[0][0];
+    clf->h_ = shapes[0][1];
+    clf->w_ = shapes[0][2];
+    clf->classes_ = opt.classes;
+    clf->logits_ = opt.output == OutputKind::kLogits;
+    return clf;
+  }
   Eigen::MatrixXd out;
   std::string last_error;
   bool ok = false;
@@ -126,6 +160,7 @@ std::unique_ptr<Classifier> Classifier::FromBackend(std::unique_ptr<ScoreBackend
     std::vector<float> probe(2 * s[0] * s[1] * s[2], 0.5f);
     try {
       out = clf->Forward(probe.data(), 2, nullptr);
+      clf->scored_[static_cast<int>(QueryPurpose::kShapeProbe)] += 2;
       ok = true;
       break;
     } catch (const TransportError&) {
@@ -192,10 +227,11 @@ Eigen::MatrixXd Classifier::RawScores(const float* images, int n,
     std::ostringstream m;
     m << path_ << ": output must be [" << n << ", " << (classes_ > 0 ? classes_ : out.cols())
       << "], got [" << out.rows() << ", " << out.cols() << "]"
-      << (classes_ > 0 ? " (output shape changed between calls)" : "");
+      << (classes_ > 0 ? " (the class count differs from the probed or given one)" : "");
     throw ModelError(m.str());
   }
   if (!out.allFinite()) throw ModelError(path_ + ": the model returned non-finite scores");
+  scored_[static_cast<int>(context ? context->purpose : QueryPurpose::kOther)] += n;
   return out;
 }
 

@@ -12,6 +12,8 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -61,6 +63,21 @@ struct Normalization {
   std::string Spec() const;
 };
 
+/// Why the model scores an image (docs/design.md, "Query accounting"). Every image a
+/// Classifier scores is counted under exactly one purpose, so a run can list all of them:
+///   kAttack        an attack's query (QueryOracle: counted against the per-instance budget)
+///   kShapeProbe    the two gray images Load/FromBackend scores to check the input shape,
+///                  read the class count and detect logits vs probabilities
+///   kSelection     clean images classified to pick the correctly classified ones
+///   kCleanAccuracy clean images scored for the (defended) clean accuracy
+///   kVerify        the re-query of a reported image saved as 8-bit (quantized_success)
+///   kOther         anything without a context (tests, the latent game's own rounds)
+enum class QueryPurpose { kAttack, kShapeProbe, kSelection, kCleanAccuracy, kVerify, kOther };
+inline constexpr int kNumQueryPurposes = 6;
+
+/// "attack" | "shape_probe" | "selection" | "clean_accuracy" | "verify" | "other".
+const char* QueryPurposeName(QueryPurpose p);
+
 /// Who is querying: one attack instance of the oracle (QueryOracle::set_context). A served
 /// model uses it to keep a per-instance defense (`advbo serve --defense`): a fresh defender
 /// per session, seeded like a local --defense, paid with the instance's attack objective.
@@ -70,6 +87,7 @@ struct QueryContext {
   uint64_t defense_seed = 0;  ///< seed of the instance's defense (InstanceDefenseSeed)
   int true_class = -1;        ///< the instance's label
   int target = -1;            ///< its target class, -1 = untargeted
+  QueryPurpose purpose = QueryPurpose::kAttack;  ///< what the scored images are for
 };
 
 /// Where scores come from. Implementations report failures as ModelError naming their
@@ -110,6 +128,11 @@ struct ClassifierOptions {
                     ///< LibTorch runs on it, always gets one thread (reproducible sums)
   std::optional<Normalization> normalize;  ///< input normalisation (part of the model)
   HttpOptions http;                        ///< used when the model is a URL
+  /// Score the two-image probe batch on loading (default). false = no setup query at all:
+  /// then the shape (channels/height/width), `output` (logits or probs, not auto) and
+  /// `classes` must be given, and a model that disagrees fails at its first query.
+  bool probe = true;
+  int classes = 0;  ///< number of classes when probe is false (>= 2); ignored otherwise
 };
 
 /// The BLAS that LibTorch's linear and convolution layers run on (Debian picks it through
@@ -132,10 +155,12 @@ class Classifier {
   /// ModelError naming the file or URL; std::invalid_argument on bad options.
   static std::unique_ptr<Classifier> Load(const std::string& model,
                                           const ClassifierOptions& options = {});
-  /// Validates `backend` with a probe batch of two images of 0.5: throws ModelError naming
-  /// the back end if it rejects the expected input shape (or none of the probe shapes
-  /// fits), does not return [N, C] with C >= 2, or returns non-finite scores. Normalisation
-  /// must have 1 or `channels` values (std::invalid_argument otherwise).
+  /// Validates `backend` with a probe batch of two images of 0.5 (counted as kShapeProbe;
+  /// with options.probe false nothing is scored and the given shape, output kind and
+  /// class count are taken as they are: std::invalid_argument if one is missing): throws ModelError
+  /// naming the back end if it rejects the expected input shape (or none of the probe shapes fits),
+  /// does not return [N, C] with C >= 2, or returns non-finite scores. Normalisation must have 1 or
+  /// `channels` values (std::invalid_argument otherwise).
   static std::unique_ptr<Classifier> FromBackend(std::unique_ptr<ScoreBackend> backend,
                                                  const ClassifierOptions& options = {});
   ~Classifier();
@@ -166,6 +191,12 @@ class Classifier {
   const std::optional<Normalization>& normalization() const { return normalize_; }
   /// Whether LogProbabilities may be called from several threads at once.
   bool thread_safe() const { return backend_->thread_safe(); }
+  /// Images scored so far for `purpose` (successful calls only; a call that threw has
+  /// evaluated nothing countable), over all threads. A call without a context counts as
+  /// kOther.
+  long scored(QueryPurpose purpose) const {
+    return scored_[static_cast<int>(purpose)].load(std::memory_order_relaxed);
+  }
 
  private:
   Classifier() = default;
@@ -176,6 +207,7 @@ class Classifier {
   std::string path_;
   int c_ = 0, h_ = 0, w_ = 0, classes_ = 0;
   bool logits_ = true;
+  mutable std::array<std::atomic<long>, kNumQueryPurposes> scored_{};
 };
 
 }  // namespace advbo::oracle

@@ -72,7 +72,12 @@ QueryResult ScoreBatch(const Eigen::MatrixXd& lp, int true_class, int target) {
 
 QueryOracle::QueryOracle(const Classifier& model, const float* clean, int true_class, int target,
                          double epsilon, long budget)
-    : model_(model), true_class_(true_class), target_(target), epsilon_(epsilon), budget_(budget) {
+    : model_(model),
+      true_class_(true_class),
+      target_(target),
+      epsilon_(epsilon),
+      budget_(budget),
+      model_budget_(budget) {
   const int k = model.num_classes();
   if (true_class < 0 || true_class >= k)
     throw std::invalid_argument("QueryOracle: true class " + std::to_string(true_class) +
@@ -172,8 +177,7 @@ void QueryOracle::Project(float* images, int n) const {
         const long k = std::lround(static_cast<double>(v) * 255.0);
         // lo_/hi_ are grid values, so k lies in the ball's grid range; the clean pixel's
         // own grid value is the clean float itself.
-        x[i] = k == std::lround(static_cast<double>(clean_[i]) * 255.0) ? clean_[i]
-                                                                          : GridValue(k);
+        x[i] = k == std::lround(static_cast<double>(clean_[i]) * 255.0) ? clean_[i] : GridValue(k);
       }
     }
     return;
@@ -198,6 +202,16 @@ void QueryOracle::Project(float* images, int n) const {
   }
 }
 
+void QueryOracle::set_samples_per_query(int k) {
+  if (queries_ > 0) throw std::invalid_argument("QueryOracle: EOT samples set after a query");
+  if (k < 1 || k > model_budget_)
+    throw std::invalid_argument("eot: k = " + std::to_string(k) +
+                                " samples per query must be in [1, the budget " +
+                                std::to_string(model_budget_) + "]");
+  samples_ = k;
+  budget_ = model_budget_ / k;
+}
+
 QueryResult QueryOracle::Query(float* images, int n) {
   if (n <= 0) return {};
   if (n > remaining())
@@ -205,15 +219,35 @@ QueryResult QueryOracle::Query(float* images, int n) {
                           std::to_string(queries_) + " used, " + std::to_string(n) + " requested)");
   Project(images, n);
   const size_t d = clean_.size();
+  const int k = samples_, total = n * k;
   std::vector<float> transformed;
-  if (input_transform_) {
-    transformed.assign(images, images + static_cast<size_t>(n) * d);
-    input_transform_(transformed.data(), n);
+  if (input_transform_ || k > 1) {
+    // Each image k times in a row (EOT), then the defense's input stages on the copies.
+    transformed.resize(static_cast<size_t>(total) * d);
+    for (int b = 0; b < n; ++b)
+      for (int s = 0; s < k; ++s)
+        std::copy(images + b * d, images + (b + 1) * d, transformed.data() + (b * k + s) * d);
+    if (input_transform_) input_transform_(transformed.data(), total);
   }
   const auto t0 = std::chrono::steady_clock::now();
-  Eigen::MatrixXd lp = model_.LogProbabilities(input_transform_ ? transformed.data() : images, n,
-                                                context_.session.empty() ? nullptr : &context_);
+  Eigen::MatrixXd lp =
+      model_.LogProbabilities(transformed.empty() ? images : transformed.data(), total, &context_);
   model_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (output_transform_) output_transform_(&lp);
+  if (score_correction_) score_correction_(&lp);
+  if (k > 1) {
+    // The EOT answer: log of the mean probability vector of each image's k samples.
+    Eigen::MatrixXd mean(n, lp.cols());
+    for (int b = 0; b < n; ++b) {
+      const double mx = lp.middleRows(b * k, k).maxCoeff();
+      Eigen::RowVectorXd p = (lp.middleRows(b * k, k).array() - mx).exp().colwise().sum() / k;
+      mean.row(b) = p.array().log() + mx;
+      const double lse = mean.row(b).maxCoeff() +
+                         std::log((mean.row(b).array() - mean.row(b).maxCoeff()).exp().sum());
+      mean.row(b).array() -= lse;
+    }
+    lp = std::move(mean);
+  }
   QueryResult r = ScoreBatch(lp, true_class_, target_);
   for (int b = 0; b < n; ++b) {
     const long index = ++queries_;
@@ -222,10 +256,12 @@ QueryResult QueryOracle::Query(float* images, int n) {
     if (y > best_objective_) {
       best_objective_ = y;
       best_image_.assign(images + b * d, images + (b + 1) * d);
+      best_log_probs_ = r.log_probs.row(b);
     }
     if (r.success[b] && first_success_ < 0) {
       first_success_ = index;
       success_image_.assign(images + b * d, images + (b + 1) * d);
+      success_log_probs_ = r.log_probs.row(b);
     }
   }
   if (feedback_) feedback_(r);

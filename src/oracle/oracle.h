@@ -119,6 +119,11 @@ class QueryOracle {
   const std::vector<float>& best_image() const { return best_image_; }
   /// The first successful image (empty if none).
   const std::vector<float>& success_image() const { return success_image_; }
+  /// The model's answers (log-softmax scores [classes]) to best_image() and
+  /// success_image() when they were queried (empty before): what a run without setup
+  /// queries reports for the saved image instead of scoring it again.
+  const Eigen::RowVectorXd& best_log_probs() const { return best_log_probs_; }
+  const Eigen::RowVectorXd& success_log_probs() const { return success_log_probs_; }
   const std::vector<float>& clean() const { return clean_; }
   double epsilon() const { return epsilon_; }
   int true_class() const { return true_class_; }
@@ -134,8 +139,35 @@ class QueryOracle {
   void set_input_transform(std::function<void(float* images, int n)> f) {
     input_transform_ = std::move(f);
   }
+  /// Optional output post-processing (a defense stage after the model, defenses/
+  /// output_defense.h): called on each batch's log-probabilities [n, classes] in place
+  /// before they are scored, so the attack only ever sees the post-processed scores.
+  void set_output_transform(std::function<void(Eigen::MatrixXd* log_probs)> f) {
+    output_transform_ = std::move(f);
+  }
+  /// The attacker's own correction of the answers it gets (an adaptive attack that knows
+  /// the defense, attacks/adaptive): called on each model evaluation's log-probabilities
+  /// [n, classes] after the output defense, before averaging (EOT) and scoring.
+  void set_score_correction(std::function<void(Eigen::MatrixXd* log_probs)> f) {
+    score_correction_ = std::move(f);
+  }
+  /// Expectation over transformation (Athalye et al., ICML 2018): every query of the attack
+  /// is evaluated k >= 1 times (k model evaluations, each through the defense's own
+  /// randomness) and answered with the mean probability vector (log of the mean of the k
+  /// softmax rows). Set before the first query; throws std::invalid_argument when k < 1 or
+  /// k > the budget. With k > 1 the attack sees queries(), budget(), remaining() and
+  /// first_success_query() in units of EOT queries (budget() = model budget / k) while
+  /// model_queries() counts every evaluation — what records report.
+  void set_samples_per_query(int k);
+  int samples_per_query() const { return samples_; }
+  /// Model evaluations made so far for this instance (= queries() * samples_per_query()).
+  long model_queries() const { return queries_ * samples_; }
+  /// The budget in model evaluations (as given to the constructor).
+  long model_budget() const { return model_budget_; }
   /// Who is asking, passed with every batch to the classifier (a served model keeps the
-  /// instance's defense by it; local models ignore it). Empty session = none.
+  /// instance's defense by it; local models ignore it). Empty session = none. Its purpose
+  /// (kAttack by default) is what the classifier counts the batch as: QueryPurpose::kVerify
+  /// for a re-query of a reported image.
   void set_context(QueryContext context) { context_ = std::move(context); }
   const QueryContext& context() const { return context_; }
   /// Optional feedback called after every batch with its scores (the result Query
@@ -153,9 +185,13 @@ class QueryOracle {
   long budget_, queries_ = 0, first_success_ = -1;
   double best_objective_ = -std::numeric_limits<double>::infinity();
   std::vector<float> best_image_, success_image_;
+  Eigen::RowVectorXd best_log_probs_, success_log_probs_;
   double model_seconds_ = 0.0;
   std::function<void(const float*, long)> observer_;
   std::function<void(float*, int)> input_transform_;
+  std::function<void(Eigen::MatrixXd*)> output_transform_, score_correction_;
+  int samples_ = 1;
+  long model_budget_ = 0;
   std::function<void(const QueryResult&)> feedback_;
   bool rescale_compat_ = false;
   PixelSpace pixel_space_ = PixelSpace::kFloat;

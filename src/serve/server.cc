@@ -57,6 +57,7 @@ struct ModelServer::Impl {
 
   std::mutex mu;  // model, defenses and sessions: one request at a time
   std::function<void(float*, int)> shared_transform;
+  std::function<void(Eigen::MatrixXd*)> shared_output;
   struct Session {
     experiment::DefenseSetup::InstanceDefense defense;
     uint64_t seed;
@@ -297,9 +298,16 @@ struct ModelServer::Impl {
           shared_transform(x.data(), n);
         }
         raw = model.RawScores(x.data(), n);
+        // Output post-processing (round, topk, aaa): the client gets the post-processed
+        // log-probabilities as its scores (valid logits).
+        const auto& output = s ? s->defense.output : shared_output;
+        if (output) {
+          raw = model.LogProbabilitiesOf(raw);
+          output(&raw);
+        }
         if (s && s->defense.feedback)
-          s->defense.feedback(
-              oracle::ScoreBatch(model.LogProbabilitiesOf(raw), s->true_class, s->target));
+          s->defense.feedback(oracle::ScoreBatch(output ? raw : model.LogProbabilitiesOf(raw),
+                                                 s->true_class, s->target));
       }
       nlohmann::json rows = nlohmann::json::array();
       for (int i = 0; i < n; ++i) {
@@ -340,7 +348,11 @@ ModelServer::ModelServer(const oracle::Classifier& model, const experiment::Defe
     throw std::invalid_argument("the defense was set up for another image shape than the model's");
   impl_ = std::make_unique<Impl>(model, defense, opt);
   Impl* p = impl_.get();
-  if (p->defense) p->shared_transform = p->defense->SelectionTransform(opt.seed);
+  if (p->defense) {
+    auto shared = p->defense->ForInstance(opt.seed);
+    p->shared_transform = p->defense->SelectionTransform(opt.seed);
+    p->shared_output = shared.output;
+  }
   const int connections = opt.connections;
   p->server.new_task_queue = [connections] { return new httplib::ThreadPool(connections); };
   p->server.set_payload_max_length(opt.max_body_bytes);

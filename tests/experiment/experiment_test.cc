@@ -18,6 +18,7 @@
 #include "experiment/runner.h"
 #include "experiment/seeds.h"
 #include "experiment/spec.h"
+#include "oracle/classifier.h"
 
 namespace advbo::experiment {
 namespace {
@@ -315,6 +316,102 @@ TEST(ExperimentRunner, QuantizedImagesAreVerifiedAndExactAsPng) {
   }
   EXPECT_EQ(checked, 18);
   fs::remove_all(dir);
+}
+
+// A back end that counts every image the model behind it scores (what a metered API or a
+// stateful defense sees), whatever the caller says the images are for.
+class CountingBackend : public oracle::ScoreBackend {
+ public:
+  CountingBackend(std::unique_ptr<oracle::ScoreBackend> inner, long* count)
+      : inner_(std::move(inner)), count_(count) {}
+  Eigen::MatrixXd Scores(const float* images, int n, int c, int h, int w,
+                         const oracle::QueryContext* context) const override {
+    Eigen::MatrixXd out = inner_->Scores(images, n, c, h, w, context);
+    *count_ += n;
+    return out;
+  }
+  std::string name() const override { return inner_->name(); }
+
+ private:
+  std::unique_ptr<oracle::ScoreBackend> inner_;
+  long* count_;
+};
+
+// Honest accounting (issue #37): every image the model scores is an attack query
+// (queries_used) or a setup query listed in the records (setup_queries, quantized_queries);
+// with --no-setup-queries the model scores the attacks' queries and nothing else.
+TEST(ExperimentRunner, EveryScoredImageIsACountedOrListedQuery) {
+  for (const bool setup : {true, false}) {
+    SCOPED_TRACE(setup ? "with setup queries" : "without setup queries");
+    long scored = 0;
+    oracle::ClassifierOptions copt;
+    copt.channels = 1;
+    copt.height = copt.width = 28;
+    copt.threads = 1;
+    copt.output = oracle::OutputKind::kLogits;
+    copt.probe = setup;
+    copt.classes = 10;
+    auto model = oracle::Classifier::FromBackend(
+        std::make_unique<CountingBackend>(
+            oracle::MakeTorchScriptBackend(DefaultModelPath("mnist"), 1), &scored),
+        copt);
+    ExperimentSpec s;
+    s.attacks = {"square"};
+    s.num_images = 3;
+    s.untargeted = true;
+    s.budget = 60;
+    s.defense = "bits:depth=5";
+    s.clean_images = 25;
+    s.output = "logits";
+    s.setup_queries = setup;
+    const Experiment ex(s, LoadImages("mnist", "", "auto"), std::move(model), "mnist");
+    const nlohmann::json& setup_q = ex.setup_queries();
+    EXPECT_EQ(setup_q["shape_probe"], setup ? 2 : 0);
+    // The first 3 MNIST test images are classified correctly: exactly 3 selection queries
+    // (not a whole block of 200), and the clean accuracy with and without the defense.
+    EXPECT_EQ(setup_q["selection"], setup ? 3 : 0);
+    EXPECT_EQ(setup_q["clean_accuracy"], setup ? 50 : 0);
+    long listed = setup_q["shape_probe"].get<long>() + setup_q["selection"].get<long>() +
+                  setup_q["clean_accuracy"].get<long>();
+    EXPECT_EQ(scored, listed);  // nothing else before the attacks
+    ASSERT_EQ(ex.instances().size(), 3u);
+    for (size_t i = 0; i < ex.instances().size(); ++i) {
+      const JobResult r = ex.Run(i, 0, nullptr);
+      EXPECT_EQ(r.record["setup_queries"], setup_q);
+      EXPECT_LE(r.record["queries_used"].get<long>(), 60);
+      EXPECT_EQ(r.record["quantized_queries"], setup ? 1 : 0);
+      listed += r.record["queries_used"].get<long>() + r.record["quantized_queries"].get<long>();
+      if (!setup) {
+        // 8-bit queries: the reported image was itself queried, so its answer is known.
+        ASSERT_TRUE(r.record["quantized_success"].is_boolean()) << r.record.dump();
+        EXPECT_EQ(r.record["quantized_success"], r.record["success"]);
+      }
+    }
+    EXPECT_EQ(scored, listed);
+  }
+}
+
+TEST(ExperimentRunner, NoSetupQueriesNeedsLabelsAndAnOutputKind) {
+  ExperimentSpec s = Good();
+  s.setup_queries = false;
+  try {
+    Validate(s);
+    ADD_FAILURE() << "accepted --no-setup-queries with --output auto";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("--output"), std::string::npos) << e.what();
+  }
+  data::ImageSet images = LoadImages("mnist", "", "auto");
+  images.labels[0] = -1;  // an unlabelled image would need the model's prediction
+  s.output = "logits";
+  s.indices = {0};
+  try {
+    Experiment ex(s, images,
+                  LoadModelFor(images, DefaultModelPath("mnist"), "logits", 1, "", {}, false),
+                  "mine");
+    ADD_FAILURE() << "accepted an unlabelled image without setup queries";
+  } catch (const data::DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("no label"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

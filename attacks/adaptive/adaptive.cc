@@ -1,0 +1,150 @@
+#include "attacks/adaptive/adaptive.h"
+
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+
+namespace advbo::attacks {
+namespace {
+
+// "key=value,key=value" of a wrapper spec -> pairs; throws naming the spec.
+std::vector<std::pair<std::string, double>> Settings(const std::string& spec,
+                                                     const std::string& text) {
+  std::vector<std::pair<std::string, double>> out;
+  std::stringstream ss(text);
+  std::string kv;
+  while (std::getline(ss, kv, ',')) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
+      throw std::invalid_argument("attack '" + spec + "': settings are key=value");
+    double v = 0;
+    try {
+      size_t used = 0;
+      v = std::stod(kv.substr(eq + 1), &used);
+      if (used != kv.size() - eq - 1 || !std::isfinite(v)) throw std::invalid_argument("x");
+    } catch (const std::exception&) {
+      throw std::invalid_argument("attack '" + spec + "': " + kv.substr(0, eq) +
+                                  " must be a number");
+    }
+    out.emplace_back(kv.substr(0, eq), v);
+  }
+  return out;
+}
+
+class EotAttack final : public Attack {
+ public:
+  EotAttack(int k, std::unique_ptr<Attack> inner, std::string spec)
+      : k_(k), inner_(std::move(inner)), spec_(std::move(spec)) {}
+  std::string name() const override { return spec_; }
+  bool supports_untargeted() const override { return inner_->supports_untargeted(); }
+  AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,
+                   const AttackProgress& progress) const override {
+    oracle.set_samples_per_query(k_ * oracle.samples_per_query());
+    const long k = oracle.samples_per_query();
+    AttackProgress scaled;
+    if (progress) scaled = [progress, k](long q, double best) { progress(q * k, best); };
+    AttackResult r = inner_->Run(oracle, rng, scaled);
+    r.details["eot_samples"] = k;
+    return r;
+  }
+
+ private:
+  int k_;
+  std::unique_ptr<Attack> inner_;
+  std::string spec_;
+};
+
+class AaaAdaptiveAttack final : public Attack {
+ public:
+  AaaAdaptiveAttack(double interval, double reverse, std::unique_ptr<Attack> inner,
+                    std::string spec)
+      : tau_(interval), alpha_(reverse), inner_(std::move(inner)), spec_(std::move(spec)) {}
+  std::string name() const override { return spec_; }
+  bool supports_untargeted() const override { return inner_->supports_untargeted(); }
+  AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,
+                   const AttackProgress& progress) const override {
+    const double tau = tau_, alpha = alpha_;
+    oracle.set_score_correction([tau, alpha](Eigen::MatrixXd* lp) {
+      for (Eigen::Index i = 0; i < lp->rows(); ++i) {
+        Eigen::Index i1 = 0;
+        lp->row(i).maxCoeff(&i1);
+        Eigen::Index i2 = i1 == 0 ? 1 : 0;
+        for (Eigen::Index c = 0; c < lp->cols(); ++c)
+          if (c != i1 && (*lp)(i, c) > (*lp)(i, i2)) i2 = c;
+        const double t = (*lp)(i, i1) - (*lp)(i, i2);
+        (*lp)(i, i1) = (*lp)(i, i2) + AaaTrueMargin(t, tau, alpha);
+        const double mx = lp->row(i).maxCoeff();
+        lp->row(i).array() -= mx + std::log((lp->row(i).array() - mx).exp().sum());
+      }
+    });
+    return inner_->Run(oracle, rng, progress);
+  }
+
+ private:
+  double tau_, alpha_;
+  std::unique_ptr<Attack> inner_;
+  std::string spec_;
+};
+
+}  // namespace
+
+double AaaTrueMargin(double t, double interval, double reverse) {
+  if (!(interval > 0) || !(reverse > 0 && reverse <= 1))
+    throw std::invalid_argument("AaaTrueMargin: interval > 0 and reverse in (0, 1] needed");
+  // t lies in (a - reverse T/2, a + reverse T/2] for a = (k + 1/2) T, so
+  // t/T - 1/2 - reverse/2 lies in (k - reverse, k]: k is its ceiling (reverse <= 1).
+  const double k = std::max(0.0, std::ceil(t / interval - 0.5 - 0.5 * reverse));
+  const double a = (k + 0.5) * interval;
+  return std::max(0.0, (a * (1 + reverse) - t) / reverse);
+}
+
+bool IsAdaptiveSpec(const std::string& spec) {
+  return spec.rfind("eot:", 0) == 0 || spec.rfind("aaa-adaptive:", 0) == 0;
+}
+
+std::unique_ptr<Attack> MakeAdaptiveAttack(const std::string& spec, const AttackContext& ctx) {
+  const auto colon = spec.find(':');
+  const auto slash = spec.find('/');
+  if (colon == std::string::npos || slash == std::string::npos || slash < colon ||
+      slash + 1 == spec.size())
+    throw std::invalid_argument("attack '" + spec +
+                                "': an adaptive wrapper is WRAPPER:SETTINGS/ATTACK, e.g. "
+                                "eot:k=10/square or aaa-adaptive:interval=4,reverse=1/square");
+  const std::string base = spec.substr(0, colon);
+  const auto settings = Settings(spec, spec.substr(colon + 1, slash - colon - 1));
+  std::unique_ptr<Attack> inner = MakeAttack(spec.substr(slash + 1), ctx);
+  if (base == "eot") {
+    int k = 10;
+    for (const auto& [key, v] : settings) {
+      if (key != "k")
+        throw std::invalid_argument("attack '" + spec + "': unknown setting '" + key +
+                                    "' (eot takes k)");
+      if (v != std::floor(v) || v < 1 || v > 1000)
+        throw std::invalid_argument("attack '" + spec + "': k must be an integer in [1, 1000]");
+      k = static_cast<int>(v);
+    }
+    return std::make_unique<EotAttack>(k, std::move(inner), spec);
+  }
+  if (base == "aaa-adaptive") {
+    double tau = 4, alpha = 1;
+    for (const auto& [key, v] : settings) {
+      if (key == "interval") {
+        if (!(v > 0 && v <= 1000))
+          throw std::invalid_argument("attack '" + spec + "': interval must be in (0, 1000]");
+        tau = v;
+      } else if (key == "reverse") {
+        if (!(v > 0 && v <= 1))
+          throw std::invalid_argument("attack '" + spec + "': reverse must be in (0, 1]");
+        alpha = v;
+      } else {
+        throw std::invalid_argument("attack '" + spec + "': unknown setting '" + key +
+                                    "' (aaa-adaptive takes interval, reverse)");
+      }
+    }
+    return std::make_unique<AaaAdaptiveAttack>(tau, alpha, std::move(inner), spec);
+  }
+  throw std::invalid_argument("unknown adaptive wrapper '" + base + "' (eot, aaa-adaptive)");
+}
+
+}  // namespace advbo::attacks

@@ -1,0 +1,236 @@
+// Output post-processing defenses (round, topk, AAA-linear), the adaptive attacks' oracle
+// side (EOT samples, AAA inversion) and their specs.
+#include "defenses/output_defense.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "attacks/adaptive/adaptive.h"
+#include "attacks/attack.h"
+#include "defenses/defense.h"
+#include "oracle/classifier.h"
+#include "oracle/oracle.h"
+
+namespace advbo::defenses {
+namespace {
+
+// Rows of random log-probabilities [n, classes] (logits of spread `scale`).
+Eigen::MatrixXd RandomLogProbs(int n, int classes, double scale, uint32_t seed) {
+  std::mt19937 g(seed);
+  std::normal_distribution<double> z(0, scale);
+  Eigen::MatrixXd lp(n, classes);
+  for (int i = 0; i < n; ++i) {
+    for (int c = 0; c < classes; ++c) lp(i, c) = z(g);
+    const double mx = lp.row(i).maxCoeff();
+    lp.row(i).array() -= mx + std::log((lp.row(i).array() - mx).exp().sum());
+  }
+  return lp;
+}
+
+// Top-1 and top-2 classes of a row.
+std::pair<Eigen::Index, Eigen::Index> Top2(const Eigen::RowVectorXd& r) {
+  Eigen::Index a = 0;
+  r.maxCoeff(&a);
+  Eigen::Index b = a == 0 ? 1 : 0;
+  for (Eigen::Index c = 0; c < r.size(); ++c)
+    if (c != a && r(c) > r(b)) b = c;
+  return {a, b};
+}
+
+Eigen::MatrixXd Apply(const std::string& spec, Eigen::MatrixXd lp) {
+  bo::Rng rng(0);
+  ParseDefense(spec).ApplyOutput(&lp, rng);
+  return lp;
+}
+
+TEST(OutputDefense, SpecsDefaultsAndErrors) {
+  EXPECT_EQ(ParseDefense("round").Spec(), "round:decimals=2");
+  EXPECT_EQ(ParseDefense("topk").Spec(), "topk:k=1");
+  EXPECT_EQ(ParseDefense("aaa").Spec(), "aaa:interval=4,reverse=1,temperature=1");
+  // Output stages run after the input stages wherever they stand.
+  EXPECT_EQ(ParseDefense("aaa:interval=2+jpeg").Spec(),
+            "jpeg:quality=75+aaa:interval=2,reverse=1,temperature=1");
+  EXPECT_TRUE(ParseDefense("round").has_output());
+  EXPECT_FALSE(ParseDefense("round").has_input());
+  for (const char* bad : {"round:decimals=0", "round:decimals=9", "round:decimals=1.5", "topk:k=0",
+                          "aaa:interval=0", "aaa:reverse=1.5", "aaa:reverse=-1",
+                          "aaa:temperature=0", "aaa:foo=1", "round:k=2", "topk:k=x"})
+    EXPECT_THROW(ParseDefense(bad), std::invalid_argument) << bad;
+}
+
+TEST(OutputDefense, RoundReportsRoundedProbabilitiesAndKeepsTheArgmax) {
+  const Eigen::MatrixXd lp = RandomLogProbs(50, 10, 3.0, 1);
+  const Eigen::MatrixXd out = Apply("round:decimals=2", lp);
+  for (int i = 0; i < lp.rows(); ++i) {
+    ASSERT_NEAR(out.row(i).array().exp().sum(), 1.0, 1e-12);
+    // Reported ratios are those of the rounded probabilities (zeros at half a step).
+    Eigen::RowVectorXd want = lp.row(i).array().exp();
+    for (int c = 0; c < 10; ++c) want(c) = std::max(std::round(want(c) * 100) / 100, 0.005);
+    want /= want.sum();
+    for (int c = 0; c < 10; ++c) EXPECT_NEAR(std::exp(out(i, c)), want(c), 1e-12);
+    EXPECT_EQ(Top2(out.row(i)).first, Top2(lp.row(i)).first) << i;
+  }
+}
+
+TEST(OutputDefense, TopKKeepsTheTopKExactlyAndFlattensTheRest) {
+  const Eigen::MatrixXd lp = RandomLogProbs(50, 10, 2.0, 2);
+  const Eigen::MatrixXd out = Apply("topk:k=3", lp);
+  for (int i = 0; i < lp.rows(); ++i) {
+    std::vector<int> order(10);
+    for (int c = 0; c < 10; ++c) order[c] = c;
+    std::sort(order.begin(), order.end(), [&](int a, int b) { return lp(i, a) > lp(i, b); });
+    double top = 0;
+    for (int r = 0; r < 3; ++r) top += std::exp(lp(i, order[r]));
+    for (int r = 0; r < 3; ++r) EXPECT_NEAR(out(i, order[r]), lp(i, order[r]), 1e-12);
+    for (int r = 3; r < 10; ++r) EXPECT_NEAR(std::exp(out(i, order[r])), (1 - top) / 7, 1e-12);
+  }
+}
+
+// AAA-linear (Chen et al. 2022): the reported top-2 margin is the attractor map of the
+// model's, the top-1 probability is the calibrated one, and the prediction never changes.
+TEST(OutputDefense, AaaReportsTheAttractorMarginWithTheCalibratedTopProbability) {
+  const Eigen::MatrixXd lp = RandomLogProbs(200, 10, 4.0, 3);
+  const Eigen::MatrixXd out = Apply("aaa:interval=3,reverse=1,temperature=1", lp);
+  int feasible = 0;
+  for (int i = 0; i < lp.rows(); ++i) {
+    const auto [a, b] = Top2(lp.row(i));
+    const auto [a2, b2] = Top2(out.row(i));
+    ASSERT_EQ(a2, a) << "prediction changed in row " << i;
+    const double m = lp(i, a) - lp(i, b);
+    const double t = AaaTargetMargin(m, 3, 1);
+    EXPECT_NEAR(out(i, a2) - out(i, b2), t, 1e-9) << i;
+    EXPECT_TRUE(out.row(i).allFinite());
+    EXPECT_NEAR(out.row(i).array().exp().sum(), 1.0, 1e-9);
+    // With margin t the top-1 probability can be anything in (e^t / (e^t + 9),
+    // e^t / (e^t + 1)) (the other nine logits at the runner-up's, or far below it); inside
+    // that range it is the model's own (temperature 1), at its ends the nearest end.
+    const double p_star = std::exp(lp(i, a));
+    const double lo = std::exp(t) / (std::exp(t) + 9), hi = std::exp(t) / (std::exp(t) + 1);
+    const double p_out = std::exp(out(i, a));
+    EXPECT_GE(p_out, lo - 1e-9) << i;
+    EXPECT_LE(p_out, hi + 1e-9) << i;
+    if (p_star > lo + 1e-3 && p_star < hi - 1e-3) {
+      EXPECT_NEAR(p_out, p_star, 1e-6) << i;
+      ++feasible;
+    }
+  }
+  EXPECT_GT(feasible, 40);  // the test exercises the calibrated case too
+  // Inside each interval the trend is reversed: a larger margin is reported smaller.
+  EXPECT_GT(AaaTargetMargin(0.5, 3, 1), AaaTargetMargin(2.5, 3, 1));
+  EXPECT_NEAR(AaaTargetMargin(1.5, 3, 1), 1.5, 1e-12);  // the attractor is a fixed point
+  EXPECT_NEAR(AaaTargetMargin(0.0, 3, 1), 3.0, 1e-12);
+}
+
+TEST(OutputDefense, AaaAdaptiveInversionRecoversTheModelsMargin) {
+  for (double alpha : {1.0, 0.5, 0.2})
+    for (double tau : {4.0, 0.7})
+      for (double m = 0.013; m < 20; m += 0.0917) {
+        const double t = AaaTargetMargin(m, tau, alpha);
+        ASSERT_GT(t, 0);
+        EXPECT_NEAR(attacks::AaaTrueMargin(t, tau, alpha), m, 1e-9)
+            << "m " << m << " tau " << tau << " alpha " << alpha;
+      }
+  EXPECT_THROW(attacks::AaaTrueMargin(1, 4, 0), std::invalid_argument);
+}
+
+// A model whose logits are a fixed linear map of the image mean: deterministic, so EOT
+// over a randomised defense can be checked against the mean of independent samples.
+class MeanBackend : public oracle::ScoreBackend {
+ public:
+  explicit MeanBackend(long* calls) : calls_(calls) {}
+  Eigen::MatrixXd Scores(const float* x, int n, int c, int h, int w,
+                         const oracle::QueryContext*) const override {
+    const int d = c * h * w;
+    Eigen::MatrixXd out(n, 3);
+    for (int b = 0; b < n; ++b) {
+      double s = 0;
+      for (int p = 0; p < d; ++p) s += x[b * d + p];
+      s /= d;
+      out.row(b) << 4 * s, 2 - 4 * s, 0.5;
+    }
+    *calls_ += n;
+    return out;
+  }
+  std::string name() const override { return "mean"; }
+
+ private:
+  long* calls_;
+};
+
+std::unique_ptr<oracle::Classifier> MeanModel(long* calls) {
+  oracle::ClassifierOptions o;
+  o.channels = 1;
+  o.height = o.width = 4;
+  o.output = oracle::OutputKind::kLogits;
+  o.probe = false;
+  o.classes = 3;
+  return oracle::Classifier::FromBackend(std::make_unique<MeanBackend>(calls), o);
+}
+
+TEST(Eot, EveryQueryIsKCountedSamplesAveragedInProbability) {
+  long calls = 0;
+  auto model = MeanModel(&calls);
+  std::vector<float> clean(16, 0.5f);
+  const DefensePipeline noise = ParseDefense("noise:sigma=0.3");
+  auto run = [&](int k, std::vector<float> x, bo::Rng* defense_rng) {
+    oracle::QueryOracle orc(*model, clean.data(), 0, -1, 0.3, 20);
+    orc.set_input_transform([&](float* im, int n) { noise.Apply(im, n, 1, 4, 4, *defense_rng); });
+    orc.set_samples_per_query(k);
+    EXPECT_EQ(orc.budget(), 20 / k);
+    const oracle::QueryResult r = orc.Query(x.data(), 1);
+    EXPECT_EQ(orc.queries(), 1);
+    EXPECT_EQ(orc.model_queries(), k);
+    return r;
+  };
+  std::vector<float> x(16, 0.6f);
+  calls = 0;
+  bo::Rng r1(7);
+  const oracle::QueryResult eot = run(5, x, &r1);
+  EXPECT_EQ(calls, 5);  // every sample reached the model
+  // The same 5 noise draws, one query each, averaged by hand.
+  bo::Rng r2(7);
+  Eigen::RowVectorXd mean = Eigen::RowVectorXd::Zero(3);
+  for (int s = 0; s < 5; ++s) mean += run(1, x, &r2).log_probs.row(0).array().exp().matrix();
+  mean /= 5;
+  for (int c = 0; c < 3; ++c) EXPECT_NEAR(std::exp(eot.log_probs(0, c)), mean(c), 1e-12);
+  // Budget: 20 model evaluations = 4 EOT queries of 5; a fifth is refused whole.
+  oracle::QueryOracle orc(*model, clean.data(), 0, -1, 0.3, 20);
+  orc.set_samples_per_query(5);
+  std::vector<float> four(64, 0.6f);
+  calls = 0;
+  orc.Query(four.data(), 4);
+  EXPECT_EQ(calls, 20);
+  EXPECT_THROW(orc.Query(x.data(), 1), oracle::BudgetExhausted);
+  EXPECT_EQ(calls, 20);
+  EXPECT_THROW(orc.set_samples_per_query(2), std::invalid_argument);  // after a query
+  oracle::QueryOracle small(*model, clean.data(), 0, -1, 0.3, 3);
+  EXPECT_THROW(small.set_samples_per_query(4), std::invalid_argument);  // k > budget
+}
+
+TEST(Eot, WrapperSpecsParseAndCountEverySampleInTheAttacksView) {
+  const attacks::AttackContext ctx;
+  EXPECT_EQ(attacks::MakeAttack("eot:k=4/square", ctx)->name(), "eot:k=4/square");
+  EXPECT_EQ(attacks::MakeAttack("eot:k=2/aaa-adaptive:interval=4,reverse=1/random", ctx)->name(),
+            "eot:k=2/aaa-adaptive:interval=4,reverse=1/random");
+  for (const char* bad : {"eot:k=0/square", "eot:k=2", "eot:k=2/", "eot:j=2/square",
+                          "aaa-adaptive:reverse=0/square", "eot:k=2/nosuch", "eot:k=1.5/square"})
+    EXPECT_THROW(attacks::MakeAttack(bad, ctx), std::invalid_argument) << bad;
+  // Random search through EOT with k = 3 on a budget of 30 model evaluations: 10 queries.
+  long calls = 0;
+  auto model = MeanModel(&calls);
+  std::vector<float> clean(16, 0.5f);
+  oracle::QueryOracle orc(*model, clean.data(), 0, -1, 0.05, 30);  // never fooled
+  bo::Rng rng(1);
+  const auto atk = attacks::MakeAttack("eot:k=3/random", ctx);
+  const attacks::AttackResult r = atk->Run(orc, rng, nullptr);
+  EXPECT_EQ(orc.queries(), 10);
+  EXPECT_EQ(orc.model_queries(), 30);
+  EXPECT_EQ(calls, 30);
+  EXPECT_EQ(r.details["eot_samples"], 3);
+}
+
+}  // namespace
+}  // namespace advbo::defenses
