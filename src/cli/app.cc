@@ -33,9 +33,9 @@ Cli::Cli()
           "threat model are\nenforced by the query oracle.") {
   app_.require_subcommand(1);
   app_.set_version_flag("--version", std::string("advbo ") + ADVBO_VERSION);
-  runners_ = {RegisterAttackCommand(app_), RegisterBoCommand(app_),    RegisterBenchCommand(app_),
-              RegisterGameCommand(app_),   RegisterMacroCommand(app_), RegisterFboCommand(app_),
-              RegisterServeCommand(app_)};
+  runners_ = {RegisterAttackCommand(app_),   RegisterBoCommand(app_),   RegisterBenchCommand(app_),
+              RegisterEvaluateCommand(app_), RegisterGameCommand(app_), RegisterMacroCommand(app_),
+              RegisterFboCommand(app_),      RegisterServeCommand(app_)};
   GuardEveryValue(app_);
 }
 

@@ -16,6 +16,9 @@ std::function<int()> RegisterBoCommand(CLI::App& app);
 /// Adds `advbo bench` (several attacks side by side; shards, resume, merge).
 std::function<int()> RegisterBenchCommand(CLI::App& app);
 
+/// Adds `advbo evaluate` (worst-case robust accuracy over an attack ensemble).
+std::function<int()> RegisterEvaluateCommand(CLI::App& app);
+
 /// Adds `advbo game` (repeated games between R2-B2 agents).
 std::function<int()> RegisterGameCommand(CLI::App& app);
 

@@ -153,3 +153,69 @@ TEST_F(BenchCli, OutputFlagConventionAndVersion) {
 }
 
 }  // namespace
+
+// `advbo evaluate` (issue #37): the per-image verdicts are the worst case of the per-attack
+// records (recomputed here independently: the first attack in ensemble order whose saved
+// 8-bit image is adversarial), no attack runs after the one that broke an image, every
+// correctly classified robust image was attacked by the whole ensemble, and a re-run
+// resumes without a new record and gives the same verdicts.
+TEST_F(BenchCli, EvaluateWorstCaseEqualsThePerAttackRecordsAndResumes) {
+  const std::vector<std::string> order = {"random", "parsimonious", "square"};
+  const std::string cmd =
+      "evaluate --dataset cifar10 -n 10 --eps 0.03 --budget 150 "
+      "--ensemble random,parsimonious,square --threads 1 -q -o " +
+      (dir_ / "ev").string();
+  ASSERT_EQ(RunAdvbo(cmd, dir_ / "log1"), 0) << Slurp(dir_ / "log1");
+  const auto records = advbo::testing::ReadJsonl(dir_ / "ev" / "records.jsonl");
+  const auto images = advbo::testing::ReadJsonl(dir_ / "ev" / "images.jsonl");
+  ASSERT_EQ(images.size(), 10u);
+  int robust = 0, broken = 0, wrong = 0;
+  for (const auto& v : images) {
+    const int i = v["image_index"].get<int>();
+    std::vector<nlohmann::json> mine;
+    for (const auto& r : records)
+      if (r["image_index"] == i) mine.push_back(r);
+    if (!v["clean_correct"].get<bool>()) {
+      EXPECT_TRUE(mine.empty()) << i;  // a clean error needs no attack
+      EXPECT_FALSE(v["robust"].get<bool>());
+      ++wrong;
+      continue;
+    }
+    std::string first;
+    long queries = 0;
+    size_t k = 0;
+    for (; k < order.size(); ++k) {
+      const nlohmann::json* r = nullptr;
+      for (const auto& m : mine)
+        if (m["attack"] == order[k]) r = &m;
+      ASSERT_NE(r, nullptr) << "image " << i << " missing " << order[k];
+      EXPECT_TRUE((*r)["target"].is_null());  // untargeted
+      EXPECT_LE((*r)["queries_used"].get<long>(), 150);
+      queries += (*r)["queries_used"].get<long>();
+      if ((*r)["success"].get<bool>() && (*r)["quantized_success"].get<bool>()) {
+        first = order[k];
+        break;
+      }
+    }
+    EXPECT_EQ(mine.size(), first.empty() ? order.size() : k + 1) << "image " << i;
+    EXPECT_EQ(v["robust"].get<bool>(), first.empty()) << i;
+    EXPECT_EQ(v["broken_by"], first.empty() ? nlohmann::json(nullptr) : nlohmann::json(first));
+    EXPECT_EQ(v["queries"].get<long>(), queries) << i;
+    (first.empty() ? robust : broken)++;
+  }
+  // The run exercises robust, broken and misclassified images alike.
+  EXPECT_GT(robust, 0);
+  EXPECT_GT(broken, 0);
+  EXPECT_GT(wrong, 0);
+  const auto summary = nlohmann::json::parse(Slurp(dir_ / "ev" / "summary.json"));
+  EXPECT_EQ(summary["robust"], robust);
+  EXPECT_DOUBLE_EQ(summary["robust_accuracy"].get<double>(), robust / 10.0);
+  EXPECT_DOUBLE_EQ(summary["clean_accuracy"].get<double>(), (10 - wrong) / 10.0);
+  const std::string verdicts = Slurp(dir_ / "ev" / "images.jsonl");
+  ASSERT_EQ(RunAdvbo(cmd, dir_ / "log2"), 0) << Slurp(dir_ / "log2");
+  EXPECT_EQ(Lines(dir_ / "ev" / "records.jsonl"), static_cast<int>(records.size()));
+  EXPECT_EQ(Slurp(dir_ / "ev" / "images.jsonl"), verdicts);
+  // Targeted goals do not apply.
+  EXPECT_EQ(RunAdvbo("evaluate --targeted -n 1 -o " + (dir_ / "t").string(), dir_ / "log3"), 1);
+  EXPECT_NE(Slurp(dir_ / "log3").find("untargeted"), std::string::npos);
+}

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "data/datasets.h"
+#include "experiment/evaluate.h"
 #include "experiment/quantize.h"
 #include "experiment/records.h"
 #include "experiment/runner.h"
@@ -412,6 +413,46 @@ TEST(ExperimentRunner, NoSetupQueriesNeedsLabelsAndAnOutputKind) {
   } catch (const data::DataError& e) {
     EXPECT_NE(std::string(e.what()).find("no label"), std::string::npos) << e.what();
   }
+}
+
+TEST(Evaluate, WorstCaseTakesTheFirstBreakingAttackInOrder) {
+  auto rec = [](int image, const char* attack, bool success, nlohmann::json q8, long used) {
+    return nlohmann::json{{"image_index", image},
+                          {"attack", attack},
+                          {"success", success},
+                          {"quantized_success", q8},
+                          {"queries_used", used}};
+  };
+  const std::vector<nlohmann::json> records = {
+      rec(0, "a", false, false, 100), rec(0, "b", true, true, 30),     // broken by b
+      rec(1, "a", true, false, 100),  rec(1, "b", false, false, 100),  // float-only success
+      rec(2, "a", true, nullptr, 5),                                   // no 8-bit check
+      rec(3, "b", true, true, 7),     rec(3, "a", true, true, 9)};     // both: a comes first
+  const auto v = WorstCaseVerdicts({0, 1, 2, 3, 4}, {4}, records, {"a", "b"});
+  ASSERT_EQ(v.size(), 5u);
+  EXPECT_EQ(v[0].broken_by, "b");
+  EXPECT_EQ(v[0].queries, 130);
+  EXPECT_TRUE(v[1].robust);  // a success whose saved 8-bit image is not adversarial
+  EXPECT_EQ(v[1].attacks_run, 2);
+  EXPECT_EQ(v[2].broken_by, "a");
+  EXPECT_EQ(v[3].broken_by, "a");
+  EXPECT_EQ(v[3].queries, 9);
+  EXPECT_FALSE(v[4].clean_correct);
+  EXPECT_FALSE(v[4].robust);
+  // Over the subset {b} only, image 3 falls to b and image 2 (attacked by a only) stands.
+  const auto only_b = WorstCaseVerdicts({0, 1, 2, 3, 4}, {4}, records, {"b"});
+  EXPECT_EQ(only_b[3].broken_by, "b");
+  EXPECT_TRUE(only_b[2].robust);
+  const nlohmann::json s = SummarizeVerdicts(v, {"a", "b"});
+  EXPECT_EQ(s["robust"], 1);
+  EXPECT_DOUBLE_EQ(s["clean_accuracy"].get<double>(), 0.8);
+  EXPECT_EQ(s["broken_by"]["a"], 2);
+  EXPECT_EQ(s["broken_by"]["b"], 1);
+  // Wilson 95 % interval of 1/5: (0.0362, 0.6245) (closed form).
+  const auto [lo, hi] = WilsonInterval(1, 5);
+  EXPECT_NEAR(lo, 0.03622, 1e-4);
+  EXPECT_NEAR(hi, 0.62449, 1e-4);
+  EXPECT_EQ(WilsonInterval(0, 0), std::make_pair(0.0, 0.0));
 }
 
 }  // namespace

@@ -1,0 +1,244 @@
+// `advbo evaluate`: worst-case robust accuracy of a (defended) model over an ensemble of
+// black-box attacks, AutoAttack's protocol (Croce & Hein, ICML 2020) with score-based
+// attacks: per image the attacks run cheapest first, each with the full budget, and stop at
+// the first one whose saved 8-bit image is adversarial. The per-image verdicts and the
+// summary come from experiment/evaluate.h; this file parses, runs the jobs and prints.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/experiment_options.h"
+#include "cli/format.h"
+#include "cli/interrupt_hint.h"
+#include "cli/progress.h"
+#include "defenses/defense.h"
+#include "defenses/game_defense.h"
+#include "experiment/evaluate.h"
+#include "experiment/records.h"
+#include "experiment/runner.h"
+
+namespace advbo::cli {
+namespace fs = std::filesystem;
+namespace {
+
+struct EvaluateArgs : ExperimentArgs {
+  std::string out_dir;
+  std::string ensemble = "square,parsimonious,bos2";
+  bool no_adaptive = false;
+  std::string shard = "1/1";
+  bool quiet = false;
+};
+
+std::pair<int, int> ParseShardSpec(const std::string& s) {
+  const auto slash = s.find('/');
+  try {
+    if (slash != std::string::npos) {
+      const int k = std::stoi(s.substr(0, slash)), n = std::stoi(s.substr(slash + 1));
+      if (n >= 1 && k >= 1 && k <= n) return {k, n};
+    }
+  } catch (const std::exception&) {
+  }
+  throw std::invalid_argument("--shard must be k/n with 1 <= k <= n, got '" + s + "'");
+}
+
+std::string Pct(double v) { return Fmt(100.0 * v, 1) + " %"; }
+
+int RunEvaluate(const EvaluateArgs& a) {
+  if (a.out_dir.empty()) throw std::invalid_argument("-o/--out (the output folder) is required");
+  if (fs::exists(a.out_dir) && !fs::is_directory(a.out_dir))
+    throw std::invalid_argument("-o/--out " + a.out_dir + ": is a file, not a folder");
+  if (a.targeted || a.target)
+    throw std::invalid_argument(
+        "advbo evaluate measures untargeted robust accuracy; --targeted and --target do not "
+        "apply");
+  const auto [shard_k, shard_n] = ParseShardSpec(a.shard);
+  EvaluateArgs args = a;
+  args.untargeted = true;
+  // Robustness is reported at the field's standard radii unless --eps says otherwise.
+  if (!args.eps && args.data.empty()) args.eps = args.dataset == "cifar10" ? 8.0 / 255 : 0.3;
+  // The images looked at: --indices, else the first -n of the data (clean errors count as
+  // not robust, so they are part of the denominator).
+  std::vector<int> images = args.indices;
+  if (images.empty())
+    for (int i = 0; i < args.num_images; ++i) images.push_back(i);
+  std::vector<int> mine;
+  for (size_t k = 0; k < images.size(); ++k)
+    if (static_cast<int>(k % shard_n) == shard_k - 1) mine.push_back(images[k]);
+  if (mine.empty()) throw std::invalid_argument("shard " + a.shard + " has no image");
+  args.indices = mine;
+  std::vector<std::string> order = experiment::SplitAttackList(a.ensemble);
+  experiment::ExperimentSpec spec = SpecOf(args, order);
+  experiment::Validate(spec);
+  // The defense's adaptive attack joins the ensemble last (for a deterministic defense it
+  // is the plain attack itself, already there).
+  const std::string adaptive =
+      defenses::IsGameDefense(spec.defense)
+          ? "eot:k=10/" + order.front()
+          : defenses::ParseDefense(spec.defense).AdaptiveAttack(order.front());
+  if (!a.no_adaptive && std::find(order.begin(), order.end(), adaptive) == order.end())
+    order.push_back(adaptive);
+  spec.attacks = order;
+  experiment::Validate(spec);
+  const experiment::Experiment ex(spec);
+  if (!ex.pixels_note().empty())
+    std::fprintf(stderr, "advbo evaluate: note: %s\n", ex.pixels_note().c_str());
+  experiment::CreatedFolders folders;
+  folders.Create(a.out_dir);
+  const std::string suffix = shard_n == 1 ? std::string(".jsonl")
+                                          : ".shard-" + std::to_string(shard_k) + "-of-" +
+                                                std::to_string(shard_n) + ".jsonl";
+  const fs::path records = fs::path(a.out_dir) / ("records" + suffix);
+  experiment::RecordFile file(records, /*staged=*/false);
+  std::vector<nlohmann::json> all = file.resumed();
+  for (const auto& r : all) {
+    const std::string diff = experiment::SettingsMismatch(r, ex.Settings());
+    if (!diff.empty())
+      throw std::invalid_argument(records.string() + " holds records made with other settings: " +
+                                  diff + "; use another -o/--out folder");
+  }
+  std::set<experiment::RecordKey> done;
+  for (const auto& r : all) done.insert(experiment::KeyOf(r));
+  if (!a.quiet)
+    std::fprintf(
+        stderr,
+        "advbo evaluate: %zu images (%zu correctly classified), ensemble %s, budget %ld "
+        "per attack, eps %.4g, shard %d/%d\n",
+        mine.size(), ex.instances().size(),
+        [&] {
+          std::string s;
+          for (const auto& o : order) s += (s.empty() ? "" : " > ") + o;
+          return s;
+        }()
+            .c_str(),
+        spec.budget, ex.epsilon(), shard_k, shard_n);
+  const InterruptHint hint("\nadvbo evaluate: interrupted; finished attacks are kept in " +
+                           records.string() + ": run the same command again to resume\n");
+  ProgressBar bar(static_cast<long>(ex.instances().size()), !a.quiet);
+  long finished = 0, robust = 0;
+  for (size_t i = 0; i < ex.instances().size(); ++i) {
+    const experiment::Instance& inst = ex.instances()[i];
+    bool broken = false;
+    for (size_t j = 0; j < ex.num_attacks() && !broken; ++j) {
+      const std::string name = ex.attack(j).name();
+      if (done.count({name, inst.index, inst.target})) {
+        for (const auto& r : all)
+          if (r.at("image_index") == inst.index && r.at("attack") == name)
+            broken = experiment::RecordBreaksImage(r);
+        continue;
+      }
+      const experiment::JobResult r = ex.Run(i, j, [&](long q, double) {
+        bar.Update(finished,
+                   name + " image " + std::to_string(inst.index) + " q=" + std::to_string(q),
+                   false);
+      });
+      file.Append(r.record);
+      all.push_back(r.record);
+      broken = experiment::RecordBreaksImage(r.record);
+    }
+    robust += !broken;
+    ++finished;
+    bar.Update(finished,
+               "robust " + std::to_string(robust) + "/" + std::to_string(finished) + " attacked",
+               true);
+  }
+  bar.Finish();
+  file.Commit();
+
+  const auto verdicts = experiment::WorstCaseVerdicts(mine, ex.selection().skipped, all, order);
+  nlohmann::json summary = experiment::SummarizeVerdicts(verdicts, order);
+  // The same records without the adaptive attack: the plain ensemble's number, beside.
+  std::vector<std::string> plain = experiment::SplitAttackList(a.ensemble);
+  const auto plain_summary = experiment::SummarizeVerdicts(
+      experiment::WorstCaseVerdicts(mine, ex.selection().skipped, all, plain), plain);
+  summary["robust_accuracy_plain_ensemble"] = plain_summary["robust_accuracy"];
+  summary["ensemble"] = order;
+  summary["plain_ensemble"] = plain;
+  summary["settings"] = ex.Settings();
+  summary["setup_queries"] = ex.setup_queries();
+  summary["shard"] = a.shard;
+  std::string lines;
+  for (const auto& v : verdicts) {
+    lines += nlohmann::json{{"image_index", v.image_index},
+                            {"clean_correct", v.clean_correct},
+                            {"robust", v.robust},
+                            {"broken_by", v.broken_by.empty() ? nlohmann::json(nullptr)
+                                                              : nlohmann::json(v.broken_by)},
+                            {"queries", v.queries},
+                            {"attacks_run", v.attacks_run}}
+                 .dump() +
+             "\n";
+  }
+  experiment::WriteFileAtomic(fs::path(a.out_dir) / ("images" + suffix), lines);
+  const std::string summary_name = shard_n == 1
+                                       ? std::string("summary.json")
+                                       : "summary" + suffix.substr(0, suffix.size() - 6) + ".json";
+  experiment::WriteFileAtomic(fs::path(a.out_dir) / summary_name, summary.dump(1) + "\n");
+
+  const auto ci = summary["robust_accuracy_ci95"];
+  std::string table;
+  table += "model                      " + experiment::RecordPath(ex.model_path()) + "\n";
+  table += "defense                    " + ex.defense().Spec() + "\n";
+  table += "threat model               L_inf eps " + Fmt(ex.epsilon(), 4) + ", " +
+           oracle::PixelSpaceName(ex.pixels()) + " queries, budget " + std::to_string(spec.budget) +
+           " per attack, untargeted, seed " + std::to_string(spec.seed) + "\n";
+  table += "images                     " + std::to_string(verdicts.size()) + "\n";
+  table += "clean accuracy             " + Pct(summary["clean_accuracy"].get<double>()) + "\n";
+  table += "robust accuracy            " + Pct(summary["robust_accuracy"].get<double>()) +
+           " (95 % CI " + Pct(ci[0].get<double>()) + " - " + Pct(ci[1].get<double>()) + ")\n";
+  if (order.size() != plain.size())
+    table += "  plain ensemble only      " +
+             Pct(summary["robust_accuracy_plain_ensemble"].get<double>()) + " (without " +
+             order.back() + ")\n";
+  for (const auto& name : order)
+    table += "  broken first by " + name + ": " +
+             std::to_string(summary["broken_by"][name].get<long>()) + "\n";
+  table += "model queries per attacked image: mean " +
+           Fmt(summary["queries_mean"].get<double>(), 1) + ", median " +
+           Fmt(summary["queries_median"].get<double>(), 1) + "\n";
+  experiment::WriteFileAtomic(
+      fs::path(a.out_dir) / (shard_n == 1 ? std::string("table.txt")
+                                          : "table" + suffix.substr(0, suffix.size() - 6) + ".txt"),
+      table);
+  folders.Keep();
+  std::printf("\n%s\nrecords: %s; images, summary and table in %s\n", table.c_str(),
+              records.c_str(), a.out_dir.c_str());
+  return 0;
+}
+
+}  // namespace
+
+std::function<int()> RegisterEvaluateCommand(CLI::App& app) {
+  auto a = std::make_shared<EvaluateArgs>();
+  a->budget = 5000;
+  CLI::App* cmd = app.add_subcommand(
+      "evaluate",
+      "Worst-case robust accuracy of a (defended) model over an ensemble of black-box attacks\n"
+      "(AutoAttack's protocol, Croce & Hein 2020): for each of the first -n images (or\n"
+      "--indices), the attacks run in order, each with the full --budget, and stop at the\n"
+      "first whose saved 8-bit image is adversarial. Untargeted; eps defaults to 8/255 on\n"
+      "CIFAR-10 and 0.3 on MNIST. The defense's adaptive attack (eot:..., aaa-adaptive:...)\n"
+      "joins the ensemble last, and the plain ensemble's number is reported beside. Writes\n"
+      "records.jsonl (one line per attack run; an interrupted run resumes), images.jsonl,\n"
+      "summary.json and table.txt into -o/--out; --shard k/n takes every n-th image.");
+  cmd->add_option("--ensemble", a->ensemble,
+                  "comma list of attack specs, cheapest first (as --attacks of advbo bench)")
+      ->default_val(a->ensemble);
+  cmd->add_flag("--no-adaptive", a->no_adaptive,
+                "do not add the defense's adaptive attack to the ensemble");
+  AddExperimentOptions(cmd, a.get());
+  cmd->get_option("--budget")->default_val(5000);
+  cmd->add_option("--shard", a->shard, "evaluate shard k of n (every n-th image from the k-th)")
+      ->default_val("1/1");
+  cmd->add_option("-o,--out", a->out_dir, "output folder (required)");
+  cmd->add_flag("-q,--quiet", a->quiet, "no progress bar");
+  return [cmd, a]() { return cmd->parsed() ? RunEvaluate(*a) : 0; };
+}
+
+}  // namespace advbo::cli

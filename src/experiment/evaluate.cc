@@ -1,0 +1,91 @@
+#include "experiment/evaluate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+namespace advbo::experiment {
+
+bool RecordBreaksImage(const nlohmann::json& r) {
+  if (!r.value("success", false)) return false;
+  const auto q = r.find("quantized_success");
+  if (q == r.end() || q->is_null()) return true;
+  return q->get<bool>();
+}
+
+std::vector<ImageVerdict> WorstCaseVerdicts(const std::vector<int>& images,
+                                            const std::vector<int>& misclassified,
+                                            const std::vector<nlohmann::json>& records,
+                                            const std::vector<std::string>& order) {
+  const std::set<int> wrong(misclassified.begin(), misclassified.end());
+  std::map<std::pair<int, std::string>, const nlohmann::json*> by_key;
+  for (const auto& r : records)
+    by_key[{r.at("image_index").get<int>(), r.at("attack").get<std::string>()}] = &r;
+  std::vector<ImageVerdict> out;
+  for (int i : images) {
+    ImageVerdict v;
+    v.image_index = i;
+    v.clean_correct = !wrong.count(i);
+    if (v.clean_correct) {
+      v.robust = true;
+      for (const auto& name : order) {
+        const auto it = by_key.find({i, name});
+        if (it == by_key.end()) continue;
+        ++v.attacks_run;
+        v.queries += it->second->value("queries_used", it->second->value("queries", 0L));
+        if (RecordBreaksImage(*it->second)) {
+          v.robust = false;
+          v.broken_by = name;
+          break;
+        }
+      }
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
+std::pair<double, double> WilsonInterval(long k, long n, double z) {
+  if (n <= 0) return {0.0, 0.0};
+  const double p = static_cast<double>(k) / n, z2 = z * z;
+  const double centre = (p + z2 / (2.0 * n)) / (1 + z2 / n);
+  const double half = z * std::sqrt(p * (1 - p) / n + z2 / (4.0 * n * n)) / (1 + z2 / n);
+  return {std::max(0.0, centre - half), std::min(1.0, centre + half)};
+}
+
+nlohmann::json SummarizeVerdicts(const std::vector<ImageVerdict>& verdicts,
+                                 const std::vector<std::string>& order) {
+  const long n = static_cast<long>(verdicts.size());
+  long correct = 0, robust = 0;
+  nlohmann::json broken = nlohmann::json::object();
+  for (const auto& name : order) broken[name] = 0;
+  std::vector<double> queries;
+  for (const auto& v : verdicts) {
+    correct += v.clean_correct;
+    robust += v.robust;
+    if (!v.broken_by.empty()) broken[v.broken_by] = broken[v.broken_by].get<long>() + 1;
+    if (v.clean_correct) queries.push_back(static_cast<double>(v.queries));
+  }
+  const auto [lo, hi] = WilsonInterval(robust, n);
+  double mean = NAN, median = NAN;
+  if (!queries.empty()) {
+    mean = 0;
+    for (double q : queries) mean += q;
+    mean /= static_cast<double>(queries.size());
+    std::sort(queries.begin(), queries.end());
+    const size_t m = queries.size();
+    median = m % 2 ? queries[m / 2] : 0.5 * (queries[m / 2 - 1] + queries[m / 2]);
+  }
+  return {{"images", n},
+          {"clean_correct", correct},
+          {"clean_accuracy", n ? static_cast<double>(correct) / n : NAN},
+          {"robust", robust},
+          {"robust_accuracy", n ? static_cast<double>(robust) / n : NAN},
+          {"robust_accuracy_ci95", {lo, hi}},
+          {"broken_by", broken},
+          {"queries_mean", mean},
+          {"queries_median", median}};
+}
+
+}  // namespace advbo::experiment
