@@ -212,7 +212,8 @@ int IntParam(const std::map<std::string, std::string>& p, const std::string& par
 }  // namespace
 
 std::vector<std::string> DefenseNames() {
-  return {"jpeg", "bits", "median", "blur", "noise", "resize", "round", "topk", "aaa"};
+  return {"jpeg",   "bits",  "median", "blur", "noise",
+          "resize", "round", "topk",   "aaa",  "blacklight"};
 }
 
 std::string DefensePipeline::Spec() const {
@@ -220,6 +221,7 @@ std::string DefensePipeline::Spec() const {
   std::string s;
   for (const auto& d : stages_) s += (s.empty() ? "" : "+") + d->Spec();
   for (const auto& d : outputs_) s += (s.empty() ? "" : "+") + d->Spec();
+  if (detector_) s += (s.empty() ? "" : "+") + BlacklightSpec(*detector_);
   return s;
 }
 
@@ -246,6 +248,7 @@ std::string DefensePipeline::AdaptiveAttack(const std::string& base) const {
     }
   }
   if (randomized()) attack = "eot:k=10/" + attack;
+  if (detector_) attack = "oars/" + attack;
   return attack;
 }
 
@@ -256,10 +259,18 @@ void DefensePipeline::Apply(float* images, int n, int c, int h, int w, bo::Rng& 
 DefensePipeline ParseDefense(const std::string& spec) {
   std::vector<std::shared_ptr<const Defense>> stages;
   std::vector<std::shared_ptr<const OutputDefense>> outputs;
+  std::optional<BlacklightOptions> detector;
   if (spec.empty() || spec == "none") return DefensePipeline();
   std::stringstream ss(spec);
   std::string part;
   while (std::getline(ss, part, '+')) {
+    if (part.substr(0, part.find(':')) == "blacklight") {
+      if (detector) throw std::invalid_argument("defense '" + spec + "': one blacklight only");
+      const auto colon = part.find(':');
+      detector =
+          ParseBlacklightSettings(part, colon == std::string::npos ? "" : part.substr(colon + 1));
+      continue;
+    }
     std::string name;
     const auto p = ParamsOf(part, &name);
     if (IsOutputDefenseName(name)) {
@@ -295,11 +306,11 @@ DefensePipeline ParseDefense(const std::string& spec) {
       stages.push_back(std::make_shared<ResizePad>(r));
     } else {
       throw std::invalid_argument("unknown defense '" + name +
-                                  "' (use jpeg, bits, median, blur, noise, resize, round, topk or "
-                                  "aaa, joined by +)");
+                                  "' (use jpeg, bits, median, blur, noise, resize, round, topk, "
+                                  "aaa or blacklight, joined by +)");
     }
   }
-  return DefensePipeline(std::move(stages), std::move(outputs));
+  return DefensePipeline(std::move(stages), std::move(outputs), detector);
 }
 
 }  // namespace advbo::defenses

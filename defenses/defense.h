@@ -17,16 +17,22 @@
 // scores after the model; in a spec they may stand anywhere, and run after every input
 // stage in their own order: "jpeg:quality=75+aaa" = JPEG before the model, AAA after it.
 //
+// A stateful detector (defenses/stateful_detector.h: blacklight:...) watches the queries
+// themselves, before any input stage; it is created per client (attack instance or served
+// session) from the pipeline's settings.
+//
 // Specs compose with '+', applied left to right: "median:size=3+noise:sigma=0.02".
 #pragma once
 
 #include <Eigen/Dense>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bo/random.h"
 #include "defenses/output_defense.h"
+#include "defenses/stateful_detector.h"
 
 namespace advbo::defenses {
 
@@ -48,9 +54,12 @@ class DefensePipeline {
  public:
   DefensePipeline() = default;
   explicit DefensePipeline(std::vector<std::shared_ptr<const Defense>> stages,
-                           std::vector<std::shared_ptr<const OutputDefense>> outputs = {})
-      : stages_(std::move(stages)), outputs_(std::move(outputs)) {}
-  bool empty() const { return stages_.empty() && outputs_.empty(); }
+                           std::vector<std::shared_ptr<const OutputDefense>> outputs = {},
+                           std::optional<BlacklightOptions> detector = std::nullopt)
+      : stages_(std::move(stages)), outputs_(std::move(outputs)), detector_(detector) {}
+  bool empty() const { return stages_.empty() && outputs_.empty() && !detector_; }
+  /// The stateful detector's settings, if the pipeline has one.
+  const std::optional<BlacklightOptions>& detector() const { return detector_; }
   /// Whether there is an input stage / an output stage.
   bool has_input() const { return !stages_.empty(); }
   bool has_output() const { return !outputs_.empty(); }
@@ -65,13 +74,15 @@ class DefensePipeline {
   /// The attack that knows this defense (docs/design.md "Adaptive attacks"), built around
   /// the attack spec `base`: "eot:k=10/<base>" when a stage is randomized (expectation over
   /// transformation, Athalye et al. 2018), "aaa-adaptive:interval=..,reverse=../<base>"
-  /// for an AAA stage (its margin map inverted), else `base` itself (a deterministic
-  /// defense is part of the black box every score-based attack already queries).
+  /// for an AAA stage (its margin map inverted), "oars/<base>" for a stateful detector
+  /// (attacks/adaptive: queries resampled around the attack's own), else `base` itself (a
+  /// deterministic defense is part of the black box every score-based attack already queries).
   std::string AdaptiveAttack(const std::string& base) const;
 
  private:
   std::vector<std::shared_ptr<const Defense>> stages_;
   std::vector<std::shared_ptr<const OutputDefense>> outputs_;
+  std::optional<BlacklightOptions> detector_;
 };
 
 /// Parses a spec (see the file comment; "none" or "" = no defense). Parameters may be

@@ -87,6 +87,27 @@ class AaaAdaptiveAttack final : public Attack {
   std::string spec_;
 };
 
+class OarsAttack final : public Attack {
+ public:
+  OarsAttack(double scale, int tries, std::unique_ptr<Attack> inner, std::string spec)
+      : scale_(scale), tries_(tries), inner_(std::move(inner)), spec_(std::move(spec)) {}
+  std::string name() const override { return spec_; }
+  bool supports_untargeted() const override { return inner_->supports_untargeted(); }
+  AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,
+                   const AttackProgress& progress) const override {
+    oracle.set_resampling(scale_, tries_, rng());
+    AttackResult r = inner_->Run(oracle, rng, progress);
+    r.details["resampled_queries"] = oracle.resampled();
+    return r;
+  }
+
+ private:
+  double scale_;
+  int tries_;
+  std::unique_ptr<Attack> inner_;
+  std::string spec_;
+};
+
 }  // namespace
 
 double AaaTrueMargin(double t, double interval, double reverse) {
@@ -100,20 +121,47 @@ double AaaTrueMargin(double t, double interval, double reverse) {
 }
 
 bool IsAdaptiveSpec(const std::string& spec) {
-  return spec.rfind("eot:", 0) == 0 || spec.rfind("aaa-adaptive:", 0) == 0;
+  for (const char* w : {"eot", "aaa-adaptive", "oars"}) {
+    const size_t n = std::char_traits<char>::length(w);
+    if (spec.compare(0, n, w) == 0 && spec.size() > n && (spec[n] == ':' || spec[n] == '/'))
+      return true;
+  }
+  return false;
 }
 
 std::unique_ptr<Attack> MakeAdaptiveAttack(const std::string& spec, const AttackContext& ctx) {
-  const auto colon = spec.find(':');
   const auto slash = spec.find('/');
-  if (colon == std::string::npos || slash == std::string::npos || slash < colon ||
-      slash + 1 == spec.size())
+  const auto colon = spec.find(':');
+  if (slash == std::string::npos || slash + 1 == spec.size())
     throw std::invalid_argument("attack '" + spec +
-                                "': an adaptive wrapper is WRAPPER:SETTINGS/ATTACK, e.g. "
-                                "eot:k=10/square or aaa-adaptive:interval=4,reverse=1/square");
-  const std::string base = spec.substr(0, colon);
-  const auto settings = Settings(spec, spec.substr(colon + 1, slash - colon - 1));
+                                "': an adaptive wrapper is WRAPPER[:SETTINGS]/ATTACK, e.g. "
+                                "eot:k=10/square, aaa-adaptive:interval=4,reverse=1/square or "
+                                "oars/square");
+  const bool has_settings = colon != std::string::npos && colon < slash;
+  const std::string base = spec.substr(0, has_settings ? colon : slash);
+  const auto settings = has_settings ? Settings(spec, spec.substr(colon + 1, slash - colon - 1))
+                                     : std::vector<std::pair<std::string, double>>{};
   std::unique_ptr<Attack> inner = MakeAttack(spec.substr(slash + 1), ctx);
+  if (base == "oars") {
+    double scale = 0.05;
+    int tries = 10;
+    for (const auto& [key, v] : settings) {
+      if (key == "scale") {
+        if (!(v > 0 && v <= 1))
+          throw std::invalid_argument("attack '" + spec + "': scale must be in (0, 1]");
+        scale = v;
+      } else if (key == "tries") {
+        if (v != std::floor(v) || v < 0 || v > 1000)
+          throw std::invalid_argument("attack '" + spec +
+                                      "': tries must be an integer in [0, 1000]");
+        tries = static_cast<int>(v);
+      } else {
+        throw std::invalid_argument("attack '" + spec + "': unknown setting '" + key +
+                                    "' (oars takes scale, tries)");
+      }
+    }
+    return std::make_unique<OarsAttack>(scale, tries, std::move(inner), spec);
+  }
   if (base == "eot") {
     int k = 10;
     for (const auto& [key, v] : settings) {
@@ -144,7 +192,7 @@ std::unique_ptr<Attack> MakeAdaptiveAttack(const std::string& spec, const Attack
     }
     return std::make_unique<AaaAdaptiveAttack>(tau, alpha, std::move(inner), spec);
   }
-  throw std::invalid_argument("unknown adaptive wrapper '" + base + "' (eot, aaa-adaptive)");
+  throw std::invalid_argument("unknown adaptive wrapper '" + base + "' (eot, aaa-adaptive, oars)");
 }
 
 }  // namespace advbo::attacks

@@ -15,6 +15,16 @@
 //                          the reversed loss trend exactly for the margin (untargeted)
 //                          objective; targeted objectives get the restored top-2 margin
 //                          and the (rescaled) other scores as reported.
+//  oars[:scale=S,tries=N]/<attack>
+//                          against a stateful detector that refuses queries (Blacklight,
+//                          defenses/stateful_detector.h), OARS-style adaptive resampling
+//                          (Feng et al., "Stateful defenses for machine learning models are
+//                          not yet secure against black-box attacks", CCS 2023): every query
+//                          carries uniform noise of amplitude S * eps (S adapted: doubled after
+//                          a refusal, decayed while queries pass) so that consecutive queries
+//                          stop sharing fingerprints, and a refused query is resent with more
+//                          noise, up to N times (QueryOracle::set_resampling; every try a
+//                          counted query). Defaults S = 0.05, N = 10.
 //
 // The inner attack is any MakeAttack spec, itself possibly a wrapper:
 // "eot:k=10/aaa-adaptive:interval=4,reverse=1/square".
@@ -34,7 +44,7 @@ namespace advbo::attacks {
 /// interval > 0 and reverse in (0, 1].
 double AaaTrueMargin(double reported, double interval, double reverse);
 
-/// Whether `spec` names an adaptive wrapper ("eot:..." or "aaa-adaptive:...").
+/// Whether `spec` names an adaptive wrapper ("eot:...", "aaa-adaptive:...", "oars/...").
 bool IsAdaptiveSpec(const std::string& spec);
 
 /// Builds the wrapper of `spec` around its inner attack (built by MakeAttack with

@@ -212,6 +212,17 @@ DefenseSetup::InstanceDefense DefenseSetup::ForInstance(uint64_t seed) const {
       out.transform = [fixed, rng, c, h, w](float* x, int n) { fixed.Apply(x, n, c, h, w, *rng); };
     if (fixed.has_output())
       out.output = [fixed, rng](Eigen::MatrixXd* lp) { fixed.ApplyOutput(lp, *rng); };
+    if (fixed.detector()) {
+      auto det = std::make_shared<defenses::StatefulDetector>(*fixed.detector());
+      const int d = c * h * w;
+      out.detector = det;
+      out.reject = fixed.detector()->reject;
+      out.monitor = [det, d](const float* x, int n) {
+        std::vector<bool> v(n);
+        for (int b = 0; b < n; ++b) v[b] = det->Observe(x + static_cast<size_t>(b) * d, d);
+        return v;
+      };
+    }
     return out;
   }
   auto d = MakeDefender(seed);
@@ -228,6 +239,7 @@ std::shared_ptr<defenses::GameDefense> DefenseSetup::Install(
   InstanceDefense def = ForInstance(seed);
   orc.set_input_transform(def.transform);
   orc.set_output_transform(def.output);
+  if (def.monitor) orc.set_query_monitor(def.monitor, def.reject);
   if (!def.feedback) {
     orc.set_feedback(also);
   } else {
@@ -360,6 +372,12 @@ nlohmann::json InstanceRecord(const std::string& attack, const Instance& inst,
   rec["queries_used"] = orc.model_queries();
   rec["budget"] = orc.model_budget();
   if (k > 1) rec["eot_samples"] = k;
+  if (orc.monitored()) {
+    // A stateful detector watched this instance's queries (blacklight).
+    rec["detections"] = orc.detections();
+    rec["first_detection"] =
+        orc.first_detection() > 0 ? nlohmann::json(orc.first_detection()) : nlohmann::json(nullptr);
+  }
   rec["epsilon"] = orc.epsilon();
   rec["linf"] = linf;
   rec["l2"] = std::sqrt(l2);

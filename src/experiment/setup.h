@@ -116,6 +116,11 @@ class DefenseSetup {
     std::function<void(float*, int)> transform;
     /// Output post-processing of a batch's log-probabilities (null without output stages).
     std::function<void(Eigen::MatrixXd*)> output;
+    /// The stateful detector of this client (null without one), its view of the queries
+    /// (QueryOracle::set_query_monitor) and whether detected queries are refused.
+    std::shared_ptr<defenses::StatefulDetector> detector;
+    std::function<std::vector<bool>(const float*, int)> monitor;
+    bool reject = false;
     std::function<void(const oracle::QueryResult&)> feedback;
     std::shared_ptr<defenses::GameDefense> defender;
   };

@@ -212,7 +212,7 @@ void QueryOracle::set_samples_per_query(int k) {
   budget_ = model_budget_ / k;
 }
 
-QueryResult QueryOracle::Query(float* images, int n) {
+QueryResult QueryOracle::QueryBatch(float* images, int n) {
   if (n <= 0) return {};
   if (n > remaining())
     throw BudgetExhausted("query budget of " + std::to_string(budget_) + " exhausted (" +
@@ -221,19 +221,33 @@ QueryResult QueryOracle::Query(float* images, int n) {
   const size_t d = clean_.size();
   const int k = samples_, total = n * k;
   std::vector<float> transformed;
-  if (input_transform_ || k > 1) {
+  if (input_transform_ || k > 1 || monitor_) {
     // Each image k times in a row (EOT), then the defense's input stages on the copies.
     transformed.resize(static_cast<size_t>(total) * d);
     for (int b = 0; b < n; ++b)
       for (int s = 0; s < k; ++s)
         std::copy(images + b * d, images + (b + 1) * d, transformed.data() + (b * k + s) * d);
-    if (input_transform_) input_transform_(transformed.data(), total);
   }
+  std::vector<bool> detected;
+  if (monitor_) {
+    detected = monitor_(transformed.data(), total);
+    if (static_cast<int>(detected.size()) != total)
+      throw std::logic_error("QueryOracle: the query monitor returned a wrong-sized verdict");
+    for (int q = 0; q < total; ++q)
+      if (detected[q]) {
+        ++detections_;
+        if (first_detection_ < 0) first_detection_ = queries_ * k + q + 1;
+      }
+  }
+  if (input_transform_) input_transform_(transformed.data(), total);
   const auto t0 = std::chrono::steady_clock::now();
   Eigen::MatrixXd lp =
       model_.LogProbabilities(transformed.empty() ? images : transformed.data(), total, &context_);
   model_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (output_transform_) output_transform_(&lp);
+  if (reject_detected_)
+    for (int q = 0; q < total; ++q)
+      if (detected.size() && detected[q]) lp.row(q).setConstant(-std::log(double(lp.cols())));
   if (score_correction_) score_correction_(&lp);
   if (k > 1) {
     // The EOT answer: log of the mean probability vector of each image's k samples.
@@ -249,6 +263,14 @@ QueryResult QueryOracle::Query(float* images, int n) {
     lp = std::move(mean);
   }
   QueryResult r = ScoreBatch(lp, true_class_, target_);
+  if (reject_detected_ && !detected.empty()) {
+    // A refused answer (any of its EOT samples refused) is never a success.
+    r.rejected.assign(n, false);
+    for (int q = 0; q < total; ++q)
+      if (detected[q]) r.rejected[q / k] = true;
+    for (int b = 0; b < n; ++b)
+      if (r.rejected[b]) r.success[b] = false;
+  }
   for (int b = 0; b < n; ++b) {
     const long index = ++queries_;
     if (observer_) observer_(images + b * d, index);
@@ -265,6 +287,60 @@ QueryResult QueryOracle::Query(float* images, int n) {
     }
   }
   if (feedback_) feedback_(r);
+  return r;
+}
+
+}  // namespace advbo::oracle
+
+namespace advbo::oracle {
+
+void QueryOracle::set_resampling(double scale, int max_tries, uint64_t seed) {
+  if (!(scale > 0 && scale <= 1) || max_tries < 0)
+    throw std::invalid_argument("resampling: scale in (0, 1] and tries >= 0 needed");
+  resample_ = true;
+  resample_scale_ = scale;
+  resample_tries_ = max_tries;
+  resample_rng_.seed(seed);
+}
+
+void QueryOracle::AddResamplingNoise(float* image) {
+  const size_t d = clean_.size();
+  // In 8-bit mode noise below half a grid step would round away: at least one step.
+  const double radius = query_radius();
+  const double floor = pixel_space_ == PixelSpace::k8bit && radius > 0 ? 1.0 / (255.0 * radius) : 0;
+  const double amp = std::max(resample_scale_, floor) * radius;
+  std::uniform_real_distribution<double> u(-amp, amp);
+  for (size_t i = 0; i < d; ++i) image[i] = static_cast<float>(image[i] + u(resample_rng_));
+}
+
+QueryResult QueryOracle::Query(float* images, int n) {
+  if (!resample_ || n <= 0) return QueryBatch(images, n);
+  // Detection-aware resampling (OARS-style, Feng et al., CCS 2023): every query goes out
+  // with random noise at the current scale; a refused one is resampled with doubled noise
+  // until it passes (each try a counted query); the scale decays while queries pass.
+  const size_t d = clean_.size();
+  std::vector<float> proposals(images, images + static_cast<size_t>(n) * d);
+  for (int b = 0; b < n; ++b) AddResamplingNoise(images + b * d);
+  QueryResult r = QueryBatch(images, n);
+  bool any = false;
+  for (int b = 0; b < n && !r.rejected.empty(); ++b) {
+    for (int t = 0; r.rejected[b] && t < resample_tries_ && remaining() > 0; ++t) {
+      any = true;
+      ++resampled_;
+      resample_scale_ = std::min(1.0, 2 * resample_scale_);
+      std::vector<float> x(proposals.begin() + b * d, proposals.begin() + (b + 1) * d);
+      AddResamplingNoise(x.data());
+      const QueryResult one = QueryBatch(x.data(), 1);
+      std::copy(x.begin(), x.end(), images + b * d);
+      r.objective(b) = one.objective(0);
+      r.predicted[b] = one.predicted[0];
+      r.success[b] = one.success[0];
+      r.log_probs.row(b) = one.log_probs.row(0);
+      r.rejected[b] = !one.rejected.empty() && one.rejected[0];
+    }
+    any = any || r.rejected[b];
+  }
+  if (!any) resample_scale_ = std::max(1e-3, 0.9 * resample_scale_);
   return r;
 }
 

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <functional>
 #include <limits>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -51,6 +52,9 @@ struct QueryResult {
   std::vector<int> predicted;  ///< [n] argmax classes
   std::vector<bool> success;   ///< [n] argmax == target (targeted) / != true (untargeted)
   Eigen::MatrixXd log_probs;   ///< [n, classes] log-softmax scores (for losses like C&W's)
+  /// [n] refused by a stateful detector (QueryOracle::set_query_monitor with reject): a flat
+  /// answer, never a success. Empty when nothing was refused.
+  std::vector<bool> rejected;
 };
 
 /// Scores a batch for one goal from its log-probabilities [n, classes]: the objective of
@@ -164,6 +168,33 @@ class QueryOracle {
   long model_queries() const { return queries_ * samples_; }
   /// The budget in model evaluations (as given to the constructor).
   long model_budget() const { return model_budget_; }
+  /// A stateful detector's view of the query stream (defenses/stateful_detector.h): called
+  /// with every batch of images the model is about to evaluate (after EOT replication,
+  /// before the input stages), it returns which of them it detects. With `reject` a
+  /// detected image is refused: the attacker's answer for it is flat (log 1/classes for
+  /// every class) and never a success, though it still counts as a query; without, it is
+  /// answered as usual and only counted. detections() / first_detection() report them.
+  void set_query_monitor(std::function<std::vector<bool>(const float* images, int n)> f,
+                         bool reject) {
+    monitor_ = std::move(f);
+    reject_detected_ = reject;
+  }
+  /// Detection-aware resampling, the attacker's side against a stateful detector that
+  /// refuses queries (OARS-style, Feng et al., CCS 2023; attacks/adaptive "oars"): every
+  /// query is sent with uniform noise of amplitude scale * query_radius() added (then
+  /// projected as usual, so it stays in the ball and on the grid); a refused one is sent
+  /// again with doubled scale, up to `max_tries` times, every try a counted query; the scale
+  /// decays by 0.9 while batches pass. scale in (0, 1], max_tries >= 0; throws
+  /// std::invalid_argument otherwise. The attack gets the answer of what was sent, and its
+  /// images are overwritten with it.
+  void set_resampling(double scale, int max_tries, uint64_t seed);
+  /// Queries resent after a refusal.
+  long resampled() const { return resampled_; }
+  /// Whether a query monitor (stateful detector) watches this oracle.
+  bool monitored() const { return static_cast<bool>(monitor_); }
+  /// Detected model queries so far, and the 1-based model-query index of the first (-1).
+  long detections() const { return detections_; }
+  long first_detection() const { return first_detection_; }
   /// Who is asking, passed with every batch to the classifier (a served model keeps the
   /// instance's defense by it; local models ignore it). Empty session = none. Its purpose
   /// (kAttack by default) is what the classifier counts the batch as: QueryPurpose::kVerify
@@ -192,6 +223,18 @@ class QueryOracle {
   std::function<void(Eigen::MatrixXd*)> output_transform_, score_correction_;
   int samples_ = 1;
   long model_budget_ = 0;
+  // One batch through the whole pipeline (what Query does without resampling).
+  QueryResult QueryBatch(float* images, int n);
+  // Adds the resampling noise at the current scale to one image (not yet projected).
+  void AddResamplingNoise(float* image);
+  bool resample_ = false;
+  double resample_scale_ = 0;
+  int resample_tries_ = 0;
+  long resampled_ = 0;
+  std::mt19937_64 resample_rng_;
+  std::function<std::vector<bool>(const float*, int)> monitor_;
+  bool reject_detected_ = false;
+  long detections_ = 0, first_detection_ = -1;
   std::function<void(const QueryResult&)> feedback_;
   bool rescale_compat_ = false;
   PixelSpace pixel_space_ = PixelSpace::kFloat;

@@ -53,11 +53,12 @@ struct ModelServer::Impl {
   ServeOptions opt;
   httplib::Server server;
   int port = 0;
-  std::atomic<long> requests{0}, images{0};
+  std::atomic<long> requests{0}, images{0}, detections{0};
 
   std::mutex mu;  // model, defenses and sessions: one request at a time
   std::function<void(float*, int)> shared_transform;
   std::function<void(Eigen::MatrixXd*)> shared_output;
+  experiment::DefenseSetup::InstanceDefense shared_defense;  // session-less requests' detector
   struct Session {
     experiment::DefenseSetup::InstanceDefense defense;
     uint64_t seed;
@@ -89,7 +90,8 @@ struct ModelServer::Impl {
             {"max_sessions", max_sessions},
             {"max_session_queries", opt.max_session_queries},
             {"requests", requests.load()},
-            {"images", images.load()}};
+            {"images", images.load()},
+            {"detections", detections.load()}};
   }
 
   // A request body as read: the raw bytes, or the file parts of a multipart form.
@@ -283,6 +285,7 @@ struct ModelServer::Impl {
       int n = 0;
       std::vector<float> x = ReadImages(req, body, &n);
       Eigen::MatrixXd raw;
+      std::vector<bool> detected;
       {
         std::lock_guard<std::mutex> lock(mu);
         Session* s = defense ? SessionOf(req) : nullptr;
@@ -291,6 +294,12 @@ struct ModelServer::Impl {
                                     "' has sent " + std::to_string(s->queries) + " of " +
                                     std::to_string(opt.max_session_queries) +
                                     " images (--max-session-queries); open a new session");
+        // A stateful detector sees the images as sent, before any input stage.
+        const auto& monitor = s ? s->defense.monitor : shared_defense.monitor;
+        if (monitor) {
+          detected = monitor(x.data(), n);
+          for (bool d : detected) detections += d;
+        }
         if (s) {
           s->queries += n;
           if (s->defense.transform) s->defense.transform(x.data(), n);
@@ -298,16 +307,21 @@ struct ModelServer::Impl {
           shared_transform(x.data(), n);
         }
         raw = model.RawScores(x.data(), n);
+        const bool reject = s ? s->defense.reject : shared_defense.reject;
         // Output post-processing (round, topk, aaa): the client gets the post-processed
         // log-probabilities as its scores (valid logits).
         const auto& output = s ? s->defense.output : shared_output;
-        if (output) {
+        const bool refused = reject && !detected.empty();
+        if (output || refused) {
           raw = model.LogProbabilitiesOf(raw);
-          output(&raw);
+          if (output) output(&raw);
+          // A refused query gets a flat answer (every class equally likely).
+          for (int i = 0; i < n && refused; ++i)
+            if (detected[i]) raw.row(i).setConstant(-std::log(static_cast<double>(raw.cols())));
         }
         if (s && s->defense.feedback)
-          s->defense.feedback(oracle::ScoreBatch(output ? raw : model.LogProbabilitiesOf(raw),
-                                                 s->true_class, s->target));
+          s->defense.feedback(oracle::ScoreBatch(
+              output || refused ? raw : model.LogProbabilitiesOf(raw), s->true_class, s->target));
       }
       nlohmann::json rows = nlohmann::json::array();
       for (int i = 0; i < n; ++i) {
@@ -317,7 +331,9 @@ struct ModelServer::Impl {
       }
       ++requests;
       images += n;
-      Reply(res, 200, {{"scores", std::move(rows)}});
+      nlohmann::json reply = {{"scores", std::move(rows)}};
+      if (!detected.empty()) reply["detected"] = detected;
+      Reply(res, 200, reply);
     } catch (const BadRequest& e) {
       Reply(res, e.status, {{"error", e.what()}});
       // Unread body bytes would be parsed as the next request: ask the client to close.
@@ -349,9 +365,9 @@ ModelServer::ModelServer(const oracle::Classifier& model, const experiment::Defe
   impl_ = std::make_unique<Impl>(model, defense, opt);
   Impl* p = impl_.get();
   if (p->defense) {
-    auto shared = p->defense->ForInstance(opt.seed);
+    p->shared_defense = p->defense->ForInstance(opt.seed);
     p->shared_transform = p->defense->SelectionTransform(opt.seed);
-    p->shared_output = shared.output;
+    p->shared_output = p->shared_defense.output;
   }
   const int connections = opt.connections;
   p->server.new_task_queue = [connections] { return new httplib::ThreadPool(connections); };

@@ -1,0 +1,163 @@
+// The Blacklight-style stateful detector (Li et al. 2022) and the attacker's OARS-style
+// resampling against it: fingerprints, detection of replayed and near-duplicate queries,
+// refusal through the oracle (counted, flat, never a success) and resampled retries.
+#include "defenses/stateful_detector.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "attacks/attack.h"
+#include "defenses/defense.h"
+#include "oracle/classifier.h"
+#include "oracle/oracle.h"
+
+namespace advbo::defenses {
+namespace {
+
+std::vector<float> GridImage(int size, uint32_t seed) {
+  std::mt19937 g(seed);
+  std::uniform_int_distribution<int> u(0, 255);
+  std::vector<float> v(size);
+  for (auto& x : v) x = u(g) / 255.0f;
+  return v;
+}
+
+TEST(Blacklight, FingerprintsAreTheLargestDistinctWindowHashes) {
+  StatefulDetector det({});
+  const auto x = GridImage(3072, 1);
+  const auto fp = det.Fingerprint(x.data(), 3072);
+  ASSERT_EQ(fp.size(), 50u);
+  for (size_t i = 1; i < fp.size(); ++i) EXPECT_GT(fp[i - 1], fp[i]);  // distinct, largest first
+  EXPECT_EQ(det.Fingerprint(x.data(), 3072), fp);                      // deterministic
+  // Pixels inside one quantisation step change nothing: 0..49 all map to bin 0.
+  std::vector<float> a(100, 0.0f), b(100, 49 / 255.0f);
+  EXPECT_EQ(det.Fingerprint(a.data(), 100), det.Fingerprint(b.data(), 100));
+  EXPECT_EQ(det.Fingerprint(a.data(), 10).size(), 0u);  // fewer pixels than one window
+}
+
+TEST(Blacklight, FlagsAReplayedQueryAndNearDuplicatesButNotFreshImages) {
+  StatefulDetector det({});
+  const auto x = GridImage(3072, 2);
+  EXPECT_FALSE(det.Observe(x.data(), 3072));
+  EXPECT_TRUE(det.Observe(x.data(), 3072));  // the same query again
+  // A square-attack-like step: 5x5 pixels of one channel moved by 8/255.
+  auto y = x;
+  for (int r = 0; r < 5; ++r)
+    for (int c = 0; c < 5; ++c) y[r * 32 + c] = std::min(1.0f, y[r * 32 + c] + 8 / 255.0f);
+  EXPECT_TRUE(det.Observe(y.data(), 3072));
+  for (uint32_t s = 10; s < 20; ++s) {
+    const auto z = GridImage(3072, s);
+    EXPECT_FALSE(det.Observe(z.data(), 3072)) << s;
+  }
+  EXPECT_EQ(det.observed(), 13);
+  EXPECT_EQ(det.detections(), 2);
+  EXPECT_EQ(det.first_detection(), 2);
+}
+
+TEST(Blacklight, SpecsDefaultsAndErrors) {
+  EXPECT_EQ(ParseDefense("blacklight").Spec(),
+            "blacklight:quantization=50,window=20,hashes=50,threshold=25,action=reject");
+  EXPECT_EQ(ParseDefense("blacklight:action=flag,threshold=10").Spec(),
+            "blacklight:quantization=50,window=20,hashes=50,threshold=10,action=flag");
+  EXPECT_EQ(ParseDefense("jpeg+blacklight").AdaptiveAttack("square"), "oars/square");
+  for (const char* bad :
+       {"blacklight:action=drop", "blacklight:threshold=60", "blacklight:quantization=0",
+        "blacklight:window=x", "blacklight:foo=1", "blacklight+blacklight"})
+    EXPECT_THROW(ParseDefense(bad), std::invalid_argument) << bad;
+}
+
+// A model whose logits favour class 0 unless the image is bright: [0.5 - m, m, 0].
+class BrightnessBackend : public oracle::ScoreBackend {
+ public:
+  explicit BrightnessBackend(long* calls) : calls_(calls) {}
+  Eigen::MatrixXd Scores(const float* x, int n, int c, int h, int w,
+                         const oracle::QueryContext*) const override {
+    const int d = c * h * w;
+    Eigen::MatrixXd out(n, 3);
+    for (int b = 0; b < n; ++b) {
+      double m = 0;
+      for (int p = 0; p < d; ++p) m += x[b * d + p];
+      m /= d;
+      out.row(b) << 0.5 - m, m, 0;
+    }
+    *calls_ += n;
+    return out;
+  }
+  std::string name() const override { return "brightness"; }
+
+ private:
+  long* calls_;
+};
+
+TEST(Blacklight, TheOracleRefusesDetectedQueriesAndResamplingGetsThrough) {
+  long calls = 0;
+  oracle::ClassifierOptions o;
+  o.channels = 3;
+  o.height = o.width = 32;
+  o.output = oracle::OutputKind::kLogits;
+  o.probe = false;
+  o.classes = 3;
+  auto model = oracle::Classifier::FromBackend(std::make_unique<BrightnessBackend>(&calls), o);
+  const auto clean = GridImage(3072, 3);
+  auto install = [&](oracle::QueryOracle& orc, const std::string& spec) {
+    auto det = std::make_shared<StatefulDetector>(*ParseDefense(spec).detector());
+    orc.set_query_monitor(
+        [det](const float* x, int n) {
+          std::vector<bool> v(n);
+          for (int b = 0; b < n; ++b) v[b] = det->Observe(x + b * 3072, 3072);
+          return v;
+        },
+        ParseDefense(spec).detector()->reject);
+  };
+  // Untargeted against class 0 with a textured image of mean ~0.5 (class 1): a success,
+  // unless refused. (A flat image would have a one-hash fingerprint, never detected.)
+  const std::vector<float> bright = GridImage(3072, 99);
+  {
+    oracle::QueryOracle orc(*model, clean.data(), 0, -1, 1.0, 10);
+    install(orc, "blacklight");
+    auto q = bright;
+    EXPECT_TRUE(orc.Query(q.data(), 1).success[0]);
+    q = bright;
+    const oracle::QueryResult r = orc.Query(q.data(), 1);  // replayed: refused
+    ASSERT_EQ(r.rejected.size(), 1u);
+    EXPECT_TRUE(r.rejected[0]);
+    EXPECT_FALSE(r.success[0]);
+    for (int c = 0; c < 3; ++c) EXPECT_NEAR(r.log_probs(0, c), -std::log(3.0), 1e-12);
+    EXPECT_EQ(orc.queries(), 2);  // a refused query still counts
+    EXPECT_EQ(orc.detections(), 1);
+    EXPECT_EQ(orc.first_detection(), 2);
+  }
+  {  // flag: answered as usual, only counted
+    oracle::QueryOracle orc(*model, clean.data(), 0, -1, 1.0, 10);
+    install(orc, "blacklight:action=flag");
+    auto q = bright;
+    orc.Query(q.data(), 1);
+    q = bright;
+    EXPECT_TRUE(orc.Query(q.data(), 1).success[0]);
+    EXPECT_EQ(orc.detections(), 1);
+  }
+  {  // resampling: the replay is resent with noise until it passes; every try counted
+    oracle::QueryOracle orc(*model, clean.data(), 0, -1, 0.5, 30);
+    install(orc, "blacklight");
+    orc.set_resampling(0.01, 10, 5);
+    calls = 0;
+    auto q = bright;
+    orc.Query(q.data(), 1);
+    q = bright;
+    const oracle::QueryResult r = orc.Query(q.data(), 1);
+    EXPECT_FALSE(r.rejected[0]);
+    EXPECT_GT(orc.resampled(), 0);
+    EXPECT_EQ(orc.queries(), 2 + orc.resampled());
+    EXPECT_EQ(calls, orc.queries());
+    EXPECT_EQ(orc.detections(), orc.resampled());  // every resent try followed a refusal
+  }
+  EXPECT_EQ(attacks::MakeAttack("oars/square", {})->name(), "oars/square");
+  EXPECT_EQ(attacks::MakeAttack("oars:scale=0.1,tries=3/random", {})->name(),
+            "oars:scale=0.1,tries=3/random");
+  EXPECT_THROW(attacks::MakeAttack("oars:scale=2/square", {}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace advbo::defenses
