@@ -77,7 +77,7 @@ void Experiment::Init() {
   // several clients (bench shards) can share one server; they never change results.
   session_prefix_ =
       std::to_string(std::random_device{}()) + "-" + std::to_string(std::random_device{}());
-  if (spec_.target && *spec_.target >= model_->num_classes())
+  if (spec_.target && model_->num_classes() > 0 && *spec_.target >= model_->num_classes())
     throw std::invalid_argument("--target " + std::to_string(*spec_.target) +
                                 " but the model has " + std::to_string(model_->num_classes()) +
                                 " classes (0.." + std::to_string(model_->num_classes() - 1) + ")");

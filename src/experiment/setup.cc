@@ -115,7 +115,7 @@ std::unique_ptr<oracle::Classifier> LoadModelFor(const data::ImageSet& images,
   copt.width = images.width;
   copt.threads = threads;
   copt.probe = probe;
-  if (!probe) copt.classes = ClassCountOf(images);
+  if (!probe) copt.classes = images.class_names.empty() ? 0 : ClassCountOf(images);
   return oracle::Classifier::Load(path, copt);
 }
 
@@ -324,7 +324,7 @@ Selection SelectInstances(const data::ImageSet& images, const oracle::Classifier
         label = pred[k];
         sel.predicted_labels[idx[k]] = label;
       }
-      if (label >= model.num_classes())
+      if (model.num_classes() > 0 && label >= model.num_classes())
         throw data::DataError(LabelProblem(images, idx[k], model.num_classes(), dataset_name));
       const bool room = explicit_list || static_cast<int>(sel.chosen.size()) < num_images;
       if (!room) continue;
@@ -342,6 +342,10 @@ Selection SelectInstances(const data::ImageSet& images, const oracle::Classifier
     } else if (target >= 0) {
       if (target != y) sel.instances.push_back({i, y, target});
     } else {
+      if (model.num_classes() == 0)
+        throw std::invalid_argument(
+            "targets on every other class need the model's class count, which a run without "
+            "setup queries does not probe: use --untargeted or --target K");
       for (int t = 0; t < model.num_classes(); ++t)
         if (t != y) sel.instances.push_back({i, y, t});
     }

@@ -59,8 +59,8 @@ attacks::AttackContext ContextFor(const data::ImageSet& images, const std::strin
 /// retries). Throws oracle::ModelError naming the file or URL, std::invalid_argument on a
 /// bad output kind or normalisation.
 /// With `probe` false the model scores nothing on loading (no shape probe): the output kind
-/// must be logits or probs and the class count is the data's (its class names, else the
-/// largest label + 1, at least 2); a model that disagrees fails at its first query.
+/// must be logits or probs; the class count is the data's class names' count when it has
+/// them (a model that disagrees fails at its first query), else the model's first answer's.
 std::unique_ptr<oracle::Classifier> LoadModelFor(const data::ImageSet& images,
                                                  const std::string& path, const std::string& output,
                                                  int threads, const std::string& normalize = "",

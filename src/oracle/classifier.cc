@@ -141,8 +141,8 @@ std::unique_ptr<Classifier> Classifier::FromBackend(std::unique_ptr<ScoreBackend
       throw std::invalid_argument(
           "no probe query: the output kind must be given (logits or probs; auto detection "
           "scores two probe images)");
-    if (opt.classes < 2)
-      throw std::invalid_argument("no probe query: the number of classes must be given (>= 2)");
+    if (opt.classes != 0 && opt.classes < 2)
+      throw std::invalid_argument("no probe query: the number of classes must be >= 2 (or 0)");
     clf->c_ = shapes[0][0];
     clf->h_ = shapes[0][1];
     clf->w_ = shapes[0][2];
@@ -221,16 +221,19 @@ Eigen::MatrixXd Classifier::Forward(const float* images, int n, const QueryConte
 
 Eigen::MatrixXd Classifier::RawScores(const float* images, int n,
                                       const QueryContext* context) const {
-  if (n <= 0) return Eigen::MatrixXd(0, classes_);
+  if (n <= 0) return Eigen::MatrixXd(0, num_classes());
   Eigen::MatrixXd out = Forward(images, n, context);
-  if (out.rows() != n || (classes_ > 0 && out.cols() != classes_)) {
+  const int classes = num_classes();
+  if (out.rows() != n || (classes > 0 && out.cols() != classes) || out.cols() < 2) {
     std::ostringstream m;
-    m << path_ << ": output must be [" << n << ", " << (classes_ > 0 ? classes_ : out.cols())
+    m << path_ << ": output must be [" << n << ", " << (classes > 0 ? classes : out.cols())
       << "], got [" << out.rows() << ", " << out.cols() << "]"
-      << (classes_ > 0 ? " (the class count differs from the probed or given one)" : "");
+      << (classes > 0 ? " (the class count differs from the probed or given one)"
+                      : " (at least 2 classes)");
     throw ModelError(m.str());
   }
   if (!out.allFinite()) throw ModelError(path_ + ": the model returned non-finite scores");
+  if (classes == 0) classes_.store(static_cast<int>(out.cols()), std::memory_order_relaxed);
   scored_[static_cast<int>(context ? context->purpose : QueryPurpose::kOther)] += n;
   return out;
 }
@@ -259,7 +262,7 @@ Eigen::MatrixXd Classifier::LogProbabilitiesOf(const Eigen::MatrixXd& out) const
 
 Eigen::MatrixXd Classifier::LogProbabilities(const float* images, int n,
                                              const QueryContext* context) const {
-  if (n <= 0) return Eigen::MatrixXd(0, classes_);
+  if (n <= 0) return Eigen::MatrixXd(0, num_classes());
   return LogProbabilitiesOf(RawScores(images, n, context));
 }
 

@@ -129,10 +129,12 @@ struct ClassifierOptions {
   std::optional<Normalization> normalize;  ///< input normalisation (part of the model)
   HttpOptions http;                        ///< used when the model is a URL
   /// Score the two-image probe batch on loading (default). false = no setup query at all:
-  /// then the shape (channels/height/width), `output` (logits or probs, not auto) and
-  /// `classes` must be given, and a model that disagrees fails at its first query.
+  /// then the shape (channels/height/width) and `output` (logits or probs, not auto) must be
+  /// given; `classes` may be, else the first answer sets it; a model that disagrees with a
+  /// given count fails at its first query.
   bool probe = true;
-  int classes = 0;  ///< number of classes when probe is false (>= 2); ignored otherwise
+  int classes = 0;  ///< number of classes when probe is false (0 = taken from the first
+                    ///< answer; else >= 2); ignored otherwise
 };
 
 /// The BLAS that LibTorch's linear and convolution layers run on (Debian picks it through
@@ -182,7 +184,9 @@ class Classifier {
   int height() const { return h_; }
   int width() const { return w_; }
   int input_size() const { return c_ * h_ * w_; }
-  int num_classes() const { return classes_; }
+  /// The number of classes; 0 until the first answer when loaded without a probe and
+  /// without a given count (ClassifierOptions::probe false, classes 0).
+  int num_classes() const { return classes_.load(std::memory_order_relaxed); }
   /// Whether the output was taken as logits (true) or probabilities (false).
   bool outputs_logits() const { return logits_; }
   /// The model file or URL.
@@ -205,7 +209,8 @@ class Classifier {
   std::unique_ptr<ScoreBackend> backend_;
   std::optional<Normalization> normalize_;
   std::string path_;
-  int c_ = 0, h_ = 0, w_ = 0, classes_ = 0;
+  int c_ = 0, h_ = 0, w_ = 0;
+  mutable std::atomic<int> classes_{0};  // set once: by the probe, the options or the first answer
   bool logits_ = true;
   mutable std::array<std::atomic<long>, kNumQueryPurposes> scored_{};
 };

@@ -79,10 +79,12 @@ QueryOracle::QueryOracle(const Classifier& model, const float* clean, int true_c
       budget_(budget),
       model_budget_(budget) {
   const int k = model.num_classes();
-  if (true_class < 0 || true_class >= k)
+  // k = 0: a model loaded without a probe, whose class count comes with its first answer
+  // (checked against the label and target in QueryBatch).
+  if (true_class < 0 || (k > 0 && true_class >= k))
     throw std::invalid_argument("QueryOracle: true class " + std::to_string(true_class) +
                                 " outside 0.." + std::to_string(k - 1));
-  if (target >= k || target < -1 || target == true_class)
+  if ((k > 0 && target >= k) || target < -1 || target == true_class)
     throw std::invalid_argument("QueryOracle: target " + std::to_string(target) +
                                 " must be -1 (untargeted) or a class != the true class");
   if (!(epsilon >= 0)) throw std::invalid_argument("QueryOracle: epsilon must be >= 0");
@@ -244,6 +246,11 @@ QueryResult QueryOracle::QueryBatch(float* images, int n) {
   Eigen::MatrixXd lp =
       model_.LogProbabilities(transformed.empty() ? images : transformed.data(), total, &context_);
   model_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (true_class_ >= lp.cols() || target_ >= lp.cols())
+    throw ModelError(model_.path() + ": the model answers with " + std::to_string(lp.cols()) +
+                     " classes, but the instance's " +
+                     (true_class_ >= lp.cols() ? "label is " + std::to_string(true_class_)
+                                               : "target is " + std::to_string(target_)));
   if (output_transform_) output_transform_(&lp);
   if (reject_detected_)
     for (int q = 0; q < total; ++q)

@@ -169,6 +169,7 @@ py::dict Run(py::object model, py::array images, py::array labels, const std::st
   const bool rescale = Take<bool>(opts, "rescale_compat", false, "True or False");
   spec.rescale_compat = rescale;
   spec.pixels = Take<std::string>(opts, "pixels", "8bit", "'8bit' or 'float'");
+  spec.setup_queries = Take<bool>(opts, "setup_queries", true, "True or False");
   std::optional<std::string> dataset =
       Take<std::optional<std::string>>(opts, "dataset", std::nullopt, "'mnist', 'cifar10' or None");
   if (!opts.empty()) {
@@ -178,7 +179,7 @@ py::dict Run(py::object model, py::array images, py::array labels, const std::st
     throw py::type_error(
         "advbo.attack: unknown option(s) " + keys +
         " (accepted: target, dataset, output, normalize, defense, defender_eps, clean_images, "
-        "indices, threads, http_timeout, http_retries, rescale_compat, pixels)");
+        "indices, threads, http_timeout, http_retries, rescale_compat, pixels, setup_queries)");
   }
   data::ImageSet set = ToImageSet(images, labels);
   spec.num_images = static_cast<int>(set.size());
@@ -199,6 +200,15 @@ py::dict Run(py::object model, py::array images, py::array labels, const std::st
   copt.height = set.height;
   copt.width = set.width;
   copt.threads = spec.threads;
+  // setup_queries=False: no probe batch (the output kind must be given; the class count
+  // comes with the first answer).
+  copt.probe = spec.setup_queries;
+  if (!spec.setup_queries) {
+    if (spec.output == "auto")
+      throw py::value_error(
+          "setup_queries=False needs output='logits' or output='probs' (detecting the output "
+          "kind scores two probe images)");
+  }
   if (!spec.normalize.empty()) copt.normalize = oracle::Normalization::Parse(spec.normalize);
   copt.http = {spec.http_timeout, spec.http_retries};
   auto slot = std::make_shared<ErrorSlot>();
@@ -250,6 +260,7 @@ py::dict Run(py::object model, py::array images, py::array labels, const std::st
         // exception it raises stops the run and reaches the caller unchanged.
         if (!progress.is_none()) progress(out.size(), total, out[out.size() - 1]);
       }
+    num_classes = ex.model().num_classes();  // known by now without setup queries too
   } catch (py::error_already_set&) {
     throw;  // the progress callback's own exception
   } catch (const Interrupted&) {
@@ -324,7 +335,7 @@ model     a TorchScript file path, a served model's URL, or a callable f(x) taki
           numpy x [N, C, H, W] in [0, 1] and returning scores [N, classes].
 images    float32 [N, C, H, W] in [0, 1]; labels int [N] (-1: the model's prediction).
 progress  None or f(done, total, record) called after every finished instance.
-options   target, dataset, output, normalize, defense, defender_eps, clean_images, indices,
+options   target, dataset, output, normalize, defense, defender_eps, clean_images, indices, setup_queries,
           threads, http_timeout, http_retries, rescale_compat, pixels (as the CLI's options).
 
 Only correctly classified images are attacked. Returns a dict: records (one dict per image x

@@ -350,8 +350,7 @@ TEST(ExperimentRunner, EveryScoredImageIsACountedOrListedQuery) {
     copt.height = copt.width = 28;
     copt.threads = 1;
     copt.output = oracle::OutputKind::kLogits;
-    copt.probe = setup;
-    copt.classes = 10;
+    copt.probe = setup;  // without the probe the first answer gives the class count
     auto model = oracle::Classifier::FromBackend(
         std::make_unique<CountingBackend>(
             oracle::MakeTorchScriptBackend(DefaultModelPath("mnist"), 1), &scored),

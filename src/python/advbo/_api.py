@@ -290,7 +290,9 @@ class Attack:
     callback: f(done, total, record) after every finished instance (raise to stop).
     options: output ("auto" | "logits" | "probs"), normalize ("MEAN:STD"), defense
         ("jpeg:quality=75", "r2b2:jpeg+noise", ...), defender_eps, threads, http_timeout,
-        http_retries, rescale_compat -- the CLI's options of the same names.
+        http_retries, rescale_compat -- the CLI's options of the same names; setup_queries
+        (default True; False = the CLI's --no-setup-queries: the model scores only the
+        attack's counted queries, output must be given).
 
     Raises TypeError / ValueError for bad arguments (naming them), advbo.ModelError when the
     model fails, and the model's or callback's own exception when it raises.
