@@ -85,6 +85,9 @@ class Aaa final : public OutputDefense {
         if (c != i1 && z(c) > z(i2)) i2 = c;
       const double m = z(i1) - z(i2);
       const double t = AaaTargetMargin(m, tau_, alpha_);
+      if (!std::isfinite(t) || !std::isfinite(m))
+        continue;  // keeps the row (cannot happen
+                   // for finite log-probabilities)
       // Calibrated top-1 probability p* = softmax(z / S)_max (the paper's calibration target).
       double denom = 0;
       for (Eigen::Index c = 0; c < classes; ++c) denom += std::exp((z(c) - z(i1)) / temp_);
@@ -183,16 +186,17 @@ std::shared_ptr<const OutputDefense> MakeOutputDefense(
     for (const auto& [k, v] : params) {
       const double x = NumberOf(part, k, v);
       if (k == "interval") {
-        if (!(x > 0 && x <= 1000))
-          throw std::invalid_argument("defense '" + part + "': interval must be in (0, 1000]");
+        if (!(x >= 1e-3 && x <= 1000))
+          throw std::invalid_argument("defense '" + part + "': interval must be in [0.001, 1000]");
         tau = x;
       } else if (k == "reverse") {
         if (!(x >= 0 && x <= 1))
           throw std::invalid_argument("defense '" + part + "': reverse must be in [0, 1]");
         alpha = x;
       } else if (k == "temperature") {
-        if (!(x > 0 && x <= 1000))
-          throw std::invalid_argument("defense '" + part + "': temperature must be in (0, 1000]");
+        if (!(x >= 1e-3 && x <= 1000))
+          throw std::invalid_argument("defense '" + part +
+                                      "': temperature must be in [0.001, 1000]");
         temp = x;
       } else {
         unknown(k, "interval, reverse or temperature");

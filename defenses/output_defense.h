@@ -24,7 +24,8 @@
 //                           minimises |margin - t| + w |p_max - p*| by Adam; here its
 //                           minimiser is found in closed form (all other logits scaled by one
 //                           factor c >= 0 about the runner-up, c by bisection), exact when a
-//                           c exists, else the nearest c. Defaults T = 4, A = 1, S = 1
+//                           c exists, else the nearest c. T and S in [0.001, 1000].
+//                           Defaults T = 4, A = 1, S = 1
 //                           (the paper's code defaults); A in [0, 1] keeps t > 0, so the
 //                           prediction never changes.
 #pragma once

@@ -178,8 +178,8 @@ std::unique_ptr<Attack> MakeAdaptiveAttack(const std::string& spec, const Attack
     double tau = 4, alpha = 1;
     for (const auto& [key, v] : settings) {
       if (key == "interval") {
-        if (!(v > 0 && v <= 1000))
-          throw std::invalid_argument("attack '" + spec + "': interval must be in (0, 1000]");
+        if (!(v >= 1e-3 && v <= 1000))
+          throw std::invalid_argument("attack '" + spec + "': interval must be in [0.001, 1000]");
         tau = v;
       } else if (key == "reverse") {
         if (!(v > 0 && v <= 1))

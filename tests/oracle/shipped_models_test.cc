@@ -66,6 +66,24 @@ TEST(ShippedModels, PlainModelsMatchTheirCards) {
   EXPECT_GE(Accuracy(*c, cifar), CardSampleAccuracy(kRoot + "/models/cifar10_cw_plain.md") - 0.5);
 }
 
+// The adversarially trained models of issue #37 (tools/train_at.py): the clean accuracy on
+// the full official test set that the card claims (the MNIST sample is that set).
+TEST(ShippedModels, AdversariallyTrainedMnistMatchesItsCard) {
+  std::ifstream in(kRoot + "/models/mnist_at.md");
+  ASSERT_TRUE(in.good()) << "models/mnist_at.md missing";
+  std::regex re(R"(\| clean accuracy, full official test set[^|]*\| \*\*([0-9.]+) %)");
+  double claimed = -1;
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (std::regex_search(line, m, re)) claimed = std::stod(m[1]);
+  }
+  ASSERT_GT(claimed, 0) << "models/mnist_at.md has no clean accuracy row";
+  auto m = Classifier::Load(kRoot + "/models/mnist_at.pt");
+  auto s = data::ReadMnist(kRoot + "/data/mnist/t10k-images-idx3-ubyte.gz",
+                           kRoot + "/data/mnist/t10k-labels-idx1-ubyte.gz");
+  EXPECT_NEAR(Accuracy(*m, s), claimed, 0.05);
+}
+
 // Carlini's MNIST network with its published weights (tools/convert_carlini_mnist.py): the
 // conversion (kernel layout, channels-last flatten, the -0.5 shift) is right only if the
 // accuracy is the published network's 99.41 % on t10k.
