@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Markdown rows from `advbo evaluate` output folders (summary.json), for docs/results.
+
+    /usr/bin/python3 tools/bench/evaluate_table.py DIR [DIR ...] [--pgd tools/results/at_pgd/X_pgd.jsonl]
+
+One row per folder: model, defense, images, clean accuracy, robust accuracy under the plain
+ensemble and with the defense's adaptive attack (95 % Wilson interval), which attack broke
+how many images first, mean / median model queries per attacked image. With --pgd (the
+per-image white-box PGD results of tools/train_at.py) the PGD robust accuracy on the same
+images is added to each row (float and 8-bit iterates).
+"""
+import argparse
+import json
+import os
+import sys
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dirs", nargs="+")
+    ap.add_argument("--pgd", help="per-image PGD jsonl of the same model")
+    a = ap.parse_args()
+    pgd = {}
+    if a.pgd:
+        for line in open(a.pgd):
+            r = json.loads(line)
+            pgd[r["index"]] = r
+    print("| model | defense | images | clean | robust, plain ensemble | robust, with adaptive "
+          "(95 % CI) | broken first by | queries mean / median |" + (" white-box PGD float / 8-bit |" if pgd else ""))
+    print("| --- | --- | ---: | ---: | ---: | ---: | --- | ---: |" + (" ---: |" if pgd else ""))
+    for d in a.dirs:
+        path = os.path.join(d, "summary.json")
+        try:
+            s = json.load(open(path))
+        except (OSError, ValueError) as e:
+            sys.exit(f"{path}: {e}")
+        st = s["settings"]
+        lo, hi = s["robust_accuracy_ci95"]
+        broken = ", ".join(f"{k} {v}" for k, v in s["broken_by"].items())
+        row = (f"| {st['model']} | {st['defense']} | {s['images']} | {100 * s['clean_accuracy']:.1f} % | "
+               f"{100 * s['robust_accuracy_plain_ensemble']:.1f} % | {100 * s['robust_accuracy']:.1f} % "
+               f"({100 * lo:.1f}–{100 * hi:.1f}) | {broken} | {s['queries_mean']:.0f} / {s['queries_median']:.0f} |")
+        if pgd:
+            idx = [json.loads(l)["image_index"] for l in open(os.path.join(d, "images.jsonl"))]
+            rows = [pgd[i] for i in idx if i in pgd]
+            if len(rows) != len(idx):
+                sys.exit(f"{a.pgd}: lacks some of the {len(idx)} images of {d}")
+            f = 100 * sum(r["robust_float"] for r in rows) / len(rows)
+            b = 100 * sum(r["robust_8bit"] for r in rows) / len(rows)
+            row += f" {f:.1f} % / {b:.1f} % |"
+        print(row)
+
+
+if __name__ == "__main__":
+    main()
