@@ -72,7 +72,10 @@ int RunEvaluate(const EvaluateArgs& a) {
   for (size_t k = 0; k < images.size(); ++k)
     if (static_cast<int>(k % shard_n) == shard_k - 1) mine.push_back(images[k]);
   if (mine.empty()) throw std::invalid_argument("shard " + a.shard + " has no image");
-  args.indices = mine;
+  // The experiment spans every image (so each instance keeps its seed whatever the shard);
+  // a shard runs only its own images.
+  args.indices = images;
+  const std::set<int> in_shard(mine.begin(), mine.end());
   std::vector<std::string> order = experiment::SplitAttackList(a.ensemble);
   experiment::ExperimentSpec spec = SpecOf(args, order);
   experiment::Validate(spec);
@@ -97,12 +100,22 @@ int RunEvaluate(const EvaluateArgs& a) {
   const fs::path records = fs::path(a.out_dir) / ("records" + suffix);
   experiment::RecordFile file(records, /*staged=*/false);
   std::vector<nlohmann::json> all = file.resumed();
+  if (shard_n == 1) {
+    // An unsharded run over a folder of shards combines them: their records count as done.
+    for (const auto& entry : fs::directory_iterator(a.out_dir)) {
+      const std::string name = entry.path().filename().string();
+      if (name.rfind("records.shard-", 0) == 0 && entry.path().extension() == ".jsonl")
+        for (auto& r : experiment::ReadRecords(entry.path())) all.push_back(std::move(r));
+    }
+  }
   for (const auto& r : all) {
     const std::string diff = experiment::SettingsMismatch(r, ex.Settings());
     if (!diff.empty())
       throw std::invalid_argument(records.string() + " holds records made with other settings: " +
                                   diff + "; use another -o/--out folder");
   }
+  long attacked = 0;  // correctly classified images of this shard
+  for (const auto& inst : ex.instances()) attacked += in_shard.count(inst.index);
   std::set<experiment::RecordKey> done;
   for (const auto& r : all) done.insert(experiment::KeyOf(r));
   if (!a.quiet)
@@ -110,7 +123,7 @@ int RunEvaluate(const EvaluateArgs& a) {
         stderr,
         "advbo evaluate: %zu images (%zu correctly classified), ensemble %s, budget %ld "
         "per attack, eps %.4g, shard %d/%d\n",
-        mine.size(), ex.instances().size(),
+        mine.size(), static_cast<size_t>(attacked),
         [&] {
           std::string s;
           for (const auto& o : order) s += (s.empty() ? "" : " > ") + o;
@@ -120,10 +133,11 @@ int RunEvaluate(const EvaluateArgs& a) {
         spec.budget, ex.epsilon(), shard_k, shard_n);
   const InterruptHint hint("\nadvbo evaluate: interrupted; finished attacks are kept in " +
                            records.string() + ": run the same command again to resume\n");
-  ProgressBar bar(static_cast<long>(ex.instances().size()), !a.quiet);
+  ProgressBar bar(attacked, !a.quiet);
   long finished = 0, robust = 0;
   for (size_t i = 0; i < ex.instances().size(); ++i) {
     const experiment::Instance& inst = ex.instances()[i];
+    if (!in_shard.count(inst.index)) continue;
     bool broken = false;
     for (size_t j = 0; j < ex.num_attacks() && !broken; ++j) {
       const std::string name = ex.attack(j).name();
@@ -226,7 +240,8 @@ std::function<int()> RegisterEvaluateCommand(CLI::App& app) {
       "CIFAR-10 and 0.3 on MNIST. The defense's adaptive attack (eot:..., aaa-adaptive:...)\n"
       "joins the ensemble last, and the plain ensemble's number is reported beside. Writes\n"
       "records.jsonl (one line per attack run; an interrupted run resumes), images.jsonl,\n"
-      "summary.json and table.txt into -o/--out; --shard k/n takes every n-th image.");
+      "summary.json and table.txt into -o/--out; --shard k/n takes every n-th image, and the\n"
+      "same command without --shard on that folder combines the shards (no new query).");
   cmd->add_option("--ensemble", a->ensemble,
                   "comma list of attack specs, cheapest first (as --attacks of advbo bench)")
       ->default_val(a->ensemble);

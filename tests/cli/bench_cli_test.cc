@@ -215,6 +215,16 @@ TEST_F(BenchCli, EvaluateWorstCaseEqualsThePerAttackRecordsAndResumes) {
   ASSERT_EQ(RunAdvbo(cmd, dir_ / "log2"), 0) << Slurp(dir_ / "log2");
   EXPECT_EQ(Lines(dir_ / "ev" / "records.jsonl"), static_cast<int>(records.size()));
   EXPECT_EQ(Slurp(dir_ / "ev" / "images.jsonl"), verdicts);
+  // Two shards, then the unsharded command on their folder: the same verdicts, no new record.
+  const std::string sharded =
+      "evaluate --dataset cifar10 -n 10 --eps 0.03 --budget 150 "
+      "--ensemble random,parsimonious,square --threads 1 -q -o " +
+      (dir_ / "sh").string();
+  ASSERT_EQ(RunAdvbo(sharded + " --shard 1/2", dir_ / "log4"), 0) << Slurp(dir_ / "log4");
+  ASSERT_EQ(RunAdvbo(sharded + " --shard 2/2", dir_ / "log5"), 0) << Slurp(dir_ / "log5");
+  ASSERT_EQ(RunAdvbo(sharded, dir_ / "log6"), 0) << Slurp(dir_ / "log6");
+  EXPECT_EQ(Slurp(dir_ / "sh" / "images.jsonl"), verdicts);
+  EXPECT_EQ(Lines(dir_ / "sh" / "records.jsonl"), 0);
   // Targeted goals do not apply.
   EXPECT_EQ(RunAdvbo("evaluate --targeted -n 1 -o " + (dir_ / "t").string(), dir_ / "log3"), 1);
   EXPECT_NE(Slurp(dir_ / "log3").find("untargeted"), std::string::npos);
