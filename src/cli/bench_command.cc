@@ -24,6 +24,7 @@
 #include "cli/experiment_options.h"
 #include "cli/format.h"
 #include "cli/interrupt_hint.h"
+#include "cli/parse.h"
 #include "cli/plot.h"
 #include "cli/progress.h"
 #include "cli/validators.h"
@@ -173,18 +174,6 @@ void WriteSummary(const std::vector<nlohmann::json>& records, const fs::path& di
   atomic_write(dir / "summary.json", summary.dump(2) + "\n");
   WriteCurves(order, curves, budget, dir);
   if (print) std::printf("\n%s", table.str().c_str());
-}
-
-std::pair<int, int> ParseShard(const std::string& s) {
-  const auto slash = s.find('/');
-  try {
-    if (slash != std::string::npos) {
-      const int k = std::stoi(s.substr(0, slash)), n = std::stoi(s.substr(slash + 1));
-      if (n >= 1 && k >= 1 && k <= n) return {k, n};
-    }
-  } catch (const std::exception&) {
-  }
-  throw std::invalid_argument("--shard must be k/n with 1 <= k <= n, got '" + s + "'");
 }
 
 // Refuses records (resumed or merged) that were made with other settings than `settings`,

@@ -17,6 +17,7 @@
 #include "cli/experiment_options.h"
 #include "cli/format.h"
 #include "cli/interrupt_hint.h"
+#include "cli/parse.h"
 #include "cli/progress.h"
 #include "defenses/defense.h"
 #include "defenses/game_defense.h"
@@ -36,18 +37,6 @@ struct EvaluateArgs : ExperimentArgs {
   bool quiet = false;
 };
 
-std::pair<int, int> ParseShardSpec(const std::string& s) {
-  const auto slash = s.find('/');
-  try {
-    if (slash != std::string::npos) {
-      const int k = std::stoi(s.substr(0, slash)), n = std::stoi(s.substr(slash + 1));
-      if (n >= 1 && k >= 1 && k <= n) return {k, n};
-    }
-  } catch (const std::exception&) {
-  }
-  throw std::invalid_argument("--shard must be k/n with 1 <= k <= n, got '" + s + "'");
-}
-
 std::string Pct(double v) { return Fmt(100.0 * v, 1) + " %"; }
 
 int RunEvaluate(const EvaluateArgs& a) {
@@ -58,7 +47,7 @@ int RunEvaluate(const EvaluateArgs& a) {
     throw std::invalid_argument(
         "advbo evaluate measures untargeted robust accuracy; --targeted and --target do not "
         "apply");
-  const auto [shard_k, shard_n] = ParseShardSpec(a.shard);
+  const auto [shard_k, shard_n] = ParseShard(a.shard);
   EvaluateArgs args = a;
   args.untargeted = true;
   // Robustness is reported at the field's standard radii unless --eps says otherwise.

@@ -112,4 +112,16 @@ Eigen::MatrixXd ParseCandidates(const std::string& text, const std::string& name
   return m;
 }
 
+std::pair<int, int> ParseShard(const std::string& s) {
+  const auto slash = s.find('/');
+  try {
+    if (slash != std::string::npos) {
+      const int k = std::stoi(s.substr(0, slash)), n = std::stoi(s.substr(slash + 1));
+      if (n >= 1 && k >= 1 && k <= n) return {k, n};
+    }
+  } catch (const std::exception&) {
+  }
+  throw std::invalid_argument("--shard must be k/n with 1 <= k <= n, got '" + s + "'");
+}
+
 }  // namespace advbo::cli

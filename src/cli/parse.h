@@ -1,13 +1,18 @@
-// Parsers of `advbo bo`'s box and initial-design options (a library of their own so the
+// Parsers of `advbo bo`'s box and initial-design options and of --shard (a library of their own
 // fuzz targets in tests/fuzz/ reach them).
 #pragma once
 
 #include <Eigen/Dense>
 #include <string>
+#include <utility>
 
 #include "bo/design.h"
 
 namespace advbo::cli {
+
+/// Parses --shard "k/n" (bench, evaluate) into (k, n) with 1 <= k <= n; throws
+/// std::invalid_argument naming the option and the value otherwise.
+std::pair<int, int> ParseShard(const std::string& s);
 
 /// Largest box dimension --dim / --bounds accept.
 inline constexpr int kMaxBoxDim = 10000;
