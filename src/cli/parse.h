@@ -1,5 +1,5 @@
-// Parsers of `advbo bo`'s box and initial-design options and of --shard (a library of their own
-// fuzz targets in tests/fuzz/ reach them).
+// Parsers of `advbo bo`'s box and initial-design options and of --shard (a library of their
+// own so the fuzz targets in tests/fuzz/ reach them).
 #pragma once
 
 #include <Eigen/Dense>
