@@ -248,7 +248,8 @@ std::string DefensePipeline::AdaptiveAttack(const std::string& base) const {
     }
   }
   if (randomized()) attack = "eot:k=10/" + attack;
-  if (detector_) attack = "oars/" + attack;
+  if (detector_)
+    attack = "oars:quantization=" + std::to_string(detector_->quantization) + "/" + attack;
   return attack;
 }
 

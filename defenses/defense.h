@@ -74,8 +74,8 @@ class DefensePipeline {
   /// The attack that knows this defense (docs/design.md "Adaptive attacks"), built around
   /// the attack spec `base`: "eot:k=10/<base>" when a stage is randomized (expectation over
   /// transformation, Athalye et al. 2018), "aaa-adaptive:interval=..,reverse=../<base>"
-  /// for an AAA stage (its margin map inverted), "oars/<base>" for a stateful detector
-  /// (attacks/adaptive: queries resampled around the attack's own), else `base` itself (a
+  /// for an AAA stage (its margin map inverted), "oars:quantization=Q/<base>" for a stateful
+  /// detector (attacks/adaptive: queries resampled around the attack's own), else `base` itself (a
   /// deterministic defense is part of the black box every score-based attack already queries).
   std::string AdaptiveAttack(const std::string& base) const;
 

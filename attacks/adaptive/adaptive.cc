@@ -89,13 +89,18 @@ class AaaAdaptiveAttack final : public Attack {
 
 class OarsAttack final : public Attack {
  public:
-  OarsAttack(double scale, int tries, std::unique_ptr<Attack> inner, std::string spec)
-      : scale_(scale), tries_(tries), inner_(std::move(inner)), spec_(std::move(spec)) {}
+  OarsAttack(double scale, int tries, int quantization, std::unique_ptr<Attack> inner,
+             std::string spec)
+      : scale_(scale),
+        tries_(tries),
+        quant_(quantization),
+        inner_(std::move(inner)),
+        spec_(std::move(spec)) {}
   std::string name() const override { return spec_; }
   bool supports_untargeted() const override { return inner_->supports_untargeted(); }
   AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                    const AttackProgress& progress) const override {
-    oracle.set_resampling(scale_, tries_, rng());
+    oracle.set_resampling(scale_, tries_, rng(), quant_);
     AttackResult r = inner_->Run(oracle, rng, progress);
     r.details["resampled_queries"] = oracle.resampled();
     return r;
@@ -103,7 +108,7 @@ class OarsAttack final : public Attack {
 
  private:
   double scale_;
-  int tries_;
+  int tries_, quant_;
   std::unique_ptr<Attack> inner_;
   std::string spec_;
 };
@@ -144,7 +149,7 @@ std::unique_ptr<Attack> MakeAdaptiveAttack(const std::string& spec, const Attack
   std::unique_ptr<Attack> inner = MakeAttack(spec.substr(slash + 1), ctx);
   if (base == "oars") {
     double scale = 0.05;
-    int tries = 10;
+    int tries = 10, quant = 0;
     for (const auto& [key, v] : settings) {
       if (key == "scale") {
         if (!(v > 0 && v <= 1))
@@ -155,12 +160,17 @@ std::unique_ptr<Attack> MakeAdaptiveAttack(const std::string& spec, const Attack
           throw std::invalid_argument("attack '" + spec +
                                       "': tries must be an integer in [0, 1000]");
         tries = static_cast<int>(v);
+      } else if (key == "quantization") {
+        if (v != std::floor(v) || v < 0 || v > 255)
+          throw std::invalid_argument("attack '" + spec +
+                                      "': quantization must be an integer in [0, 255]");
+        quant = static_cast<int>(v);
       } else {
         throw std::invalid_argument("attack '" + spec + "': unknown setting '" + key +
-                                    "' (oars takes scale, tries)");
+                                    "' (oars takes scale, tries, quantization)");
       }
     }
-    return std::make_unique<OarsAttack>(scale, tries, std::move(inner), spec);
+    return std::make_unique<OarsAttack>(scale, tries, quant, std::move(inner), spec);
   }
   if (base == "eot") {
     int k = 10;

@@ -15,7 +15,7 @@
 //                          the reversed loss trend exactly for the margin (untargeted)
 //                          objective; targeted objectives get the restored top-2 margin
 //                          and the (rescaled) other scores as reported.
-//  oars[:scale=S,tries=N]/<attack>
+//  oars[:scale=S,tries=N,quantization=Q]/<attack>
 //                          against a stateful detector that refuses queries (Blacklight,
 //                          defenses/stateful_detector.h), OARS-style adaptive resampling
 //                          (Feng et al., "Stateful defenses for machine learning models are
@@ -24,7 +24,10 @@
 //                          a refusal, decayed while queries pass) so that consecutive queries
 //                          stop sharing fingerprints, and a refused query is resent with more
 //                          noise, up to N times (QueryOracle::set_resampling; every try a
-//                          counted query). Defaults S = 0.05, N = 10.
+//                          counted query). With Q > 0 (the detector's quantisation step, known
+//                          to the attacker) the noise is targeted: only pixels within S * eps
+//                          of a bin boundary move, just across it, with probability 1/2.
+//                          Defaults S = 0.05, N = 10, Q = 0 (uniform noise).
 //
 // The inner attack is any MakeAttack spec, itself possibly a wrapper:
 // "eot:k=10/aaa-adaptive:interval=4,reverse=1/square".

@@ -301,10 +301,12 @@ QueryResult QueryOracle::QueryBatch(float* images, int n) {
 
 namespace advbo::oracle {
 
-void QueryOracle::set_resampling(double scale, int max_tries, uint64_t seed) {
-  if (!(scale > 0 && scale <= 1) || max_tries < 0)
-    throw std::invalid_argument("resampling: scale in (0, 1] and tries >= 0 needed");
+void QueryOracle::set_resampling(double scale, int max_tries, uint64_t seed, int quantization) {
+  if (!(scale > 0 && scale <= 1) || max_tries < 0 || quantization < 0 || quantization > 255)
+    throw std::invalid_argument(
+        "resampling: scale in (0, 1], tries >= 0 and quantization in [0, 255] needed");
   resample_ = true;
+  resample_quant_ = quantization;
   resample_scale_ = scale;
   resample_tries_ = max_tries;
   resample_rng_.seed(seed);
@@ -316,8 +318,22 @@ void QueryOracle::AddResamplingNoise(float* image) {
   const double radius = query_radius();
   const double floor = pixel_space_ == PixelSpace::k8bit && radius > 0 ? 1.0 / (255.0 * radius) : 0;
   const double amp = std::max(resample_scale_, floor) * radius;
-  std::uniform_real_distribution<double> u(-amp, amp);
-  for (size_t i = 0; i < d; ++i) image[i] = static_cast<float>(image[i] + u(resample_rng_));
+  if (resample_quant_ == 0) {
+    std::uniform_real_distribution<double> u(-amp, amp);
+    for (size_t i = 0; i < d; ++i) image[i] = static_cast<float>(image[i] + u(resample_rng_));
+    return;
+  }
+  // The detector's quantisation is known: only pixels within amp of a bin boundary move,
+  // each with probability 1/2, just across it (to the boundary level b or b - 1 on the
+  // 0..255 scale) -- the smallest change that alters the fingerprint's windows.
+  const double q = resample_quant_, amp_levels = amp * 255.0;
+  std::bernoulli_distribution coin(0.5);
+  for (size_t i = 0; i < d; ++i) {
+    const double level = static_cast<double>(image[i]) * 255.0;
+    const double b = std::round(level / q) * q;
+    if (b <= 0 || b > 255 || std::abs(level - b) > amp_levels || !coin(resample_rng_)) continue;
+    image[i] = static_cast<float>((level >= b ? b - 1 : b) / 255.0);
+  }
 }
 
 QueryResult QueryOracle::Query(float* images, int n) {

@@ -184,10 +184,13 @@ class QueryOracle {
   /// query is sent with uniform noise of amplitude scale * query_radius() added (then
   /// projected as usual, so it stays in the ball and on the grid); a refused one is sent
   /// again with doubled scale, up to `max_tries` times, every try a counted query; the scale
-  /// decays by 0.9 while batches pass. scale in (0, 1], max_tries >= 0; throws
-  /// std::invalid_argument otherwise. The attack gets the answer of what was sent, and its
-  /// images are overwritten with it.
-  void set_resampling(double scale, int max_tries, uint64_t seed);
+  /// decays by 0.9 while batches pass. With `quantization` q > 0 (the detector's bin width
+  /// on the 0..255 scale, known to the attacker) the noise is targeted instead: each pixel
+  /// within scale * query_radius() of a bin boundary is moved just across it with
+  /// probability 1/2, and no other pixel moves. scale in (0, 1], max_tries >= 0, q in
+  /// [0, 255]; throws std::invalid_argument otherwise. The attack gets the answer of what
+  /// was sent, and its images are overwritten with it.
+  void set_resampling(double scale, int max_tries, uint64_t seed, int quantization = 0);
   /// Queries resent after a refusal.
   long resampled() const { return resampled_; }
   /// Whether a query monitor (stateful detector) watches this oracle.
@@ -229,7 +232,7 @@ class QueryOracle {
   void AddResamplingNoise(float* image);
   bool resample_ = false;
   double resample_scale_ = 0;
-  int resample_tries_ = 0;
+  int resample_tries_ = 0, resample_quant_ = 0;
   long resampled_ = 0;
   std::mt19937_64 resample_rng_;
   std::function<std::vector<bool>(const float*, int)> monitor_;

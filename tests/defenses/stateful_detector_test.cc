@@ -61,7 +61,8 @@ TEST(Blacklight, SpecsDefaultsAndErrors) {
             "blacklight:quantization=50,window=20,hashes=50,threshold=25,action=reject");
   EXPECT_EQ(ParseDefense("blacklight:action=flag,threshold=10").Spec(),
             "blacklight:quantization=50,window=20,hashes=50,threshold=10,action=flag");
-  EXPECT_EQ(ParseDefense("jpeg+blacklight").AdaptiveAttack("square"), "oars/square");
+  EXPECT_EQ(ParseDefense("jpeg+blacklight").AdaptiveAttack("square"),
+            "oars:quantization=50/square");
   for (const char* bad :
        {"blacklight:action=drop", "blacklight:threshold=60", "blacklight:quantization=0",
         "blacklight:window=x", "blacklight:foo=1", "blacklight+blacklight"})

@@ -11,7 +11,9 @@
 #                  adaptive: aaa-adaptive:interval=4,reverse=1/square)
 #       rnd        noise:sigma=0.02 (RND, Qin et al. 2021) vs eot:k=10/square, 2,500 queries
 #       blacklight plain Square under blacklight:action=flag (when is it first detected?)
-#                  and Square vs oars/square under blacklight (reject), 1,000 queries
+#                  and Square vs oars/square (uniform noise) and oars:quantization=50/square
+#                  (targeted noise, the declared adaptive attack) under blacklight (reject),
+#                  1,000 queries
 #       all        the three
 # N = the first N test images (default 100). OUT_ROOT default tools/results/query_defenses.
 # ADVBO=path overrides build/advbo; THREADS (default 1) LibTorch threads per run.
@@ -38,6 +40,8 @@ blacklight() {
     --defense blacklight:action=flag -o "$root/blacklight/flag"
   "$ADVBO" bench "${common[@]}" --untargeted -n "$n" --budget 1000 --attacks square,oars/square \
     --defense blacklight -o "$root/blacklight/reject"
+  "$ADVBO" bench "${common[@]}" --untargeted -n "$n" --budget 1000 \
+    --attacks oars:quantization=50/square --defense blacklight -o "$root/blacklight/reject_targeted"
 }
 case "$step" in
   aaa) aaa ;;
