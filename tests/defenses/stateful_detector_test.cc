@@ -154,6 +154,25 @@ TEST(Blacklight, TheOracleRefusesDetectedQueriesAndResamplingGetsThrough) {
     EXPECT_EQ(calls, orc.queries());
     EXPECT_EQ(orc.detections(), orc.resampled());  // every resent try followed a refusal
   }
+  {  // targeted resampling: only pixels near a quantisation boundary move, just across it
+    oracle::QueryOracle orc(*model, clean.data(), 0, -1, 1.0, 30);  // the ball is [0, 1]
+    install(orc, "blacklight");
+    orc.set_resampling(0.05, 10, 5, 50);  // amplitude 0.05 * 1 = 12.75 levels at first
+    auto q = bright;
+    orc.Query(q.data(), 1);
+    int moved = 0;
+    for (int i = 0; i < 3072; ++i) {
+      const double before = bright[i] * 255.0, after = q[i] * 255.0;
+      if (std::abs(after - before) < 1e-3) continue;
+      ++moved;
+      const double b = std::round(before / 50) * 50;  // the boundary crossed
+      EXPECT_LE(std::abs(before - b), 12.75 + 1e-6) << i;
+      EXPECT_TRUE(std::abs(after - b) < 1e-3 || std::abs(after - (b - 1)) < 1e-3)
+          << i << ": " << before << " -> " << after;
+      EXPECT_NE(std::floor(std::round(before) / 50), std::floor(std::round(after) / 50)) << i;
+    }
+    EXPECT_GT(moved, 300);  // about half of the ~51 % of pixels within 12.75 of a boundary
+  }
   EXPECT_EQ(attacks::MakeAttack("oars/square", {})->name(), "oars/square");
   EXPECT_EQ(attacks::MakeAttack("oars:scale=0.1,tries=3/random", {})->name(),
             "oars:scale=0.1,tries=3/random");
