@@ -169,6 +169,13 @@ TEST_F(Pixels, FloatModeReproducesThePre8BitRecords) {
     // ADVBO_NATIVE), so on another CPU their runs diverge in the last bits; the attacks
     // without a GP only depend on the model's scores and are compared everywhere.
     const bool same_cpu = CpuFlags() == Trim(Slurp(kRoot + "/tests/cli/golden/cpu_flags.txt"));
+#ifdef ADVBO_SANITIZED
+    // The sanitizer build compiles at -O1, where GCC contracts other multiply-adds into FMAs
+    // than at the golden build's -O2: GenAttack's and the GP attacks' own arithmetic then
+    // differs in the last bits (measured: GenAttack -2.5192849 vs -2.5192844 on MNIST image
+    // 0, with the code of bd25418 as well). The run above is what this build checks.
+    GTEST_SKIP() << "sanitizer build (-O1): records are compared in the -O2 build only";
+#endif
     if (!same_cpu)
       std::cout << "[ NOTE ] " << ds << ": CPU flags differ from the golden machine's "
                 << "(tests/cli/golden/cpu_flags.txt); comparing the attacks without a GP only\n";
