@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -430,6 +431,55 @@ TEST(Serve, SessionHeadersAreChecked) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 400);
   EXPECT_NE(r->body.find("X-Advbo-Defense-Seed"), std::string::npos);
+}
+
+// Issue #37: a served output defense post-processes the scores a client gets (topk:k=1: the
+// top probability exact, the other classes share the rest equally), and a stateful detector
+// keeps one history per session: a replayed image is detected in its session (reply
+// "detected", /health "detections"), not in another; with action=reject the replayed image
+// gets a flat answer.
+TEST(Serve, OutputDefenseAndDetectorArePerSessionAndReported) {
+  auto local = LocalMnist();
+  const data::ImageSet set = FirstMnistImage();
+  const std::vector<float> x(set.image(0), set.image(0) + 784);
+  const std::string body(reinterpret_cast<const char*>(x.data()), 784 * 4);
+  const Eigen::MatrixXd want = local->LogProbabilities(x.data(), 1);
+  Eigen::Index top = 0;
+  const double p_top = std::exp(want.row(0).maxCoeff(&top));
+  for (const std::string action : {"flag", "reject"}) {
+    experiment::DefenseSetup defense("topk:k=1+blacklight:action=" + action, set, "mnist", "", 0.3);
+    Running srv(*local, &defense);
+    httplib::Client c("127.0.0.1", srv.port());
+    auto post = [&](const std::string& session) {
+      httplib::Headers h = {{"X-Advbo-Shape", "1,1,28,28"},
+                            {"X-Advbo-Session", session},
+                            {"X-Advbo-Defense-Seed", "5"},
+                            {"X-Advbo-True-Class", std::to_string(set.labels[0])},
+                            {"X-Advbo-Target", "-1"}};
+      auto r = c.Post("/predict", h, body, "application/octet-stream");
+      EXPECT_TRUE(r && r->status == 200) << (r ? r->body : "no reply");
+      return nlohmann::json::parse(r ? r->body : "{}");
+    };
+    const auto first = post("a");
+    ASSERT_TRUE(first.contains("detected")) << first.dump();
+    EXPECT_EQ(first["detected"], nlohmann::json({false}));
+    const auto& row = first["scores"][0];
+    ASSERT_EQ(row.size(), 10u);
+    for (int k = 0; k < 10; ++k) {
+      const double p = std::exp(row[k].get<double>());
+      EXPECT_NEAR(p, k == top ? p_top : (1 - p_top) / 9, 1e-9) << action << " class " << k;
+    }
+    const auto replay = post("a");
+    EXPECT_EQ(replay["detected"], nlohmann::json({true})) << action;
+    const double replay_top = std::exp(replay["scores"][0][top].get<double>());
+    if (action == "flag")
+      EXPECT_NEAR(replay_top, p_top, 1e-9);  // answered as usual, only flagged
+    else
+      EXPECT_NEAR(replay_top, 0.1, 1e-12);  // refused: every class equally likely
+    EXPECT_EQ(post("b")["detected"], nlohmann::json({false})) << "sessions share a history";
+    auto h = nlohmann::json::parse(c.Get("/health")->body);
+    EXPECT_EQ(h["detections"], 1) << action;
+  }
 }
 
 // Issue #27: a session against r2b2:jpeg+noise slowed from 2.5 to 59 ms per request over
