@@ -1,12 +1,37 @@
 #include "attacks/attack.h"
 
 #include <chrono>
+#include <cmath>
+#include <sstream>
 #include <stdexcept>
 
 namespace advbo::attacks {
 
 double NowSeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::vector<std::pair<std::string, double>> ParseAttackSettings(const std::string& spec,
+                                                                const std::string& text) {
+  std::vector<std::pair<std::string, double>> out;
+  std::stringstream ss(text);
+  std::string kv;
+  while (std::getline(ss, kv, ',')) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
+      throw std::invalid_argument("attack '" + spec + "': settings are key=value");
+    double v = 0;
+    try {
+      size_t used = 0;
+      v = std::stod(kv.substr(eq + 1), &used);
+      if (used != kv.size() - eq - 1 || !std::isfinite(v)) throw std::invalid_argument("x");
+    } catch (const std::exception&) {
+      throw std::invalid_argument("attack '" + spec + "': " + kv.substr(0, eq) +
+                                  " must be a number");
+    }
+    out.emplace_back(kv.substr(0, eq), v);
+  }
+  return out;
 }
 
 void FinishResult(const oracle::QueryOracle& oracle, double start_seconds, AttackResult* r) {

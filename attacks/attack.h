@@ -8,6 +8,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bo/random.h"
@@ -60,6 +61,12 @@ std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext&
 
 /// Names accepted by MakeAttack.
 std::vector<std::string> AttackNames();
+
+/// The "key=value,key=value" settings `text` of attack spec `spec` (e.g. "k=10" of
+/// "eot:k=10/square") as (key, number) pairs in order. Throws std::invalid_argument naming
+/// `spec` when a piece is not key=value or a value is not a finite number.
+std::vector<std::pair<std::string, double>> ParseAttackSettings(const std::string& spec,
+                                                                const std::string& text);
 
 /// Fills the common fields of an AttackResult from the oracle after a run (success,
 /// queries, best objective, adversarial image, model seconds) and the wall time since

@@ -1,4 +1,5 @@
 // The attack registry: names and specs accepted by MakeAttack (attacks/attack.h).
+#include <cmath>
 #include <stdexcept>
 
 #include "attacks/adaptive/adaptive.h"
@@ -28,6 +29,24 @@ std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext&
   const auto colon = name.find(':');
   if (colon != std::string::npos) {
     const std::string base = name.substr(0, colon);
+    if (base == "square") {
+      SquareOptions o;
+      o.p_init = mnist ? 0.8 : 0.05;
+      for (const auto& [key, v] : ParseAttackSettings(name, name.substr(colon + 1))) {
+        if (key == "p_init") {
+          o.p_init = v;
+        } else if (key == "resample") {
+          if (v != std::floor(v) || v < 1 || v > 10000)
+            throw std::invalid_argument("attack '" + name +
+                                        "': resample must be an integer in [1, 10000]");
+          o.resample = static_cast<int>(v);
+        } else {
+          throw std::invalid_argument("attack '" + name + "': unknown setting '" + key +
+                                      "' (square takes p_init, resample)");
+        }
+      }
+      return std::make_unique<SquareAttack>(o, name);
+    }
     if (base != "bos2" && base != "bos2-nostop")
       throw std::invalid_argument("attack '" + base + "' takes no settings ('" + name + "')");
     Bos2Options o = Bos2Attack::OptionsFor(ctx, base == "bos2");

@@ -41,7 +41,8 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from torchscript_util import save_portable  # noqa: E402
-from train_models import CWNet, augment, accuracy, load_cifar, load_mnist, sha256  # noqa: E402
+from train_models import (CWNet, augment, accuracy, load_cifar, load_mnist, one_cycle,  # noqa: E402
+                          sha256)
 
 
 def margin(logits, y):
@@ -189,9 +190,7 @@ def main():
         model = torch.jit.load(args.eval_only).eval()
         pt_path = args.eval_only
     else:
-        opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=5e-4)
-        steps = epochs * (len(xtr) // bs)
-        sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps, pct_start=0.3)
+        opt, sched = one_cycle(model, lr, epochs * (len(xtr) // bs), pct_start=0.3)
         best, best_state = -1.0, None
         t0 = time.time()
         step = 0

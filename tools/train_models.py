@@ -127,6 +127,14 @@ def accuracy(model, x, y, bs=1000):
     return 100.0 * correct / len(x)
 
 
+def one_cycle(model, lr, steps, pct_start):
+    """AdamW (weight decay 5e-4) with a one-cycle learning rate peaking at `lr` after
+    `pct_start` of `steps` optimiser steps: the optimiser of every shipped model."""
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=5e-4)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps, pct_start=pct_start)
+    return opt, sched
+
+
 def sha256(path):
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -187,9 +195,7 @@ def main():
         xs, ys = read_cifar_bin(sample)
         sample_desc = f"{sample} (first 2,000 official test images)"
 
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=5e-4)
-    steps = epochs * (len(xtr) // bs)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps, pct_start=0.25)
+    opt, sched = one_cycle(model, lr, epochs * (len(xtr) // bs), pct_start=0.25)
     os.makedirs(args.out, exist_ok=True)
     pt_path = os.path.join(args.out, name + ".pt")
     t0 = time.time()

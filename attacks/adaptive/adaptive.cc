@@ -8,30 +8,6 @@
 namespace advbo::attacks {
 namespace {
 
-// "key=value,key=value" of a wrapper spec -> pairs; throws naming the spec.
-std::vector<std::pair<std::string, double>> Settings(const std::string& spec,
-                                                     const std::string& text) {
-  std::vector<std::pair<std::string, double>> out;
-  std::stringstream ss(text);
-  std::string kv;
-  while (std::getline(ss, kv, ',')) {
-    const auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
-      throw std::invalid_argument("attack '" + spec + "': settings are key=value");
-    double v = 0;
-    try {
-      size_t used = 0;
-      v = std::stod(kv.substr(eq + 1), &used);
-      if (used != kv.size() - eq - 1 || !std::isfinite(v)) throw std::invalid_argument("x");
-    } catch (const std::exception&) {
-      throw std::invalid_argument("attack '" + spec + "': " + kv.substr(0, eq) +
-                                  " must be a number");
-    }
-    out.emplace_back(kv.substr(0, eq), v);
-  }
-  return out;
-}
-
 class EotAttack final : public Attack {
  public:
   EotAttack(int k, std::unique_ptr<Attack> inner, std::string spec)
@@ -144,8 +120,9 @@ std::unique_ptr<Attack> MakeAdaptiveAttack(const std::string& spec, const Attack
                                 "oars/square");
   const bool has_settings = colon != std::string::npos && colon < slash;
   const std::string base = spec.substr(0, has_settings ? colon : slash);
-  const auto settings = has_settings ? Settings(spec, spec.substr(colon + 1, slash - colon - 1))
-                                     : std::vector<std::pair<std::string, double>>{};
+  const auto settings = has_settings
+                            ? ParseAttackSettings(spec, spec.substr(colon + 1, slash - colon - 1))
+                            : std::vector<std::pair<std::string, double>>{};
   std::unique_ptr<Attack> inner = MakeAttack(spec.substr(slash + 1), ctx);
   if (base == "oars") {
     double scale = 0.05;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <utility>
 
 namespace advbo::attacks {
 
@@ -14,12 +16,20 @@ double SquareSchedule(double p_init, long i, long n_iters) {
   return it > 10000 ? p_init / 512.0 : p;
 }
 
+SquareAttack::SquareAttack(SquareOptions options, std::string name)
+    : options_(options), name_(std::move(name)) {
+  if (!(options_.p_init > 0 && options_.p_init <= 1))
+    throw std::invalid_argument("attack '" + name_ + "': p_init must be in (0, 1]");
+  if (options_.resample < 1 || options_.resample > 10000)
+    throw std::invalid_argument("attack '" + name_ +
+                                "': resample must be an integer in [1, 10000]");
+}
+
 AttackResult SquareAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                                const AttackProgress& progress) const {
   const double t0 = NowSeconds();
   const std::vector<float>& x0 = oracle.clean();
-  const int c = oracle.model().channels(), h = oracle.model().height(),
-            w = oracle.model().width();
+  const int c = oracle.model().channels(), h = oracle.model().height(), w = oracle.model().width();
   const float eps = static_cast<float>(oracle.query_radius());
   const long n_iters = oracle.budget();
   std::bernoulli_distribution coin(0.5);
@@ -35,8 +45,11 @@ AttackResult SquareAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
       }
     }
   double best_obj = oracle.Query(best.data(), 1).objective(0);  // best is now clipped
+  int best_evals = 1;  // evaluations best_obj is the mean of
+  const bool resample = options_.resample > 1;
   for (long i = 1; oracle.remaining() > 0 && !oracle.succeeded(); ++i) {
-    const double p = SquareSchedule(options_.p_init, i, n_iters);
+    // With resampling an iteration may cost two queries: the schedule follows the queries.
+    const double p = SquareSchedule(options_.p_init, resample ? oracle.queries() : i, n_iters);
     int s = static_cast<int>(std::lround(std::sqrt(p * h * w)));
     s = std::clamp(s, 1, std::min(h, w) - 1);
     std::uniform_int_distribution<int> rh(0, h - s), rw(0, w - s);
@@ -59,8 +72,15 @@ AttackResult SquareAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
       cand = best;
     }
     const double obj = oracle.Query(cand.data(), 1).objective(0);
+    if (best_evals < options_.resample && oracle.remaining() > 0 && !oracle.succeeded()) {
+      // One more evaluation of the incumbent (a fresh draw of the defense's randomness).
+      const double again = oracle.Query(best.data(), 1).objective(0);
+      best_obj = (best_obj * best_evals + again) / (best_evals + 1);
+      ++best_evals;
+    }
     if (obj > best_obj) {  // loss decreased
       best_obj = obj;
+      best_evals = 1;
       best.swap(cand);
     }
     if (progress) progress(oracle.queries(), oracle.best_objective());

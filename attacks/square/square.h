@@ -6,6 +6,15 @@
 // for p (halved at iterations 10, 50, 200, 500, 1000, 2000, 4000, 6000, 8000 of a
 // 10,000-iteration run, rescaled to the query budget).
 //
+// Against a randomised defense (RND, Qin et al. NeurIPS 2021: Gaussian noise on every query)
+// the greedy rule "keep the change if the loss decreases" compares one noisy loss with the
+// smallest noisy loss seen so far, which is biased low (the winner's curse): the attack
+// keeps a lucky iterate and stops moving. `resample = R > 1` is this project's noise-aware
+// variant (an adaptive attack, docs/defenses.md): the incumbent's loss is the mean of up to
+// R evaluations of it, re-querying it (a counted query) after each candidate until it has R,
+// and the p schedule follows the queries spent rather than the iterations. R = 1 is the
+// paper's Square Attack, query for query.
+//
 // Loss: untargeted margin z_true - max_{k != true} z_k (= log-probability margin); targeted
 // cross-entropy -log p_target. Both are decreasing functions of the oracle's objective
 // (thesis eq. 5.3), so the accept/reject decisions are computed from it exactly.
@@ -21,20 +30,26 @@ struct SquareOptions {
   /// ImageNet is 0.05; for MNIST the authors use p_init = 0.8 (Square Attack repository,
   /// MNIST challenge). MakeAttack picks by dataset.
   double p_init = 0.05;
+  /// Evaluations of the incumbent its loss is averaged over, >= 1 (1 = the paper's rule; see
+  /// above). Spec: square:resample=R.
+  int resample = 1;
 };
 
 /// The schedule p(i) for iteration i of a run of n_iters iterations (paper Sec. 4 / App.).
 double SquareSchedule(double p_init, long i, long n_iters);
 
+/// Square Attack; spec "square" or "square:p_init=P,resample=R" (P in (0, 1], R an integer
+/// in [1, 10000]). Throws std::invalid_argument on options out of range.
 class SquareAttack final : public Attack {
  public:
-  explicit SquareAttack(SquareOptions options = {}) : options_(options) {}
-  std::string name() const override { return "square"; }
+  explicit SquareAttack(SquareOptions options = {}, std::string name = "square");
+  std::string name() const override { return name_; }
   AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                    const AttackProgress& progress) const override;
 
  private:
   SquareOptions options_;
+  std::string name_;
 };
 
 }  // namespace advbo::attacks

@@ -222,9 +222,7 @@ int RunBench(const BenchArgs& a) {
   experiment::CreatedFolders folders;  // removed again if the run fails before writing
   folders.Create(a.out_dir);
   const fs::path records =
-      fs::path(a.out_dir) / (shard_n == 1 ? std::string("records.jsonl")
-                                          : "records.shard-" + std::to_string(shard_k) + "-of-" +
-                                                std::to_string(shard_n) + ".jsonl");
+      fs::path(a.out_dir) / ("records" + ShardTag(shard_k, shard_n) + ".jsonl");
   experiment::RecordFile file(records, /*staged=*/false);
   std::vector<nlohmann::json> all = file.resumed();
   const std::set<std::string> names(spec.attacks.begin(), spec.attacks.end());

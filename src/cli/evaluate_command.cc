@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -83,10 +84,8 @@ int RunEvaluate(const EvaluateArgs& a) {
     std::fprintf(stderr, "advbo evaluate: note: %s\n", ex.pixels_note().c_str());
   experiment::CreatedFolders folders;
   folders.Create(a.out_dir);
-  const std::string suffix = shard_n == 1 ? std::string(".jsonl")
-                                          : ".shard-" + std::to_string(shard_k) + "-of-" +
-                                                std::to_string(shard_n) + ".jsonl";
-  const fs::path records = fs::path(a.out_dir) / ("records" + suffix);
+  const std::string tag = ShardTag(shard_k, shard_n);
+  const fs::path records = fs::path(a.out_dir) / ("records" + tag + ".jsonl");
   experiment::RecordFile file(records, /*staged=*/false);
   std::vector<nlohmann::json> all = file.resumed();
   if (shard_n == 1) {
@@ -105,8 +104,9 @@ int RunEvaluate(const EvaluateArgs& a) {
   }
   long attacked = 0;  // correctly classified images of this shard
   for (const auto& inst : ex.instances()) attacked += in_shard.count(inst.index);
-  std::set<experiment::RecordKey> done;
-  for (const auto& r : all) done.insert(experiment::KeyOf(r));
+  // Finished attack runs (resumed or from other shards) and whether each broke its image.
+  std::map<experiment::RecordKey, bool> done;
+  for (const auto& r : all) done[experiment::KeyOf(r)] = experiment::RecordBreaksImage(r);
   if (!a.quiet)
     std::fprintf(
         stderr,
@@ -130,10 +130,8 @@ int RunEvaluate(const EvaluateArgs& a) {
     bool broken = false;
     for (size_t j = 0; j < ex.num_attacks() && !broken; ++j) {
       const std::string name = ex.attack(j).name();
-      if (done.count({name, inst.index, inst.target})) {
-        for (const auto& r : all)
-          if (r.at("image_index") == inst.index && r.at("attack") == name)
-            broken = experiment::RecordBreaksImage(r);
+      if (const auto it = done.find({name, inst.index, inst.target}); it != done.end()) {
+        broken = it->second;
         continue;
       }
       const experiment::JobResult r = ex.Run(i, j, [&](long q, double) {
@@ -178,11 +176,9 @@ int RunEvaluate(const EvaluateArgs& a) {
                  .dump() +
              "\n";
   }
-  experiment::WriteFileAtomic(fs::path(a.out_dir) / ("images" + suffix), lines);
-  const std::string summary_name = shard_n == 1
-                                       ? std::string("summary.json")
-                                       : "summary" + suffix.substr(0, suffix.size() - 6) + ".json";
-  experiment::WriteFileAtomic(fs::path(a.out_dir) / summary_name, summary.dump(1) + "\n");
+  experiment::WriteFileAtomic(fs::path(a.out_dir) / ("images" + tag + ".jsonl"), lines);
+  experiment::WriteFileAtomic(fs::path(a.out_dir) / ("summary" + tag + ".json"),
+                              summary.dump(1) + "\n");
 
   const auto ci = summary["robust_accuracy_ci95"];
   std::string table;
@@ -205,10 +201,7 @@ int RunEvaluate(const EvaluateArgs& a) {
   table += "model queries per attacked image: mean " +
            Fmt(summary["queries_mean"].get<double>(), 1) + ", median " +
            Fmt(summary["queries_median"].get<double>(), 1) + "\n";
-  experiment::WriteFileAtomic(
-      fs::path(a.out_dir) / (shard_n == 1 ? std::string("table.txt")
-                                          : "table" + suffix.substr(0, suffix.size() - 6) + ".txt"),
-      table);
+  experiment::WriteFileAtomic(fs::path(a.out_dir) / ("table" + tag + ".txt"), table);
   folders.Keep();
   std::printf("\n%s\nrecords: %s; images, summary and table in %s\n", table.c_str(),
               records.c_str(), a.out_dir.c_str());
@@ -238,6 +231,13 @@ std::function<int()> RegisterEvaluateCommand(CLI::App& app) {
                 "do not add the defense's adaptive attack to the ensemble");
   AddExperimentOptions(cmd, a.get());
   cmd->get_option("--budget")->default_val(5000);
+  // Always untargeted: the attack-goal options stay accepted (--targeted/--target get a
+  // clear error) but out of --help.
+  for (const char* goal : {"--targeted", "--target", "--untargeted"})
+    cmd->get_option(goal)->group("");
+  cmd->get_option("--eps")->description(
+      "L_inf radius in (0,1] pixel units (default 8/255 CIFAR-10, 0.3 MNIST: the field's "
+      "standard radii)");
   cmd->add_option("--shard", a->shard, "evaluate shard k of n (every n-th image from the k-th)")
       ->default_val("1/1");
   cmd->add_option("-o,--out", a->out_dir, "output folder (required)");

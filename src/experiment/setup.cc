@@ -180,16 +180,8 @@ DefenseSetup::DefenseSetup(const std::string& spec, const data::ImageSet& images
 std::string DefenseSetup::Spec() const { return game_ ? game_->Spec() : fixed_.Spec(); }
 
 std::function<void(float*, int)> DefenseSetup::SelectionTransform(uint64_t seed) const {
-  if (!game_) {
-    if (fixed_.empty()) return nullptr;
-    auto rng = std::make_shared<bo::Rng>(seed);
-    auto fixed = fixed_;
-    const int c = c_, h = h_, w = w_;
-    return [fixed, rng, c, h, w](float* x, int n) { fixed.Apply(x, n, c, h, w, *rng); };
-  }
-  auto d = MakeDefender(seed);
-  auto vae = vae_;  // keeps the VAE alive with the transform
-  return [d, vae](float* x, int n) { d->Transform(x, n); };
+  // The input stages of an instance defense (its output stages and detector unused).
+  return ForInstance(seed).transform;
 }
 
 std::shared_ptr<defenses::GameDefense> DefenseSetup::MakeDefender(uint64_t seed) const {

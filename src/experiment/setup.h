@@ -98,7 +98,8 @@ class DefenseSetup {
   /// Selection of correctly classified images and clean accuracy: the pipeline's input
   /// stages (its output stages keep every argmax, rounding ties aside), or a game
   /// defender that gets no feedback (an r2b2 defender's neutral action, a random
-  /// defender's random actions), seeded by `seed`; nullptr when empty.
+  /// defender's random actions), seeded by `seed`; nullptr without input stages.
+  /// = ForInstance(seed).transform.
   std::function<void(float*, int)> SelectionTransform(uint64_t seed) const;
   /// Puts the defense in front of an instance's oracle (a fresh defender per instance,
   /// seeded by `seed`). Returns the game defender (nullptr for a fixed pipeline), which the

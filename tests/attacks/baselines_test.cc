@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "attacks/attack.h"
 #include "attacks/square/square.h"
@@ -67,7 +69,9 @@ TEST_F(BaselinesOnMnist, EveryQueryOfEveryAttackRespectsTheOracleContract) {
 #else
   const long budget = 300;
 #endif
-  for (const std::string& name : AttackNames()) {
+  std::vector<std::string> names = AttackNames();
+  names.push_back("square:resample=3");  // the noise-aware variant re-queries its incumbent
+  for (const std::string& name : names) {
     for (int target : {1, -1}) {
       oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx], target, eps, budget);
       long seen = 0;
@@ -106,6 +110,41 @@ TEST(SquareSchedule, HalvesAtThePapersIterationsRescaledToTheBudget) {
 TEST(MakeAttack, KnowsEveryNameAndRejectsOthers) {
   for (const auto& n : AttackNames()) EXPECT_EQ(MakeAttack(n, AttackContext{})->name(), n);
   EXPECT_THROW(MakeAttack("fgsm", AttackContext{}), std::invalid_argument);
+  // Square's settings: the whole spec is the name in records; bad settings are errors.
+  EXPECT_EQ(MakeAttack("square:p_init=0.3,resample=4", AttackContext{})->name(),
+            "square:p_init=0.3,resample=4");
+  for (const char* bad : {"square:resample=0", "square:resample=1.5", "square:p_init=0",
+                          "square:p_init=2", "square:steps=3", "square:resample", "zoo:x=1"})
+    EXPECT_THROW(MakeAttack(bad, AttackContext{}), std::invalid_argument) << bad;
+}
+
+// square:resample=R re-queries the incumbent after each candidate until it has R
+// evaluations (its loss is their mean): on a hard instance the query sequence is stripes,
+// candidate, stripes again, candidate, stripes again (R = 3), then candidates only while no
+// candidate is accepted. R = 1 (the paper's Square) never repeats an image this way.
+TEST_F(BaselinesOnMnist, SquareResampleReQueriesTheIncumbentUpToRTimes) {
+  for (int r : {1, 3}) {
+    oracle::QueryOracle o(*model_, data_->image(0), data_->labels[0], 1, 0.05, 12);
+    std::vector<std::vector<float>> seen;
+    const size_t d = o.clean().size();
+    o.set_observer([&](const float* img, long) { seen.emplace_back(img, img + d); });
+    bo::Rng rng(4);
+    MakeAttack("square:resample=" + std::to_string(r), Mnist())->Run(o, rng, nullptr);
+    ASSERT_EQ(seen.size(), 12u);
+    ASSERT_FALSE(o.succeeded());  // eps 0.05 on a 7 targeted at 1: nothing succeeds
+    int repeats_of_first = 0;
+    for (size_t q = 1; q < seen.size(); ++q) repeats_of_first += seen[q] == seen[0];
+    if (r == 1) {
+      EXPECT_EQ(repeats_of_first, 0);
+    } else {
+      EXPECT_EQ(seen[2], seen[0]);
+      EXPECT_NE(seen[1], seen[0]);
+      // The stripes are evaluated R = 3 times in all while they stay the incumbent, never
+      // more; once a candidate replaces them they are never queried again.
+      EXPECT_LE(repeats_of_first, r - 1);
+      EXPECT_GE(repeats_of_first, 1);
+    }
+  }
 }
 
 }  // namespace
