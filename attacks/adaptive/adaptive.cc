@@ -89,6 +89,27 @@ class OarsAttack final : public Attack {
   std::string spec_;
 };
 
+class ConfirmAttack final : public Attack {
+ public:
+  ConfirmAttack(int n, std::unique_ptr<Attack> inner, std::string spec)
+      : n_(n), inner_(std::move(inner)), spec_(std::move(spec)) {}
+  std::string name() const override { return spec_; }
+  bool supports_untargeted() const override { return inner_->supports_untargeted(); }
+  AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,
+                   const AttackProgress& progress) const override {
+    oracle.set_confirmations(n_);
+    AttackResult r = inner_->Run(oracle, rng, progress);
+    r.details["confirmation_queries"] = oracle.confirmation_queries();
+    r.details["refuted_successes"] = oracle.refuted_successes();
+    return r;
+  }
+
+ private:
+  int n_;
+  std::unique_ptr<Attack> inner_;
+  std::string spec_;
+};
+
 }  // namespace
 
 double AaaTrueMargin(double t, double interval, double reverse) {
@@ -102,7 +123,7 @@ double AaaTrueMargin(double t, double interval, double reverse) {
 }
 
 bool IsAdaptiveSpec(const std::string& spec) {
-  for (const char* w : {"eot", "aaa-adaptive", "oars"}) {
+  for (const char* w : {"eot", "aaa-adaptive", "oars", "confirm"}) {
     const size_t n = std::char_traits<char>::length(w);
     if (spec.compare(0, n, w) == 0 && spec.size() > n && (spec[n] == ':' || spec[n] == '/'))
       return true;
@@ -116,8 +137,8 @@ std::unique_ptr<Attack> MakeAdaptiveAttack(const std::string& spec, const Attack
   if (slash == std::string::npos || slash + 1 == spec.size())
     throw std::invalid_argument("attack '" + spec +
                                 "': an adaptive wrapper is WRAPPER[:SETTINGS]/ATTACK, e.g. "
-                                "eot:k=10/square, aaa-adaptive:interval=4,reverse=1/square or "
-                                "oars/square");
+                                "eot:k=10/square, aaa-adaptive:interval=4,reverse=1/square, "
+                                "oars/square or confirm:n=2/square");
   const bool has_settings = colon != std::string::npos && colon < slash;
   const std::string base = spec.substr(0, has_settings ? colon : slash);
   const auto settings = has_settings
@@ -149,6 +170,18 @@ std::unique_ptr<Attack> MakeAdaptiveAttack(const std::string& spec, const Attack
     }
     return std::make_unique<OarsAttack>(scale, tries, quant, std::move(inner), spec);
   }
+  if (base == "confirm") {
+    int n = 2;
+    for (const auto& [key, v] : settings) {
+      if (key != "n")
+        throw std::invalid_argument("attack '" + spec + "': unknown setting '" + key +
+                                    "' (confirm takes n)");
+      if (v != std::floor(v) || v < 1 || v > 1000)
+        throw std::invalid_argument("attack '" + spec + "': n must be an integer in [1, 1000]");
+      n = static_cast<int>(v);
+    }
+    return std::make_unique<ConfirmAttack>(n, std::move(inner), spec);
+  }
   if (base == "eot") {
     int k = 10;
     for (const auto& [key, v] : settings) {
@@ -179,7 +212,8 @@ std::unique_ptr<Attack> MakeAdaptiveAttack(const std::string& spec, const Attack
     }
     return std::make_unique<AaaAdaptiveAttack>(tau, alpha, std::move(inner), spec);
   }
-  throw std::invalid_argument("unknown adaptive wrapper '" + base + "' (eot, aaa-adaptive, oars)");
+  throw std::invalid_argument("unknown adaptive wrapper '" + base +
+                              "' (eot, aaa-adaptive, oars, confirm)");
 }
 
 }  // namespace advbo::attacks

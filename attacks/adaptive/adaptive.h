@@ -28,6 +28,14 @@
 //                          to the attacker) the noise is targeted: only pixels within S * eps
 //                          of a bin boundary move, just across it, with probability 1/2.
 //                          Defaults S = 0.05, N = 10, Q = 0 (uniform noise).
+//  confirm[:n=N]/<attack>  against a randomised defense, whose answer to one image changes
+//                          from query to query (RND, Qin et al. 2021): a success counts only
+//                          when N more queries of the same image (fresh draws of the
+//                          defense's randomness, each counted) all succeed too; otherwise the
+//                          attack goes on, told the mean objective of the evaluations
+//                          (QueryOracle::set_confirmations). Without it an attack stops at
+//                          the first lucky draw and the saved image, re-queried, is often not
+//                          adversarial. Default N = 2, N in [1, 1000].
 //
 // The inner attack is any MakeAttack spec, itself possibly a wrapper:
 // "eot:k=10/aaa-adaptive:interval=4,reverse=1/square".
@@ -47,7 +55,8 @@ namespace advbo::attacks {
 /// interval > 0 and reverse in (0, 1].
 double AaaTrueMargin(double reported, double interval, double reverse);
 
-/// Whether `spec` names an adaptive wrapper ("eot:...", "aaa-adaptive:...", "oars/...").
+/// Whether `spec` names an adaptive wrapper ("eot:...", "aaa-adaptive:...", "oars/...",
+/// "confirm/...").
 bool IsAdaptiveSpec(const std::string& spec);
 
 /// Builds the wrapper of `spec` around its inner attack (built by MakeAttack with

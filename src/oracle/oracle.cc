@@ -287,7 +287,7 @@ QueryResult QueryOracle::QueryBatch(float* images, int n) {
       best_image_.assign(images + b * d, images + (b + 1) * d);
       best_log_probs_ = r.log_probs.row(b);
     }
-    if (r.success[b] && first_success_ < 0) {
+    if (r.success[b] && first_success_ < 0 && record_success_) {
       first_success_ = index;
       success_image_.assign(images + b * d, images + (b + 1) * d);
       success_log_probs_ = r.log_probs.row(b);
@@ -336,7 +336,62 @@ void QueryOracle::AddResamplingNoise(float* image) {
   }
 }
 
+void QueryOracle::set_confirmations(int n) {
+  if (n < 0 || n > 1000)
+    throw std::invalid_argument("confirmations must be in [0, 1000], got " + std::to_string(n));
+  confirm_ = n;
+}
+
+void QueryOracle::Confirm(float* images, int n, QueryResult* r) {
+  const size_t d = clean_.size();
+  for (int b = 0; b < n; ++b) {
+    if (!r->success[b] || first_success_ >= 0) continue;
+    // The image as evaluated (projected; with OARS, with its noise): sent again.
+    std::vector<float> x(images + b * d, images + (b + 1) * d);
+    double sum = r->objective(b);
+    int evals = 1;
+    bool confirmed = true;
+    QueryResult last;
+    for (int c = 0; c < confirm_ && confirmed; ++c) {
+      if (remaining() <= 0) {
+        confirmed = false;
+        break;
+      }
+      std::vector<float> again = x;
+      last = QueryBatch(again.data(), 1);
+      ++confirm_queries_;
+      sum += last.objective(0);
+      ++evals;
+      confirmed = last.success[0];
+    }
+    if (confirmed) {
+      first_success_ = queries_;
+      success_image_ = x;
+      success_log_probs_ = confirm_ > 0 ? last.log_probs.row(0) : r->log_probs.row(b);
+    } else {
+      ++refuted_;
+      r->success[b] = false;
+      r->objective(b) = sum / evals;
+    }
+  }
+}
+
 QueryResult QueryOracle::Query(float* images, int n) {
+  if (confirm_ > 0 && n > 0) {
+    // Successes are recorded only once confirmed (set_confirmations), by Confirm.
+    struct Restore {
+      bool& flag;
+      ~Restore() { flag = true; }
+    } restore{record_success_};
+    record_success_ = false;
+    QueryResult r = resample_ ? ResampledQuery(images, n) : QueryBatch(images, n);
+    Confirm(images, n, &r);
+    return r;
+  }
+  return resample_ ? ResampledQuery(images, n) : QueryBatch(images, n);
+}
+
+QueryResult QueryOracle::ResampledQuery(float* images, int n) {
   if (!resample_ || n <= 0) return QueryBatch(images, n);
   // Detection-aware resampling (OARS-style, Feng et al., CCS 2023): every query goes out
   // with random noise at the current scale; a refused one is resampled with doubled noise

@@ -193,6 +193,19 @@ class QueryOracle {
   void set_resampling(double scale, int max_tries, uint64_t seed, int quantization = 0);
   /// Queries resent after a refusal.
   long resampled() const { return resampled_; }
+  /// Confirmed successes, the attacker's side against a randomised defense (attacks/
+  /// adaptive "confirm"): a query whose answer is a success is sent again `n` >= 1 more
+  /// times (each a counted query, a fresh draw of the defense's randomness) and becomes the
+  /// instance's success only if every one of them succeeds too; first_success_query() is
+  /// then the last confirming query. Otherwise the attack goes on, and the answer it gets
+  /// for that image carries the mean objective of its evaluations and success = false.
+  /// n = 0 turns it off (the default: the first answered success counts). Throws
+  /// std::invalid_argument for n < 0 or n > 1000.
+  void set_confirmations(int n);
+  int confirmations() const { return confirm_; }
+  /// Queries spent on confirmations, and successes that a confirmation refuted.
+  long confirmation_queries() const { return confirm_queries_; }
+  long refuted_successes() const { return refuted_; }
   /// Whether a query monitor (stateful detector) watches this oracle.
   bool monitored() const { return static_cast<bool>(monitor_); }
   /// Detected model queries so far, and the 1-based model-query index of the first (-1).
@@ -230,6 +243,14 @@ class QueryOracle {
   QueryResult QueryBatch(float* images, int n);
   // Adds the resampling noise at the current scale to one image (not yet projected).
   void AddResamplingNoise(float* image);
+  int confirm_ = 0;
+  long confirm_queries_ = 0, refuted_ = 0;
+  /// Whether QueryBatch may record a success (false while confirmations are pending).
+  bool record_success_ = true;
+  /// The confirmation of Query's successes (set_confirmations).
+  void Confirm(float* images, int n, QueryResult* r);
+  /// Query with OARS resampling when set (set_resampling), else QueryBatch.
+  QueryResult ResampledQuery(float* images, int n);
   bool resample_ = false;
   double resample_scale_ = 0;
   int resample_tries_ = 0, resample_quant_ = 0;

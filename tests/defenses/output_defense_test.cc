@@ -232,5 +232,58 @@ TEST(Eot, WrapperSpecsParseAndCountEverySampleInTheAttacksView) {
   EXPECT_EQ(r.details["eot_samples"], 3);
 }
 
+// confirm:n=N (QueryOracle::set_confirmations): a success counts only after N more counted
+// queries of the same image all succeed; a refuted one is no success, and the attack is told
+// the mean objective of the evaluations.
+TEST(Confirm, ASuccessCountsOnlyWhenNFreshDrawsConfirmIt) {
+  long calls = 0;
+  auto model = MeanModel(&calls);
+  std::vector<float> clean(16, 0.5f);
+  const std::vector<float> adv(16, 0.2f);  // mean 0.2: class 1 (logit 1.2) beats class 0 (0.8)
+  {  // A deterministic model: confirmed, the success is the last confirming query.
+    oracle::QueryOracle orc(*model, clean.data(), 0, -1, 0.3, 10);
+    orc.set_confirmations(2);
+    std::vector<float> x = adv;
+    calls = 0;
+    const oracle::QueryResult r = orc.Query(x.data(), 1);
+    EXPECT_TRUE(r.success[0]);
+    EXPECT_EQ(calls, 3);
+    EXPECT_EQ(orc.queries(), 3);
+    EXPECT_EQ(orc.first_success_query(), 3);
+    EXPECT_EQ(orc.confirmation_queries(), 2);
+    EXPECT_EQ(orc.success_image(), adv);
+  }
+  {  // A defense whose every second answer is clean-looking: the success is refuted.
+    oracle::QueryOracle orc(*model, clean.data(), 0, -1, 0.3, 10);
+    long seen = 0;
+    orc.set_input_transform([&](float* im, int n) {
+      for (int b = 0; b < n; ++b, ++seen)
+        if (seen % 2 == 1)
+          for (int p = 0; p < 16; ++p) im[b * 16 + p] += 0.3f;  // mean 0.5: class 0
+    });
+    orc.set_confirmations(2);
+    std::vector<float> x = adv;
+    const oracle::QueryResult r = orc.Query(x.data(), 1);
+    EXPECT_FALSE(r.success[0]);
+    EXPECT_FALSE(orc.succeeded());
+    EXPECT_EQ(orc.queries(), 2);  // stopped at the first failed confirmation
+    EXPECT_EQ(orc.refuted_successes(), 1);
+    // Objectives max_{c != 0} z_c - z_0: s = 0.2: 1.2 - 0.8 = 0.4; s = 0.5: 0.5 - 2 = -1.5.
+    EXPECT_NEAR(r.objective(0), (0.4 - 1.5) / 2, 1e-6);
+    // Without confirmations the first lucky draw is the success.
+    oracle::QueryOracle plain(*model, clean.data(), 0, -1, 0.3, 10);
+    std::vector<float> y = adv;
+    EXPECT_TRUE(plain.Query(y.data(), 1).success[0]);
+    EXPECT_EQ(plain.first_success_query(), 1);
+  }
+  oracle::QueryOracle orc(*model, clean.data(), 0, -1, 0.3, 10);
+  EXPECT_THROW(orc.set_confirmations(-1), std::invalid_argument);
+  const attacks::AttackContext ctx;
+  EXPECT_EQ(attacks::MakeAttack("confirm:n=3/square", ctx)->name(), "confirm:n=3/square");
+  EXPECT_EQ(attacks::MakeAttack("confirm/square", ctx)->name(), "confirm/square");
+  for (const char* bad : {"confirm:n=0/square", "confirm:k=2/square", "confirm:n=2"})
+    EXPECT_THROW(attacks::MakeAttack(bad, ctx), std::invalid_argument) << bad;
+}
+
 }  // namespace
 }  // namespace advbo::defenses
