@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 
 namespace advbo::oracle {
@@ -256,6 +257,10 @@ QueryResult QueryOracle::QueryBatch(float* images, int n) {
     for (int q = 0; q < total; ++q)
       if (detected.size() && detected[q]) lp.row(q).setConstant(-std::log(double(lp.cols())));
   if (score_correction_) score_correction_(&lp);
+  // A defense that learns from the queries (a game defender) scores every model evaluation
+  // it transformed, EOT samples one by one (what each of its moves earned).
+  std::optional<QueryResult> per_sample;
+  if (feedback_ && k > 1) per_sample = ScoreBatch(lp, true_class_, target_);
   if (k > 1) {
     // The EOT answer: log of the mean probability vector of each image's k samples.
     Eigen::MatrixXd mean(n, lp.cols());
@@ -293,7 +298,7 @@ QueryResult QueryOracle::QueryBatch(float* images, int n) {
       success_log_probs_ = r.log_probs.row(b);
     }
   }
-  if (feedback_) feedback_(r);
+  if (feedback_) feedback_(per_sample ? *per_sample : r);
   return r;
 }
 

@@ -218,7 +218,9 @@ class QueryOracle {
   void set_context(QueryContext context) { context_ = std::move(context); }
   const QueryContext& context() const { return context_; }
   /// Optional feedback called after every batch with its scores (the result Query
-  /// returns), e.g. for a defense that adapts to the attack (defenses/game_defense.h).
+  /// returns), e.g. for a defense that adapts to the attack (defenses/game_defense.h). With
+  /// EOT (samples_per_query k > 1) it gets every model evaluation's scores instead, [n * k]
+  /// rows in the order the input transform saw them (each image's k samples in a row).
   void set_feedback(std::function<void(const QueryResult&)> f) { feedback_ = std::move(f); }
   /// Optional observer called with every image actually evaluated (after clipping) and
   /// its 1-based query index (used by tests to check the threat model independently).

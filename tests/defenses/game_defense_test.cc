@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -122,6 +123,31 @@ TEST(GameDefense, LevelOneDefenderLearnsTheBestResponseToAKnownPayoff) {
   double early = 0;
   for (int t = 1; t < 11; ++t) early += std::abs(acts(t, 0) - 0.6) / 10;
   EXPECT_LT(dist, early);
+}
+
+// EOT against a game defender (evaluate's adaptive attack for r2b2/random): each of the k
+// samples of a query is one round of the game, and the defender learns from each sample's
+// own score (it failed with "feedback for 1 queries, 10 were transformed" before).
+TEST(GameDefense, EotQueriesAreKRoundsEachScoredOnItsOwnSample) {
+  auto model = oracle::Classifier::Load(kRoot + "/models/mnist_cw.pt");
+  const data::ImageSet set = data::ReadMnist(kRoot + "/data/mnist/t10k-images-idx3-ubyte.gz",
+                                             kRoot + "/data/mnist/t10k-labels-idx1-ubyte.gz", 1);
+  auto d = std::make_shared<GameDefense>(ParseGameDefense("random:noise"), nullptr, 1, 28, 28,
+                                         GameDefenseOptions{});
+  oracle::QueryOracle orc(*model, set.image(0), set.labels[0], -1, 0.3, 30);
+  orc.set_input_transform([d](float* x, int n) { d->Transform(x, n); });
+  std::vector<Eigen::VectorXd> seen;
+  orc.set_feedback([&](const oracle::QueryResult& r) {
+    seen.push_back(r.objective);
+    d->Feedback(r);
+  });
+  orc.set_samples_per_query(3);
+  std::vector<float> x(set.image(0), set.image(0) + 784);
+  const oracle::QueryResult r = orc.Query(x.data(), 1);
+  ASSERT_EQ(seen.size(), 1u);
+  ASSERT_EQ(seen[0].size(), 3);  // one score per sample
+  EXPECT_EQ(d->rounds(), 3);
+  EXPECT_EQ(r.objective.size(), 1);  // the attack gets one (averaged) answer
 }
 
 }  // namespace

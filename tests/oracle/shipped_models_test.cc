@@ -84,6 +84,28 @@ TEST(ShippedModels, AdversariallyTrainedMnistMatchesItsCard) {
   EXPECT_NEAR(Accuracy(*m, s), claimed, 0.05);
 }
 
+// The CIFAR-10 adversarially trained model: only the first 2,000 test images ship, so the
+// card's clean accuracy on its first N evaluated images (N = 500) is checked exactly.
+TEST(ShippedModels, AdversariallyTrainedCifar10MatchesItsCard) {
+  std::ifstream in(kRoot + "/models/cifar10_at.md");
+  ASSERT_TRUE(in.good()) << "models/cifar10_at.md missing";
+  std::regex re(R"(\| clean accuracy, first ([0-9]+) test images \| ([0-9.]+) %)");
+  double claimed = -1;
+  size_t n = 0;
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (std::regex_search(line, m, re)) {
+      n = std::stoul(m[1]);
+      claimed = std::stod(m[2]);
+    }
+  }
+  ASSERT_GT(claimed, 0) << "models/cifar10_at.md has no first-N clean accuracy row";
+  ASSERT_LE(n, 2000u);
+  auto m = Classifier::Load(kRoot + "/models/cifar10_at.pt");
+  auto s = data::ReadCifar10({kRoot + "/data/cifar10/test_batch_first2000.bin"}, n);
+  EXPECT_NEAR(Accuracy(*m, s), claimed, 0.005 + 1e-9);  // printed with 2 decimals
+}
+
 // Carlini's MNIST network with its published weights (tools/convert_carlini_mnist.py): the
 // conversion (kernel layout, channels-last flatten, the -0.5 shift) is right only if the
 // accuracy is the published network's 99.41 % on t10k.

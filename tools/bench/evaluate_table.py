@@ -30,6 +30,9 @@ def main():
     print("| --- | --- | ---: | ---: | ---: | ---: | --- | ---: |" + (" ---: |" if pgd else ""))
     for d in a.dirs:
         path = os.path.join(d, "summary.json")
+        if not os.path.exists(path):
+            print(f"{d}: no summary.json yet (a run in progress?): skipped", file=sys.stderr)
+            continue
         try:
             s = json.load(open(path))
         except (OSError, ValueError) as e:
