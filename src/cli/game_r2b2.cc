@@ -410,7 +410,7 @@ std::string WriteSummary(const GameArgs& a, GameType type, const LatentSetup& ls
   } else {
     meta["epsilon"] = *a.eps;
     meta["model"] = experiment::RecordPath(ls.model_path);
-    meta["vae"] = ls.vae_path;
+    meta["vae"] = experiment::RecordPath(ls.vae_path);
     meta["refit_every"] = a.refit_every;
     std::vector<int> idx;
     for (const auto& t : ls.targets) idx.push_back(t.index);

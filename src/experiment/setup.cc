@@ -246,7 +246,7 @@ std::shared_ptr<defenses::GameDefense> DefenseSetup::Install(
 
 void AddDefenderFields(const defenses::GameDefense& defender, const DefenseSetup& setup,
                        nlohmann::json* rec) {
-  (*rec)["defender"] = {{"spec", defender.spec().Spec()}, {"vae", setup.vae_path()}};
+  (*rec)["defender"] = {{"spec", defender.spec().Spec()}, {"vae", RecordPath(setup.vae_path())}};
   (*rec)["defender_rounds"] = defender.rounds();
   if (defender.rounds() == 0) return;
   const Eigen::VectorXd mean = defender.Actions().colwise().mean().transpose();
