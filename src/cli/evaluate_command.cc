@@ -231,10 +231,11 @@ std::function<int()> RegisterEvaluateCommand(CLI::App& app) {
                 "do not add the defense's adaptive attack to the ensemble");
   AddExperimentOptions(cmd, a.get());
   cmd->get_option("--budget")->default_val(5000);
-  // Always untargeted: the attack-goal options stay accepted (--targeted/--target get a
-  // clear error) but out of --help.
-  for (const char* goal : {"--targeted", "--target", "--untargeted"})
-    cmd->get_option(goal)->group("");
+  // Always untargeted: the attack-goal options are refused with a clear error, and --help
+  // says so.
+  cmd->get_option("--targeted")->description("not for evaluate (always untargeted): refused");
+  cmd->get_option("--target")->description("not for evaluate (always untargeted): refused");
+  cmd->get_option("--untargeted")->description("the default here (evaluate is always untargeted)");
   cmd->get_option("--eps")->description(
       "L_inf radius in (0,1] pixel units (default 8/255 CIFAR-10, 0.3 MNIST: the field's "
       "standard radii)");
