@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Converts Carlini's MNIST network (the model the BOS^2 thesis and the BayesOpt attack
-attacked) from its published Keras HDF5 weights to a TorchScript classifier for advbo.
+attacked) from Keras HDF5 weights to a TorchScript classifier for advbo. The architecture and
+training recipe are Carlini & Wagner's; their repository ships no weights -- these were published
+in the BayesOpt attack's repository.
 
 Source of the weights: the BayesOpt attack's reference repository (rubinxin/BayesOpt_Attack,
 MIT licence), file `objective_func/tf_models/models/mnist`, which is the network of
@@ -130,7 +132,7 @@ def accuracy(model, data_dir):
     return (pred == y).float().mean().item(), len(x)
 
 
-CARD = """# mnist_carlini.pt — Carlini & Wagner's MNIST network with its published weights
+CARD = """# mnist_carlini.pt — Carlini & Wagner's MNIST network, weights from rubinxin/BayesOpt_Attack
 
 The network the BOS^2 thesis (Kharkovskii 2020, Sec. 5.3) and the BayesOpt attack (Ru et al.
 2020) attacked. Not trained here: the published Keras weights are re-laid out for PyTorch.

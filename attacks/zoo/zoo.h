@@ -1,9 +1,9 @@
 // ZOO (Chen, Zhang, Sharma, Yi, Hsieh, AISec 2017), ZOO-ADAM (Algorithm 2): coordinate-wise
-// zeroth-order optimisation of the C&W objective c * f(x) + ||x - x0||_2^2 (zoo/cw_loss.h).
-// Each iteration estimates B partial derivatives by symmetric differences
-// (f(x + h e_i) - f(x - h e_i)) / 2h -- 2B queries in one batch -- and applies per-coordinate
-// ADAM steps, keeping x in the eps-ball intersected with [0, 1]. The thesis judges ZOO's
-// success by L_inf <= eps; the oracle clips every query into the ball, so any successful
+// zeroth-order optimisation of the C&W objective c * f(x) + ||x - x0||_2^2
+// (attacks/common/cw_loss.h). Each iteration estimates B partial derivatives by symmetric
+// differences (f(x + h e_i) - f(x - h e_i)) / 2h -- 2B queries in one batch -- and applies
+// per-coordinate ADAM steps, keeping x in the eps-ball intersected with [0, 1]. The thesis judges
+// ZOO's success by L_inf <= eps; the oracle clips every query into the ball, so any successful
 // query qualifies.
 #pragma once
 

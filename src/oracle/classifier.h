@@ -1,7 +1,7 @@
 // An image classifier behind a narrow, LibTorch-free interface. The scores come from a
 // pluggable back end (ScoreBackend): a local TorchScript file (LibTorch stays in
 // torchscript_backend.cc), a served model over HTTP (http_backend.h, `advbo serve`), or a
-// Python callable (python/advbo_module.cc). The Classifier does everything else the same way
+// Python callable (src/python/core_module.cc). The Classifier does everything else the same way
 // for every back end: the optional input normalisation, probing the input shape, output
 // auto-detection (logits / probabilities) and the log-softmax.
 //

@@ -106,9 +106,9 @@ TEST(ShippedModels, AdversariallyTrainedCifar10MatchesItsCard) {
   EXPECT_NEAR(Accuracy(*m, s), claimed, 0.005 + 1e-9);  // printed with 2 decimals
 }
 
-// Carlini's MNIST network with its published weights (tools/convert_carlini_mnist.py): the
-// conversion (kernel layout, channels-last flatten, the -0.5 shift) is right only if the
-// accuracy is the published network's 99.41 % on t10k.
+// Carlini & Wagner's MNIST network, weights from rubinxin/BayesOpt_Attack
+// (tools/convert_carlini_mnist.py): the conversion (kernel layout, channels-last flatten, the -0.5
+// shift) is right only if the accuracy is the published network's 99.41 % on t10k.
 TEST(ShippedModels, CarliniMnistIsThePublishedNetwork) {
   auto m = Classifier::Load(kRoot + "/models/mnist_carlini.pt");
   auto s = data::ReadMnist(kRoot + "/data/mnist/t10k-images-idx3-ubyte.gz",

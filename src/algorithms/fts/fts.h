@@ -3,8 +3,8 @@
 // a function sampled by another agent, received once as the weight vector omega_n of a Bayesian
 // linear regression on shared, normalised random Fourier features (Alg. 5.1, eqs. 5.1-5.2).
 //
-// Issue #16, first part: the pieces and the loop on a finite domain; the `advbo fbo` harness
-// (agents in lock-step, families, outputs) comes next.
+// This file holds the pieces and the loop on a finite domain; the agents in lock-step, the
+// families and the outputs of `advbo fbo` are in federated.h and federated_study.h.
 #pragma once
 
 #include <Eigen/Dense>
