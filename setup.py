@@ -3,7 +3,8 @@ advbo_python of the top-level CMakeLists.txt), the Python layer from src/python/
 the shipped classifiers and data samples (models/*_cw*.pt, models/mnist_carlini.pt, data/)
 as advbo/shipped/, so advbo.load_images("mnist") and advbo.shipped_model() work anywhere.
 
-    python3 -m venv --system-site-packages .venv     # Debian's numpy / torch visible
+    bash tools/install_python.sh                          # checks, then the two lines below
+    /usr/bin/python3 -m venv --system-site-packages .venv  # Debian's numpy / torch visible
     .venv/bin/pip install --no-build-isolation .
 
 Environment: ADVBO_CMAKE_BUILD_DIR=DIR reuses an existing CMake build of this tree (only
@@ -23,6 +24,36 @@ from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
+
+
+def check_interpreter():
+    """Refuses, before anything is built, an interpreter that cannot build or run advbo: the
+    build needs wheel and setuptools, the package needs numpy, and the API takes torch
+    modules. A bare `python3` may be another interpreter than Debian's (conda, pyenv, a
+    venv without --system-site-packages), which has none of Debian's packages."""
+    missing = []
+    for module, package in (("wheel", "python3-wheel"), ("numpy", "python3-numpy"),
+                            ("torch", "python3-torch")):
+        if module == "torch" and os.environ.get("ADVBO_ALLOW_NO_TORCH") == "1":
+            continue
+        try:
+            __import__(module)
+        except ImportError:
+            missing.append((module, package))
+    if missing:
+        names = ", ".join(m for m, _ in missing)
+        debs = " ".join(p for _, p in missing)
+        sys.exit(
+            f"setup.py: {sys.executable} has no {names}. advbo installs with Debian's "
+            f"/usr/bin/python3 and its packages ({debs}; `bash tools/setup.sh` installs "
+            f"them): run `bash tools/install_python.sh`, or by hand `/usr/bin/python3 -m venv "
+            f"--system-site-packages .venv && .venv/bin/pip install --no-build-isolation .`"
+            + ("" if "torch" not in names else
+               ". Without torch (numpy callables and TorchScript files only): "
+               "ADVBO_ALLOW_NO_TORCH=1"))
+
+
+check_interpreter()
 SHIPPED_MODELS = ["mnist_cw", "cifar10_cw", "mnist_cw_plain", "cifar10_cw_plain", "mnist_carlini"]
 SHIPPED_DATA = ["mnist/t10k-images-idx3-ubyte.gz", "mnist/t10k-labels-idx1-ubyte.gz",
                 "cifar10/test_batch_first2000.bin", "cifar10/batches.meta.txt"]

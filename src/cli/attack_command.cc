@@ -85,10 +85,11 @@ void PrintBanner(const AttackArgs& a, const experiment::Experiment& ex) {
                "advbo attack: %s on %s (%zu images), model %s (%s), eps %.4g L_inf, %s queries, "
                "budget %ld, seed %llu\n",
                ex.spec().attacks[0].c_str(), ex.dataset_name().c_str(), ex.images().size(),
-               ex.model_path().c_str(), ex.model().outputs_logits() ? "logits" : "probabilities",
-               ex.epsilon(), oracle::PixelSpaceName(ex.pixels()), a.budget,
+               ex.model_path().c_str(), ex.model().output_format().c_str(), ex.epsilon(),
+               oracle::PixelSpaceName(ex.pixels()), a.budget,
                static_cast<unsigned long long>(a.seed));
   if (!ex.pixels_note().empty()) std::fprintf(stderr, "  note: %s\n", ex.pixels_note().c_str());
+  PrintDataNotes("  advbo attack", ex);
   std::fprintf(stderr, "  attacking %zu correctly classified images (%zu instances)",
                sel.chosen.size(), sel.instances.size());
   if (!sel.skipped.empty()) {
@@ -294,6 +295,7 @@ int RunAttack(const AttackArgs& a) {
   if (file) file->Commit();
   folders.Keep();
   PrintSummary(a, ex, records);
+  PrintModelNotes("advbo attack", ex);
   if (!a.save_images.empty()) PrintSavedImages(a, saved, lost);
   return 0;
 }

@@ -203,6 +203,7 @@ int RunBench(const BenchArgs& a) {
   const experiment::Experiment ex(spec);
   if (!ex.pixels_note().empty())
     std::fprintf(stderr, "advbo bench: note: %s\n", ex.pixels_note().c_str());
+  if (!a.quiet) PrintDataNotes("advbo bench", ex);
   if (!ex.defense().empty() && !a.quiet)
     std::fprintf(stderr, "advbo bench: defense %s, clean accuracy %.2f %% (undefended %.2f %%)\n",
                  ex.defense().Spec().c_str(), 100.0 * ex.defended_accuracy(),
@@ -256,6 +257,7 @@ int RunBench(const BenchArgs& a) {
   file.Commit();
   WriteSummary(all, a.out_dir, true);
   folders.Keep();
+  PrintModelNotes("advbo bench", ex);
   std::printf("records: %s; table, summary.json, curves.csv, curves.png in %s\n", records.c_str(),
               a.out_dir.c_str());
   return 0;

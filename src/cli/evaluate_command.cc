@@ -20,6 +20,7 @@
 #include "cli/interrupt_hint.h"
 #include "cli/parse.h"
 #include "cli/progress.h"
+#include "data/datasets.h"
 #include "defenses/defense.h"
 #include "defenses/game_defense.h"
 #include "experiment/evaluate.h"
@@ -56,8 +57,16 @@ int RunEvaluate(const EvaluateArgs& a) {
   // The images looked at: --indices, else the first -n of the data (clean errors count as
   // not robust, so they are part of the denominator).
   std::vector<int> images = args.indices;
-  if (images.empty())
-    for (int i = 0; i < args.num_images; ++i) images.push_back(i);
+  if (images.empty()) {
+    // -n of the user's data: at most all of it (default: all of an image folder or file).
+    int n = args.num_images.value_or(10);
+    if (!args.data.empty()) {
+      const data::ImageSet all = experiment::LoadImages(args.dataset, args.data, args.format);
+      n = std::min<int>(args.num_images.value_or(experiment::DefaultNumImages(all, true)),
+                        static_cast<int>(all.size()));
+    }
+    for (int i = 0; i < n; ++i) images.push_back(i);
+  }
   std::vector<int> mine;
   for (size_t k = 0; k < images.size(); ++k)
     if (static_cast<int>(k % shard_n) == shard_k - 1) mine.push_back(images[k]);
@@ -82,6 +91,7 @@ int RunEvaluate(const EvaluateArgs& a) {
   const experiment::Experiment ex(spec);
   if (!ex.pixels_note().empty())
     std::fprintf(stderr, "advbo evaluate: note: %s\n", ex.pixels_note().c_str());
+  if (!a.quiet) PrintDataNotes("advbo evaluate", ex);
   experiment::CreatedFolders folders;
   folders.Create(a.out_dir);
   const std::string tag = ShardTag(shard_k, shard_n);

@@ -1,9 +1,12 @@
 #include "cli/experiment_options.h"
 
+#include <cstdio>
 #include <stdexcept>
 #include <utility>
 
 #include "cli/validators.h"
+#include "data/datasets.h"
+#include "experiment/runner.h"
 
 namespace advbo::cli {
 
@@ -14,6 +17,11 @@ void AddExperimentOptions(CLI::App* cmd, ExperimentArgs* a) {
   cmd->add_option("--data", a->data,
                   "your own data instead: MNIST IDX images file (labels found beside it), "
                   "CIFAR-10 .bin batch, or an image file/folder (folder/<label>/*.png)");
+  cmd->add_option("--classes", a->classes,
+                  "with --data naming its classes (folder/<class name>/*.png): the model's "
+                  "class order by name, e.g. zero,one,two (default: the names sorted, as "
+                  "torchvision's ImageFolder does; the run prints the mapping)")
+      ->delimiter(',');
   cmd->add_option("--format", a->format, "format of --data: auto | mnist | cifar10 | images")
       ->default_val("auto");
   cmd->add_option("--model", a->model,
@@ -34,7 +42,10 @@ void AddExperimentOptions(CLI::App* cmd, ExperimentArgs* a) {
       ->default_val(3);
   cmd->add_option("--output", a->output, "model output: auto | logits | probs")
       ->default_val("auto");
-  cmd->add_flag("--targeted", a->targeted, "targeted attack on every other class (default)");
+  cmd->add_flag(
+      "--targeted", a->targeted,
+      "targeted attack on every other class (the CLI's default, the BOS^2 thesis' protocol; "
+      "the Python API's default is untargeted)");
   cmd->add_option("--target", a->target, "targeted attack on this one class")->check(IntAtLeast(0));
   cmd->add_flag("--untargeted", a->untargeted, "untargeted attack (argmax != true class)");
   cmd->add_option("--eps", a->eps,
@@ -44,9 +55,9 @@ void AddExperimentOptions(CLI::App* cmd, ExperimentArgs* a) {
       ->check(IntInRange(1, experiment::kMaxBudget))
       ->default_val(900);
   cmd->add_option("--num-images,-n", a->num_images,
-                  "attack the first N correctly classified images")
-      ->check(IntInRange(1, 100000000))
-      ->default_val(10);
+                  "attack the first N correctly classified images (default 10; with --data of an "
+                  "image folder or file: all of it)")
+      ->check(IntInRange(1, 100000000));
   cmd->add_option("--indices", a->indices, "attack these image indices instead (comma list)")
       ->delimiter(',')
       ->check(IntAtLeast(0));
@@ -111,6 +122,7 @@ experiment::ExperimentSpec SpecOf(const ExperimentArgs& a, std::vector<std::stri
   s.model = a.model;
   s.output = a.output;
   s.normalize = a.normalize;
+  s.classes = a.classes;
   s.http_timeout = a.http_timeout;
   s.http_retries = a.http_retries;
   s.attacks = std::move(attacks);
@@ -130,6 +142,33 @@ experiment::ExperimentSpec SpecOf(const ExperimentArgs& a, std::vector<std::stri
   s.pixels = a.pixels;
   s.setup_queries = !a.no_setup_queries;
   return s;
+}
+
+void PrintDataNotes(const char* command, const experiment::Experiment& ex) {
+  const auto& images = ex.images();
+  if (!ex.spec().data.empty() && !images.class_names.empty())
+    std::fprintf(stderr, "%s: classes %s: %s\n", command,
+                 ex.spec().classes.empty() ? "(class names sorted, as torchvision's ImageFolder; "
+                                             "--classes gives another order)"
+                                           : "(--classes)",
+                 data::ClassMapping(images).c_str());
+  const auto& sel = ex.selection();
+  const size_t looked = sel.chosen.size() + sel.skipped.size();
+  if (!ex.spec().data.empty() && ex.spec().indices.empty() && looked < images.size())
+    std::fprintf(stderr,
+                 "%s: attacking the first %zu correctly classified of the %zu images "
+                 "(-n %d; -n %zu for all)\n",
+                 command, sel.chosen.size(), images.size(), ex.spec().num_images.value_or(0),
+                 images.size());
+}
+
+void PrintModelNotes(const char* command, const experiment::Experiment& ex) {
+  if (const long zeros = ex.model().zero_probability_rows(); zeros > 0)
+    std::fprintf(stderr,
+                 "%s: note: %ld of the model's answers held an exact-zero probability; its log "
+                 "is clipped at log(1e-300), so the attacks' losses saturate there (a model that "
+                 "returns logits avoids this)\n",
+                 command, zeros);
 }
 
 }  // namespace advbo::cli

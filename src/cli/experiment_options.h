@@ -12,6 +12,10 @@
 
 #include "experiment/spec.h"
 
+namespace advbo::experiment {
+class Experiment;
+}
+
 namespace advbo::cli {
 
 /// Parsed shared options; defaults as documented by AddExperimentOptions.
@@ -21,7 +25,9 @@ struct ExperimentArgs {
   bool no_setup_queries = false;  ///< --no-setup-queries
   std::string pixels = "8bit";    ///< --pixels: 8bit | float
   std::optional<int> target;
-  int num_images = 10, threads = 0, clean_images = 1000;
+  std::optional<int> num_images;  ///< unset = experiment::DefaultNumImages
+  int threads = 0, clean_images = 1000;
+  std::vector<std::string> classes;  ///< --classes: the model's class order by name
   std::vector<int> indices;
   std::optional<double> eps, defender_eps;  // unset = the dataset's / the attack's eps
   long budget = 900;
@@ -43,5 +49,15 @@ void AddExperimentOptions(CLI::App* cmd, ExperimentArgs* args);
 /// std::invalid_argument when more than one of --targeted, --target, --untargeted is given;
 /// everything else is checked by experiment::Validate.
 experiment::ExperimentSpec SpecOf(const ExperimentArgs& args, std::vector<std::string> attacks);
+
+/// Prints to stderr, for `command` ("advbo attack"), what a user of their own data should
+/// see before a run: the class order the labels follow (sorted folder names or --classes) and
+/// how many of the data's images are attacked when that is not all of them.
+void PrintDataNotes(const char* command, const experiment::Experiment& ex);
+
+/// Prints to stderr, after a run, what the model's answers say about the attack's footing:
+/// how many probability rows held an exact zero (their log is clipped, so score-based losses
+/// saturate; returning logits avoids it). Prints nothing when there is nothing to say.
+void PrintModelNotes(const char* command, const experiment::Experiment& ex);
 
 }  // namespace advbo::cli

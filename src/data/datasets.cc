@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <map>
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
@@ -346,6 +347,42 @@ ImageSet ReadImages(const std::string& path, int channels, size_t limit) {
   }
   set.class_names = std::move(class_names);
   return set;
+}
+
+void ApplyClassOrder(ImageSet* set, const std::vector<std::string>& classes,
+                     const std::string& name) {
+  if (set->class_names.empty())
+    throw DataError(name +
+                    ": --classes orders named classes, but these data name none (image "
+                    "sub-folders named by integers give the labels themselves)");
+  std::map<std::string, int> position;
+  for (size_t k = 0; k < classes.size(); ++k) {
+    if (classes[k].empty())
+      throw DataError("--classes: empty class name at position " + std::to_string(k));
+    if (!position.emplace(classes[k], static_cast<int>(k)).second)
+      throw DataError("--classes: '" + classes[k] + "' is given twice");
+  }
+  std::vector<int> remap(set->class_names.size());
+  for (size_t c = 0; c < set->class_names.size(); ++c) {
+    const auto it = position.find(set->class_names[c]);
+    if (it == position.end())
+      throw DataError(name + ": class '" + set->class_names[c] +
+                      "' is not in --classes (the data's classes: " + ClassMapping(*set, 100) +
+                      ")");
+    remap[c] = it->second;
+  }
+  for (int& y : set->labels)
+    if (y >= 0 && static_cast<size_t>(y) < remap.size()) y = remap[y];
+  set->class_names = classes;
+}
+
+std::string ClassMapping(const ImageSet& set, size_t max_shown) {
+  std::string out;
+  for (size_t c = 0; c < set.class_names.size(); ++c) {
+    if (c == max_shown) return out + ", ...";
+    out += (c ? ", " : "") + set.class_names[c] + "=" + std::to_string(c);
+  }
+  return out;
 }
 
 std::vector<std::string> ReadClassNames(const std::string& path) {

@@ -54,6 +54,20 @@ ImageSet ReadCifar10(const std::vector<std::string>& paths, size_t limit = 0);
 /// size. Throws DataError naming the file that is missing, unreadable or differently sized.
 ImageSet ReadImages(const std::string& path, int channels = 0, size_t limit = 0);
 
+/// Gives the classes of `set` the order `classes` (index = position), for a model whose
+/// classes are not ordered like the data's (an image folder's sub-folders are taken in sorted
+/// order, as torchvision's ImageFolder does: `five` = 0, `four` = 1, ...): every label is
+/// re-mapped by its class name and `class_names` becomes `classes`. `name` (the data's path)
+/// is used in error messages. Throws DataError when the set names no classes (e.g. folders
+/// named by integers, which give the labels themselves), a class name of the set is missing
+/// from `classes`, or `classes` has an empty or repeated name.
+void ApplyClassOrder(ImageSet* set, const std::vector<std::string>& classes,
+                     const std::string& name);
+
+/// "five=0, four=1, ..." (at most `max_shown` pairs, then ", ..."); empty when `set` names no
+/// classes. For banners and error messages.
+std::string ClassMapping(const ImageSet& set, size_t max_shown = 12);
+
 /// In-memory forms of the readers above (the files' bytes, e.g. from a network request or a
 /// fuzzer). `name` is used in error messages in place of a path. ParseMnist takes the images
 /// and (unless `labels` is null) labels bytes, each gzip-compressed or raw; ParseCifar10 one

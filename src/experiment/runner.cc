@@ -12,16 +12,43 @@
 namespace advbo::experiment {
 namespace {
 
-// Why a selection produced no instance, in the user's terms.
-std::string NoInstancesMessage(const ExperimentSpec& s, const Selection& sel) {
-  std::string skipped;
-  for (size_t k = 0; k < sel.skipped.size() && k < 20; ++k)
-    skipped += (k ? "," : "") + std::to_string(sel.skipped[k]);
-  if (sel.skipped.size() > 20) skipped += ",...";
-  if (sel.chosen.empty())
-    return "no attack instances: none of the images looked at is correctly classified by the "
-           "model (only correctly classified images are attacked; misclassified: " +
-           (skipped.empty() ? std::string("none") : skipped) + ")";
+// "label 3 ('cat')" or "label 3" when the data name no classes.
+std::string LabelText(const data::ImageSet& images, int y) {
+  const bool named = y >= 0 && static_cast<size_t>(y) < images.class_names.size();
+  return std::to_string(y) + (named ? " ('" + images.class_names[y] + "')" : "");
+}
+
+// Why a selection produced no instance, in the user's terms: which images the model
+// misclassified (file, label, the model's class) and, for data that name their classes, the
+// class order the labels follow.
+std::string NoInstancesMessage(const ExperimentSpec& s, const Selection& sel,
+                               const data::ImageSet& images) {
+  if (sel.chosen.empty()) {
+    std::string skipped;
+    for (size_t k = 0; k < sel.skipped.size() && k < 5; ++k) {
+      const int i = sel.skipped[k];
+      skipped += (k ? "; " : "") + std::string("image ") + std::to_string(i) +
+                 (static_cast<size_t>(i) < images.sources.size() ? " (" + images.sources[i] + ")"
+                                                                 : std::string()) +
+                 " has label " + LabelText(images, images.labels[i]) + ", the model says " +
+                 std::to_string(sel.skipped_predictions[k]);
+    }
+    if (sel.skipped.size() > 5)
+      skipped += "; and " + std::to_string(sel.skipped.size() - 5) + " more";
+    std::string msg =
+        "no attack instances: the model misclassifies every image looked at (only correctly "
+        "classified images are attacked): " +
+        (skipped.empty() ? std::string("none looked at") : skipped);
+    if (!images.class_names.empty() && !s.data.empty())
+      msg += s.classes.empty()
+                 ? ". The labels follow the class names in sorted order (torchvision's "
+                   "ImageFolder convention): " +
+                       data::ClassMapping(images) +
+                       "; if your model orders its classes differently, give its order with "
+                       "--classes NAME,NAME,..."
+                 : ". The labels follow --classes: " + data::ClassMapping(images);
+    return msg;
+  }
   return "no attack instances: every chosen image is already of class " +
          std::to_string(*s.target) +
          " (= --target); choose images of other classes or another target";
@@ -33,6 +60,7 @@ Experiment::Experiment(ExperimentSpec spec) : spec_(std::move(spec)) {
   Validate(spec_);
   dataset_name_ = spec_.data.empty() ? spec_.dataset : spec_.data;
   images_ = LoadImages(spec_.dataset, spec_.data, spec_.format);
+  if (!spec_.classes.empty()) data::ApplyClassOrder(&images_, spec_.classes, spec_.data);
   Init();
 }
 
@@ -52,6 +80,7 @@ Experiment::Experiment(ExperimentSpec spec, data::ImageSet images,
 void Experiment::Init() {
   eps_ = EpsilonFor(spec_.dataset, spec_.eps);
   if (images_.size() == 0) throw data::DataError(dataset_name_ + ": no images");
+  if (!spec_.num_images) spec_.num_images = DefaultNumImages(images_, !spec_.data.empty());
   defense_ = std::make_unique<DefenseSetup>(spec_.defense, images_, spec_.dataset,
                                             spec_.defender_vae, spec_.defender_eps.value_or(eps_));
   const attacks::AttackContext ctx = ContextFor(images_, spec_.dataset, spec_.data);
@@ -84,11 +113,11 @@ void Experiment::Init() {
   const auto selection_defense = defense_->SelectionTransform(SelectionDefenseSeed(spec_.seed));
   const long setup0[] = {model_->scored(oracle::QueryPurpose::kSelection),
                          model_->scored(oracle::QueryPurpose::kCleanAccuracy)};
-  selection_ = SelectInstances(images_, *model_, spec_.indices, spec_.num_images, spec_.untargeted,
+  selection_ = SelectInstances(images_, *model_, spec_.indices, *spec_.num_images, spec_.untargeted,
                                spec_.target.value_or(-1), dataset_name_, selection_defense,
                                spec_.setup_queries);
   if (selection_.instances.empty())
-    throw std::invalid_argument(NoInstancesMessage(spec_, selection_));
+    throw std::invalid_argument(NoInstancesMessage(spec_, selection_, images_));
   pixels_ = oracle::ParsePixelSpace(spec_.pixels);
   if (pixels_ == oracle::PixelSpace::k8bit) {
     for (int idx : selection_.chosen)
@@ -229,6 +258,7 @@ JobResult Experiment::Run(size_t i, size_t j, const attacks::AttackProgress& pro
   out.result = atk.Run(orc, rng, progress);
   out.record = InstanceRecord(atk.name(), inst, out.result, orc, spec_.seed, iseed, model_path_,
                               dataset_name_);
+  out.record["model_output"] = model_->output_format();
   if (!defense_->empty()) {
     out.record["defense"] = defense_->Spec();
     out.record["defended_clean_accuracy"] = defended_acc_;

@@ -86,6 +86,10 @@ data::ImageSet LoadImages(const std::string& dataset, const std::string& data_pa
   throw std::invalid_argument("--dataset must be mnist or cifar10 (or give --data PATH)");
 }
 
+int DefaultNumImages(const data::ImageSet& images, bool user_data) {
+  return user_data && !images.sources.empty() ? static_cast<int>(images.size()) : 10;
+}
+
 double EpsilonFor(const std::string& dataset, std::optional<double> eps) {
   if (!eps) return dataset == "cifar10" ? 0.05 : 0.3;
   CheckLinfRadius("--eps", eps);
@@ -323,7 +327,7 @@ Selection SelectInstances(const data::ImageSet& images, const oracle::Classifier
       if (!classify || pred[k] == label)
         sel.chosen.push_back(idx[k]);
       else
-        sel.skipped.push_back(idx[k]);
+        sel.skipped.push_back(idx[k]), sel.skipped_predictions.push_back(pred[k]);
     }
   }
   for (int i : sel.chosen) {

@@ -35,6 +35,10 @@ std::filesystem::path RepoRoot();
 data::ImageSet LoadImages(const std::string& dataset, const std::string& data,
                           const std::string& format);
 
+/// How many images an experiment attacks when --num-images is not given: every image of the
+/// user's own image folder or file (`user_data` and read as images: `sources` set), else 10.
+int DefaultNumImages(const data::ImageSet& images, bool user_data);
+
 /// `path` relative to the repository root when it lies inside it (records then carry
 /// "models/mnist_cw.pt", not a machine's absolute path); otherwise `path` unchanged.
 std::string RecordPath(const std::string& path);
@@ -161,9 +165,10 @@ struct Instance {
 
 /// The chosen images and instances.
 struct Selection {
-  std::vector<int> chosen;          ///< correctly classified images attacked
-  std::vector<int> skipped;         ///< misclassified images passed over
-  std::vector<Instance> instances;  ///< chosen x goals, in order
+  std::vector<int> chosen;               ///< correctly classified images attacked
+  std::vector<int> skipped;              ///< misclassified images passed over
+  std::vector<int> skipped_predictions;  ///< the model's class of each skipped image
+  std::vector<Instance> instances;       ///< chosen x goals, in order
   /// Images without a label (-1: a single file, or directly in an image folder) whose class
   /// was taken from the model's prediction: image index -> that class.
   std::map<int, int> predicted_labels;

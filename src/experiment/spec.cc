@@ -42,11 +42,15 @@ void Validate(const ExperimentSpec& s) {
   if (s.target && *s.target < 0)
     throw std::invalid_argument("--target must be a class index >= 0, got " +
                                 std::to_string(*s.target));
-  if (s.indices.empty() && s.num_images < 1)
+  if (s.indices.empty() && s.num_images && *s.num_images < 1)
     throw std::invalid_argument(
         "--num-images must be >= 1 (the number of correctly classified "
         "images to attack), got " +
-        std::to_string(s.num_images));
+        std::to_string(*s.num_images));
+  if (!s.classes.empty() && s.data.empty())
+    throw std::invalid_argument(
+        "--classes orders the classes of your own data (--data); the shipped datasets' "
+        "classes are already the shipped models' order");
   CheckLinfRadius("--eps", s.eps);
   CheckLinfRadius("--defender-eps", s.defender_eps);
   if (s.budget < 1 || s.budget > kMaxBudget)

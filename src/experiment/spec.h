@@ -20,14 +20,19 @@ struct ExperimentSpec {
   std::string model;  ///< TorchScript file or served model URL ("" = models/<dataset>_cw.pt)
   std::string output = "auto";  ///< model output: auto | logits | probs
   std::string normalize;        ///< input normalisation "MEAN[,..]:STD[,..]" ("" = none)
-  double http_timeout = 30;     ///< served model: seconds per request, > 0
-  int http_retries = 3;         ///< served model: retries after transport errors, 0..100
+  /// The model's class order by name (data::ApplyClassOrder; only with `data` that names its
+  /// classes, e.g. an image folder's class-name sub-folders); empty = the data's own order.
+  std::vector<std::string> classes;
+  double http_timeout = 30;  ///< served model: seconds per request, > 0
+  int http_retries = 3;      ///< served model: retries after transport errors, 0..100
   /// Attack specs (registry name, or bos2:key=value,...), run on the same instances.
   std::vector<std::string> attacks = {"bos2"};
-  bool untargeted = false;             ///< untargeted (argmax != true class)
-  std::optional<int> target;           ///< one target class (>= 0); unset = every other class
-  std::vector<int> indices;            ///< explicit image indices (empty = first num_images)
-  int num_images = 10;                 ///< first N correctly classified images (>= 1)
+  bool untargeted = false;    ///< untargeted (argmax != true class)
+  std::optional<int> target;  ///< one target class (>= 0); unset = every other class
+  std::vector<int> indices;   ///< explicit image indices (empty = first num_images)
+  /// First N correctly classified images (>= 1); unset = every image of the user's image
+  /// folder or file (`data` read as images), else 10 (DefaultNumImages in setup.h).
+  std::optional<int> num_images;
   std::optional<double> eps;           ///< L_inf radius in (0, 1]; unset = dataset default
   long budget = 900;                   ///< queries per instance, in [1, kMaxBudget]
   uint64_t seed = 0;                   ///< run seed (experiment/seeds.h derives the rest)
@@ -74,10 +79,10 @@ void CheckImageIndices(const std::vector<int>& indices);
 
 /// Checks every field that can be checked without loading anything: attack specs parse
 /// (MakeAttack with a default context), at most one of untargeted / target, target >= 0,
-/// num_images >= 1, indices >= 0 and distinct, eps and defender_eps in (0, 1] and not NaN, budget
-/// in [1, kMaxBudget], http_timeout in (0, kMaxHttpTimeout], pixels 8bit | float, threads in [0,
-/// kMaxThreads], clean_images >= 0, attack specs unique. Throws std::invalid_argument naming the
-/// option (as the CLI spells it) and the value.
+/// num_images >= 1 if set, classes only with data, indices >= 0 and distinct, eps and defender_eps
+/// in (0, 1] and not NaN, budget in [1, kMaxBudget], http_timeout in (0, kMaxHttpTimeout], pixels
+/// 8bit | float, threads in [0, kMaxThreads], clean_images >= 0, attack specs unique. Throws
+/// std::invalid_argument naming the option (as the CLI spells it) and the value.
 void Validate(const ExperimentSpec& spec);
 
 /// Splits a comma list of attack specs. A piece "key=value" with no ':' before its '='

@@ -148,6 +148,7 @@ std::unique_ptr<Classifier> Classifier::FromBackend(std::unique_ptr<ScoreBackend
     clf->w_ = shapes[0][2];
     clf->classes_ = opt.classes;
     clf->logits_ = opt.output == OutputKind::kLogits;
+    clf->output_format_ = clf->logits_ ? "logits" : "probabilities";
     return clf;
   }
   Eigen::MatrixXd out;
@@ -191,13 +192,26 @@ std::unique_ptr<Classifier> Classifier::FromBackend(std::unique_ptr<ScoreBackend
   if (!out.allFinite())
     throw ModelError(path + ": the model returned non-finite scores on a probe batch");
   clf->classes_ = static_cast<int>(out.cols());
+  const bool nonneg = (out.array() >= 0).all();
+  const bool sums = ((out.rowwise().sum().array() - 1.0).abs() < 1e-3).all();
   if (opt.output == OutputKind::kAuto) {
-    const bool nonneg = (out.array() >= 0).all();
-    const bool sums = ((out.rowwise().sum().array() - 1.0).abs() < 1e-3).all();
     clf->logits_ = !(nonneg && sums);
   } else {
     clf->logits_ = opt.output == OutputKind::kLogits;
+    if (!clf->logits_ && !(nonneg && sums)) {
+      std::ostringstream m;
+      m << path << ": the output is given as probabilities (--output probs), but the probe "
+        << "batch's scores are not (smallest " << out.minCoeff() << ", row sums "
+        << out.rowwise().sum().minCoeff() << ".." << out.rowwise().sum().maxCoeff()
+        << "); use --output logits or auto";
+      throw ModelError(m.str());
+    }
   }
+  const bool log_probs = !(nonneg && sums) && (out.array() <= 0).all() &&
+                         ((out.array().exp().rowwise().sum() - 1.0).abs() < 1e-3).all();
+  clf->output_format_ = !clf->logits_ ? "probabilities"
+                        : log_probs   ? "log_probabilities"
+                                      : "logits";
   return clf;
 }
 
@@ -250,7 +264,19 @@ Eigen::MatrixXd Classifier::LogProbabilitiesOf(const Eigen::MatrixXd& out) const
       for (Eigen::Index c = 0; c < out.cols(); ++c) lp(i, c) = out(i, c) - m - ls;
     } else {
       double s = 0;
-      for (Eigen::Index c = 0; c < out.cols(); ++c) s += std::max(out(i, c), 0.0);
+      bool zero = false;
+      for (Eigen::Index c = 0; c < out.cols(); ++c) {
+        if (out(i, c) < -1e-6) {
+          std::ostringstream m;
+          m << path_ << ": the output is taken as probabilities, but the model returned a "
+            << "negative score (" << out(i, c) << ", class " << c
+            << "); use --output logits (or auto)";
+          throw ModelError(m.str());
+        }
+        zero |= out(i, c) <= 0;
+        s += std::max(out(i, c), 0.0);
+      }
+      if (zero) zero_rows_.fetch_add(1, std::memory_order_relaxed);
       s = std::max(s, 1e-300);
       for (Eigen::Index c = 0; c < out.cols(); ++c)
         lp(i, c) = std::log(std::max(out(i, c), 1e-300) / s);

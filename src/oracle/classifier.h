@@ -161,7 +161,9 @@ class Classifier {
   /// with options.probe false nothing is scored and the given shape, output kind and
   /// class count are taken as they are: std::invalid_argument if one is missing): throws ModelError
   /// naming the back end if it rejects the expected input shape (or none of the probe shapes fits),
-  /// does not return [N, C] with C >= 2, or returns non-finite scores. Normalisation must have 1 or
+  /// does not return [N, C] with C >= 2, returns non-finite scores, or is said to return
+  /// probabilities (OutputKind::kProbabilities) but returns rows that are not (a negative
+  /// score, or a row sum off 1 by more than 1e-3). Normalisation must have 1 or
   /// `channels` values (std::invalid_argument otherwise).
   static std::unique_ptr<Classifier> FromBackend(std::unique_ptr<ScoreBackend> backend,
                                                  const ClassifierOptions& options = {});
@@ -177,7 +179,8 @@ class Classifier {
   /// Normalization is set); checked for shape and finiteness. Throws ModelError.
   Eigen::MatrixXd RawScores(const float* images, int n,
                             const QueryContext* context = nullptr) const;
-  /// LogProbabilities of already computed raw scores [n, classes].
+  /// LogProbabilities of already computed raw scores [n, classes]. Throws ModelError when
+  /// the output is taken as probabilities but a score is negative (below -1e-6).
   Eigen::MatrixXd LogProbabilitiesOf(const Eigen::MatrixXd& raw) const;
 
   int channels() const { return c_; }
@@ -189,6 +192,14 @@ class Classifier {
   int num_classes() const { return classes_.load(std::memory_order_relaxed); }
   /// Whether the output was taken as logits (true) or probabilities (false).
   bool outputs_logits() const { return logits_; }
+  /// The output format as detected or given, for banners and records: "logits",
+  /// "log_probabilities" (auto-detected: every probe row's exp sums to 1; used as logits,
+  /// which gives the same log-softmax) or "probabilities".
+  const std::string& output_format() const { return output_format_; }
+  /// Answers (rows) so far, over all threads, of a probability output holding an exact zero:
+  /// its log is clipped at log(1e-300), so losses built on it saturate there (a model that
+  /// returns logits avoids this). Always 0 for logits.
+  long zero_probability_rows() const { return zero_rows_.load(std::memory_order_relaxed); }
   /// The model file or URL.
   const std::string& path() const { return path_; }
   /// The input normalisation, if any.
@@ -212,6 +223,8 @@ class Classifier {
   int c_ = 0, h_ = 0, w_ = 0;
   mutable std::atomic<int> classes_{0};  // set once: by the probe, the options or the first answer
   bool logits_ = true;
+  std::string output_format_ = "logits";
+  mutable std::atomic<long> zero_rows_{0};
   mutable std::array<std::atomic<long>, kNumQueryPurposes> scored_{};
 };
 

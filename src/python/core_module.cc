@@ -217,6 +217,8 @@ py::dict Run(py::object model, py::array images, py::array labels, const std::st
   std::string pixels_note;
   std::vector<int> skipped;
   int num_classes = 0;
+  std::string model_output;
+  long zero_rows = 0;
   py::object loads = py::module_::import("json").attr("loads");
   py::list out;
   try {
@@ -261,6 +263,8 @@ py::dict Run(py::object model, py::array images, py::array labels, const std::st
         if (!progress.is_none()) progress(out.size(), total, out[out.size() - 1]);
       }
     num_classes = ex.model().num_classes();  // known by now without setup queries too
+    model_output = ex.model().output_format();
+    zero_rows = ex.model().zero_probability_rows();
   } catch (py::error_already_set&) {
     throw;  // the progress callback's own exception
   } catch (const Interrupted&) {
@@ -285,6 +289,8 @@ py::dict Run(py::object model, py::array images, py::array labels, const std::st
   result["num_classes"] = num_classes;
   result["skipped"] = skipped;
   result["pixels_note"] = pixels_note;
+  result["model_output"] = model_output;
+  result["zero_probability_rows"] = zero_rows;
   return result;
 }
 
@@ -340,7 +346,8 @@ options   target, dataset, output, normalize, defense, defender_eps, clean_image
 
 Only correctly classified images are attacked. Returns a dict: records (one dict per image x
 goal x attack, the CLI's record fields), adversarial (float32 [len(records), C, H, W]),
-num_classes, skipped (indices of misclassified images) and pixels_note ("" or a note on the
-query space). Raises ValueError / TypeError on bad arguments, ModelError on a model that
+num_classes, skipped (indices of misclassified images), pixels_note ("" or a note on the
+query space), model_output ("logits", "log_probabilities" or "probabilities") and
+zero_probability_rows (answers holding an exact-zero probability). Raises ValueError / TypeError on bad arguments, ModelError on a model that
 fails, and re-raises the callable's own exception.)doc");
 }

@@ -150,6 +150,66 @@ TEST_F(BadInput, ImageFoldersSingleFilesAndBadLabelsAreHandled) {
   EXPECT_EQ(r["source"], seven.string());
 }
 
+// Issue #38: a user's folder named by class words (zero/ one/ ...) is sorted as torchvision's
+// ImageFolder does (eight = 0, five = 1, ...); the run prints that mapping, a model that
+// disagrees gets an error naming the labels, the predictions and --classes, and --classes
+// gives the model's order. Without -n every image of the folder is attacked; with -n the
+// banner says how many of how many.
+TEST_F(BadInput, ClassWordFoldersPrintTheirOrderAndTakeClasses) {
+  ASSERT_EQ(RunAdvbo("attack --attack random --indices 0 --target 3 --budget 2 -q --save-images " +
+                         (dir_ / "png").string(),
+                     dir_ / "log"),
+            0)
+      << Slurp(dir_ / "log");
+  const fs::path seven = dir_ / "png" / "clean_0_t3.png";
+  const std::string words = "zero,one,two,three,four,five,six,seven,eight,nine";
+  for (const char* w :
+       {"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"})
+    fs::create_directories(dir_ / "words" / w);
+  for (const char* f : {"a.png", "b.png", "c.png"})
+    fs::copy_file(seven, dir_ / "words" / "seven" / f);
+  const std::string data =
+      " --eps 0.3 --untargeted --budget 20 --data " + (dir_ / "words").string();
+  // Sorted: eight=0 five=1 four=2 nine=3 one=4 seven=5 ...; the 7s are labelled 5.
+  ExpectRefused("attack --attack random" + data + " -o " + out_.string(),
+                "has label 5 ('seven'), the model says 7");
+  ExpectRefused("attack --attack random" + data + " -o " + out_.string(),
+                "sorted order (torchvision's ImageFolder convention): eight=0, five=1, four=2");
+  ExpectRefused("attack --attack random" + data + " -o " + out_.string(),
+                "give its order with --classes NAME,NAME,...");
+  ExpectRefused("attack --attack random" + data + " --classes zero,one -o " + out_.string(),
+                "class 'eight' is not in --classes");
+  ExpectRefused("attack --attack random --classes " + words + " -o " + out_.string(),
+                "--classes orders the classes of your own data (--data)");
+  // --classes in the model's order: every image of the folder attacked (no -n), mapping shown.
+  ASSERT_EQ(RunAdvbo("attack --attack random --classes " + words + data + " -o " + out_.string(),
+                     dir_ / "log"),
+            0)
+      << Slurp(dir_ / "log");
+  const std::string log = Slurp(dir_ / "log");
+  EXPECT_NE(log.find("classes (--classes): zero=0, one=1, two=2"), std::string::npos) << log;
+  std::vector<nlohmann::json> records;
+  {
+    std::ifstream in(out_);
+    for (std::string l; std::getline(in, l);) records.push_back(nlohmann::json::parse(l));
+  }
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[0]["true_class"], 7);
+  EXPECT_EQ(records[0]["true_class_name"], "seven");
+  // -n 2 of 3: said in the banner.
+  const fs::path two = dir_ / "two.jsonl";
+  ASSERT_EQ(
+      RunAdvbo("attack --attack random -n 2 --classes " + words + data + " -o " + two.string(),
+               dir_ / "log"),
+      0)
+      << Slurp(dir_ / "log");
+  EXPECT_NE(Slurp(dir_ / "log")
+                .find("attacking the first 2 correctly classified of the 3 images "
+                      "(-n 2; -n 3 for all)"),
+            std::string::npos)
+      << Slurp(dir_ / "log");
+}
+
 // Records without their timing fields.
 std::vector<nlohmann::json> Untimed(const fs::path& p) {
   std::vector<nlohmann::json> out;

@@ -115,6 +115,54 @@ TEST(Classifier, DetectsProbabilitiesAndRenormalises) {
       Classifier::FromBackend(std::make_unique<FnBackend>(probs), forced)->outputs_logits());
 }
 
+// The output format is reported as detected; probabilities said of a model that returns
+// something else are refused (at the probe and at any later negative score), and exact-zero
+// probabilities are counted.
+TEST(Classifier, ReportsTheOutputFormatAndRefusesFalseProbabilities) {
+  EXPECT_EQ(
+      Classifier::FromBackend(std::make_unique<FnBackend>(Sums), Shape1x2x2())->output_format(),
+      "logits");
+  auto log_probs = [](const float*, int n, int, int, int) {
+    Eigen::MatrixXd m(n, 2);
+    for (int i = 0; i < n; ++i) m.row(i) << std::log(0.25), std::log(0.75);
+    return m;
+  };
+  auto lp_clf = Classifier::FromBackend(std::make_unique<FnBackend>(log_probs), Shape1x2x2());
+  EXPECT_EQ(lp_clf->output_format(), "log_probabilities");
+  EXPECT_TRUE(lp_clf->outputs_logits());  // log-softmax of log-probabilities is themselves
+  std::vector<float> x(4, 0.5f);
+  EXPECT_NEAR(lp_clf->LogProbabilities(x.data(), 1)(0, 0), std::log(0.25), 1e-12);
+  // --output probs on logits: refused at the probe, naming the option.
+  ClassifierOptions probs_opt = Shape1x2x2();
+  probs_opt.output = OutputKind::kProbabilities;
+  try {
+    Classifier::FromBackend(std::make_unique<FnBackend>(Sums), probs_opt);
+    FAIL();
+  } catch (const ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("not (smallest"), std::string::npos) << e.what();
+  }
+  // A probability model that later answers a negative score, and one with exact zeros.
+  int call = 0;
+  auto drifting = [&call](const float*, int n, int, int, int) {
+    Eigen::MatrixXd m(n, 2);
+    for (int i = 0; i < n; ++i)
+      if (call == 0)
+        m.row(i) << 0.5, 0.5;
+      else if (call == 1)
+        m.row(i) << 0.0, 1.0;
+      else
+        m.row(i) << -0.5, 1.5;
+    ++call;
+    return m;
+  };
+  auto p_clf = Classifier::FromBackend(std::make_unique<FnBackend>(drifting), probs_opt);
+  EXPECT_EQ(p_clf->output_format(), "probabilities");
+  EXPECT_EQ(p_clf->zero_probability_rows(), 0);
+  p_clf->LogProbabilities(x.data(), 1);
+  EXPECT_EQ(p_clf->zero_probability_rows(), 1);
+  EXPECT_THROW(p_clf->LogProbabilities(x.data(), 1), ModelError);
+}
+
 TEST(Classifier, NormalisationIsAppliedToACopyBeforeTheBackend) {
   std::vector<float> seen;
   ClassifierOptions o;

@@ -161,7 +161,7 @@ def test_ctrl_c_stops_an_attack_on_a_model_file_promptly():
     timer.start()
     with pytest.raises(KeyboardInterrupt):
         # 20 images x 9 targets of bos2 at T = 900: minutes if not interrupted
-        advbo.attack(model, x, y, attack="bos2", eps=0.3, budget=900, seed=0)
+        advbo.attack(model, x, y, attack="bos2", eps=0.3, budget=900, seed=0, targeted=True)
     elapsed = time.monotonic() - t0
     timer.join()
     assert elapsed < 4.0, elapsed
@@ -226,13 +226,17 @@ def test_8bit_queries_by_default_on_grid_images_float_fallback_with_a_warning():
 
 
 def test_goals_give_x_adv_shaped_like_x_or_with_a_class_axis():
-    """Untargeted / target=K / one target per image: x_adv [N, C, H, W]; the CLI's default
-    (every other class): [N, K, C, H, W] with the clean image at the true class."""
+    """Untargeted (the default) / target=K / one target per image: x_adv [N, C, H, W];
+    targeted=True (every other class, the CLI's default): [N, K, C, H, W] with the clean image
+    at the true class."""
     model = Brightness()
     clean = (np.round(grey_images([0.40, 0.62, 0.30]) * 255) / 255).astype(np.float32)
     y = np.array([0, 1, 0])
     kw = {"attack": "square", "eps": 0.25, "budget": 200, "seed": 5}
-    res = advbo.attack(model, clean, y, **kw)  # targeted on every other class (= the other one)
+    default = advbo.attack(model, clean, y, **kw)  # untargeted, like torchattacks / ART
+    assert default.x_adv.shape == clean.shape and default.success.shape == (3,)
+    assert all(r["target"] is None for r in default.records)
+    res = advbo.attack(model, clean, y, targeted=True, **kw)  # every other class (= the other one)
     assert res.x_adv.shape == (3, 2, 1, 8, 8) and res.success.shape == (3, 2)
     assert res.attacked.tolist() == [[False, True], [True, False], [False, True]]
     for i in range(3):
@@ -248,7 +252,7 @@ def test_goals_give_x_adv_shaped_like_x_or_with_a_class_axis():
     assert sorted(r["image_index"] for r in per.records) == [0, 1, 2]
     with pytest.raises(ValueError, match=r"target\[1\] = 1 is image 1's true class"):
         advbo.attack(model, clean, y, target=[1, 1, 1], **kw)
-    with pytest.raises(ValueError, match="target= needs targeted=True"):
+    with pytest.raises(ValueError, match="target= is a targeted goal; drop targeted=False"):
         advbo.attack(model, clean, y, target=1, targeted=False, eps=0.2)
     # target=K: images of class K are not attacked (as on the CLI).
     one = advbo.attack(model, clean, y, target=1, **kw)
@@ -284,7 +288,7 @@ def test_wrong_image_layouts_scales_and_types_say_what_to_pass():
         (np.transpose(clean, (0, 2, 3, 1)), ValueError, r"looks channels-last.*transpose\(0, 3, 1, 2\)"),
         ((clean * 255).astype(np.uint8), TypeError, r"uint8: 0-255 pixels\? pass .*/ 255"),
         (clean * 255, ValueError, r"values up to 1\d\d.*0-255 pixels: pass x / 255"),
-        ((clean - 0.5) / 0.25, ValueError, r"down to -\d.*normalised input\?"),
+        ((clean - 0.5) / 0.25, ValueError, r"from -\d.*normalised input"),
         (list(clean), TypeError, r"got list \(stack them"),
         (clean[0], ValueError, r"\[N, C, H, W\], got shape \(3, 8, 8\) \(one image.*x\[None\]"),
         (np.where(np.arange(clean.size).reshape(clean.shape) == 7, np.nan, clean), ValueError,
@@ -344,3 +348,49 @@ def test_shipped_model_and_data_paths():
     assert np.abs(x[1, 0, 0, 0] - raw[3073 + 1] / 255) < 1e-6
     with pytest.raises(ValueError, match="limit must be an integer >= 0"):
         advbo.load_images("mnist", limit=-1)
+
+
+def test_newcomer_mistakes_get_messages_that_say_what_to_do():
+    """Issue #38: what a new user of the Python API ran into, each now a clear message."""
+    clean, labels = grey_images([0.4]), np.array([0])
+    kw = {"eps": 0.1, "budget": 10}
+    # Normalised input ((x - 0.1307) / 0.3081) is not "0-255 pixels".
+    with_black = clean.copy()
+    with_black[..., 0, 0] = 0
+    with pytest.raises(ValueError, match=r"normalised input .*normalize='MEAN:STD'"):
+        advbo.attack(Brightness(), (with_black - 0.1307) / 0.3081, labels, **kw)
+    with pytest.raises(ValueError, match=r"up to 1.001.*normalised input"):
+        advbo.attack(Brightness(), (clean - 0.1307) / 0.3081, labels, **kw)
+    # progress= (tqdm's habit) names what to use; a typo gets a did-you-mean and the full list.
+    with pytest.raises(TypeError, match=r"unknown option 'progress' \(verbose=True"):
+        advbo.attack(Brightness(), clean, labels, progress=True, **kw)
+    with pytest.raises(TypeError, match=r"'budjet' \(did you mean 'budget'\?\); accepted: eps, "
+                                        r"budget, targeted, target, seed, pixels, dataset, "
+                                        r"verbose, callback, output"):
+        advbo.attack(Brightness(), clean, labels, budjet=5, eps=0.1)
+    with pytest.raises(ValueError, match="output must be 'auto', 'logits' or 'probs'"):
+        advbo.attack(Brightness(), clean, labels, output="softmax", **kw)
+    # output="probs" on a model with negative scores: refused at the probe.
+    with pytest.raises(advbo.ModelError, match="given as probabilities"):
+        advbo.attack(lambda x: np.stack([-x.mean((1, 2, 3)), x.mean((1, 2, 3))], 1), clean,
+                     labels, output="probs", **kw)
+    assert "five fields" in advbo.AttackResult.__doc__
+
+
+def test_output_format_is_reported_and_zero_probabilities_warn():
+    clean, labels = grey_images([0.4]), np.array([0])
+    kw = {"eps": 0.1, "budget": 10, "attack": "square"}
+    res = advbo.attack(Brightness(), clean, labels, **kw)
+    assert res.model_output == "logits" and res.records[0]["model_output"] == "logits"
+
+    def one_hot(x):  # probabilities with exact zeros
+        b = (x.mean((1, 2, 3)) > 0.5).astype(np.float64)
+        return np.stack([1 - b, b], 1)
+    with pytest.warns(UserWarning, match="exact-zero probability"):
+        res = advbo.attack(one_hot, clean, labels, **kw)
+    assert res.model_output == "probabilities"
+
+    def log_probs(x):
+        z = Brightness()(x)
+        return z - np.log(np.exp(z).sum(1, keepdims=True))
+    assert advbo.attack(log_probs, clean, labels, **kw).model_output == "log_probabilities"

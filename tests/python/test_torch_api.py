@@ -100,3 +100,9 @@ def test_torch_input_errors():
             return (x.flatten(1)[:, :2],)
     with pytest.raises(TypeError, match="the model returned tuple"):
         advbo.attack(TupleNet(), x, [0, 0], eps=0.1, targeted=False)
+
+
+def test_a_model_on_the_meta_device_is_a_clear_error():
+    net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 2, device="meta"))
+    with pytest.raises(ValueError, match="meta device: its weights were never materialised"):
+        advbo.attack(net, grey([0.4]), [0], eps=0.1)

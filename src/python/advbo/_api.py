@@ -6,6 +6,7 @@ runner and query oracle as the ``advbo attack`` CLI; this layer takes what a tor
 (channels-last images, 0-255 pixels, normalised pixels, integer images) with a message
 saying what to do, and gives back x_adv shaped like x.
 """
+import difflib
 import itertools
 import math
 import numbers
@@ -24,6 +25,34 @@ from . import _core
 _SHIPPED = Path(__file__).resolve().parent / "shipped"
 
 _DATASETS = ("mnist", "cifar10")
+
+# Attack's keyword arguments: its own, then the CLI options passed through to advbo._core.run.
+_NAMED = ("eps", "budget", "targeted", "target", "seed", "pixels", "dataset", "verbose",
+          "callback")
+_OPTIONS = ("output", "normalize", "defense", "defender_eps", "threads", "http_timeout",
+            "http_retries", "rescale_compat", "setup_queries", "clean_images")
+# Options users bring from other tools, with what advbo offers instead.
+_INSTEAD = {
+    "indices": "select images by indexing x",
+    "attack": "the attack is Attack's first argument / advbo.attack(..., attack=...)",
+    "labels": "labels are y, the third argument",
+    "images": "images are x, the second argument",
+    "progress": "verbose=True prints one line per finished instance; callback=f(done, total, "
+                "record) receives each",
+}
+
+
+def _check_option_names(options):
+    """TypeError for an option advbo does not take: what to use instead, or the closest
+    accepted name and every accepted one."""
+    for key in options:
+        if key in _OPTIONS:
+            continue
+        if key in _INSTEAD:
+            raise TypeError(f"unknown option {key!r} ({_INSTEAD[key]})")
+        close = difflib.get_close_matches(key, _NAMED + _OPTIONS, n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise TypeError(f"unknown option {key!r}{hint}; accepted: {', '.join(_NAMED + _OPTIONS)}")
 
 
 def _root() -> Path:
@@ -73,12 +102,14 @@ def load_images(dataset: str = "mnist", data: str = "", format: str = "auto",
 
 
 class AttackResult(NamedTuple):
-    """What an attack returns (unpacks as ``x_adv, success, queries, records``).
+    """What an attack returns (unpacks into its five fields: ``x_adv, success, queries,
+    attacked, records``).
 
     x_adv: the adversarial images, same type (numpy / torch), dtype and device as x, pixels in
         [0, 1] inside the eps-ball; shape of x [N, C, H, W] with one goal per image
-        (untargeted, or target=K / target=[t_0, ..]), [N, K, C, H, W] with the CLI's default
-        goal, every other class (x_adv[i, k]: the image aimed at class k). Where an attack
+        (untargeted, the default, or target=K / target=[t_0, ..]), [N, K, C, H, W] with
+        targeted=True, every other class (the BOS^2 thesis' protocol and the CLI's default;
+        x_adv[i, k]: the image aimed at class k). Where an attack
         failed, the image it ended on (closest to the goal); where nothing was attacked (the
         true class, a misclassified image), the clean image.
     success: bool [N] (or [N, K]): the image in x_adv meets the goal. With 8-bit queries (the
@@ -87,13 +118,21 @@ class AttackResult(NamedTuple):
     attacked: bool [N] (or [N, K]): an attack ran (False: misclassified image, or k the true
         class).
     records: one dict per attacked instance with the CLI's record fields (image_index,
-        target, success, queries, linf, adversarial_class, seed, ...).
+        target, success, queries, linf, adversarial_class, model_output, seed, ...).
+
+    Not a field (so unpacking stays five): ``model_output``, the model's output format as
+    detected or given ("logits", "log_probabilities" or "probabilities"; None when nothing
+    was attacked).
     """
     x_adv: Any
     success: Any
     queries: Any
     attacked: Any
     records: List[dict]
+
+    @property
+    def model_output(self) -> Optional[str]:
+        return self.records[0].get("model_output") if self.records else None
 
 
 def _torch():
@@ -139,13 +178,21 @@ def _check_images(x):
         raise ValueError(f"x holds {int((~finite).sum())} NaN/inf pixel(s), the first at "
                          f"{tuple(int(v) for v in bad)}")
     lo, hi = float(arr.min()), float(arr.max())
-    if hi > 1:
-        hint = ("; they look like 0-255 pixels: pass x / 255" if hi <= 255 else "")
-        raise ValueError(f"x must hold pixels in [0, 1], got values up to {hi:g}{hint}")
-    if lo < 0:
+    if lo < 0:  # normalised pixels ((x - mean) / std) go negative; 0-255 pixels never do
         raise ValueError(
-            f"x must hold pixels in [0, 1], got values down to {lo:g}; normalised input? Pass "
-            f"raw pixels and put the normalisation in the model (or normalize='MEAN:STD')")
+            f"x must hold pixels in [0, 1], got values from {lo:g} to {hi:g}; normalised input "
+            f"((x - mean) / std)? Pass the raw pixels in [0, 1] and give the normalisation "
+            f"as normalize='MEAN:STD' (e.g. normalize='0.1307:0.3081' for MNIST), or put it in "
+            f"the model")
+    if hi > 1:
+        if 2 < hi <= 255:
+            hint = "; they look like 0-255 pixels: pass x / 255"
+        elif hi <= 2:
+            hint = ("; normalised input ((x - mean) / std)? Give the normalisation as "
+                    "normalize='MEAN:STD'; pixels only slightly off: x.clip(0, 1)")
+        else:
+            hint = ""
+        raise ValueError(f"x must hold pixels in [0, 1], got values up to {hi:g}{hint}")
     return arr
 
 
@@ -187,6 +234,11 @@ class _ModuleScorer:
         self.module = module
         first = next(itertools.chain(module.parameters(), module.buffers()), None)
         self.device = first.device if first is not None else torch.device("cpu")
+        if self.device.type == "meta":
+            raise ValueError(
+                f"the model ({type(module).__name__}) is on the meta device: its weights were "
+                f"never materialised, so it cannot score images; load them first (e.g. "
+                f"module.to_empty(device='cpu') then module.load_state_dict(...))")
         self.dtype = (first.dtype if first is not None and first.is_floating_point()
                       else torch.float32)
         self.__qualname__ = type(module).__name__  # records name the model "python:<class>"
@@ -278,9 +330,10 @@ class Attack:
         (mnist 0.3, cifar10 0.05).
     budget: queries per instance, [1, 1e8] (default 900, the BOS^2 thesis' T). Every image the
         model scores counts; never more than the budget.
-    targeted / target: the goal, as on the CLI. Default: targeted on every other class (the
-        thesis protocol; x_adv then has a class axis). targeted=False: untargeted (argmax !=
-        y). target=K: class K for every image; target=[t_0, ...] (one per image): per image.
+    targeted / target: the goal. Default: untargeted (argmax != y; x_adv shaped like x, as
+        torchattacks and ART return it). target=K: class K for every image; target=[t_0, ...]
+        (one per image): per image. targeted=True without target: every other class, the
+        BOS^2 thesis' protocol and the CLI's default (x_adv then has a class axis [N, K, ...]).
     seed: run seed (>= 0); the same seed gives the same records as ``advbo attack``.
     pixels: "8bit" (default; every query on the 1/255 grid, so successes survive saving as
         PNG) or "float" (the papers' setting).
@@ -299,7 +352,8 @@ class Attack:
     """
 
     def __init__(self, name: str = "bos2", *, eps: Optional[float] = None, budget: int = 900,
-                 targeted: bool = True, target=None, seed: int = 0, pixels: str = "8bit",
+                 targeted: Optional[bool] = None, target=None, seed: int = 0,
+                 pixels: str = "8bit",
                  dataset: Optional[str] = None, verbose: bool = False,
                  callback: Optional[Callable] = None, **options):
         if not isinstance(name, str) or not name.strip():
@@ -319,15 +373,16 @@ class Attack:
         self.name = name
         self.eps = None if eps is None else _number("eps", eps, 0, 1, lo_open=True)
         self.budget = _number("budget", budget, 1, _core.kMaxBudget, integer=True)
-        if not isinstance(targeted, bool):
-            raise TypeError(f"targeted must be True or False, got {targeted!r}")
-        if target is not None and not targeted:
-            raise ValueError("target= needs targeted=True (the default)")
+        if targeted is not None and not isinstance(targeted, bool):
+            raise TypeError(f"targeted must be True, False or None, got {targeted!r}")
+        if target is not None and targeted is False:
+            raise ValueError("target= is a targeted goal; drop targeted=False")
         if isinstance(target, bool) or isinstance(target, float):
             raise TypeError(f"target must be a class index or one per image, got {target!r}")
         if isinstance(target, numbers.Integral) and target < 0:
             raise ValueError(f"target must be a class index >= 0, got {target}")
-        self.targeted, self.target = targeted, target
+        # None: untargeted unless a target is given.
+        self.targeted, self.target = bool(targeted) or target is not None, target
         self.seed = _number("seed", seed, 0, 2.0 ** 64 - 1, integer=True)
         if pixels not in ("8bit", "float"):
             raise ValueError(f"pixels must be '8bit' or 'float', got {pixels!r}")
@@ -337,9 +392,11 @@ class Attack:
         if callback is not None and not callable(callback):
             raise TypeError(f"callback must be callable f(done, total, record), got "
                             f"{type(callback).__name__}")
-        for key in ("indices", "attack", "labels", "images"):
-            if key in options:
-                raise TypeError(f"unknown option {key!r} (select images by indexing x)")
+        _check_option_names(options)
+        output = options.get("output", "auto")
+        if not isinstance(output, str) or output not in ("auto", "logits", "probs",
+                                                         "probabilities"):
+            raise ValueError(f"output must be 'auto', 'logits' or 'probs', got {output!r}")
         self.verbose, self.callback, self.options = verbose, callback, options
 
     def __repr__(self):
@@ -405,6 +462,12 @@ class Attack:
             base += len(out["records"])
             if out["pixels_note"]:
                 warnings.warn(out["pixels_note"], UserWarning, stacklevel=_caller_level())
+            if out["zero_probability_rows"]:
+                warnings.warn(
+                    f"{out['zero_probability_rows']} of the model's answers held an exact-zero "
+                    f"probability: its log is clipped at log(1e-300), so the attack's loss "
+                    f"saturates there; a model that returns logits avoids this", UserWarning,
+                    stacklevel=_caller_level())
             runs.append(out)
         return runs
 
@@ -452,14 +515,15 @@ def attack(model, x, y=None, attack: str = "bos2", **kwargs) -> AttackResult:
     y: true classes [N] (list, numpy or tensor); None: the model's predictions.
     attack: "bos2" (default), "square", "parsimonious", "bayesopt", "genattack", "zoo",
         "autozoom", "random", with settings "bos2:refine=0".
-    kwargs: eps (required unless dataset= is given), budget=900, targeted=True, target=None,
+    kwargs: eps (required unless dataset= is given), budget=900, targeted=None, target=None,
         seed=0, pixels="8bit", dataset=None, verbose=False, callback=None and the CLI's
         output, normalize, defense, defender_eps, threads, http_timeout, http_retries,
         rescale_compat; see advbo.Attack.
 
-    Goal as on the CLI: by default targeted on every other class, so x_adv is [N, K, C, H, W]
-    (x_adv[i, k] aims at class k); targeted=False or target=K / target=[..] give x_adv shaped
-    like x. Images the model already misclassifies are not attacked (attacked[i] False, x_adv
+    Goal: by default untargeted, so x_adv is shaped like x [N, C, H, W], as in torchattacks
+    and ART; target=K / target=[..] keep that shape. targeted=True (the BOS^2 thesis'
+    protocol, the CLI's default) attacks every other class: x_adv is [N, K, C, H, W]
+    (x_adv[i, k] aims at class k). Images the model already misclassifies are not attacked (attacked[i] False, x_adv
     the clean image), as in the CLI. Returns an AttackResult (x_adv, success, queries,
     attacked, records) whose arrays are numpy or torch like x, on x's device.
     """
