@@ -147,318 +147,414 @@ bo::FitOptions Bos2Options::DefaultDimensionFit() {
   return f;
 }
 
-Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng& rng,
-                   const Bos2Progress& progress) {
-  const auto t_start = Clock::now();
-  const double model_s0 = oracle.model_seconds();
-  const auto& model = oracle.model();
-  const int c = model.channels();
-  const int max_side = std::min(model.height(), model.width());
-  if (opt.i_0 < 2 || opt.i_0 >= opt.i_max)
-    throw std::invalid_argument("BOS^2: need 2 <= i_0 < i_max");
-  if (opt.allowed_sides.empty() || opt.init_sides.empty())
-    throw std::invalid_argument("BOS^2: empty list of latent sides");
-  for (int s : opt.allowed_sides)
-    if (s < 1 || s > max_side)
-      throw std::invalid_argument("BOS^2: latent side " + std::to_string(s) + " outside 1.." +
-                                  std::to_string(max_side));
-  for (int s : opt.init_sides)
-    if (s < 1 || s > max_side)
-      throw std::invalid_argument("BOS^2: initial latent side " + std::to_string(s) +
-                                  " outside 1.." + std::to_string(max_side));
-  if (opt.groups < 1) throw std::invalid_argument("BOS^2: need at least one additive group");
-  if (opt.batch < 1 || opt.batch > opt.i_max)
-    throw std::invalid_argument("BOS^2: batch size must be in 1..i_max (" +
-                                std::to_string(opt.i_max) + ")");
-  if (opt.max_gp_points < 0 || (opt.max_gp_points > 0 && opt.max_gp_points < 4))
-    throw std::invalid_argument("BOS^2: max_gp_points must be 0 (all) or >= 4");
-  if (opt.refine_queries < 0) throw std::invalid_argument("BOS^2: refine_queries must be >= 0");
-  if (!(opt.refine_p_init > 0 && opt.refine_p_init <= 1))
-    throw std::invalid_argument("BOS^2: refine_p_init must be in (0, 1]");
-  if (!(opt.refine_fraction >= 0 && opt.refine_fraction < 1))
-    throw std::invalid_argument("BOS^2: refine_fraction must be in [0, 1)");
-  if (!(opt.saturation >= 1.0) || !std::isfinite(opt.saturation))
-    throw std::invalid_argument("BOS^2: saturation gain must be finite and >= 1");
+void Bos2Options::Validate(int max_side, long budget) const {
+  auto fail = [](const std::string& what) { throw std::invalid_argument("BOS^2: " + what); };
+  if (i_0 < 2 || i_0 >= i_max)
+    fail("need 2 <= i_0 < i_max, got i_0 " + std::to_string(i_0) + ", i_max " +
+         std::to_string(i_max));
+  if (allowed_sides.empty() || init_sides.empty()) fail("empty list of latent sides");
+  if (max_side > 0) {
+    for (int s : allowed_sides)
+      if (s < 1 || s > max_side)
+        fail("latent side " + std::to_string(s) + " outside 1.." + std::to_string(max_side));
+    for (int s : init_sides)
+      if (s < 1 || s > max_side)
+        fail("initial latent side " + std::to_string(s) + " outside 1.." +
+             std::to_string(max_side));
+  }
+  if (groups < 1)
+    fail("need at least one additive group (setting groups), got " + std::to_string(groups));
+  if (batch < 1 || batch > i_max)
+    fail("batch size (setting batch) must be in 1..i_max (" + std::to_string(i_max) + "), got " +
+         std::to_string(batch));
+  if (max_gp_points < 0 || (max_gp_points > 0 && max_gp_points < 4))
+    fail("max_gp_points (setting window) must be 0 (all points) or >= 4, got " +
+         std::to_string(max_gp_points));
+  if (refine_queries < 0) fail("refine_queries (setting refine) must be >= 0");
+  if (!(refine_p_init > 0 && refine_p_init <= 1))
+    fail("refine_p_init (setting refine_p) must be in (0, 1], got " +
+         std::to_string(refine_p_init));
+  if (!(refine_fraction >= 0 && refine_fraction < 1))
+    fail("refine_fraction (setting refine_fraction) must be in [0, 1), got " +
+         std::to_string(refine_fraction));
+  if (!(saturation >= 1.0) || !std::isfinite(saturation))
+    fail("saturation gain (setting saturation) must be finite and >= 1, got " +
+         std::to_string(saturation));
+  if (!(acquisition.vertex_fraction >= 0 && acquisition.vertex_fraction <= 1))
+    fail("vertex_fraction (setting vertex) must be in [0, 1], got " +
+         std::to_string(acquisition.vertex_fraction));
+  if (budget > 0 && refine_queries > 0 && refine_queries >= budget)
+    fail("refine=" + std::to_string(refine_queries) + " reserves the whole budget of " +
+         std::to_string(budget) +
+         " queries for the refinement stage; the BO loops need some (use refine < budget, or "
+         "refine_fraction)");
+}
 
-  Bos2Result result;
-  LatentQuerier querier(oracle, opt.saturation);
-  std::vector<PerturbationSample> d_per;
-  // D_dim: inputs (d / d_max, t / T), outputs best y of the loop.
+namespace {
+
+// One run of Algorithm 5 (Kharkovskii 2020, Ch. 5): the state its steps share -- D_per (every
+// latent perturbation queried, at its own side), D_dim (the dimension loop's data) and the two
+// GPs -- and the steps in the thesis' order: Initialise (Sec. 5.3), then per outer iteration
+// ChooseSide (Algorithm 6) and PerturbationLoop (Algorithm 7 with Bayesian optimal stopping),
+// then advbo's refinement stage (Refine) and Finish.
+class Bos2Run {
+ public:
+  Bos2Run(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng& rng,
+          const Bos2Progress& progress);
+  Bos2Result Run();
+
+ private:
+  // One perturbation loop's state (Algorithm 7): its incumbent, candidate pools, stopping
+  // curve and decision table.
+  struct Loop {
+    int side = 0, d = 0;
+    Bos2Loop record;
+    double y_star = 0;  // best objective before the loop: the stopping threshold
+    Eigen::VectorXd incumbent, local_center, lb, ub;
+    double incumbent_y = 0;
+    std::optional<bo::AdditiveCandidatePool> global_pool, local_pool;
+    bo::GpPrecision precision;
+    std::vector<double> curve;  // running best errors (mapped into (0, 1])
+    double y_first = 0.0, running_best = -std::numeric_limits<double>::infinity();
+    std::optional<bo::BosDecisionTable> table;
+  };
+
+  // Sec. 5.3: init_per_side random perturbations in each of d_init, one batch per side.
+  // Returns false when the run is over (success, or no budget left).
+  bool Initialise();
+  // Algorithm 6: d* by GP-UCB (beta^{1/2} = dimension_sqrt_beta) over the allowed sides at
+  // t + i_max, on the Matérn-5/2 ARD GP of D_dim fitted by MLE every iteration. Returns s*.
+  int ChooseSide();
+  // Algorithm 7's set-up: the perturbation GP on the window of D_per resized to `side`
+  // (a new random additive decomposition, scored over num_decompositions, when the side
+  // changed), fitted; the loop's incumbent and y*.
+  void StartLoop(int side, Loop* loop);
+  // Algorithm 7: Add-GP-UCB in batches of q until i_max queries, success, the refinement
+  // floor or Bayesian optimal stopping.
+  void PerturbationLoop(Loop* loop);
+  // The candidate pools in step with the perturbation GP (drawn on first use; the local pool
+  // redrawn when the incumbent moved).
+  void SyncPools(Loop* loop);
+  // The next q points of the loop at its iteration i: one acquisition pass, or Kriging
+  // believer (fantasy observations, replaced by the real outputs in UpdateGp).
+  std::vector<Eigen::VectorXd> ProposeBatch(Loop* loop, int i, int q, bool one_pass);
+  // Adds an answered batch's outputs `ys` to the perturbation GP (n0: its size before the
+  // batch's fantasies).
+  void UpdateGp(const std::vector<Eigen::VectorXd>& us, const Eigen::VectorXd& ys, Eigen::Index n0,
+                bool one_pass);
+  // Query t (1-based in the loop) with latent u and objective y: D_per, the incumbent, the
+  // loop's record. With `decide`, also the periodic refit and the stopping rule (Alg. 4 of
+  // BO-BOS as mapped in docs/design.md). Returns whether the loop stops here.
+  bool Observe(Loop* loop, int t, const Eigen::VectorXd& u, double y, bool decide);
+  void Report() const {
+    if (progress_) progress_(oracle_.queries(), oracle_.best_objective());
+  }
+  Bos2Result Finish();
+
+  oracle::QueryOracle& oracle_;
+  const Bos2Options& opt_;
+  bo::Rng& rng_;
+  const Bos2Progress& progress_;
+  const Clock::time_point t_start_ = Clock::now();
+  const double model_s0_;
+  const int c_;
+  LatentQuerier querier_;
+  double d_norm_ = 1, t_norm_ = 1;  // D_dim inputs: (d / d_norm, t / t_norm)
+  long bo_floor_ = 0;               // queries left when the BO loops end (the refinement's)
+  std::vector<PerturbationSample> d_per_;
+  std::vector<Eigen::Vector2d> dim_x_;
+  std::vector<double> dim_y_;
+  const double per_noise_;
+  ExactGP dim_gp_, per_gp_;
+  int prev_side_ = -1, outer_ = 0;
+  Bos2Result result_;
+};
+
+Bos2Run::Bos2Run(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng& rng,
+                 const Bos2Progress& progress)
+    : oracle_(oracle),
+      opt_(opt),
+      rng_(rng),
+      progress_(progress),
+      model_s0_(oracle.model_seconds()),
+      c_(oracle.model().channels()),
+      querier_(oracle, opt.saturation),
+      // Noise variance (standardised units): fitted from 1e-2, or fixed at 1e-6 (BayesOpt ref.).
+      per_noise_(opt.perturbation_fit.fit_noise ? 1e-2 : 1e-6),
+      dim_gp_(std::make_unique<bo::StationaryKernel>(bo::KernelFamily::kMatern52, 2, true,
+                                                     std::vector<int>{}, 0.5, 1.0),
+              1e-2),
+      per_gp_(
+          std::make_unique<bo::StationaryKernel>(bo::KernelFamily::kSquaredExponential, 1, false),
+          per_noise_) {
   const double d_max =
       static_cast<double>(*std::max_element(opt.allowed_sides.begin(), opt.allowed_sides.end()));
-  const double d_norm = d_max * d_max * c;
-  const double t_norm = static_cast<double>(oracle.budget());
-  std::vector<Eigen::Vector2d> dim_x;
-  std::vector<double> dim_y;
-  std::uniform_real_distribution<double> unif(-1.0, 1.0);
-  auto report = [&]() {
-    if (progress) progress(oracle.queries(), oracle.best_objective());
-  };
-  auto finish = [&]() {
-    result.success = oracle.succeeded();
-    result.queries = result.success ? oracle.first_success_query() : oracle.queries();
-    result.best_objective = oracle.best_objective();
-    result.adversarial = result.success ? oracle.success_image() : oracle.best_image();
-    result.seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
-    result.model_seconds = oracle.model_seconds() - model_s0;
-    result.bo_seconds = std::max(0.0, result.seconds - result.model_seconds);
-    return result;
-  };
-
-  // Initialisation (Sec. 5.3): 10 random perturbations in each of d_init, batched.
-  for (int s : opt.init_sides) {
-    const int n = static_cast<int>(std::min<long>(opt.init_per_side, oracle.remaining()));
-    if (n <= 0) return finish();
-    std::vector<Eigen::VectorXd> us(n);
-    for (auto& u : us) u = Eigen::VectorXd::NullaryExpr(s * s * c, [&]() { return unif(rng); });
-    Eigen::VectorXd ys = querier.Query(us, s);
-    for (int i = 0; i < n; ++i) d_per.push_back({s, us[i], ys(i)});
-    dim_x.push_back({s * s * c / d_norm, n / t_norm});
-    dim_y.push_back(ys.maxCoeff());
-    report();
-    if (oracle.succeeded()) return finish();
-  }
-
-  // Dimension GP (Algorithm 6): Matérn-5/2 ARD over (d, t), MLE every iteration.
-  ExactGP dim_gp(std::make_unique<bo::StationaryKernel>(bo::KernelFamily::kMatern52, 2, true,
-                                                        std::vector<int>{}, 0.5, 1.0),
-                 1e-2);
-  // Noise variance (standardised units): fitted from 1e-2, or fixed at 1e-6 (BayesOpt ref.).
-  const double per_noise = opt.perturbation_fit.fit_noise ? 1e-2 : 1e-6;
-  ExactGP per_gp(
-      std::make_unique<bo::StationaryKernel>(bo::KernelFamily::kSquaredExponential, 1, false),
-      per_noise);
-  int prev_side = -1;
-  int outer = 0;
+  d_norm_ = d_max * d_max * c_;
+  t_norm_ = static_cast<double>(oracle.budget());
   // The BO loops stop where the refinement stage's share of the budget begins.
   // The share-based default is off under --rescale-compat: the stage's ball-vertex windows map
   // to (x + 2 eps)/(1 + 2 eps) or x/(1 + 2 eps) there, as weak as Square's (23 % vs 98 %
   // clipped), and paired 8-bit runs lost 4 instances with it (docs/results.md). An explicit
   // refine_queries is honoured.
-  const long bo_floor = opt.refine_queries > 0 ? opt.refine_queries
-                        : oracle.rescale_compat()
-                            ? 0
-                            : static_cast<long>(std::floor(opt.refine_fraction *
-                                                           static_cast<double>(oracle.budget())));
-  if (opt.refine_queries > 0 && opt.refine_queries >= oracle.budget())
-    throw std::invalid_argument("BOS^2: refine=" + std::to_string(opt.refine_queries) +
-                                " reserves the whole budget of " + std::to_string(oracle.budget()) +
-                                " queries for the refinement stage; the BO loops need some "
-                                "(use refine < budget, or refine_fraction)");
-  result.refine_reserved = bo_floor;
-  while (oracle.remaining() > bo_floor && !oracle.succeeded()) {
-    ++outer;
-    // ---- Algorithm 6: choose d* by GP-UCB over d_allowed at t + i_max.
-    Eigen::MatrixXd xd(dim_x.size(), 2);
-    Eigen::VectorXd yd(dim_y.size());
-    for (size_t i = 0; i < dim_x.size(); ++i) {
-      xd.row(i) = dim_x[i].transpose();
-      yd(i) = dim_y[i];
-    }
-    Bos2Phases& ph = result.phases;
-    const auto t_dim = Clock::now();
-    dim_gp.SetData(xd, yd);
-    bo::FitHyperparameters(&dim_gp, opt.dimension_fit, rng);
-    const double t_next = static_cast<double>(oracle.queries() + opt.i_max) / t_norm;
-    Eigen::MatrixXd cand(opt.allowed_sides.size(), 2);
-    for (size_t i = 0; i < opt.allowed_sides.size(); ++i) {
-      const int s = opt.allowed_sides[i];
-      cand.row(i) << s * s * c / d_norm, t_next;
-    }
-    Eigen::VectorXd mu, var;
-    dim_gp.Predict(cand, &mu, &var);
-    Eigen::Index best_i;
-    bo::Ucb(mu, var, opt.dimension_sqrt_beta * opt.dimension_sqrt_beta).maxCoeff(&best_i);
-    const int side = opt.allowed_sides[best_i];
-    const int d = side * side * c;
-    ph.dimension += std::chrono::duration<double>(Clock::now() - t_dim).count();
-    const auto t_setup = Clock::now();
+  bo_floor_ = opt.refine_queries > 0 ? opt.refine_queries
+              : oracle.rescale_compat()
+                  ? 0
+                  : static_cast<long>(
+                        std::floor(opt.refine_fraction * static_cast<double>(oracle.budget())));
+}
 
-    // ---- Algorithm 7: perturbation BO loop in the latent space of side s*.
-    const int m_groups = std::min(opt.groups, d);
-    std::vector<double> all_y(d_per.size());
-    for (size_t i = 0; i < d_per.size(); ++i) all_y[i] = d_per[i].y;
-    const std::vector<int> window = GpWindow(all_y, opt.max_gp_points);
-    const auto n_gp = static_cast<Eigen::Index>(window.size());
-    Eigen::MatrixXd xp(n_gp, d);
-    Eigen::VectorXd yp(n_gp);
-    Eigen::Index inc = 0;
-    for (Eigen::Index i = 0; i < n_gp; ++i) {
-      const PerturbationSample& ps = d_per[window[i]];
-      xp.row(i) = ResizeLatent(ps.u, c, ps.side, side).transpose();
-      yp(i) = ps.y;
-      if (yp(i) > yp(inc)) inc = i;
-    }
-    const double y_star = yp.maxCoeff();  // best before this loop (threshold of BOS)
-    ph.gp_setup += std::chrono::duration<double>(Clock::now() - t_setup).count();
-    if (side != prev_side) {
-      per_gp = ExactGP(std::make_unique<bo::AdditiveKernel>(opt.perturbation_kernel, d,
-                                                            bo::RandomPartition(d, m_groups, rng),
-                                                            2.0, 1.0 / m_groups),
-                       per_noise);
-      Timed(&ph.gp_setup, [&] { per_gp.SetData(xp, yp); });
-      Timed(&ph.decomposition, [&] {
-        return bo::SelectDecomposition(&per_gp, opt.perturbation_kernel, m_groups,
-                                       opt.num_decompositions, rng,
-                                       opt.perturbation_fit.max_points);
-      });
-    } else {
-      Timed(&ph.gp_setup, [&] { per_gp.SetData(xp, yp); });
-    }
-    Timed(&ph.fit, [&] { return bo::FitHyperparameters(&per_gp, opt.perturbation_fit, rng); });
-    prev_side = side;
-
-    Bos2Loop loop;
-    loop.side = side;
-    loop.latent_dim = d;
-    loop.start_query = oracle.queries();
-    loop.best_objective = -std::numeric_limits<double>::infinity();
-    Eigen::VectorXd incumbent = xp.row(inc).transpose();
-    // Candidate pools of this loop (Bos2Options::candidate_pool): drawn once, kept in step
-    // with the GP incrementally; the local pool is redrawn when the incumbent changes.
-    std::optional<bo::AdditiveCandidatePool> global_pool, local_pool;
-    bo::GpPrecision precision;
-    Eigen::VectorXd local_center;
-    double incumbent_y = yp(inc);
-    Eigen::VectorXd lb = Eigen::VectorXd::Constant(d, -1.0), ub = Eigen::VectorXd::Constant(d, 1.0);
-    std::vector<double> curve;  // running best errors of this loop (mapped into (0, 1])
-    double y_first = 0.0, running_best = -std::numeric_limits<double>::infinity();
-    std::optional<bo::BosDecisionTable> table;
-    // The candidate pools in step with per_gp (drawn on first use; the local pool redrawn
-    // when the incumbent moved).
-    auto sync_pools = [&] {
-      Timed(&ph.pools, [&] {
-        if (!global_pool) {
-          global_pool.emplace(per_gp);
-          local_pool.emplace(per_gp);
-          for (int j = 0; j < global_pool->num_groups(); ++j)
-            global_pool->SetCandidates(per_gp, j, PoolCandidates(per_gp, j, opt, rng));
-        }
-        if (local_center.size() == 0 || local_center != incumbent) {
-          local_center = incumbent;
-          for (int j = 0; j < local_pool->num_groups(); ++j)
-            local_pool->SetCandidates(per_gp, j, LocalCandidates(per_gp, j, incumbent, opt, rng));
-        }
-        global_pool->Sync(per_gp);
-        local_pool->Sync(per_gp);
-        if (opt.precision_polish) precision.Sync(per_gp);
-      });
-    };
-    // The next point of the loop (Add-GP-UCB at iteration t) on per_gp as it is now.
-    auto propose = [&](int t) -> Eigen::VectorXd {
-      if (opt.candidate_pool <= 0)
-        return Timed(&ph.acquisition, [&] {
-          return bo::MaximizeAddGpUcb(per_gp, lb, ub, t, opt.acquisition, incumbent, rng);
-        });
-      sync_pools();
-      return Timed(&ph.acquisition, [&] {
-        return bo::MaximizeAddGpUcbOnPools(per_gp, lb, ub, t, opt.acquisition, incumbent,
-                                           {&*global_pool, &*local_pool},
-                                           opt.precision_polish ? &precision : nullptr);
-      });
-    };
-    bool stop = false;
-    for (int i = 1; i <= opt.i_max && oracle.remaining() > bo_floor && !stop;) {
-      // A batch of q points (Bos2Options::batch), sent to the model as one batch: from one
-      // acquisition pass (batch_one_pass), or Kriging believer -- after each proposal but the
-      // last, its posterior mean joins the GP as a fantasy observation, replaced by the real
-      // output once the batch is answered. q = 1 is the thesis' sequential loop.
-      const int q = static_cast<int>(std::min<long>(
-          {static_cast<long>(opt.batch), opt.i_max - i + 1, oracle.remaining() - bo_floor}));
-      const Eigen::Index n0 = per_gp.num_data();
-      std::vector<Eigen::VectorXd> us;
-      const bool one_pass = q > 1 && opt.batch_one_pass && opt.candidate_pool > 0;
-      if (one_pass) {
-        sync_pools();
-        us = Timed(&ph.acquisition, [&] {
-          return bo::MaximizeAddGpUcbOnPoolsBatch(per_gp, lb, ub, i, opt.acquisition, incumbent,
-                                                  {&*global_pool, &*local_pool}, q,
-                                                  opt.precision_polish ? &precision : nullptr);
-        });
-      } else {
-        for (int k = 0; k < q; ++k) {
-          us.push_back(propose(i + k));
-          if (k + 1 < q) {
-            Eigen::VectorXd mu;
-            per_gp.Predict(us.back().transpose(), &mu, nullptr);
-            Timed(&ph.update, [&] { per_gp.AddObservation(us.back(), mu(0)); });
-          }
-        }
-      }
-      const Eigen::VectorXd ys = querier.Query(us, side);
-      Timed(&ph.update, [&] {
-        if (one_pass) {
-          for (int k = 0; k < q; ++k) per_gp.AddObservation(us[k], ys(k));
-        } else {
-          per_gp.ReplaceTargets(n0, ys.head(q - 1));
-          per_gp.AddObservation(us[q - 1], ys(q - 1));
-        }
-      });
-      int k = 0;
-      for (; k < q && !stop; ++k) {
-        const int t = i + k;  // this query's index in the loop (1-based)
-        const double y = ys(k);
-        d_per.push_back({side, us[k], y});
-        if (y > incumbent_y) {
-          incumbent_y = y;
-          incumbent = us[k];
-        }
-        loop.queries = t;
-        loop.best_objective = std::max(loop.best_objective, y);
-        report();
-        if (oracle.succeeded()) {
-          stop = true;
-          continue;
-        }
-        if (opt.refit_every > 0 && t % opt.refit_every == 0)
-          Timed(&ph.fit,
-                [&] { return bo::FitHyperparameters(&per_gp, opt.perturbation_refit, rng); });
-
-        // Bayesian optimal stopping on the running best (docs/design.md mapping): errors
-        // e = y_best / y_first (affine map sending y_first -> 1 and 0 (success) -> 0).
-        if (!opt.stopping) continue;
-        if (t == 1) y_first = std::min(y, -1e-12);
-        running_best = std::max(running_best, y);
-        curve.push_back(std::clamp(running_best / y_first, 1e-6, 1.0));
-        if (t == opt.i_0) {
-          Eigen::VectorXd warm = Eigen::Map<Eigen::VectorXd>(curve.data(), curve.size());
-          table = Timed(&ph.stopping, [&] {
-            return bo::BosDecisionTable::Solve(warm, opt.i_max, y_star / y_first, outer, opt.bos,
-                                               rng);
-          });
-        } else if (t > opt.i_0 && table) {
-          Eigen::VectorXd e = Eigen::Map<Eigen::VectorXd>(curve.data(), curve.size());
-          if (table->Decide(t, table->SummaryStatistic(e)) == bo::BosDecision::kStop) {
-            loop.stopped_early = t < opt.i_max;
-            stop = true;
-          }
-        }
-      }
-      // The rest of a batch cut short by success or stopping was queried: it is kept in
-      // D_per and counted in the loop's queries.
-      for (; k < q; ++k) {
-        d_per.push_back({side, us[k], ys(k)});
-        if (ys(k) > incumbent_y) {
-          incumbent_y = ys(k);
-          incumbent = us[k];
-        }
-        loop.queries = i + k;
-        loop.best_objective = std::max(loop.best_objective, ys(k));
-      }
-      i += q;
-    }
-    result.loops.push_back(loop);
-    if (loop.queries == 0) break;
+Bos2Result Bos2Run::Run() {
+  if (!Initialise()) return Finish();
+  result_.refine_reserved = bo_floor_;  // (0 in the records of a run that ended in Initialise)
+  while (oracle_.remaining() > bo_floor_ && !oracle_.succeeded()) {
+    ++outer_;
+    Loop loop;
+    StartLoop(ChooseSide(), &loop);
+    PerturbationLoop(&loop);
+    result_.loops.push_back(loop.record);
+    if (loop.record.queries == 0) break;
     // Algorithm 5 line 7: D_dim <- ((d*, t + i), max y_j).
-    dim_x.push_back({d / d_norm, oracle.queries() / t_norm});
-    dim_y.push_back(loop.best_objective);
+    dim_x_.push_back({loop.d / d_norm_, oracle_.queries() / t_norm_});
+    dim_y_.push_back(loop.record.best_objective);
   }
-  if (bo_floor > 0 && !oracle.succeeded() && oracle.remaining() > 0) {
-    result.refine_start = oracle.queries();
-    RefineWithWindows(oracle, oracle.remaining(), opt.refine_p_init, rng, progress);
-    result.refine_queries = oracle.queries() - result.refine_start;
+  if (bo_floor_ > 0 && !oracle_.succeeded() && oracle_.remaining() > 0) {
+    result_.refine_start = oracle_.queries();
+    RefineWithWindows(oracle_, oracle_.remaining(), opt_.refine_p_init, rng_, progress_);
+    result_.refine_queries = oracle_.queries() - result_.refine_start;
   }
-  return finish();
+  return Finish();
+}
+
+bool Bos2Run::Initialise() {
+  std::uniform_real_distribution<double> unif(-1.0, 1.0);
+  for (int s : opt_.init_sides) {
+    const int n = static_cast<int>(std::min<long>(opt_.init_per_side, oracle_.remaining()));
+    if (n <= 0) return false;
+    std::vector<Eigen::VectorXd> us(n);
+    for (auto& u : us) u = Eigen::VectorXd::NullaryExpr(s * s * c_, [&]() { return unif(rng_); });
+    Eigen::VectorXd ys = querier_.Query(us, s);
+    for (int i = 0; i < n; ++i) d_per_.push_back({s, us[i], ys(i)});
+    dim_x_.push_back({s * s * c_ / d_norm_, n / t_norm_});
+    dim_y_.push_back(ys.maxCoeff());
+    Report();
+    if (oracle_.succeeded()) return false;
+  }
+  return true;
+}
+
+int Bos2Run::ChooseSide() {
+  const auto t_dim = Clock::now();
+  Eigen::MatrixXd xd(dim_x_.size(), 2);
+  Eigen::VectorXd yd(dim_y_.size());
+  for (size_t i = 0; i < dim_x_.size(); ++i) {
+    xd.row(i) = dim_x_[i].transpose();
+    yd(i) = dim_y_[i];
+  }
+  dim_gp_.SetData(xd, yd);
+  bo::FitHyperparameters(&dim_gp_, opt_.dimension_fit, rng_);
+  const double t_next = static_cast<double>(oracle_.queries() + opt_.i_max) / t_norm_;
+  Eigen::MatrixXd cand(opt_.allowed_sides.size(), 2);
+  for (size_t i = 0; i < opt_.allowed_sides.size(); ++i) {
+    const int s = opt_.allowed_sides[i];
+    cand.row(i) << s * s * c_ / d_norm_, t_next;
+  }
+  Eigen::VectorXd mu, var;
+  dim_gp_.Predict(cand, &mu, &var);
+  Eigen::Index best_i;
+  bo::Ucb(mu, var, opt_.dimension_sqrt_beta * opt_.dimension_sqrt_beta).maxCoeff(&best_i);
+  result_.phases.dimension += std::chrono::duration<double>(Clock::now() - t_dim).count();
+  return opt_.allowed_sides[best_i];
+}
+
+void Bos2Run::StartLoop(int side, Loop* loop) {
+  Bos2Phases& ph = result_.phases;
+  const auto t_setup = Clock::now();
+  const int d = side * side * c_;
+  const int m_groups = std::min(opt_.groups, d);
+  std::vector<double> all_y(d_per_.size());
+  for (size_t i = 0; i < d_per_.size(); ++i) all_y[i] = d_per_[i].y;
+  const std::vector<int> window = GpWindow(all_y, opt_.max_gp_points);
+  const auto n_gp = static_cast<Eigen::Index>(window.size());
+  Eigen::MatrixXd xp(n_gp, d);
+  Eigen::VectorXd yp(n_gp);
+  Eigen::Index inc = 0;
+  for (Eigen::Index i = 0; i < n_gp; ++i) {
+    const PerturbationSample& ps = d_per_[window[i]];
+    xp.row(i) = ResizeLatent(ps.u, c_, ps.side, side).transpose();
+    yp(i) = ps.y;
+    if (yp(i) > yp(inc)) inc = i;
+  }
+  ph.gp_setup += std::chrono::duration<double>(Clock::now() - t_setup).count();
+  if (side != prev_side_) {
+    per_gp_ = ExactGP(std::make_unique<bo::AdditiveKernel>(opt_.perturbation_kernel, d,
+                                                           bo::RandomPartition(d, m_groups, rng_),
+                                                           2.0, 1.0 / m_groups),
+                      per_noise_);
+    Timed(&ph.gp_setup, [&] { per_gp_.SetData(xp, yp); });
+    Timed(&ph.decomposition, [&] {
+      return bo::SelectDecomposition(&per_gp_, opt_.perturbation_kernel, m_groups,
+                                     opt_.num_decompositions, rng_,
+                                     opt_.perturbation_fit.max_points);
+    });
+  } else {
+    Timed(&ph.gp_setup, [&] { per_gp_.SetData(xp, yp); });
+  }
+  Timed(&ph.fit, [&] { return bo::FitHyperparameters(&per_gp_, opt_.perturbation_fit, rng_); });
+  prev_side_ = side;
+  loop->side = side;
+  loop->d = d;
+  loop->y_star = yp.maxCoeff();
+  loop->record.side = side;
+  loop->record.latent_dim = d;
+  loop->record.start_query = oracle_.queries();
+  loop->record.best_objective = -std::numeric_limits<double>::infinity();
+  loop->incumbent = xp.row(inc).transpose();
+  loop->incumbent_y = yp(inc);
+  loop->lb = Eigen::VectorXd::Constant(d, -1.0);
+  loop->ub = Eigen::VectorXd::Constant(d, 1.0);
+}
+
+void Bos2Run::PerturbationLoop(Loop* loop) {
+  bool stop = false;
+  for (int i = 1; i <= opt_.i_max && oracle_.remaining() > bo_floor_ && !stop;) {
+    // A batch of q points (Bos2Options::batch), sent to the model as one batch. q = 1 is the
+    // thesis' sequential loop.
+    const int q = static_cast<int>(std::min<long>(
+        {static_cast<long>(opt_.batch), opt_.i_max - i + 1, oracle_.remaining() - bo_floor_}));
+    const Eigen::Index n0 = per_gp_.num_data();
+    const bool one_pass = q > 1 && opt_.batch_one_pass && opt_.candidate_pool > 0;
+    const std::vector<Eigen::VectorXd> us = ProposeBatch(loop, i, q, one_pass);
+    const Eigen::VectorXd ys = querier_.Query(us, loop->side);
+    UpdateGp(us, ys, n0, one_pass);
+    // The rest of a batch cut short by success or stopping was queried: it is kept in D_per
+    // and counted in the loop's queries, without further decisions.
+    for (int k = 0; k < q; ++k) stop = Observe(loop, i + k, us[k], ys(k), !stop) || stop;
+    i += q;
+  }
+}
+
+void Bos2Run::SyncPools(Loop* loop) {
+  Timed(&result_.phases.pools, [&] {
+    if (!loop->global_pool) {
+      loop->global_pool.emplace(per_gp_);
+      loop->local_pool.emplace(per_gp_);
+      for (int j = 0; j < loop->global_pool->num_groups(); ++j)
+        loop->global_pool->SetCandidates(per_gp_, j, PoolCandidates(per_gp_, j, opt_, rng_));
+    }
+    if (loop->local_center.size() == 0 || loop->local_center != loop->incumbent) {
+      loop->local_center = loop->incumbent;
+      for (int j = 0; j < loop->local_pool->num_groups(); ++j)
+        loop->local_pool->SetCandidates(per_gp_, j,
+                                        LocalCandidates(per_gp_, j, loop->incumbent, opt_, rng_));
+    }
+    loop->global_pool->Sync(per_gp_);
+    loop->local_pool->Sync(per_gp_);
+    if (opt_.precision_polish) loop->precision.Sync(per_gp_);
+  });
+}
+
+std::vector<Eigen::VectorXd> Bos2Run::ProposeBatch(Loop* loop, int i, int q, bool one_pass) {
+  Bos2Phases& ph = result_.phases;
+  bo::GpPrecision* precision = opt_.precision_polish ? &loop->precision : nullptr;
+  if (one_pass) {
+    SyncPools(loop);
+    return Timed(&ph.acquisition, [&] {
+      return bo::MaximizeAddGpUcbOnPoolsBatch(
+          per_gp_, loop->lb, loop->ub, i, opt_.acquisition, loop->incumbent,
+          {&*loop->global_pool, &*loop->local_pool}, q, precision);
+    });
+  }
+  // Kriging believer: after each proposal but the last, its posterior mean joins the GP as a
+  // fantasy observation.
+  std::vector<Eigen::VectorXd> us;
+  for (int k = 0; k < q; ++k) {
+    const int t = i + k;
+    if (opt_.candidate_pool <= 0) {
+      us.push_back(Timed(&ph.acquisition, [&] {
+        return bo::MaximizeAddGpUcb(per_gp_, loop->lb, loop->ub, t, opt_.acquisition,
+                                    loop->incumbent, rng_);
+      }));
+    } else {
+      SyncPools(loop);
+      us.push_back(Timed(&ph.acquisition, [&] {
+        return bo::MaximizeAddGpUcbOnPools(per_gp_, loop->lb, loop->ub, t, opt_.acquisition,
+                                           loop->incumbent,
+                                           {&*loop->global_pool, &*loop->local_pool}, precision);
+      }));
+    }
+    if (k + 1 < q) {
+      Eigen::VectorXd mu;
+      per_gp_.Predict(us.back().transpose(), &mu, nullptr);
+      Timed(&ph.update, [&] { per_gp_.AddObservation(us.back(), mu(0)); });
+    }
+  }
+  return us;
+}
+
+void Bos2Run::UpdateGp(const std::vector<Eigen::VectorXd>& us, const Eigen::VectorXd& ys,
+                       Eigen::Index n0, bool one_pass) {
+  const int q = static_cast<int>(us.size());
+  Timed(&result_.phases.update, [&] {
+    if (one_pass) {
+      for (int k = 0; k < q; ++k) per_gp_.AddObservation(us[k], ys(k));
+    } else {
+      per_gp_.ReplaceTargets(n0, ys.head(q - 1));
+      per_gp_.AddObservation(us[q - 1], ys(q - 1));
+    }
+  });
+}
+
+bool Bos2Run::Observe(Loop* loop, int t, const Eigen::VectorXd& u, double y, bool decide) {
+  d_per_.push_back({loop->side, u, y});
+  if (y > loop->incumbent_y) {
+    loop->incumbent_y = y;
+    loop->incumbent = u;
+  }
+  loop->record.queries = t;
+  loop->record.best_objective = std::max(loop->record.best_objective, y);
+  if (!decide) return false;
+  Report();
+  if (oracle_.succeeded()) return true;
+  Bos2Phases& ph = result_.phases;
+  if (opt_.refit_every > 0 && t % opt_.refit_every == 0)
+    Timed(&ph.fit, [&] { return bo::FitHyperparameters(&per_gp_, opt_.perturbation_refit, rng_); });
+  // Bayesian optimal stopping on the running best (docs/design.md mapping): errors
+  // e = y_best / y_first (affine map sending y_first -> 1 and 0 (success) -> 0).
+  if (!opt_.stopping) return false;
+  if (t == 1) loop->y_first = std::min(y, -1e-12);
+  loop->running_best = std::max(loop->running_best, y);
+  loop->curve.push_back(std::clamp(loop->running_best / loop->y_first, 1e-6, 1.0));
+  const Eigen::Map<const Eigen::VectorXd> e(loop->curve.data(), loop->curve.size());
+  if (t == opt_.i_0) {
+    loop->table = Timed(&ph.stopping, [&] {
+      return bo::BosDecisionTable::Solve(e, opt_.i_max, loop->y_star / loop->y_first, outer_,
+                                         opt_.bos, rng_);
+    });
+  } else if (t > opt_.i_0 && loop->table &&
+             loop->table->Decide(t, loop->table->SummaryStatistic(e)) == bo::BosDecision::kStop) {
+    loop->record.stopped_early = t < opt_.i_max;
+    return true;
+  }
+  return false;
+}
+
+Bos2Result Bos2Run::Finish() {
+  result_.success = oracle_.succeeded();
+  result_.queries = result_.success ? oracle_.first_success_query() : oracle_.queries();
+  result_.best_objective = oracle_.best_objective();
+  result_.adversarial = result_.success ? oracle_.success_image() : oracle_.best_image();
+  result_.seconds = std::chrono::duration<double>(Clock::now() - t_start_).count();
+  result_.model_seconds = oracle_.model_seconds() - model_s0_;
+  result_.bo_seconds = std::max(0.0, result_.seconds - result_.model_seconds);
+  return result_;
+}
+
+}  // namespace
+
+Bos2Result RunBos2(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng& rng,
+                   const Bos2Progress& progress) {
+  opt.Validate(std::min(oracle.model().height(), oracle.model().width()), oracle.budget());
+  return Bos2Run(oracle, opt, rng, progress).Run();
 }
 
 }  // namespace advbo::attacks

@@ -105,6 +105,14 @@ struct Bos2Options {
   /// (docs/results/attacks.md). Not the default: the published tables were made with Tuned().
   static Bos2Options Fast();
 
+  /// Checks every setting (Ceres' Options::IsValid habit): 2 <= i_0 < i_max, non-empty side
+  /// lists, groups >= 1, 1 <= batch <= i_max, max_gp_points 0 or >= 4, refine_queries >= 0,
+  /// refine_p_init in (0, 1], refine_fraction in [0, 1), saturation finite and >= 1,
+  /// vertex_fraction in [0, 1]; with max_side > 0 every latent side in 1..max_side; with
+  /// budget > 0 refine_queries below it. Throws std::invalid_argument naming the setting (and
+  /// its `bos2:` key) and the value.
+  void Validate(int max_side = 0, long budget = 0) const;
+
   /// Perturbation GP fit: 1 restart, 30 iterations, lengthscales in [0.05, 50] (inputs in
   /// [-1, 1]), and at most 150 points per likelihood evaluation (advbo's speed setting;
   /// the posterior always uses every point; 0 = fit on all points).

@@ -104,15 +104,11 @@ void Bos2Attack::ApplySettings(const std::string& settings, Bos2Options* o) {
     } else if (k == "local") {
       o->acquisition.local_candidates = ParseInt(k, v, 0);
     } else if (k == "vertex") {
-      const double f = ParseNumber(k, v);
-      if (f < 0 || f > 1) throw std::invalid_argument("bos2 setting vertex must be in [0, 1]");
-      o->acquisition.vertex_fraction = f;
+      o->acquisition.vertex_fraction = ParseNumber(k, v);
     } else if (k == "polish") {
       o->acquisition.polish_iterations = ParseInt(k, v, 0);
     } else if (k == "window") {
       o->max_gp_points = ParseInt(k, v, 0);
-      if (o->max_gp_points > 0 && o->max_gp_points < 4)
-        throw std::invalid_argument("bos2 setting window must be 0 (all points) or >= 4");
     } else if (k == "precision") {
       if (v != "0" && v != "1") throw std::invalid_argument("bos2 setting precision: use 0 or 1");
       o->precision_polish = v == "1";
@@ -122,7 +118,6 @@ void Bos2Attack::ApplySettings(const std::string& settings, Bos2Options* o) {
       o->candidate_pool = ParseInt(k, v, 0);
     } else if (k == "saturation") {
       o->saturation = ParseNumber(k, v);
-      if (o->saturation < 1) throw std::invalid_argument("bos2 setting saturation must be >= 1");
     } else if (k == "noise") {
       if (v != "fit" && v != "fixed")
         throw std::invalid_argument("bos2 setting noise: use fit or fixed, got '" + v + "'");
@@ -142,13 +137,9 @@ void Bos2Attack::ApplySettings(const std::string& settings, Bos2Options* o) {
       if (o->refine_queries == 0) o->refine_fraction = 0;  // refine=0: the stage off
     } else if (k == "refine_fraction") {
       o->refine_fraction = ParseNumber(k, v);
-      if (!(o->refine_fraction >= 0 && o->refine_fraction < 1))
-        throw std::invalid_argument("bos2 setting refine_fraction must be in [0, 1)");
       o->refine_queries = 0;
     } else if (k == "refine_p") {
       o->refine_p_init = ParseNumber(k, v);
-      if (!(o->refine_p_init > 0 && o->refine_p_init <= 1))
-        throw std::invalid_argument("bos2 setting refine_p must be in (0, 1]");
     } else if (k == "paths") {
       o->bos.num_paths = ParseInt(k, v, 100);
     } else if (k == "batch_mode") {
@@ -167,6 +158,7 @@ void Bos2Attack::ApplySettings(const std::string& settings, Bos2Options* o) {
           "paths, pool, init, precision, refine, refine_fraction, refine_p, batch, batch_mode)");
     }
   }
+  o->Validate();  // every range, once (Bos2Options::Validate)
 }
 
 AttackResult Bos2Attack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
