@@ -48,7 +48,8 @@ LOG=build-pip/install.log
 say "pip install --no-build-isolation . (CMake builds advbo._core; log: $LOG)"
 set +e
 "$VENV/bin/pip" install -v --no-build-isolation . 2>&1 | tee "$LOG" |
-  grep --line-buffered -E '^\[ *[0-9]+%\] (Built target|Linking)|^Successfully installed' >&2
+  grep --line-buffered -E '^ *\[ *[0-9]+%\]|^Successfully installed' |
+  sed -u 's/^ *//' >&2
 status=${PIPESTATUS[0]}
 set -e
 if [ "$status" -ne 0 ]; then

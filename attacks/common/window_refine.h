@@ -7,11 +7,21 @@
 #pragma once
 
 #include <functional>
+#include <vector>
 
 #include "bo/random.h"
 #include "oracle/oracle.h"
 
 namespace advbo::attacks {
+
+/// Square Attack's proposal (Andriushchenko et al., ECCV 2020, Algorithm 1, the L_inf
+/// update): *cand = best with one random window of side s (top-left corner uniform) set, per
+/// channel with one random sign, to clip(x0 +- radius, 0, 1); the window is redrawn (at most
+/// 10 draws) until the image changes, else *cand = best. x0 and best are [C, H, W] images
+/// flattened, pixels in [0, 1]; 1 <= s <= min(H, W). Shared by Square and the refinement
+/// stage below.
+void ProposeSquareWindow(const std::vector<float>& x0, const std::vector<float>& best, int c, int h,
+                         int w, int s, float radius, bo::Rng& rng, std::vector<float>* cand);
 
 /// Spends up to `queries` queries (<= oracle.remaining()) refining oracle.best_image(): each
 /// step draws a window of side round(sqrt(p * H * W)) (p = SquareSchedule(p_init, step,

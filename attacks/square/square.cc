@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "attacks/common/window_refine.h"
+
 namespace advbo::attacks {
 
 double SquareSchedule(double p_init, long i, long n_iters) {
@@ -52,25 +54,7 @@ AttackResult SquareAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
     const double p = SquareSchedule(options_.p_init, resample ? oracle.queries() : i, n_iters);
     int s = static_cast<int>(std::lround(std::sqrt(p * h * w)));
     s = std::clamp(s, 1, std::min(h, w) - 1);
-    std::uniform_int_distribution<int> rh(0, h - s), rw(0, w - s);
-    cand = best;
-    // Re-draw the window until the clipped image changes (bounded retries).
-    for (int attempt = 0; attempt < 10; ++attempt) {
-      const int r0 = rh(rng), c0 = rw(rng);
-      bool changed = false;
-      for (int ch = 0; ch < c; ++ch) {
-        const float sgn = coin(rng) ? eps : -eps;
-        for (int row = r0; row < r0 + s; ++row)
-          for (int col = c0; col < c0 + s; ++col) {
-            const size_t k = (static_cast<size_t>(ch) * h + row) * w + col;
-            const float v = std::clamp(x0[k] + sgn, 0.0f, 1.0f);
-            changed |= std::abs(v - best[k]) > 1e-7f;
-            cand[k] = v;
-          }
-      }
-      if (changed) break;
-      cand = best;
-    }
+    ProposeSquareWindow(x0, best, c, h, w, s, eps, rng, &cand);
     const double obj = oracle.Query(cand.data(), 1).objective(0);
     if (best_evals < options_.resample && oracle.remaining() > 0 && !oracle.succeeded()) {
       // One more evaluation of the incumbent (a fresh draw of the defense's randomness).
