@@ -17,4 +17,10 @@ void ConfigureAllocatorForLargeMatrices() {
 #endif
 }
 
+void ConfigureAllocatorForServer() {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+#endif
+}
+
 }  // namespace advbo::bo

@@ -21,7 +21,7 @@
 #include "cli/format.h"
 #include "cli/parse.h"
 #include "cli/progress.h"
-#include "cli/subprocess.h"
+#include "process/subprocess.h"
 #include "cli/validators.h"
 #include "experiment/spec.h"
 
@@ -142,7 +142,7 @@ Problem MakeProblem(const BoArgs& a, const Eigen::MatrixXd& candidates) {
       throw std::invalid_argument("--command needs --bounds LO:HI[,LO:HI...] or --candidates");
     }
     p.objective = [cmd = a.command, t = a.eval_timeout](const Eigen::VectorXd& x) {
-      return RunObjectiveCommand(cmd, "", x, t);
+      return process::RunObjectiveCommand(cmd, "", x, t);
     };
     p.name = "command";
   }

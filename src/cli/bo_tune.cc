@@ -11,7 +11,7 @@
 #include "cli/format.h"
 #include "cli/parse.h"
 #include "cli/progress.h"
-#include "cli/subprocess.h"
+#include "process/subprocess.h"
 
 namespace advbo::cli {
 namespace {
@@ -70,13 +70,13 @@ void PrintTuneSummary(const TuneArgs& t, const TuneRun& r, const algorithms::Tun
 algorithms::CurveObjective CommandCurve(const std::string& command, double timeout_seconds) {
   return [command, timeout_seconds](const Eigen::VectorXd& x, int max_epochs,
                                     const algorithms::EpochReport& report) {
-    const std::string full = "export ADVBO_X=" + ShellQuote(Args(x, " ")) +
+    const std::string full = "export ADVBO_X=" + process::ShellQuote(Args(x, " ")) +
                              " ADVBO_MAX_EPOCHS=" + std::to_string(max_epochs) + "; " + command +
                              " " + Args(x, " ");
     int epoch = 0;
-    StreamResult res;
+    process::StreamResult res;
     try {
-      res = RunShellLines(full, timeout_seconds, [&](const std::string& line) {
+      res = process::RunShellLines(full, timeout_seconds, [&](const std::string& line) {
         if (line.find_first_not_of(" \t\r") == std::string::npos) return true;
         const char* s = line.c_str();
         char* end = nullptr;
@@ -92,7 +92,7 @@ algorithms::CurveObjective CommandCurve(const std::string& command, double timeo
                                     ": a validation error must lie in [0, 1]");
         return report(++epoch, v) && epoch < max_epochs;
       });
-    } catch (const ShellTimeout& e) {
+    } catch (const process::ShellTimeout& e) {
       throw bo::EvaluationError(e.what());
     }
     if (res.stopped) return;

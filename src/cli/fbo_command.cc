@@ -21,7 +21,7 @@
 #include "cli/parse.h"
 #include "cli/plot.h"
 #include "cli/progress.h"
-#include "cli/subprocess.h"
+#include "process/subprocess.h"
 #include "cli/validators.h"
 #include "experiment/records.h"
 #include "experiment/spec.h"
@@ -72,7 +72,7 @@ std::unique_ptr<alg::AgentFamily> CommandFamily(const FboArgs& a) {
   const double timeout = a.eval_timeout;
   auto f = [x, lb, ub, sign, cmd, timeout](int n, int i) {
     const Eigen::VectorXd xi = lb + x.row(i).transpose().cwiseProduct(ub - lb);
-    return sign * RunObjectiveCommand(cmd, std::to_string(n), xi, timeout);
+    return sign * process::RunObjectiveCommand(cmd, std::to_string(n), xi, timeout);
   };
   fam->evaluate = f;
   // The command's noise is its own: the best observed output stands for the truth.

@@ -1,13 +1,8 @@
 // `advbo serve`: puts a model (and optionally a defense) behind a small HTTP API
 // (serve/server.h) so attacks, `bench` and `game` can run against it with
 // --model http://HOST:PORT/predict.
-#include <malloc.h>
-#include <pthread.h>
-#include <signal.h>
-#include <unistd.h>
 
 #include <array>
-#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -15,8 +10,8 @@
 #include <optional>
 #include <sstream>
 #include <string>
-#include <thread>
 
+#include "bo/allocator.h"
 #include "cli/commands.h"
 #include "cli/validators.h"
 #include "experiment/setup.h"
@@ -25,15 +20,6 @@
 
 namespace advbo::cli {
 namespace {
-
-// The self-pipe of the stop signals (a signal handler can only reach process-wide state;
-// written by OnStopSignal, read by RunServe's watcher thread).
-int g_stop_pipe[2] = {-1, -1};
-
-void OnStopSignal(int) {
-  const char c = 1;
-  (void)!write(g_stop_pipe[1], &c, 1);
-}
 
 struct ServeArgs {
   std::string dataset = "mnist", model, output = "auto", normalize;
@@ -93,12 +79,7 @@ int RunServe(const ServeArgs& a) {
     throw std::invalid_argument("--port-file " + a.port_file + " is a folder");
   if (oracle::IsModelUrl(a.model))
     throw std::invalid_argument("--model must be a TorchScript file to serve, not a URL");
-  // advbo's main() keeps blocks up to 32 MiB on the heap for the BO core's speed
-  // (bo/allocator.h). A server's connection threads each get a malloc arena, and blocks freed
-  // by one thread stay in its arena: one r2b2:jpeg+noise session of 3,000 queries grew the
-  // server to 2.6 GB that way while its GP holds 73 MB. Blocks of 1 MiB and more (a game
-  // defender's growing GP factors, batches) are mapped and unmapped directly here (525 MB).
-  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+  bo::ConfigureAllocatorForServer();
   serve::ServeOptions opt = a.serve;
   opt.max_body_bytes = static_cast<size_t>(a.max_body_mb * (1 << 20));
   oracle::ClassifierOptions copt;
@@ -137,27 +118,7 @@ int RunServe(const ServeArgs& a) {
       defense ? defense->Spec().c_str() : "",
       model->normalization() ? (", normalize " + model->normalization()->Spec()).c_str() : "");
   if (!a.port_file.empty()) WriteAtomically(a.port_file, std::to_string(port) + "\n");
-  // SIGINT / SIGTERM (whichever thread of LibTorch's or OpenBLAS's pools receives it) write
-  // one byte to a pipe; a watcher thread reads it and stops the server.
-  if (pipe(g_stop_pipe) != 0) throw std::runtime_error("cannot create the stop pipe");
-  struct sigaction sa {};
-  sa.sa_handler = OnStopSignal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  std::thread stopper([&server] {
-    char c;
-    while (read(g_stop_pipe[0], &c, 1) < 0 && errno == EINTR) {
-    }
-    server.Stop();
-  });
-  server.Listen();
-  // Listen returned (stopped, or failed): wake the watcher if no signal did.
-  const char c = 0;
-  (void)!write(g_stop_pipe[1], &c, 1);
-  stopper.join();
-  signal(SIGINT, SIG_DFL);
-  signal(SIGTERM, SIG_DFL);
+  server.ListenUntilSignal();  // Ctrl-C / SIGTERM stop it
   if (!a.port_file.empty()) std::filesystem::remove(a.port_file);
   std::fprintf(stderr, "advbo serve: stopped after %ld requests (%ld images)\n", server.requests(),
                server.images());

@@ -1,9 +1,11 @@
 #include "serve/server.h"
 
 #include <httplib.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -13,10 +15,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "data/datasets.h"
 #include "oracle/oracle.h"
+#include "process/signals.h"
 
 namespace advbo::serve {
 namespace {
@@ -418,5 +422,36 @@ void ModelServer::Stop() {
 int ModelServer::port() const { return impl_->port; }
 long ModelServer::requests() const { return impl_->requests.load(); }
 long ModelServer::images() const { return impl_->images.load(); }
+
+namespace {
+
+// A stop signal: one byte to the pipe whose write end is *fd.
+void WriteStopByte(int, void* fd) {
+  const char c = 1;
+  (void)!write(*static_cast<int*>(fd), &c, 1);
+}
+
+}  // namespace
+
+void ModelServer::ListenUntilSignal() {
+  int fds[2];
+  if (pipe(fds) != 0) throw std::runtime_error("cannot create the server's stop pipe");
+  {
+    process::SignalScope scope(WriteStopByte, &fds[1], process::SignalScope::Then::kContinue);
+    std::thread stopper([this, fd = fds[0]] {
+      char c;
+      while (read(fd, &c, 1) < 0 && errno == EINTR) {
+      }
+      Stop();
+    });
+    Listen();
+    // Listen returned (stopped, or failed): wake the watcher if no signal did.
+    const char c = 0;
+    (void)!write(fds[1], &c, 1);
+    stopper.join();
+  }
+  close(fds[0]);
+  close(fds[1]);
+}
 
 }  // namespace advbo::serve

@@ -88,6 +88,11 @@ class ModelServer {
   void Listen();
   /// Stops Listen() (thread-safe; idempotent).
   void Stop();
+  /// Listen() until Stop() or SIGINT / SIGTERM (whichever thread of LibTorch's or OpenBLAS's
+  /// pools receives it): the signal writes one byte to a pipe (process::SignalScope,
+  /// Then::kContinue) and a watcher thread reads it and stops the server. Returns when the
+  /// server stopped. Throws std::runtime_error when the pipe cannot be made.
+  void ListenUntilSignal();
   /// The bound port (0 before Bind).
   int port() const;
   /// Requests and images answered with 200 so far.

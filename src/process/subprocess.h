@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace advbo::cli {
+namespace advbo::process {
 
 /// `s` single-quoted for /bin/sh (embedded quotes escaped as '\'').
 std::string ShellQuote(const std::string& s);
@@ -55,4 +55,4 @@ StreamResult RunShellLines(const std::string& script, double timeout_seconds,
 double RunObjectiveCommand(const std::string& command, const std::string& lead,
                            const Eigen::VectorXd& x, double timeout_seconds);
 
-}  // namespace advbo::cli
+}  // namespace advbo::process

@@ -1,4 +1,4 @@
-#include "cli/subprocess.h"
+#include "process/subprocess.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -8,64 +8,24 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <sstream>
 #include <stdexcept>
 
 #include "bo/bo_loop.h"
+#include "process/signals.h"
 
-namespace advbo::cli {
+namespace advbo::process {
 namespace {
 
-// Process groups of the running objective commands, for the signal handler (a signal
-// handler can only reach process-wide state; 0 = free slot). Several commands run at once
-// when a batch algorithm evaluates its batch concurrently.
-constexpr int kMaxGroups = 256;
-volatile sig_atomic_t g_child_groups[kMaxGroups] = {};
-std::mutex g_mutex;  // guards slot allocation and handler (un)installation
-int g_running = 0;
-struct sigaction g_old_int {
-}, g_old_term{};
-
-extern "C" void KillChildrenAndDie(int sig) {
-  for (int i = 0; i < kMaxGroups; ++i)
-    if (g_child_groups[i] > 0) kill(-g_child_groups[i], SIGKILL);
-  signal(sig, SIG_DFL);
-  raise(sig);
+// SIGINT / SIGTERM while a command runs: kill its whole process group (then advbo dies as
+// the signal would have it; SignalScope runs every live scope's action first).
+void KillGroup(int, void* group) {
+  kill(-static_cast<pid_t>(reinterpret_cast<intptr_t>(group)), SIGKILL);
 }
-
-// Registers one child's group for the lifetime of its command; the handlers are installed
-// while at least one command runs and the previous ones restored after the last.
-class SignalForwarding {
- public:
-  explicit SignalForwarding(pid_t group) {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    while (slot_ < kMaxGroups && g_child_groups[slot_] != 0) ++slot_;
-    if (slot_ == kMaxGroups) throw std::runtime_error("more than 256 objective commands at once");
-    g_child_groups[slot_] = group;
-    if (g_running++ == 0) {
-      struct sigaction sa {};
-      sa.sa_handler = KillChildrenAndDie;
-      sigemptyset(&sa.sa_mask);
-      sigaction(SIGINT, &sa, &g_old_int);
-      sigaction(SIGTERM, &sa, &g_old_term);
-    }
-  }
-  ~SignalForwarding() {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    g_child_groups[slot_] = 0;
-    if (--g_running == 0) {
-      sigaction(SIGINT, &g_old_int, nullptr);
-      sigaction(SIGTERM, &g_old_term, nullptr);
-    }
-  }
-
- private:
-  int slot_ = 0;
-};
 
 // Starts /bin/sh -c script in its own process group with stdout to a pipe; returns the pid
 // and the read end in *out_fd.
@@ -126,7 +86,8 @@ std::string ShellQuote(const std::string& s) {
 ShellResult RunShell(const std::string& script, double timeout_seconds) {
   int fd = -1;
   const pid_t pid = Spawn(script, &fd);
-  SignalForwarding forwarding(pid);
+  SignalScope forwarding(KillGroup, reinterpret_cast<void*>(static_cast<intptr_t>(pid)),
+                         SignalScope::Then::kDie);
   ShellResult res;
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::duration<double>(timeout_seconds > 0 ? timeout_seconds : 0);
@@ -162,7 +123,8 @@ StreamResult RunShellLines(const std::string& script, double timeout_seconds,
                            const std::function<bool(const std::string&)>& on_line) {
   int fd = -1;
   const pid_t pid = Spawn(script, &fd);
-  SignalForwarding forwarding(pid);
+  SignalScope forwarding(KillGroup, reinterpret_cast<void*>(static_cast<intptr_t>(pid)),
+                         SignalScope::Then::kDie);
   StreamResult res;
   using SteadyClock = std::chrono::steady_clock;
   const auto deadline =
@@ -259,4 +221,4 @@ double RunObjectiveCommand(const std::string& command, const std::string& lead,
   return v;
 }
 
-}  // namespace advbo::cli
+}  // namespace advbo::process
