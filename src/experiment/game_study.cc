@@ -1,0 +1,345 @@
+#include "experiment/game_study.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+#include "bo/acquisition.h"
+#include "bo/random.h"
+#include "defenses/latent_game.h"
+#include "experiment/seeds.h"
+#include "experiment/spec.h"
+#include "games/r2b2.h"
+
+namespace advbo::experiment {
+
+using games::GameType;
+
+std::string AgentSpec::Label() const {
+  return plain.empty() ? std::to_string(level) + (lite ? "L" : "") : plain;
+}
+
+AgentSpec ParseAgent(const std::string& s, const std::string& default_level0) {
+  AgentSpec a;
+  a.level0 = default_level0;
+  const auto& names = games::Level0Names();
+  if (std::find(names.begin(), names.end(), s) != names.end()) {
+    a.level0 = a.plain = s;
+    return a;
+  }
+  const std::string prefix = "r2b2:";
+  if (s.rfind(prefix, 0) != 0)
+    throw std::invalid_argument("agent '" + s +
+                                "': use r2b2:K (K = reasoning level), r2b2:1-lite, or a level-0 "
+                                "strategy: random, gpmw, exp3, gpucb, ts, none");
+  std::string rest = s.substr(prefix.size());
+  const auto dash = rest.find("-lite");
+  if (dash != std::string::npos) {
+    a.lite = true;
+    rest = rest.substr(0, dash);
+  }
+  try {
+    size_t used = 0;
+    a.level = std::stoi(rest, &used);
+    if (used != rest.size() || a.level < 0) throw std::invalid_argument("level");
+  } catch (const std::exception&) {
+    throw std::invalid_argument("agent '" + s + "': the level must be an integer >= 0");
+  }
+  if (a.lite && a.level != 1)
+    throw std::invalid_argument("agent '" + s + "': R2-B2-Lite is a level-1 strategy");
+  return a;
+}
+
+std::pair<AgentSpec, AgentSpec> ParseMatchup(const std::string& s, const std::string& level0) {
+  const auto v = s.find('v');
+  if (v == std::string::npos || v == 0 || v + 1 >= s.size())
+    throw std::invalid_argument("matchup '" + s + "': use e.g. 0v0, 1v0, 1Lv0, 2v1");
+  auto side = [&](std::string t) {
+    bool lite = false;
+    if (!t.empty() && (t.back() == 'L' || t.back() == 'l')) {
+      lite = true;
+      t.pop_back();
+    }
+    return ParseAgent("r2b2:" + t + (lite ? "-lite" : ""), level0);
+  };
+  return {side(s.substr(0, v)), side(s.substr(v + 1))};
+}
+
+long GameStudyResult::runs() const {
+  return final1.empty() ? 0 : static_cast<long>(final1.front().size());
+}
+
+// Game-dependent defaults (App. E.6.1.1a synthetic; E.6.2.1a adversarial ML), then checks.
+void GameStudyOptions::ResolveDefaults() {
+  GameStudyOptions& a = *this;
+  const bool synthetic = a.game == "synthetic";
+  if (!synthetic && a.game != "mnist" && a.game != "cifar10")
+    throw std::invalid_argument("--game " + a.game + ": use synthetic, mnist or cifar10");
+  if (a.level0.empty()) a.level0 = synthetic ? "gpmw" : "random";
+  if (a.samples <= 0) a.samples = a.game == "cifar10" ? 1000 : 500;
+  if (a.init_rounds < 0) a.init_rounds = synthetic ? 1 : 5;
+  if (a.payoff_noise < 0) a.payoff_noise = synthetic ? 0.02 : 0.0;
+  if (a.candidates <= 0) a.candidates = synthetic ? 1000 : 200;
+  // Latent game: the R2-B2 thesis' radius (App. E.6.2.1a) unless given; a given one is
+  // checked like every other --eps.
+  a.eps = a.eps ? EpsilonFor(a.game, a.eps) : (a.game == "cifar10" ? 0.05 : 0.2);
+  if (a.rounds < 1 || a.num_games < 1 || a.inits < 1 || a.grid < 2 || a.samples < 1)
+    throw std::invalid_argument(
+        "--rounds, --games, --inits, --grid and --samples must be positive");
+  if (a.level0 != "random" && a.level0 != "gpmw" && a.level0 != "exp3" && a.level0 != "gpucb" &&
+      a.level0 != "ts")
+    throw std::invalid_argument("--level0 " + a.level0 + ": use random, gpmw, exp3, gpucb or ts");
+  bo::ParseExplorationWeight(a.beta);  // validate before any work
+  CheckImageIndices(a.indices);
+  games::ParseGameType(a.type);
+  if (a.matchups.empty()) {
+    ParseAgent(a.attacker, a.level0);
+    ParseAgent(a.defender, a.level0);
+  }
+  for (const auto& m : a.matchups) ParseMatchup(m, a.level0);
+}
+
+namespace {
+
+// Everything an R2-B2 agent needs besides its spec: the game's action spaces, the prior GP
+// over the joint action, belief refit schedule, and the RFF lengthscale of EXP3.
+struct AgentContext {
+  std::vector<games::ActionSpace> spaces;
+  bo::ExactGP prior;
+  games::BeliefOptions belief;
+  double rff_lengthscale = 0.1;
+  int candidates = 1000;
+  long exact_limit = 20000;
+};
+
+// Agent `self` of the pair `specs`. It models agent m's level-0 strategy as specs[m]'s (the
+// agents know each other's level-0 algorithm, Sec. 8.3.1.1); random features, candidate
+// sets and refit restarts are seeded by the run and the agent index, so an agent's copy of
+// another's strategy matches the original.
+std::unique_ptr<games::R2b2Agent> MakeR2b2(int self, const std::pair<AgentSpec, AgentSpec>& specs,
+                                           const AgentContext& ctx, const GameStudyOptions& a,
+                                           uint64_t run_seed) {
+  const AgentSpec& spec = self == 0 ? specs.first : specs.second;
+  int joint = 0;
+  for (const auto& sp : ctx.spaces) joint += sp.dim();
+  std::vector<games::PayoffBelief> beliefs;
+  for (int m = 0; m < 2; ++m) beliefs.emplace_back(m, joint, ctx.prior, ctx.belief);
+  std::vector<std::unique_ptr<games::Level0Strategy>> level0;
+  for (int m = 0; m < 2; ++m) {
+    bo::Rng feat(bo::DeriveSeed(run_seed, 77 + m));
+    games::Level0Options lo;
+    lo.rff_lengthscale = ctx.rff_lengthscale;
+    lo.candidates = ctx.candidates;
+    lo.candidate_seed = bo::DeriveSeed(run_seed, 91 + m);
+    lo.gp_noise = a.gp_noise;
+    lo.belief = ctx.belief;
+    level0.push_back(
+        games::MakeLevel0((m == 0 ? specs.first : specs.second).level0, ctx.spaces[m], lo, feat));
+  }
+  games::R2b2Options opt;
+  opt.level = spec.level;
+  opt.lite = spec.lite;
+  opt.samples = a.samples;
+  opt.candidates = ctx.candidates;
+  opt.exact_limit = ctx.exact_limit;
+  opt.beta = bo::ParseExplorationWeight(a.beta);
+  return std::make_unique<games::R2b2Agent>(self, ctx.spaces, std::move(beliefs), std::move(level0),
+                                            opt);
+}
+
+// The matchups to play and their labels ("1v0", "gpucb-vs-none", ...).
+struct Matchups {
+  std::vector<std::pair<AgentSpec, AgentSpec>> pairs;
+  std::vector<std::string> labels;
+};
+
+Matchups ParseMatchups(const GameStudyOptions& a) {
+  Matchups m;
+  if (a.matchups.empty()) {
+    m.pairs.push_back({ParseAgent(a.attacker, a.level0), ParseAgent(a.defender, a.level0)});
+  } else {
+    for (const auto& s : a.matchups) m.pairs.push_back(ParseMatchup(s, a.level0));
+  }
+  for (const auto& [p, q] : m.pairs)
+    m.labels.push_back(p.Label() + (p.plain.empty() && q.plain.empty() ? "v" : "-vs-") + q.Label());
+  return m;
+}
+
+// The adversarial-ML game's model, VAE and images (empty for synthetic games).
+struct LatentSetup {
+  std::unique_ptr<data::ImageSet> images;
+  std::unique_ptr<oracle::Classifier> model;
+  std::unique_ptr<oracle::Autoencoder> vae;
+  std::vector<Instance> targets;
+  std::string model_path, vae_path;
+};
+
+LatentSetup LoadLatentGame(const GameStudyOptions& a) {
+  LatentSetup ls;
+  ls.images = std::make_unique<data::ImageSet>(LoadImages(a.game, "", "auto"));
+  ls.model_path = a.model.empty() ? DefaultModelPath(a.game) : a.model;
+  ls.model = LoadModelFor(*ls.images, ls.model_path, "auto", a.threads, a.normalize,
+                          oracle::HttpOptions{a.http_timeout, a.http_retries});
+  ls.vae_path = a.vae.empty() ? (RepoRoot() / "models" / (a.game + "_vae.pt")).string() : a.vae;
+  ls.vae = oracle::Autoencoder::Load(ls.vae_path, ls.images->channels, ls.images->height,
+                                     ls.images->width);
+  if ((a.level0 == "gpmw" || a.level0 == "exp3") && ls.vae->latent_dim() != 2)
+    throw std::invalid_argument("--level0 " + a.level0 +
+                                " needs a discretised action space: only for a 2-D latent (MNIST)");
+  ls.targets =
+      SelectInstances(*ls.images, *ls.model, a.indices, a.num_games, true, -1, a.game).instances;
+  if (ls.targets.empty()) throw std::invalid_argument("no correctly classified image to play on");
+  return ls;
+}
+
+// Game g's environment; fills the agents' context (action spaces, prior, belief schedule).
+std::unique_ptr<games::GameEnvironment> MakeGame(const GameStudyOptions& a, GameType type,
+                                                 const LatentSetup& ls, int g, bool defender_active,
+                                                 AgentContext* ctx) {
+  if (a.game == "synthetic") {
+    bo::Rng game_rng(bo::DeriveSeed(a.seed, static_cast<uint64_t>(g)));
+    auto sg = std::make_unique<games::SyntheticGame>(type, game_rng, a.grid, a.lengthscale);
+    ctx->spaces = {sg->space(0), sg->space(1)};
+    ctx->prior = sg->TruePrior(a.gp_noise);
+    ctx->belief.refit_every = 0;  // App. E.6.1.1a: the true GP hyperparameters
+    ctx->rff_lengthscale = a.lengthscale;
+    return sg;
+  }
+  const Instance& t = ls.targets[g];
+  defenses::LatentGameOptions lo;
+  lo.epsilon = *a.eps;
+  lo.defender_active = defender_active;
+  auto lg = std::make_unique<defenses::LatentGame>(*ls.model, *ls.vae, *ls.vae,
+                                                   ls.images->image(t.index), t.label, lo);
+  ctx->spaces = {lg->space(0), lg->space(1)};
+  if (a.level0 == "gpmw" || a.level0 == "exp3")  // the 100 x 100 grid of [-2, 2]^2
+    for (auto& sp : ctx->spaces) {
+      Eigen::VectorXd v = Eigen::VectorXd::LinSpaced(100, sp.lower(0), sp.upper(0));
+      sp.grid.resize(100 * 100, 2);
+      for (int i = 0; i < 100; ++i)
+        for (int j = 0; j < 100; ++j) sp.grid.row(i * 100 + j) << v(i), v(j);
+    }
+  const int joint = ctx->spaces[0].dim() + ctx->spaces[1].dim();
+  ctx->prior =
+      bo::ExactGP(std::make_unique<bo::StationaryKernel>(bo::KernelFamily::kSquaredExponential,
+                                                         joint, true, std::vector<int>{}, 1.0, 1.0),
+                  a.gp_noise);
+  ctx->belief.refit_every = a.refit_every;  // App. E.6.2.1a: every 10 iterations
+  ctx->rff_lengthscale = 1.0;
+  ctx->exact_limit = 1000;  // large grids: sample the expectation (S samples)
+  return lg;
+}
+
+// Plays run `init` of matchup k on game g, handing one line per round to on_round and adding
+// to `t`.
+void PlayRun(const GameStudyOptions& a, GameType type, const LatentSetup& ls, const Matchups& mu,
+             size_t k, int g, int init, games::GameEnvironment& env, AgentContext& ctx,
+             const GameRoundSink& on_round, const GameProgress& progress, long done, long total,
+             GameStudyResult* t) {
+  const bool synthetic = a.game == "synthetic";
+  const uint64_t run_seed = GameRunSeed(a.seed, g, init);
+  bo::Rng rng(run_seed);
+  ctx.belief.fit_seed = run_seed;
+  auto p1 = MakeR2b2(0, mu.pairs[k], ctx, a, run_seed);
+  auto p2 = MakeR2b2(1, mu.pairs[k], ctx, a, run_seed);
+  t->names[k] = {p1->name(), p2->name()};
+  games::GameOptions go;
+  go.rounds = a.rounds;
+  go.init_rounds = a.init_rounds;
+  go.payoff_noise = a.payoff_noise;
+  double cum1 = 0, cum2 = 0, succ = 0;
+  const std::string& label = mu.labels[k];
+  games::RunRepeatedGame(env, {p1.get(), p2.get()}, go, rng, [&](const games::RoundRecord& r) {
+    nlohmann::json line = {{"matchup", label},
+                           {"agents", {p1->name(), p2->name()}},
+                           {"game", a.game},
+                           {"run_game", g},
+                           {"init", init},
+                           {"round", r.round},
+                           {"init_round", r.init},
+                           {"payoffs", {r.payoffs(0), r.payoffs(1)}},
+                           {"observed", {r.observed(0), r.observed(1)}},
+                           {"seconds", r.seconds},
+                           {"seed", a.seed}};
+    line["actions"] = {
+        std::vector<double>(r.actions[0].data(), r.actions[0].data() + r.actions[0].size()),
+        std::vector<double>(r.actions[1].data(), r.actions[1].data() + r.actions[1].size())};
+    if (synthetic) {
+      line["game_type"] = games::GameTypeName(type);
+    } else {
+      line["image_index"] = ls.targets[g].index;
+      line["true_class"] = ls.targets[g].label;
+    }
+    for (const auto& [key, v] : r.details.items()) line[key] = v;
+    if (on_round) on_round(line);
+    if (r.init) return;
+    if (synthetic) {
+      cum1 += r.details["regret"][0].get<double>();
+      cum2 += r.details["regret"][1].get<double>();
+      t->curve1[k][r.round] += cum1 / r.round;
+      t->curve2[k][r.round] += cum2 / r.round;
+    } else {
+      const bool success = r.details["success"].get<bool>();
+      cum1 += r.payoffs(0);
+      cum2 += r.payoffs(1);
+      succ += success ? 1 : 0;
+      t->curve1[k][r.round] += r.payoffs(0);
+      t->curve2[k][r.round] += success ? 1 : 0;
+      if (progress)
+        progress(done, total,
+                 label + " image " + std::to_string(ls.targets[g].index) + " round " +
+                     std::to_string(r.round) + " successes " + std::to_string(int(succ)),
+                 false);
+    }
+  });
+  t->final1[k].push_back(cum1 / a.rounds);
+  t->final2[k].push_back(cum2 / a.rounds);
+  t->successes[k].push_back(succ);
+}
+
+}  // namespace
+
+GameStudyResult RunGameStudy(const GameStudyOptions& a, const GameRoundSink& on_round,
+                             const GameProgress& progress) {
+  GameStudyResult t;
+  t.type = games::ParseGameType(a.type);
+  const Matchups mu = ParseMatchups(a);
+  const bool synthetic = a.game == "synthetic";
+  LatentSetup ls;
+  if (!synthetic) ls = LoadLatentGame(a);
+  t.num_games = synthetic ? a.num_games : static_cast<int>(ls.targets.size());
+  for (const auto& inst : ls.targets) t.images.push_back(inst.index);
+  t.model_path = ls.model_path;
+  t.vae_path = ls.vae_path;
+  const size_t km = mu.pairs.size();
+  t.labels = mu.labels;
+  t.names.assign(km, {});
+  t.curve1.assign(km, std::vector<double>(a.rounds + 1, 0.0));
+  t.curve2 = t.curve1;
+  t.final1.assign(km, {});
+  t.final2.assign(km, {});
+  t.successes.assign(km, {});
+  long done = 0;
+  const long total = static_cast<long>(km) * t.num_games * a.inits;
+  for (size_t k = 0; k < km; ++k)
+    for (int g = 0; g < t.num_games; ++g) {
+      AgentContext ctx{{},
+                       bo::ExactGP(std::make_unique<bo::StationaryKernel>(
+                                       bo::KernelFamily::kSquaredExponential, 2, false),
+                                   a.gp_noise)};
+      ctx.candidates = a.candidates;
+      auto env = MakeGame(a, t.type, ls, g, mu.pairs[k].second.level0 != "none", &ctx);
+      for (int i = 0; i < a.inits; ++i) {
+        PlayRun(a, t.type, ls, mu, k, g, i, *env, ctx, on_round, progress, done, total, &t);
+        ++done;
+        if (progress)
+          progress(done, total,
+                   mu.labels[k] + " game " + std::to_string(g) + " init " + std::to_string(i),
+                   true);
+      }
+    }
+  return t;
+}
+
+}  // namespace advbo::experiment

@@ -1,0 +1,104 @@
+// The R2-B2 game study behind `advbo game` (Dai 2021 thesis, Ch. 8): R2-B2 agents of given
+// reasoning levels play repeated games -- synthetic GP games (App. E.6.1.1a) or the VAE
+// latent-space adversarial-ML game (Sec. 8.4.2, App. E.6.2.1a) -- one or several matchups on
+// the same games and seeds. The CLI (cli/game_r2b2.cc) parses the options and writes the
+// rounds, table and curves; everything that decides the numbers is here.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "data/datasets.h"
+#include "experiment/setup.h"
+#include "games/game.h"
+#include "games/synthetic.h"
+#include "oracle/autoencoder.h"
+#include "oracle/classifier.h"
+
+namespace advbo::experiment {
+
+/// What a game study plays. Fields at -1 / 0 / "" take the game's defaults in
+/// ResolveDefaults (synthetic: App. E.6.1.1a; mnist / cifar10: App. E.6.2.1a).
+struct GameStudyOptions {
+  std::string game = "synthetic";  ///< synthetic | mnist | cifar10
+  std::string type = "common";     ///< synthetic game type (games::ParseGameType)
+  /// One matchup of agents ("r2b2:K", "r2b2:1-lite" or a level-0 strategy name) ...
+  std::string attacker = "r2b2:1", defender = "r2b2:0";
+  /// ... or several, as "1v0", "1Lv0", "2v1" (levels of agent 1 and agent 2).
+  std::vector<std::string> matchups;
+  std::string level0;            ///< level-0 strategy ("" = gpmw synthetic, random adversarial)
+  int grid = 100;                ///< synthetic: grid points per action dimension, >= 2
+  double lengthscale = 0.1;      ///< synthetic: the payoff GP's lengthscale
+  int rounds = 150;              ///< T, rounds per run, >= 1
+  int init_rounds = -1;          ///< random initial rounds (-1: 1 synthetic, 5 latent)
+  int num_games = 1, inits = 1;  ///< games (images) and runs per game, >= 1
+  int samples = 0;               ///< S, samples of the expectation (0: 500 / 1000)
+  int candidates = 0;            ///< candidate actions (0: 1000 synthetic, 200 latent)
+  int refit_every = 10;          ///< latent: belief GP refit period (App. E.6.2.1a)
+  int threads = 1;               ///< LibTorch intra-op threads
+  double payoff_noise = -1;      ///< observation noise std (-1: 0.02 synthetic, 0)
+  double gp_noise = 1e-2;        ///< the agents' GP noise variance
+  std::optional<double> eps;     ///< latent: L_inf clip (unset: 0.2 MNIST, 0.05 CIFAR)
+  std::vector<int> indices;      ///< latent: images (empty: the first num_games)
+  std::string vae, model, normalize;  ///< latent: VAE, classifier ("" = shipped)
+  double http_timeout = 30;           ///< served classifier: seconds per request
+  int http_retries = 3;               ///< served classifier: retries
+  std::string beta = "r2b2_ref";      ///< exploration weight (bo::ParseExplorationWeight)
+  uint64_t seed = 0;                  ///< run seed (experiment/seeds.h derives the rest)
+
+  /// Fills the game's defaults, then validates every field. Throws std::invalid_argument
+  /// naming the option (--game, --rounds, --level0, --eps, --beta, --indices, ...).
+  void ResolveDefaults();
+};
+
+/// One agent: R2-B2 level, Lite flag, and its level-0 strategy name.
+struct AgentSpec {
+  int level = 0;
+  bool lite = false;
+  std::string level0;
+  std::string plain;  ///< set when the agent is a bare level-0 strategy ("gpucb", "none", ...)
+  /// "1", "1L" or the strategy name.
+  std::string Label() const;
+};
+
+/// "r2b2:K", "r2b2:K-lite" (K = 1 only), or a level-0 strategy name (games::Level0Names()),
+/// which plays that strategy as a level-0 agent. Throws std::invalid_argument naming `s`.
+AgentSpec ParseAgent(const std::string& s, const std::string& default_level0);
+
+/// "1v0", "1Lv0", "2v1": the agents of a matchup. Throws std::invalid_argument naming `s`.
+std::pair<AgentSpec, AgentSpec> ParseMatchup(const std::string& s, const std::string& level0);
+
+/// Per round of one run: the JSONL line of `advbo game`'s rounds.jsonl.
+using GameRoundSink = std::function<void(const nlohmann::json& line)>;
+/// After each finished run (done of total runs, a label) and, for latent games, after every
+/// round (final = false).
+using GameProgress =
+    std::function<void(long done, long total, const std::string& text, bool final)>;
+
+/// What a study measured, per matchup k: curves summed over runs per round [rounds + 1]
+/// (synthetic: agents' running mean regret; latent: agent 1's payoff and successes) and
+/// per-run totals.
+struct GameStudyResult {
+  games::GameType type = games::GameType::kCommonPayoff;
+  std::vector<std::string> labels;              ///< "1v0", "gpucb-vs-none", ...
+  std::vector<std::vector<std::string>> names;  ///< the agents' names per matchup
+  std::vector<std::vector<double>> curve1, curve2, final1, final2, successes;
+  int num_games = 0;                 ///< games played per matchup
+  std::vector<int> images;           ///< latent: the images played on
+  std::string model_path, vae_path;  ///< latent: the classifier and VAE used
+  long runs() const;                 ///< num_games x inits
+};
+
+/// Plays every matchup x game x init of `options` (ResolveDefaults already called), handing
+/// every round to `on_round` and progress to `progress` (either may be null). Throws
+/// std::invalid_argument on bad options, data::DataError / oracle::ModelError on a missing or
+/// failing model, VAE or dataset.
+GameStudyResult RunGameStudy(const GameStudyOptions& options, const GameRoundSink& on_round,
+                             const GameProgress& progress);
+
+}  // namespace advbo::experiment
