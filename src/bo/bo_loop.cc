@@ -5,31 +5,23 @@
 #include <cmath>
 #include <memory>
 
+#include "bo/enum_names.h"
 #include "bo/session.h"
 
 namespace advbo::bo {
 
+namespace {
+constexpr NamedValue<AcquisitionKind> kAcquisitionNames[] = {{AcquisitionKind::kUcb, "ucb"},
+                                                             {AcquisitionKind::kEi, "ei"},
+                                                             {AcquisitionKind::kPi, "pi"},
+                                                             {AcquisitionKind::kThompson, "ts"}};
+}  // namespace
+
 AcquisitionKind ParseAcquisition(const std::string& name) {
-  if (name == "ucb") return AcquisitionKind::kUcb;
-  if (name == "ei") return AcquisitionKind::kEi;
-  if (name == "pi") return AcquisitionKind::kPi;
-  if (name == "ts") return AcquisitionKind::kThompson;
-  throw std::invalid_argument("unknown acquisition '" + name + "' (use ucb, ei, pi, ts)");
+  return ParseNamed(kAcquisitionNames, name, "acquisition");
 }
 
-std::string AcquisitionName(AcquisitionKind kind) {
-  switch (kind) {
-    case AcquisitionKind::kUcb:
-      return "ucb";
-    case AcquisitionKind::kEi:
-      return "ei";
-    case AcquisitionKind::kPi:
-      return "pi";
-    case AcquisitionKind::kThompson:
-      return "ts";
-  }
-  return "?";
-}
+std::string AcquisitionName(AcquisitionKind kind) { return NameOf(kAcquisitionNames, kind); }
 
 FitOptions BoLoopOptions::DefaultFit() {
   FitOptions f;

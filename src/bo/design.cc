@@ -7,26 +7,19 @@
 #include <stdexcept>
 #include <vector>
 
+#include "bo/enum_names.h"
+
 namespace advbo::bo {
 
-DesignKind ParseDesign(const std::string& name) {
-  if (name == "uniform") return DesignKind::kUniform;
-  if (name == "lhs") return DesignKind::kLatinHypercube;
-  if (name == "sobol") return DesignKind::kSobol;
-  throw std::invalid_argument("unknown design '" + name + "' (use uniform, lhs, sobol)");
-}
+namespace {
+constexpr NamedValue<DesignKind> kDesignNames[] = {{DesignKind::kUniform, "uniform"},
+                                                   {DesignKind::kLatinHypercube, "lhs"},
+                                                   {DesignKind::kSobol, "sobol"}};
+}  // namespace
 
-std::string DesignName(DesignKind kind) {
-  switch (kind) {
-    case DesignKind::kUniform:
-      return "uniform";
-    case DesignKind::kLatinHypercube:
-      return "lhs";
-    case DesignKind::kSobol:
-      return "sobol";
-  }
-  return "?";
-}
+DesignKind ParseDesign(const std::string& name) { return ParseNamed(kDesignNames, name, "design"); }
+
+std::string DesignName(DesignKind kind) { return NameOf(kDesignNames, kind); }
 
 Eigen::MatrixXd MakeDesign(DesignKind kind, int n, const Eigen::VectorXd& lb,
                            const Eigen::VectorXd& ub, Rng& rng) {

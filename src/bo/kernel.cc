@@ -9,6 +9,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "bo/enum_names.h"
+
 namespace advbo::bo {
 namespace {
 
@@ -41,28 +43,18 @@ Eigen::MatrixXd Columns(const Eigen::MatrixXd& x, const std::vector<int>& cols) 
 
 }  // namespace
 
+namespace {
+constexpr NamedValue<KernelFamily> kKernelNames[] = {{KernelFamily::kSquaredExponential, "se"},
+                                                     {KernelFamily::kMatern12, "matern12"},
+                                                     {KernelFamily::kMatern32, "matern32"},
+                                                     {KernelFamily::kMatern52, "matern52"}};
+}  // namespace
+
 KernelFamily ParseKernelFamily(const std::string& name) {
-  if (name == "se") return KernelFamily::kSquaredExponential;
-  if (name == "matern12") return KernelFamily::kMatern12;
-  if (name == "matern32") return KernelFamily::kMatern32;
-  if (name == "matern52") return KernelFamily::kMatern52;
-  throw std::invalid_argument("unknown kernel '" + name +
-                              "' (use se, matern12, matern32, matern52)");
+  return ParseNamed(kKernelNames, name, "kernel");
 }
 
-std::string KernelFamilyName(KernelFamily family) {
-  switch (family) {
-    case KernelFamily::kSquaredExponential:
-      return "se";
-    case KernelFamily::kMatern12:
-      return "matern12";
-    case KernelFamily::kMatern32:
-      return "matern32";
-    case KernelFamily::kMatern52:
-      return "matern52";
-  }
-  return "?";
-}
+std::string KernelFamilyName(KernelFamily family) { return NameOf(kKernelNames, family); }
 
 double MaternNu(KernelFamily family) {
   switch (family) {

@@ -3,29 +3,24 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "bo/enum_names.h"
 #include "bo/grid_sample.h"
 #include "bo/kernel.h"
 
 namespace advbo::games {
 
+namespace {
+constexpr bo::NamedValue<GameType> kGameTypeNames[] = {
+    {GameType::kCommonPayoff, "common"},    {GameType::kGeneralSum, "general"},
+    {GameType::kConstantSum, "constant"},   {GameType::kCommonPayoff, "common-payoff"},
+    {GameType::kGeneralSum, "general-sum"}, {GameType::kConstantSum, "constant-sum"}};
+}  // namespace
+
 GameType ParseGameType(const std::string& s) {
-  if (s == "common" || s == "common-payoff") return GameType::kCommonPayoff;
-  if (s == "general" || s == "general-sum") return GameType::kGeneralSum;
-  if (s == "constant" || s == "constant-sum") return GameType::kConstantSum;
-  throw std::invalid_argument("unknown game type '" + s + "' (use common, general or constant)");
+  return bo::ParseNamed(kGameTypeNames, s, "game type");
 }
 
-std::string GameTypeName(GameType t) {
-  switch (t) {
-    case GameType::kCommonPayoff:
-      return "common";
-    case GameType::kGeneralSum:
-      return "general";
-    case GameType::kConstantSum:
-      return "constant";
-  }
-  return "?";
-}
+std::string GameTypeName(GameType t) { return bo::NameOf(kGameTypeNames, t); }
 
 namespace {
 

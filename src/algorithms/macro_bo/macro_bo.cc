@@ -9,6 +9,7 @@
 
 #include "bo/acquisition.h"
 #include "bo/clock.h"
+#include "bo/enum_names.h"
 #include "bo/gp.h"
 
 namespace advbo::algorithms {
@@ -32,28 +33,19 @@ int ArgMax(const Eigen::VectorXd& v) {
 
 }  // namespace
 
+namespace {
+constexpr bo::NamedValue<MacroAlgo> kMacroAlgoNames[] = {
+    {MacroAlgo::kEMacro, "emacro"},
+    {MacroAlgo::kAnytime, "anytime"},
+    {MacroAlgo::kNonmyopicUcb, "nonmyopic-ucb"},
+    {MacroAlgo::kGpBucb, "gp-bucb"}};
+}  // namespace
+
 MacroAlgo ParseMacroAlgo(const std::string& name) {
-  if (name == "emacro") return MacroAlgo::kEMacro;
-  if (name == "anytime") return MacroAlgo::kAnytime;
-  if (name == "nonmyopic-ucb") return MacroAlgo::kNonmyopicUcb;
-  if (name == "gp-bucb") return MacroAlgo::kGpBucb;
-  throw std::invalid_argument("unknown macro algorithm '" + name +
-                              "' (algorithms: emacro, anytime, nonmyopic-ucb, gp-bucb)");
+  return bo::ParseNamed(kMacroAlgoNames, name, "macro algorithm");
 }
 
-std::string MacroAlgoName(MacroAlgo algo) {
-  switch (algo) {
-    case MacroAlgo::kEMacro:
-      return "emacro";
-    case MacroAlgo::kAnytime:
-      return "anytime";
-    case MacroAlgo::kNonmyopicUcb:
-      return "nonmyopic-ucb";
-    case MacroAlgo::kGpBucb:
-      return "gp-bucb";
-  }
-  return "emacro";
-}
+std::string MacroAlgoName(MacroAlgo algo) { return bo::NameOf(kMacroAlgoNames, algo); }
 
 void ValidateMacroOptions(const MacroOptions& o) {
   if (o.horizon < 1) throw std::invalid_argument("horizon H must be >= 1");
