@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "text/numbers.h"
+
 namespace advbo::cli {
 
 void ParseBounds(const std::string& spec, int dim, Eigen::VectorXd* lb, Eigen::VectorXd* ub) {
@@ -113,13 +115,11 @@ Eigen::MatrixXd ParseCandidates(const std::string& text, const std::string& name
 }
 
 std::pair<int, int> ParseShard(const std::string& s) {
-  const auto slash = s.find('/');
   try {
-    if (slash != std::string::npos) {
-      const int k = std::stoi(s.substr(0, slash)), n = std::stoi(s.substr(slash + 1));
-      if (n >= 1 && k >= 1 && k <= n) return {k, n};
-    }
-  } catch (const std::exception&) {
+    const std::vector<long> kn = text::ParseIntegerList(s, '/', "--shard");
+    if (kn.size() == 2 && kn[1] >= 1 && kn[1] <= 1000000 && kn[0] >= 1 && kn[0] <= kn[1])
+      return {static_cast<int>(kn[0]), static_cast<int>(kn[1])};
+  } catch (const std::invalid_argument&) {
   }
   throw std::invalid_argument("--shard must be k/n with 1 <= k <= n, got '" + s + "'");
 }

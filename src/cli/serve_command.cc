@@ -17,6 +17,7 @@
 #include "experiment/setup.h"
 #include "experiment/spec.h"
 #include "serve/server.h"
+#include "text/numbers.h"
 
 namespace advbo::cli {
 namespace {
@@ -34,28 +35,17 @@ struct ServeArgs {
 // "C,H,W" as three integers (C in 1..64, H and W in 1..4096). Throws std::invalid_argument
 // naming --input-shape.
 std::array<int, 3> ParseInputShape(const std::string& text) {
-  std::array<int, 3> v{};
-  std::stringstream ss(text);
-  std::string part;
-  int k = 0;
-  for (; std::getline(ss, part, ','); ++k) {
-    size_t used = 0;
-    long x = -1;
-    try {
-      x = std::stol(part, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    const long hi = k == 0 ? 64 : 4096;
-    if (k > 2 || used != part.size() || part.empty() || x < 1 || x > hi)
-      throw std::invalid_argument("--input-shape '" + text +
-                                  "': give C,H,W with C in 1..64 and H, W in 1..4096");
-    v[k] = static_cast<int>(x);
+  const std::string bad =
+      "--input-shape '" + text + "': give C,H,W with C in 1..64 and H, W in 1..4096";
+  std::vector<long> v;
+  try {
+    v = text::ParseIntegerList(text, ',', "--input-shape");
+  } catch (const std::invalid_argument&) {
+    throw std::invalid_argument(bad);
   }
-  if (k != 3)
-    throw std::invalid_argument("--input-shape '" + text +
-                                "': give C,H,W with C in 1..64 and H, W in 1..4096");
-  return v;
+  if (v.size() != 3 || v[0] < 1 || v[0] > 64 || v[1] < 1 || v[1] > 4096 || v[2] < 1 || v[2] > 4096)
+    throw std::invalid_argument(bad);
+  return {static_cast<int>(v[0]), static_cast<int>(v[1]), static_cast<int>(v[2])};
 }
 
 // Writes `text` to `path` atomically (a temporary file renamed into place).

@@ -21,6 +21,7 @@
 #include "data/datasets.h"
 #include "oracle/oracle.h"
 #include "process/signals.h"
+#include "text/numbers.h"
 
 namespace advbo::serve {
 namespace {
@@ -31,17 +32,22 @@ struct BadRequest : std::runtime_error {
   int status;
 };
 
-long ParseLong(const std::string& s, const char* what) {
-  size_t used = 0;
-  long v = 0;
+// The integers of a header (text::ParseIntegerList); a bad one is a 400.
+std::vector<long> HeaderIntegers(const std::string& value, const char* header) {
   try {
-    v = std::stol(s, &used);
-  } catch (const std::exception&) {
-    used = 0;
+    return text::ParseIntegerList(value, ',', header);
+  } catch (const std::invalid_argument& e) {
+    throw BadRequest(400, e.what());
   }
-  if (s.empty() || used != s.size())
-    throw BadRequest(400, std::string(what) + " '" + s + "' is not an integer");
-  return v;
+}
+
+// The one integer of a header; a bad one is a 400.
+long HeaderInteger(const std::string& value, const char* header) {
+  try {
+    return text::ParseInteger(value, header);
+  } catch (const std::invalid_argument& e) {
+    throw BadRequest(400, e.what());
+  }
 }
 
 void Reply(httplib::Response& res, int status, const nlohmann::json& j) {
@@ -208,9 +214,8 @@ struct ModelServer::Impl {
     } else if (type.rfind("application/octet-stream", 0) == 0) {
       if (!req.has_header("X-Advbo-Shape"))
         throw BadRequest(400, "application/octet-stream needs the header X-Advbo-Shape: N,C,H,W");
-      std::stringstream ss(req.get_header_value("X-Advbo-Shape"));
-      std::vector<long> shape;
-      for (std::string t; std::getline(ss, t, ',');) shape.push_back(ParseLong(t, "X-Advbo-Shape"));
+      const std::vector<long> shape =
+          HeaderIntegers(req.get_header_value("X-Advbo-Shape"), "X-Advbo-Shape");
       if (shape.size() != 4) throw BadRequest(400, "X-Advbo-Shape must be N,C,H,W");
       if (shape[1] != c || shape[2] != h || shape[3] != w)
         throw BadRequest(400, "X-Advbo-Shape " + req.get_header_value("X-Advbo-Shape") +
@@ -258,8 +263,8 @@ struct ModelServer::Impl {
     } catch (const std::exception&) {
       throw BadRequest(400, "X-Advbo-Defense-Seed '" + seed_text + "' is not an unsigned integer");
     }
-    const long tc = ParseLong(req.get_header_value("X-Advbo-True-Class"), "X-Advbo-True-Class");
-    const long tg = ParseLong(req.get_header_value("X-Advbo-Target"), "X-Advbo-Target");
+    const long tc = HeaderInteger(req.get_header_value("X-Advbo-True-Class"), "X-Advbo-True-Class");
+    const long tg = HeaderInteger(req.get_header_value("X-Advbo-Target"), "X-Advbo-Target");
     const int k = model.num_classes();
     if (tc < 0 || tc >= k)
       throw BadRequest(400, "X-Advbo-True-Class outside 0.." + std::to_string(k - 1));
