@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 #include <stdexcept>
 
@@ -32,6 +33,23 @@ std::vector<std::pair<std::string, double>> ParseAttackSettings(const std::strin
     out.emplace_back(kv.substr(0, eq), v);
   }
   return out;
+}
+
+int SettingInteger(const std::string& spec, const std::string& key, double v, int lo, int hi) {
+  if (v != std::floor(v) || v < lo || v > hi)
+    throw std::invalid_argument("attack '" + spec + "': " + key + " must be an integer in [" +
+                                std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return static_cast<int>(v);
+}
+
+double SettingInRange(const std::string& spec, const std::string& key, double v, double lo,
+                      double hi, bool lo_open) {
+  if (!(lo_open ? v > lo : v >= lo) || !(v <= hi)) {
+    char range[96];
+    std::snprintf(range, sizeof range, "%s%g, %g]", lo_open ? "(" : "[", lo, hi);
+    throw std::invalid_argument("attack '" + spec + "': " + key + " must be in " + range);
+  }
+  return v;
 }
 
 void FinishResult(const oracle::QueryOracle& oracle, double start_seconds, AttackResult* r) {

@@ -68,6 +68,15 @@ std::vector<std::string> AttackNames();
 std::vector<std::pair<std::string, double>> ParseAttackSettings(const std::string& spec,
                                                                 const std::string& text);
 
+/// Setting `key` = `v` of attack spec `spec` as an integer in [lo, hi]. Throws
+/// std::invalid_argument "attack '<spec>': <key> must be an integer in [lo, hi]".
+int SettingInteger(const std::string& spec, const std::string& key, double v, int lo, int hi);
+
+/// Setting `key` = `v` of attack spec `spec`, checked to lie in [lo, hi] ((lo, hi] when
+/// lo_open). Throws std::invalid_argument "attack '<spec>': <key> must be in [lo, hi]".
+double SettingInRange(const std::string& spec, const std::string& key, double v, double lo,
+                      double hi, bool lo_open = false);
+
 /// Fills the common fields of an AttackResult from the oracle after a run (success,
 /// queries, best objective, adversarial image, model seconds) and the wall time since
 /// `start_seconds` (a steady_clock reading in seconds).

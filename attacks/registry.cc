@@ -36,10 +36,7 @@ std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext&
         if (key == "p_init") {
           o.p_init = v;
         } else if (key == "resample") {
-          if (v != std::floor(v) || v < 1 || v > 10000)
-            throw std::invalid_argument("attack '" + name +
-                                        "': resample must be an integer in [1, 10000]");
-          o.resample = static_cast<int>(v);
+          o.resample = SettingInteger(name, key, v, 1, 10000);
         } else {
           throw std::invalid_argument("attack '" + name + "': unknown setting '" + key +
                                       "' (square takes p_init, resample)");

@@ -131,6 +131,70 @@ bool IsAdaptiveSpec(const std::string& spec) {
   return false;
 }
 
+namespace {
+
+using Settings = std::vector<std::pair<std::string, double>>;
+
+// "attack '<spec>': unknown setting '<key>' (<wrapper> takes <keys>)".
+std::invalid_argument UnknownSetting(const std::string& spec, const std::string& key,
+                                     const char* wrapper, const char* keys) {
+  return std::invalid_argument("attack '" + spec + "': unknown setting '" + key + "' (" + wrapper +
+                               " takes " + keys + ")");
+}
+
+std::unique_ptr<Attack> MakeOars(const std::string& spec, const Settings& settings,
+                                 std::unique_ptr<Attack> inner) {
+  double scale = 0.05;
+  int tries = 10, quant = 0;
+  for (const auto& [key, v] : settings) {
+    if (key == "scale")
+      scale = SettingInRange(spec, key, v, 0, 1, /*lo_open=*/true);
+    else if (key == "tries")
+      tries = SettingInteger(spec, key, v, 0, 1000);
+    else if (key == "quantization")
+      quant = SettingInteger(spec, key, v, 0, 255);
+    else
+      throw UnknownSetting(spec, key, "oars", "scale, tries, quantization");
+  }
+  return std::make_unique<OarsAttack>(scale, tries, quant, std::move(inner), spec);
+}
+
+std::unique_ptr<Attack> MakeConfirm(const std::string& spec, const Settings& settings,
+                                    std::unique_ptr<Attack> inner) {
+  int n = 2;
+  for (const auto& [key, v] : settings) {
+    if (key != "n") throw UnknownSetting(spec, key, "confirm", "n");
+    n = SettingInteger(spec, key, v, 1, 1000);
+  }
+  return std::make_unique<ConfirmAttack>(n, std::move(inner), spec);
+}
+
+std::unique_ptr<Attack> MakeEot(const std::string& spec, const Settings& settings,
+                                std::unique_ptr<Attack> inner) {
+  int k = 10;
+  for (const auto& [key, v] : settings) {
+    if (key != "k") throw UnknownSetting(spec, key, "eot", "k");
+    k = SettingInteger(spec, key, v, 1, 1000);
+  }
+  return std::make_unique<EotAttack>(k, std::move(inner), spec);
+}
+
+std::unique_ptr<Attack> MakeAaaAdaptive(const std::string& spec, const Settings& settings,
+                                        std::unique_ptr<Attack> inner) {
+  double tau = 4, alpha = 1;
+  for (const auto& [key, v] : settings) {
+    if (key == "interval")
+      tau = SettingInRange(spec, key, v, 1e-3, 1000);
+    else if (key == "reverse")
+      alpha = SettingInRange(spec, key, v, 0, 1, /*lo_open=*/true);
+    else
+      throw UnknownSetting(spec, key, "aaa-adaptive", "interval, reverse");
+  }
+  return std::make_unique<AaaAdaptiveAttack>(tau, alpha, std::move(inner), spec);
+}
+
+}  // namespace
+
 std::unique_ptr<Attack> MakeAdaptiveAttack(const std::string& spec, const AttackContext& ctx) {
   const auto slash = spec.find('/');
   const auto colon = spec.find(':');
@@ -141,77 +205,14 @@ std::unique_ptr<Attack> MakeAdaptiveAttack(const std::string& spec, const Attack
                                 "oars/square or confirm:n=2/square");
   const bool has_settings = colon != std::string::npos && colon < slash;
   const std::string base = spec.substr(0, has_settings ? colon : slash);
-  const auto settings = has_settings
-                            ? ParseAttackSettings(spec, spec.substr(colon + 1, slash - colon - 1))
-                            : std::vector<std::pair<std::string, double>>{};
+  const Settings settings =
+      has_settings ? ParseAttackSettings(spec, spec.substr(colon + 1, slash - colon - 1))
+                   : Settings{};
   std::unique_ptr<Attack> inner = MakeAttack(spec.substr(slash + 1), ctx);
-  if (base == "oars") {
-    double scale = 0.05;
-    int tries = 10, quant = 0;
-    for (const auto& [key, v] : settings) {
-      if (key == "scale") {
-        if (!(v > 0 && v <= 1))
-          throw std::invalid_argument("attack '" + spec + "': scale must be in (0, 1]");
-        scale = v;
-      } else if (key == "tries") {
-        if (v != std::floor(v) || v < 0 || v > 1000)
-          throw std::invalid_argument("attack '" + spec +
-                                      "': tries must be an integer in [0, 1000]");
-        tries = static_cast<int>(v);
-      } else if (key == "quantization") {
-        if (v != std::floor(v) || v < 0 || v > 255)
-          throw std::invalid_argument("attack '" + spec +
-                                      "': quantization must be an integer in [0, 255]");
-        quant = static_cast<int>(v);
-      } else {
-        throw std::invalid_argument("attack '" + spec + "': unknown setting '" + key +
-                                    "' (oars takes scale, tries, quantization)");
-      }
-    }
-    return std::make_unique<OarsAttack>(scale, tries, quant, std::move(inner), spec);
-  }
-  if (base == "confirm") {
-    int n = 2;
-    for (const auto& [key, v] : settings) {
-      if (key != "n")
-        throw std::invalid_argument("attack '" + spec + "': unknown setting '" + key +
-                                    "' (confirm takes n)");
-      if (v != std::floor(v) || v < 1 || v > 1000)
-        throw std::invalid_argument("attack '" + spec + "': n must be an integer in [1, 1000]");
-      n = static_cast<int>(v);
-    }
-    return std::make_unique<ConfirmAttack>(n, std::move(inner), spec);
-  }
-  if (base == "eot") {
-    int k = 10;
-    for (const auto& [key, v] : settings) {
-      if (key != "k")
-        throw std::invalid_argument("attack '" + spec + "': unknown setting '" + key +
-                                    "' (eot takes k)");
-      if (v != std::floor(v) || v < 1 || v > 1000)
-        throw std::invalid_argument("attack '" + spec + "': k must be an integer in [1, 1000]");
-      k = static_cast<int>(v);
-    }
-    return std::make_unique<EotAttack>(k, std::move(inner), spec);
-  }
-  if (base == "aaa-adaptive") {
-    double tau = 4, alpha = 1;
-    for (const auto& [key, v] : settings) {
-      if (key == "interval") {
-        if (!(v >= 1e-3 && v <= 1000))
-          throw std::invalid_argument("attack '" + spec + "': interval must be in [0.001, 1000]");
-        tau = v;
-      } else if (key == "reverse") {
-        if (!(v > 0 && v <= 1))
-          throw std::invalid_argument("attack '" + spec + "': reverse must be in (0, 1]");
-        alpha = v;
-      } else {
-        throw std::invalid_argument("attack '" + spec + "': unknown setting '" + key +
-                                    "' (aaa-adaptive takes interval, reverse)");
-      }
-    }
-    return std::make_unique<AaaAdaptiveAttack>(tau, alpha, std::move(inner), spec);
-  }
+  if (base == "oars") return MakeOars(spec, settings, std::move(inner));
+  if (base == "confirm") return MakeConfirm(spec, settings, std::move(inner));
+  if (base == "eot") return MakeEot(spec, settings, std::move(inner));
+  if (base == "aaa-adaptive") return MakeAaaAdaptive(spec, settings, std::move(inner));
   throw std::invalid_argument("unknown adaptive wrapper '" + base +
                               "' (eot, aaa-adaptive, oars, confirm)");
 }

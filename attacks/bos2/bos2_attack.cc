@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -68,6 +69,114 @@ std::string BetaSpec(const bo::ExplorationWeight& w) {
 
 }  // namespace
 
+namespace {
+
+// "0" / "1" as a bool; anything else names the setting.
+bool ParseFlag(const std::string& key, const std::string& v) {
+  if (v != "0" && v != "1") throw std::invalid_argument("bos2 setting " + key + ": use 0 or 1");
+  return v == "1";
+}
+
+// preset=thesis|tuned|fast: that configuration, keeping the image-size clipping of the sides
+// and the stopping ablation.
+void ApplyPreset(const std::string& v, Bos2Options* o) {
+  if (v != "thesis" && v != "tuned" && v != "fast")
+    throw std::invalid_argument("bos2 setting preset: use thesis, tuned or fast, got '" + v + "'");
+  Bos2Options p = v == "thesis" ? Bos2Options::Thesis()
+                  : v == "fast" ? Bos2Options::Fast()
+                                : Bos2Options::Tuned();
+  p.allowed_sides = o->allowed_sides;
+  p.init_sides = o->init_sides;
+  p.stopping = o->stopping;
+  *o = p;
+}
+
+using SettingHandler = void (*)(const std::string& k, const std::string& v, Bos2Options* o);
+
+// Every `bos2:` setting and what it sets (ranges are checked by Bos2Options::Validate).
+const std::map<std::string, SettingHandler>& SettingHandlers() {
+  static const std::map<std::string, SettingHandler> handlers = {
+      {"preset",
+       [](const std::string&, const std::string& v, Bos2Options* o) { ApplyPreset(v, o); }},
+      {"stopping", [](const std::string& k, const std::string& v,
+                      Bos2Options* o) { o->stopping = ParseFlag(k, v); }},
+      {"kernel",
+       [](const std::string&, const std::string& v, Bos2Options* o) {
+         if (v != "se" && v != "matern52")
+           throw std::invalid_argument("bos2 setting kernel: use se or matern52, got '" + v + "'");
+         o->perturbation_kernel = bo::ParseKernelFamily(v);
+       }},
+      {"beta", [](const std::string&, const std::string& v,
+                  Bos2Options* o) { o->acquisition.beta = bo::ParseExplorationWeight(v); }},
+      {"candidates", [](const std::string& k, const std::string& v,
+                        Bos2Options* o) { o->acquisition.random_candidates = ParseInt(k, v, 1); }},
+      {"local", [](const std::string& k, const std::string& v,
+                   Bos2Options* o) { o->acquisition.local_candidates = ParseInt(k, v, 0); }},
+      {"vertex", [](const std::string& k, const std::string& v,
+                    Bos2Options* o) { o->acquisition.vertex_fraction = ParseNumber(k, v); }},
+      {"polish", [](const std::string& k, const std::string& v,
+                    Bos2Options* o) { o->acquisition.polish_iterations = ParseInt(k, v, 0); }},
+      {"window", [](const std::string& k, const std::string& v,
+                    Bos2Options* o) { o->max_gp_points = ParseInt(k, v, 0); }},
+      {"precision", [](const std::string& k, const std::string& v,
+                       Bos2Options* o) { o->precision_polish = ParseFlag(k, v); }},
+      {"init", [](const std::string& k, const std::string& v,
+                  Bos2Options* o) { o->init_per_side = ParseInt(k, v, 1); }},
+      {"pool", [](const std::string& k, const std::string& v,
+                  Bos2Options* o) { o->candidate_pool = ParseInt(k, v, 0); }},
+      {"saturation", [](const std::string& k, const std::string& v,
+                        Bos2Options* o) { o->saturation = ParseNumber(k, v); }},
+      {"noise",
+       [](const std::string&, const std::string& v, Bos2Options* o) {
+         if (v != "fit" && v != "fixed")
+           throw std::invalid_argument("bos2 setting noise: use fit or fixed, got '" + v + "'");
+         o->perturbation_fit.fit_noise = o->perturbation_refit.fit_noise = v == "fit";
+       }},
+      {"fit_points",
+       [](const std::string& k, const std::string& v, Bos2Options* o) {
+         o->perturbation_fit.max_points = o->perturbation_refit.max_points = ParseInt(k, v, 0);
+       }},
+      {"restarts", [](const std::string& k, const std::string& v,
+                      Bos2Options* o) { o->perturbation_fit.restarts = ParseInt(k, v, 0); }},
+      {"refit", [](const std::string& k, const std::string& v,
+                   Bos2Options* o) { o->refit_every = ParseInt(k, v, 0); }},
+      {"decompositions", [](const std::string& k, const std::string& v,
+                            Bos2Options* o) { o->num_decompositions = ParseInt(k, v, 1); }},
+      {"groups", [](const std::string& k, const std::string& v,
+                    Bos2Options* o) { o->groups = ParseInt(k, v, 1); }},
+      {"refine",
+       [](const std::string& k, const std::string& v, Bos2Options* o) {
+         o->refine_queries = ParseInt(k, v, 0);
+         if (o->refine_queries == 0) o->refine_fraction = 0;  // refine=0: the stage off
+       }},
+      {"refine_fraction",
+       [](const std::string& k, const std::string& v, Bos2Options* o) {
+         o->refine_fraction = ParseNumber(k, v);
+         o->refine_queries = 0;
+       }},
+      {"refine_p", [](const std::string& k, const std::string& v,
+                      Bos2Options* o) { o->refine_p_init = ParseNumber(k, v); }},
+      {"paths", [](const std::string& k, const std::string& v,
+                   Bos2Options* o) { o->bos.num_paths = ParseInt(k, v, 100); }},
+      {"batch_mode",
+       [](const std::string&, const std::string& v, Bos2Options* o) {
+         if (v != "pass" && v != "kb")
+           throw std::invalid_argument(
+               "bos2 setting batch_mode must be pass (one acquisition pass per batch) or kb "
+               "(Kriging believer), got '" +
+               v + "'");
+         o->batch_one_pass = v == "pass";
+       }},
+      {"batch",
+       [](const std::string& k, const std::string& v, Bos2Options* o) {
+         o->batch = ParseInt(k, v, 1, o->i_max, "the perturbation loop's i_max");
+       }},
+  };
+  return handlers;
+}
+
+}  // namespace
+
 void Bos2Attack::ApplySettings(const std::string& settings, Bos2Options* o) {
   std::stringstream ss(settings);
   for (std::string kv; std::getline(ss, kv, ',');) {
@@ -76,87 +185,14 @@ void Bos2Attack::ApplySettings(const std::string& settings, Bos2Options* o) {
     if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
       throw std::invalid_argument("bos2 setting '" + kv + "' is not key=value");
     const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
-    if (k == "preset") {
-      if (v != "thesis" && v != "tuned" && v != "fast")
-        throw std::invalid_argument("bos2 setting preset: use thesis, tuned or fast, got '" + v +
-                                    "'");
-      Bos2Options p = v == "thesis" ? Bos2Options::Thesis()
-                      : v == "fast" ? Bos2Options::Fast()
-                                    : Bos2Options::Tuned();
-      p.allowed_sides = o->allowed_sides;  // keep the image-size clipping and the ablation
-      p.init_sides = o->init_sides;
-      p.stopping = o->stopping;
-      *o = p;
-    } else if (k == "stopping") {
-      if (v != "0" && v != "1") throw std::invalid_argument("bos2 setting stopping: use 0 or 1");
-      o->stopping = v == "1";
-    } else if (k == "kernel") {
-      if (v == "se")
-        o->perturbation_kernel = bo::KernelFamily::kSquaredExponential;
-      else if (v == "matern52")
-        o->perturbation_kernel = bo::KernelFamily::kMatern52;
-      else
-        throw std::invalid_argument("bos2 setting kernel: use se or matern52, got '" + v + "'");
-    } else if (k == "beta") {
-      o->acquisition.beta = bo::ParseExplorationWeight(v);
-    } else if (k == "candidates") {
-      o->acquisition.random_candidates = ParseInt(k, v, 1);
-    } else if (k == "local") {
-      o->acquisition.local_candidates = ParseInt(k, v, 0);
-    } else if (k == "vertex") {
-      o->acquisition.vertex_fraction = ParseNumber(k, v);
-    } else if (k == "polish") {
-      o->acquisition.polish_iterations = ParseInt(k, v, 0);
-    } else if (k == "window") {
-      o->max_gp_points = ParseInt(k, v, 0);
-    } else if (k == "precision") {
-      if (v != "0" && v != "1") throw std::invalid_argument("bos2 setting precision: use 0 or 1");
-      o->precision_polish = v == "1";
-    } else if (k == "init") {
-      o->init_per_side = ParseInt(k, v, 1);
-    } else if (k == "pool") {
-      o->candidate_pool = ParseInt(k, v, 0);
-    } else if (k == "saturation") {
-      o->saturation = ParseNumber(k, v);
-    } else if (k == "noise") {
-      if (v != "fit" && v != "fixed")
-        throw std::invalid_argument("bos2 setting noise: use fit or fixed, got '" + v + "'");
-      o->perturbation_fit.fit_noise = o->perturbation_refit.fit_noise = v == "fit";
-    } else if (k == "fit_points") {
-      o->perturbation_fit.max_points = o->perturbation_refit.max_points = ParseInt(k, v, 0);
-    } else if (k == "restarts") {
-      o->perturbation_fit.restarts = ParseInt(k, v, 0);
-    } else if (k == "refit") {
-      o->refit_every = ParseInt(k, v, 0);
-    } else if (k == "decompositions") {
-      o->num_decompositions = ParseInt(k, v, 1);
-    } else if (k == "groups") {
-      o->groups = ParseInt(k, v, 1);
-    } else if (k == "refine") {
-      o->refine_queries = ParseInt(k, v, 0);
-      if (o->refine_queries == 0) o->refine_fraction = 0;  // refine=0: the stage off
-    } else if (k == "refine_fraction") {
-      o->refine_fraction = ParseNumber(k, v);
-      o->refine_queries = 0;
-    } else if (k == "refine_p") {
-      o->refine_p_init = ParseNumber(k, v);
-    } else if (k == "paths") {
-      o->bos.num_paths = ParseInt(k, v, 100);
-    } else if (k == "batch_mode") {
-      if (v != "pass" && v != "kb")
-        throw std::invalid_argument("bos2 setting batch_mode must be pass (one acquisition pass "
-                                    "per batch) or kb (Kriging believer), got '" + v + "'");
-      o->batch_one_pass = v == "pass";
-    } else if (k == "batch") {
-      o->batch = ParseInt(k, v, 1, o->i_max, "the perturbation loop's i_max");
-    } else {
-      throw std::invalid_argument(
-          "unknown bos2 setting '" + k +
-          "' (preset, stopping, kernel, beta, candidates, local, vertex, "
-          "polish, window, saturation, "
-          "noise, fit_points, restarts, refit, decompositions, groups, "
-          "paths, pool, init, precision, refine, refine_fraction, refine_p, batch, batch_mode)");
+    const auto it = SettingHandlers().find(k);
+    if (it == SettingHandlers().end()) {
+      std::string keys;
+      for (const auto& [name, handler] : SettingHandlers())
+        keys += (keys.empty() ? "" : ", ") + name;
+      throw std::invalid_argument("unknown bos2 setting '" + k + "' (" + keys + ")");
     }
+    it->second(k, v, o);
   }
   o->Validate();  // every range, once (Bos2Options::Validate)
 }

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <optional>
 #include <stdexcept>
+#include <vector>
 
 #include "bo/optimize.h"
 
@@ -29,6 +30,82 @@ ExactGP SubsetOf(const ExactGP& gp, int max_points, Rng& rng) {
   return sub;
 }
 
+namespace {
+
+// The box of the free log-hyperparameters: one coordinate per kernel parameter (by its kind)
+// and, unless noise_free, the log noise variance (fixed at log_noise when it is not fitted).
+void LogBox(const std::vector<ParamKind>& kinds, const FitOptions& opt, double log_noise,
+            bool noise_free, Eigen::VectorXd* lb, Eigen::VectorXd* ub) {
+  const int p = static_cast<int>(kinds.size());
+  lb->resize(noise_free ? p : p + 1);
+  ub->resize(lb->size());
+  for (int i = 0; i < p; ++i) {
+    switch (kinds[i]) {
+      case ParamKind::kLengthscale:
+        (*lb)(i) = std::log(opt.lengthscale_min);
+        (*ub)(i) = std::log(opt.lengthscale_max);
+        break;
+      case ParamKind::kSignalVariance:
+        (*lb)(i) = std::log(opt.variance_min);
+        (*ub)(i) = std::log(opt.variance_max);
+        break;
+      case ParamKind::kShape:
+        (*lb)(i) = std::log(opt.shape_min);
+        (*ub)(i) = std::log(opt.shape_max);
+        break;
+    }
+  }
+  if (!noise_free) {
+    (*lb)(p) = opt.fit_noise ? std::log(opt.noise_min) : log_noise;
+    (*ub)(p) = opt.fit_noise ? std::log(opt.noise_max) : log_noise;
+  }
+}
+
+// The log prior over the free coordinates (MAP fits): log-normal and gamma priors on the
+// lengthscales, signal variance and (when fitted) noise, with its gradient.
+class LogPrior {
+ public:
+  LogPrior(const std::vector<ParamKind>& kinds, const FitOptions& opt, int nfree, bool noise_free)
+      : priors_(nfree, nullptr), gammas_(nfree, nullptr) {
+    const int p = static_cast<int>(kinds.size());
+    for (int i = 0; i < p; ++i) {
+      if (kinds[i] == ParamKind::kLengthscale && opt.lengthscale_prior.enabled())
+        priors_[i] = &opt.lengthscale_prior;
+      if (kinds[i] == ParamKind::kSignalVariance && opt.variance_prior.enabled())
+        priors_[i] = &opt.variance_prior;
+      if (kinds[i] == ParamKind::kLengthscale && opt.lengthscale_gamma.enabled())
+        gammas_[i] = &opt.lengthscale_gamma;
+      if (kinds[i] == ParamKind::kSignalVariance && opt.variance_gamma.enabled())
+        gammas_[i] = &opt.variance_gamma;
+    }
+    if (!noise_free && opt.fit_noise && opt.noise_prior.enabled()) priors_[p] = &opt.noise_prior;
+    if (!noise_free && opt.fit_noise && opt.noise_gamma.enabled()) gammas_[p] = &opt.noise_gamma;
+  }
+  // log p(theta) up to a constant; adds its gradient to *g when g is given.
+  double operator()(const Eigen::VectorXd& theta, Eigen::VectorXd* g) const {
+    double lp = 0.0;
+    for (size_t i = 0; i < priors_.size(); ++i) {
+      if (priors_[i]) {
+        const double z = (theta(i) - priors_[i]->mean) / priors_[i]->sd;
+        lp -= 0.5 * z * z;
+        if (g) (*g)(i) -= z / priors_[i]->sd;
+      }
+      if (gammas_[i]) {  // a log v - b v with v = exp(theta_i)
+        const double v = std::exp(theta(i));
+        lp += gammas_[i]->shape * theta(i) - gammas_[i]->rate * v;
+        if (g) (*g)(i) += gammas_[i]->shape - gammas_[i]->rate * v;
+      }
+    }
+    return lp;
+  }
+
+ private:
+  std::vector<const LogNormalPrior*> priors_;
+  std::vector<const GammaPrior*> gammas_;
+};
+
+}  // namespace
+
 FitResult FitHyperparameters(ExactGP* gp, const FitOptions& opt, Rng& rng) {
   if (gp == nullptr || gp->num_data() < 1)
     throw std::invalid_argument("FitHyperparameters: the GP has no data");
@@ -40,65 +117,12 @@ FitResult FitHyperparameters(ExactGP* gp, const FitOptions& opt, Rng& rng) {
   const PairwiseCache cache = sub.kernel().Precompute(sub.X());
   const std::vector<ParamKind> kinds = sub.kernel().ParamKinds();
   const int p = static_cast<int>(kinds.size());
-  Eigen::VectorXd lb(p + 1), ub(p + 1);
-  for (int i = 0; i < p; ++i) {
-    switch (kinds[i]) {
-      case ParamKind::kLengthscale:
-        lb(i) = std::log(opt.lengthscale_min);
-        ub(i) = std::log(opt.lengthscale_max);
-        break;
-      case ParamKind::kSignalVariance:
-        lb(i) = std::log(opt.variance_min);
-        ub(i) = std::log(opt.variance_max);
-        break;
-      case ParamKind::kShape:
-        lb(i) = std::log(opt.shape_min);
-        ub(i) = std::log(opt.shape_max);
-        break;
-    }
-  }
-  const double log_noise = std::log(gp->noise_variance());
   // Noise-free mode (noise 0, not fitted): optimise the kernel parameters only.
   const bool noise_free = !opt.fit_noise && gp->noise_variance() == 0.0;
   const int nfree = noise_free ? p : p + 1;
-  lb.conservativeResize(nfree);
-  ub.conservativeResize(nfree);
-  if (!noise_free) {
-    lb(p) = opt.fit_noise ? std::log(opt.noise_min) : log_noise;
-    ub(p) = opt.fit_noise ? std::log(opt.noise_max) : log_noise;
-  }
-  // Log prior over the free coordinates (MAP), with its gradient.
-  std::vector<const LogNormalPrior*> priors(nfree, nullptr);
-  std::vector<const GammaPrior*> gammas(nfree, nullptr);
-  for (int i = 0; i < p; ++i) {
-    if (kinds[i] == ParamKind::kLengthscale && opt.lengthscale_prior.enabled())
-      priors[i] = &opt.lengthscale_prior;
-    if (kinds[i] == ParamKind::kSignalVariance && opt.variance_prior.enabled())
-      priors[i] = &opt.variance_prior;
-    if (kinds[i] == ParamKind::kLengthscale && opt.lengthscale_gamma.enabled())
-      gammas[i] = &opt.lengthscale_gamma;
-    if (kinds[i] == ParamKind::kSignalVariance && opt.variance_gamma.enabled())
-      gammas[i] = &opt.variance_gamma;
-  }
-  if (!noise_free && opt.fit_noise && opt.noise_prior.enabled()) priors[p] = &opt.noise_prior;
-  if (!noise_free && opt.fit_noise && opt.noise_gamma.enabled()) gammas[p] = &opt.noise_gamma;
-  auto log_prior = [&](const Eigen::VectorXd& theta, Eigen::VectorXd* g) {
-    double lp = 0.0;
-    for (int i = 0; i < nfree; ++i) {
-      if (priors[i]) {
-        const double z = (theta(i) - priors[i]->mean) / priors[i]->sd;
-        lp -= 0.5 * z * z;
-        if (g) (*g)(i) -= z / priors[i]->sd;
-      }
-      if (gammas[i]) {  // a log v - b v with v = exp(theta_i)
-        const double v = std::exp(theta(i));
-        lp += gammas[i]->shape * theta(i) - gammas[i]->rate * v;
-        if (g) (*g)(i) += gammas[i]->shape - gammas[i]->rate * v;
-      }
-    }
-    return lp;
-  };
-
+  Eigen::VectorXd lb, ub;
+  LogBox(kinds, opt, std::log(gp->noise_variance()), noise_free, &lb, &ub);
+  const LogPrior log_prior(kinds, opt, nfree, noise_free);
   int evals = 0;
   GradObjective neg_lml = [&](const Eigen::VectorXd& theta, Eigen::VectorXd* g) {
     ++evals;

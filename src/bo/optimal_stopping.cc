@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include "bo/hyperparameters.h"
 
@@ -100,25 +101,15 @@ std::string LearningCurveKernel::Describe() const {
   return s.str();
 }
 
-BosDecisionTable BosDecisionTable::Solve(const Eigen::VectorXd& initial_errors, int horizon,
-                                         double threshold, int outer_iteration,
-                                         const BosOptions& opt, Rng& rng) {
+namespace {
+
+using RowMajorXd = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using RowMajorXi = Eigen::Matrix<int, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// Step 1: the learning-curve GP (eq. A.1) fitted on the warm-up errors [n0] at steps 1..n0
+// by marginal likelihood.
+ExactGP FitLearningCurve(const Eigen::VectorXd& initial_errors, const BosOptions& opt, Rng& rng) {
   const int n0 = static_cast<int>(initial_errors.size());
-  if (n0 < 2) throw std::invalid_argument("BOS: need at least 2 warm-up observations");
-  if (horizon <= n0) throw std::invalid_argument("BOS: horizon must exceed the warm-up length");
-  if (!initial_errors.allFinite() || !std::isfinite(threshold))
-    throw std::invalid_argument("BOS: non-finite learning curve or threshold");
-  if (opt.num_paths < 1 || opt.grid_size < 1)
-    throw std::invalid_argument("BOS: num_paths and grid_size must be >= 1");
-
-  if (!(opt.k1_base > 0) || !(opt.k1_decay > 0) || !std::isfinite(opt.k1_decay))
-    throw std::invalid_argument("BOS: k1_base and k1_decay must be > 0");
-  BosDecisionTable table;
-  table.n0_ = n0;
-  table.from_first_ = opt.summary_from_first_step;
-  table.horizon_ = horizon;
-
-  // 1. Fit the learning-curve GP (eq. A.1) on the warm-up errors by marginal likelihood.
   Eigen::MatrixXd steps(n0, 1);
   for (int i = 0; i < n0; ++i) steps(i, 0) = i + 1;
   ExactGP gp(std::make_unique<LearningCurveKernel>(1.0, 1.0, opt.asymptote, 0.1),
@@ -131,12 +122,12 @@ BosDecisionTable BosDecisionTable::Solve(const Eigen::VectorXd& initial_errors, 
   fit.restarts = 2;
   fit.max_iterations = 50;
   FitHyperparameters(&gp, fit, rng);
-  const auto& lck = static_cast<const LearningCurveKernel&>(gp.kernel());
-  table.alpha_ = lck.alpha();
-  table.beta_ = lck.beta();
+  return gp;
+}
 
-  // 2. Forward simulation of sample paths for steps N0+1..N from the GP posterior.
-  const int h = horizon - n0;
+// Step 2: num_paths sample paths [h, p] of the noisy errors at steps n0+1..n0+h from the GP
+// posterior (row-major: every later pass walks one step across all paths).
+RowMajorXd SimulatePaths(const ExactGP& gp, int n0, int h, const BosOptions& opt, Rng& rng) {
   Eigen::MatrixXd future(h, 1);
   for (int i = 0; i < h; ++i) future(i, 0) = n0 + 1 + i;
   Eigen::VectorXd mu;
@@ -145,22 +136,25 @@ BosDecisionTable BosDecisionTable::Solve(const Eigen::VectorXd& initial_errors, 
   cov.diagonal().array() += opt.noise_variance;  // simulate noisy observations
   double jitter = 0;
   Eigen::MatrixXd l = CholeskyWithJitter(0.5 * (cov + cov.transpose()), &jitter);
-  const int p = opt.num_paths;
-  Eigen::MatrixXd z(h, p);
+  Eigen::MatrixXd z(h, opt.num_paths);
   // Boost's ziggurat sampler: ~5x faster than std::normal_distribution's polar method
   // on the num_paths * (N - N0) draws (3.2 million by default) that dominate Solve.
   boost::random::normal_distribution<double> normal(0.0, 1.0);
   for (Eigen::Index c = 0; c < z.cols(); ++c)
     for (Eigen::Index r = 0; r < z.rows(); ++r) z(r, c) = normal(rng);
-  // Row-major [h, p]: every pass below walks one step (row) across all paths.
-  using RowMajorXd = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   RowMajorXd paths = l.triangularView<Eigen::Lower>() * z;
   paths.colwise() += mu;
+  return paths;
+}
 
-  // Summary statistic: running mean of the post-warm-up errors (BOS^2) or of all errors
-  // from step 1 (BO-BOS), i.e. the warm-up sum plus the simulated ones over n steps.
-  RowMajorXd stat(h, p);
-  if (opt.summary_from_first_step) {
+// The summary statistic along each path [h, p]: the running mean of the post-warm-up errors
+// (BOS^2) or of all errors from step 1 (BO-BOS: the warm-up sum plus the simulated ones).
+RowMajorXd RunningMeans(const RowMajorXd& paths, const Eigen::VectorXd& initial_errors,
+                        bool from_first) {
+  const int n0 = static_cast<int>(initial_errors.size());
+  const Eigen::Index h = paths.rows();
+  RowMajorXd stat(h, paths.cols());
+  if (from_first) {
     const double s0 = initial_errors.sum();
     stat.row(0) = (paths.row(0).array() + s0) / (n0 + 1);
     for (int r = 1; r < h; ++r)
@@ -169,27 +163,15 @@ BosDecisionTable BosDecisionTable::Solve(const Eigen::VectorXd& initial_errors, 
     stat.row(0) = paths.row(0);
     for (int r = 1; r < h; ++r) stat.row(r) = (stat.row(r - 1) * r + paths.row(r)) / (r + 1);
   }
-  table.lo_ = stat.minCoeff();
-  table.hi_ = stat.maxCoeff();
-  if (!(table.hi_ > table.lo_)) table.hi_ = table.lo_ + 1e-12;
-  const int g = opt.grid_size;
-  auto cell = [&](double v) {
-    int c = static_cast<int>(std::floor((v - table.lo_) / (table.hi_ - table.lo_) * g));
-    return std::clamp(c, 0, g - 1);
-  };
-  Eigen::Matrix<int, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> cells(h, p);
-  for (int r = 0; r < h; ++r)
-    for (int c = 0; c < p; ++c) cells(r, c) = cell(stat(r, c));
-  std::vector<char> success(p);
-  int n_success = 0;
-  for (int c = 0; c < p; ++c) n_success += success[c] = paths(h - 1, c) < threshold;
-  table.prior_success_ = static_cast<double>(n_success) / p;
+  return stat;
+}
 
-  // 3. Backward induction (Algorithm 1.1).
-  const double k1 =
-      opt.k1_base / std::pow(opt.k1_decay, std::max(1, outer_iteration) + opt.k1_exponent_offset);
-  table.k1_ = k1;
-  table.decisions_ = Eigen::MatrixXi::Zero(h, g);
+// Step 3, backward induction (Algorithm 1.1) over the grid cells [h, p] of the paths'
+// statistics, `success` per path: the decision per step and cell [h, g].
+Eigen::MatrixXi BackwardInduction(const RowMajorXi& cells, const std::vector<char>& success, int g,
+                                  double k1, const BosOptions& opt) {
+  const int h = static_cast<int>(cells.rows()), p = static_cast<int>(cells.cols());
+  Eigen::MatrixXi decisions = Eigen::MatrixXi::Zero(h, g);
   Eigen::VectorXd rho_next = Eigen::VectorXd::Zero(g), rho = Eigen::VectorXd::Zero(g);
   Eigen::VectorXd cnt(g), win(g), cont(g);
   for (int r = h - 1; r >= 0; --r) {
@@ -205,7 +187,7 @@ BosDecisionTable BosDecisionTable::Solve(const Eigen::VectorXd& initial_errors, 
     for (int m = 0; m < g; ++m) {
       if (cnt(m) == 0) {
         rho(m) = 0;
-        table.decisions_(r, m) = static_cast<int>(BosDecision::kContinue);
+        decisions(r, m) = static_cast<int>(BosDecision::kContinue);
         continue;
       }
       const double p2 = win(m) / cnt(m);
@@ -223,10 +205,56 @@ BosDecisionTable BosDecisionTable::Solve(const Eigen::VectorXd& initial_errors, 
       }
       if (cnt(m) <= opt.min_cell_paths) d = BosDecision::kContinue;
       rho(m) = best;
-      table.decisions_(r, m) = static_cast<int>(d);
+      decisions(r, m) = static_cast<int>(d);
     }
     std::swap(rho, rho_next);
   }
+  return decisions;
+}
+
+}  // namespace
+
+BosDecisionTable BosDecisionTable::Solve(const Eigen::VectorXd& initial_errors, int horizon,
+                                         double threshold, int outer_iteration,
+                                         const BosOptions& opt, Rng& rng) {
+  const int n0 = static_cast<int>(initial_errors.size());
+  if (n0 < 2) throw std::invalid_argument("BOS: need at least 2 warm-up observations");
+  if (horizon <= n0) throw std::invalid_argument("BOS: horizon must exceed the warm-up length");
+  if (!initial_errors.allFinite() || !std::isfinite(threshold))
+    throw std::invalid_argument("BOS: non-finite learning curve or threshold");
+  if (opt.num_paths < 1 || opt.grid_size < 1)
+    throw std::invalid_argument("BOS: num_paths and grid_size must be >= 1");
+  if (!(opt.k1_base > 0) || !(opt.k1_decay > 0) || !std::isfinite(opt.k1_decay))
+    throw std::invalid_argument("BOS: k1_base and k1_decay must be > 0");
+  BosDecisionTable table;
+  table.n0_ = n0;
+  table.from_first_ = opt.summary_from_first_step;
+  table.horizon_ = horizon;
+  const ExactGP gp = FitLearningCurve(initial_errors, opt, rng);
+  const auto& lck = static_cast<const LearningCurveKernel&>(gp.kernel());
+  table.alpha_ = lck.alpha();
+  table.beta_ = lck.beta();
+  const int h = horizon - n0, p = opt.num_paths, g = opt.grid_size;
+  const RowMajorXd paths = SimulatePaths(gp, n0, h, opt, rng);
+  const RowMajorXd stat = RunningMeans(paths, initial_errors, opt.summary_from_first_step);
+  // The statistic's grid: g cells over its simulated range.
+  table.lo_ = stat.minCoeff();
+  table.hi_ = stat.maxCoeff();
+  if (!(table.hi_ > table.lo_)) table.hi_ = table.lo_ + 1e-12;
+  RowMajorXi cells(h, p);
+  for (int r = 0; r < h; ++r)
+    for (int c = 0; c < p; ++c) {
+      const int k =
+          static_cast<int>(std::floor((stat(r, c) - table.lo_) / (table.hi_ - table.lo_) * g));
+      cells(r, c) = std::clamp(k, 0, g - 1);
+    }
+  std::vector<char> success(p);
+  int n_success = 0;
+  for (int c = 0; c < p; ++c) n_success += success[c] = paths(h - 1, c) < threshold;
+  table.prior_success_ = static_cast<double>(n_success) / p;
+  table.k1_ =
+      opt.k1_base / std::pow(opt.k1_decay, std::max(1, outer_iteration) + opt.k1_exponent_offset);
+  table.decisions_ = BackwardInduction(cells, success, g, table.k1_, opt);
   return table;
 }
 

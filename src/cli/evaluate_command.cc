@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cli/commands.h"
@@ -41,7 +42,17 @@ struct EvaluateArgs : ExperimentArgs {
 
 std::string Pct(double v) { return Fmt(100.0 * v, 1) + " %"; }
 
-int RunEvaluate(const EvaluateArgs& a) {
+// What a run of `advbo evaluate` attacks: the experiment's spec (every image of the run, so
+// each instance keeps its seed whatever the shard), the ensemble in order (the defense's
+// adaptive attack last), all images looked at and this shard's.
+struct EvaluatePlan {
+  experiment::ExperimentSpec spec;
+  std::vector<std::string> order;
+  std::vector<int> images, mine;
+  int shard_k = 1, shard_n = 1;
+};
+
+EvaluatePlan PlanEvaluate(const EvaluateArgs& a) {
   if (a.out_dir.empty()) throw std::invalid_argument("-o/--out (the output folder) is required");
   if (fs::exists(a.out_dir) && !fs::is_directory(a.out_dir))
     throw std::invalid_argument("-o/--out " + a.out_dir + ": is a file, not a folder");
@@ -49,133 +60,71 @@ int RunEvaluate(const EvaluateArgs& a) {
     throw std::invalid_argument(
         "advbo evaluate measures untargeted robust accuracy; --targeted and --target do not "
         "apply");
-  const auto [shard_k, shard_n] = ParseShard(a.shard);
+  EvaluatePlan p;
+  std::tie(p.shard_k, p.shard_n) = ParseShard(a.shard);
   EvaluateArgs args = a;
   args.untargeted = true;
   // Robustness is reported at the field's standard radii unless --eps says otherwise.
   if (!args.eps && args.data.empty()) args.eps = args.dataset == "cifar10" ? 8.0 / 255 : 0.3;
   // The images looked at: --indices, else the first -n of the data (clean errors count as
-  // not robust, so they are part of the denominator).
-  std::vector<int> images = args.indices;
-  if (images.empty()) {
-    // -n of the user's data: at most all of it (default: all of an image folder or file).
+  // not robust, so they are part of the denominator); of the user's data at most all of it
+  // (default: all of an image folder or file).
+  p.images = args.indices;
+  if (p.images.empty()) {
     int n = args.num_images.value_or(10);
     if (!args.data.empty()) {
       const data::ImageSet all = experiment::LoadImages(args.dataset, args.data, args.format);
       n = std::min<int>(args.num_images.value_or(experiment::DefaultNumImages(all, true)),
                         static_cast<int>(all.size()));
     }
-    for (int i = 0; i < n; ++i) images.push_back(i);
+    for (int i = 0; i < n; ++i) p.images.push_back(i);
   }
-  std::vector<int> mine;
-  for (size_t k = 0; k < images.size(); ++k)
-    if (static_cast<int>(k % shard_n) == shard_k - 1) mine.push_back(images[k]);
-  if (mine.empty()) throw std::invalid_argument("shard " + a.shard + " has no image");
-  // The experiment spans every image (so each instance keeps its seed whatever the shard);
-  // a shard runs only its own images.
-  args.indices = images;
-  const std::set<int> in_shard(mine.begin(), mine.end());
-  std::vector<std::string> order = experiment::SplitAttackList(a.ensemble);
-  experiment::ExperimentSpec spec = SpecOf(args, order);
-  experiment::Validate(spec);
+  for (size_t k = 0; k < p.images.size(); ++k)
+    if (static_cast<int>(k % p.shard_n) == p.shard_k - 1) p.mine.push_back(p.images[k]);
+  if (p.mine.empty()) throw std::invalid_argument("shard " + a.shard + " has no image");
+  args.indices = p.images;
+  p.order = experiment::SplitAttackList(a.ensemble);
+  p.spec = SpecOf(args, p.order);
+  experiment::Validate(p.spec);
   // The defense's adaptive attack joins the ensemble last (for a deterministic defense it
   // is the plain attack itself, already there).
   const std::string adaptive =
-      defenses::IsGameDefense(spec.defense)
-          ? "eot:k=10/" + order.front()
-          : defenses::ParseDefense(spec.defense).AdaptiveAttack(order.front());
-  if (!a.no_adaptive && std::find(order.begin(), order.end(), adaptive) == order.end())
-    order.push_back(adaptive);
-  spec.attacks = order;
-  experiment::Validate(spec);
-  const experiment::Experiment ex(spec);
-  if (!ex.pixels_note().empty())
-    std::fprintf(stderr, "advbo evaluate: note: %s\n", ex.pixels_note().c_str());
-  if (!a.quiet) PrintDataNotes("advbo evaluate", ex);
-  experiment::CreatedFolders folders;
-  folders.Create(a.out_dir);
-  const std::string tag = ShardTag(shard_k, shard_n);
-  const fs::path records = fs::path(a.out_dir) / ("records" + tag + ".jsonl");
-  experiment::RecordFile file(records, /*staged=*/false);
+      defenses::IsGameDefense(p.spec.defense)
+          ? "eot:k=10/" + p.order.front()
+          : defenses::ParseDefense(p.spec.defense).AdaptiveAttack(p.order.front());
+  if (!a.no_adaptive && std::find(p.order.begin(), p.order.end(), adaptive) == p.order.end())
+    p.order.push_back(adaptive);
+  p.spec.attacks = p.order;
+  experiment::Validate(p.spec);
+  return p;
+}
+
+// The records already there: this shard's file and, for an unsharded run over a folder of
+// shards, every shard's (they count as done). Throws when one was made with other settings.
+std::vector<nlohmann::json> ResumedRecords(const experiment::RecordFile& file,
+                                           const EvaluateArgs& a, const EvaluatePlan& p,
+                                           const experiment::Experiment& ex,
+                                           const fs::path& records) {
   std::vector<nlohmann::json> all = file.resumed();
-  if (shard_n == 1) {
-    // An unsharded run over a folder of shards combines them: their records count as done.
+  if (p.shard_n == 1)
     for (const auto& entry : fs::directory_iterator(a.out_dir)) {
       const std::string name = entry.path().filename().string();
       if (name.rfind("records.shard-", 0) == 0 && entry.path().extension() == ".jsonl")
         for (auto& r : experiment::ReadRecords(entry.path())) all.push_back(std::move(r));
     }
-  }
   for (const auto& r : all) {
     const std::string diff = experiment::SettingsMismatch(r, ex.Settings());
     if (!diff.empty())
       throw std::invalid_argument(records.string() + " holds records made with other settings: " +
                                   diff + "; use another -o/--out folder");
   }
-  long attacked = 0;  // correctly classified images of this shard
-  for (const auto& inst : ex.instances()) attacked += in_shard.count(inst.index);
-  // Finished attack runs (resumed or from other shards) and whether each broke its image.
-  std::map<experiment::RecordKey, bool> done;
-  for (const auto& r : all) done[experiment::KeyOf(r)] = experiment::RecordBreaksImage(r);
-  if (!a.quiet)
-    std::fprintf(
-        stderr,
-        "advbo evaluate: %zu images (%zu correctly classified), ensemble %s, budget %ld "
-        "per attack, eps %.4g, shard %d/%d\n",
-        mine.size(), static_cast<size_t>(attacked),
-        [&] {
-          std::string s;
-          for (const auto& o : order) s += (s.empty() ? "" : " > ") + o;
-          return s;
-        }()
-            .c_str(),
-        spec.budget, ex.epsilon(), shard_k, shard_n);
-  const InterruptHint hint("\nadvbo evaluate: interrupted; finished attacks are kept in " +
-                           records.string() + ": run the same command again to resume\n");
-  ProgressBar bar(attacked, !a.quiet);
-  long finished = 0, robust = 0;
-  for (size_t i = 0; i < ex.instances().size(); ++i) {
-    const experiment::Instance& inst = ex.instances()[i];
-    if (!in_shard.count(inst.index)) continue;
-    bool broken = false;
-    for (size_t j = 0; j < ex.num_attacks() && !broken; ++j) {
-      const std::string name = ex.attack(j).name();
-      if (const auto it = done.find({name, inst.index, inst.target}); it != done.end()) {
-        broken = it->second;
-        continue;
-      }
-      const experiment::JobResult r = ex.Run(i, j, [&](long q, double) {
-        bar.Update(finished,
-                   name + " image " + std::to_string(inst.index) + " q=" + std::to_string(q),
-                   false);
-      });
-      file.Append(r.record);
-      all.push_back(r.record);
-      broken = experiment::RecordBreaksImage(r.record);
-    }
-    robust += !broken;
-    ++finished;
-    bar.Update(finished,
-               "robust " + std::to_string(robust) + "/" + std::to_string(finished) + " attacked",
-               true);
-  }
-  bar.Finish();
-  file.Commit();
+  return all;
+}
 
-  const auto verdicts = experiment::WorstCaseVerdicts(mine, ex.selection().skipped, all, order);
-  nlohmann::json summary = experiment::SummarizeVerdicts(verdicts, order);
-  // The same records without the adaptive attack: the plain ensemble's number, beside.
-  std::vector<std::string> plain = experiment::SplitAttackList(a.ensemble);
-  const auto plain_summary = experiment::SummarizeVerdicts(
-      experiment::WorstCaseVerdicts(mine, ex.selection().skipped, all, plain), plain);
-  summary["robust_accuracy_plain_ensemble"] = plain_summary["robust_accuracy"];
-  summary["ensemble"] = order;
-  summary["plain_ensemble"] = plain;
-  summary["settings"] = ex.Settings();
-  summary["setup_queries"] = ex.setup_queries();
-  summary["shard"] = a.shard;
+// images.jsonl: one verdict per image.
+std::string VerdictLines(const std::vector<experiment::ImageVerdict>& verdicts) {
   std::string lines;
-  for (const auto& v : verdicts) {
+  for (const auto& v : verdicts)
     lines += nlohmann::json{{"image_index", v.image_index},
                             {"clean_correct", v.clean_correct},
                             {"robust", v.robust},
@@ -185,33 +134,104 @@ int RunEvaluate(const EvaluateArgs& a) {
                             {"attacks_run", v.attacks_run}}
                  .dump() +
              "\n";
-  }
-  experiment::WriteFileAtomic(fs::path(a.out_dir) / ("images" + tag + ".jsonl"), lines);
-  experiment::WriteFileAtomic(fs::path(a.out_dir) / ("summary" + tag + ".json"),
-                              summary.dump(1) + "\n");
+  return lines;
+}
 
+// The table a person reads (table.txt and stdout).
+std::string EvaluateTable(const experiment::Experiment& ex, const EvaluatePlan& p,
+                          const nlohmann::json& summary, size_t images, size_t plain_size) {
   const auto ci = summary["robust_accuracy_ci95"];
   std::string table;
   table += "model                      " + experiment::RecordPath(ex.model_path()) + "\n";
   table += "defense                    " + ex.defense().Spec() + "\n";
   table += "threat model               L_inf eps " + Fmt(ex.epsilon(), 4) + ", " +
-           oracle::PixelSpaceName(ex.pixels()) + " queries, budget " + std::to_string(spec.budget) +
-           " per attack, untargeted, seed " + std::to_string(spec.seed) + "\n";
-  table += "images                     " + std::to_string(verdicts.size()) + "\n";
+           oracle::PixelSpaceName(ex.pixels()) + " queries, budget " +
+           std::to_string(p.spec.budget) + " per attack, untargeted, seed " +
+           std::to_string(p.spec.seed) + "\n";
+  table += "images                     " + std::to_string(images) + "\n";
   table += "clean accuracy             " + Pct(summary["clean_accuracy"].get<double>()) + "\n";
   table += "robust accuracy            " + Pct(summary["robust_accuracy"].get<double>()) +
            " (95 % CI " + Pct(ci[0].get<double>()) + " - " + Pct(ci[1].get<double>()) + ")\n";
-  if (order.size() != plain.size())
+  if (p.order.size() != plain_size)
     table += "  plain ensemble only      " +
              Pct(summary["robust_accuracy_plain_ensemble"].get<double>()) + " (without " +
-             order.back() + ")\n";
-  for (const auto& name : order)
+             p.order.back() + ")\n";
+  for (const auto& name : p.order)
     table += "  broken first by " + name + ": " +
              std::to_string(summary["broken_by"][name].get<long>()) + "\n";
   table += "model queries per attacked image: mean " +
            Fmt(summary["queries_mean"].get<double>(), 1) + ", median " +
            Fmt(summary["queries_median"].get<double>(), 1) + "\n";
-  experiment::WriteFileAtomic(fs::path(a.out_dir) / ("table" + tag + ".txt"), table);
+  return table;
+}
+
+// Verdicts, summary and table from every record of the run; writes images, summary and
+// table files (with the shard's tag) and returns the table.
+std::string WriteEvaluateOutputs(const EvaluateArgs& a, const EvaluatePlan& p,
+                                 const experiment::Experiment& ex,
+                                 const std::vector<nlohmann::json>& all, const std::string& tag) {
+  const auto verdicts = experiment::WorstCaseVerdicts(p.mine, ex.selection().skipped, all, p.order);
+  nlohmann::json summary = experiment::SummarizeVerdicts(verdicts, p.order);
+  // The same records without the adaptive attack: the plain ensemble's number, beside.
+  const std::vector<std::string> plain = experiment::SplitAttackList(a.ensemble);
+  const auto plain_summary = experiment::SummarizeVerdicts(
+      experiment::WorstCaseVerdicts(p.mine, ex.selection().skipped, all, plain), plain);
+  summary["robust_accuracy_plain_ensemble"] = plain_summary["robust_accuracy"];
+  summary["ensemble"] = p.order;
+  summary["plain_ensemble"] = plain;
+  summary["settings"] = ex.Settings();
+  summary["setup_queries"] = ex.setup_queries();
+  summary["shard"] = a.shard;
+  const fs::path dir(a.out_dir);
+  experiment::WriteFileAtomic(dir / ("images" + tag + ".jsonl"), VerdictLines(verdicts));
+  experiment::WriteFileAtomic(dir / ("summary" + tag + ".json"), summary.dump(1) + "\n");
+  const std::string table = EvaluateTable(ex, p, summary, verdicts.size(), plain.size());
+  experiment::WriteFileAtomic(dir / ("table" + tag + ".txt"), table);
+  return table;
+}
+
+int RunEvaluate(const EvaluateArgs& a) {
+  const EvaluatePlan p = PlanEvaluate(a);
+  const experiment::Experiment ex(p.spec);
+  if (!ex.pixels_note().empty())
+    std::fprintf(stderr, "advbo evaluate: note: %s\n", ex.pixels_note().c_str());
+  if (!a.quiet) PrintDataNotes("advbo evaluate", ex);
+  experiment::CreatedFolders folders;
+  folders.Create(a.out_dir);
+  const std::string tag = ShardTag(p.shard_k, p.shard_n);
+  const fs::path records = fs::path(a.out_dir) / ("records" + tag + ".jsonl");
+  experiment::RecordFile file(records, /*staged=*/false);
+  std::vector<nlohmann::json> all = ResumedRecords(file, a, p, ex, records);
+  const std::set<int> in_shard(p.mine.begin(), p.mine.end());
+  long attacked = 0;  // correctly classified images of this shard
+  for (const auto& inst : ex.instances()) attacked += in_shard.count(inst.index);
+  // Finished attack runs (resumed or from other shards) and whether each broke its image.
+  std::map<experiment::RecordKey, bool> done;
+  for (const auto& r : all) done[experiment::KeyOf(r)] = experiment::RecordBreaksImage(r);
+  if (!a.quiet) {
+    std::string chain;
+    for (const auto& o : p.order) chain += (chain.empty() ? "" : " > ") + o;
+    std::fprintf(stderr,
+                 "advbo evaluate: %zu images (%ld correctly classified), ensemble %s, budget %ld "
+                 "per attack, eps %.4g, shard %d/%d\n",
+                 p.mine.size(), attacked, chain.c_str(), p.spec.budget, ex.epsilon(), p.shard_k,
+                 p.shard_n);
+  }
+  const InterruptHint hint("\nadvbo evaluate: interrupted; finished attacks are kept in " +
+                           records.string() + ": run the same command again to resume\n");
+  ProgressBar bar(attacked, !a.quiet);
+  experiment::EnsembleHooks hooks;
+  hooks.on_record = [&](const nlohmann::json& r) {
+    file.Append(r);
+    all.push_back(r);
+  };
+  hooks.progress = [&](long finished, const std::string& status, bool image_finished) {
+    bar.Update(finished, status, image_finished);
+  };
+  experiment::RunEnsemble(ex, in_shard, done, hooks);
+  bar.Finish();
+  file.Commit();
+  const std::string table = WriteEvaluateOutputs(a, p, ex, all, tag);
   folders.Keep();
   std::printf("\n%s\nrecords: %s; images, summary and table in %s\n", table.c_str(),
               records.c_str(), a.out_dir.c_str());

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
+
+#include "experiment/runner.h"
 
 namespace advbo::experiment {
 
@@ -86,6 +89,37 @@ nlohmann::json SummarizeVerdicts(const std::vector<ImageVerdict>& verdicts,
           {"broken_by", broken},
           {"queries_mean", mean},
           {"queries_median", median}};
+}
+
+long RunEnsemble(const Experiment& ex, const std::set<int>& images,
+                 const std::map<std::tuple<std::string, int, int>, bool>& done,
+                 const EnsembleHooks& hooks) {
+  long finished = 0, robust = 0;
+  auto progress = [&](const std::string& status, bool image_finished) {
+    if (hooks.progress) hooks.progress(finished, status, image_finished);
+  };
+  for (size_t i = 0; i < ex.instances().size(); ++i) {
+    const Instance& inst = ex.instances()[i];
+    if (!images.count(inst.index)) continue;
+    bool broken = false;
+    for (size_t j = 0; j < ex.num_attacks() && !broken; ++j) {
+      const std::string name = ex.attack(j).name();
+      if (const auto it = done.find({name, inst.index, inst.target}); it != done.end()) {
+        broken = it->second;
+        continue;
+      }
+      const JobResult r = ex.Run(i, j, [&](long q, double) {
+        progress(name + " image " + std::to_string(inst.index) + " q=" + std::to_string(q), false);
+      });
+      if (hooks.on_record) hooks.on_record(r.record);
+      broken = RecordBreaksImage(r.record);
+    }
+    robust += !broken;
+    ++finished;
+    progress("robust " + std::to_string(robust) + "/" + std::to_string(finished) + " attacked",
+             true);
+  }
+  return robust;
 }
 
 }  // namespace advbo::experiment

@@ -1,11 +1,14 @@
 // Worst-case robust accuracy over an ensemble of attacks (`advbo evaluate`): AutoAttack's
 // protocol (Croce & Hein, ICML 2020, Sec. 4) with black-box attacks. Per image, the attacks
 // run in a fixed order (cheapest first), each with its own budget, until one of them finds
-// an adversarial image; an image is robust when none does. This file holds the pure part:
-// turning the per-attack records into per-image verdicts and the summary.
+// an adversarial image; an image is robust when none does. This file holds the ensemble's
+// run (RunEnsemble) and turning the per-attack records into per-image verdicts and the summary.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,5 +50,25 @@ std::pair<double, double> WilsonInterval(long k, long n, double z = 1.96);
 /// queries (mean and median over attacked images of all the model queries spent on them).
 nlohmann::json SummarizeVerdicts(const std::vector<ImageVerdict>& verdicts,
                                  const std::vector<std::string>& order);
+
+class Experiment;
+
+/// What RunEnsemble reports as it goes.
+struct EnsembleHooks {
+  /// Each new attack run's record, as soon as it finished (for the record file).
+  std::function<void(const nlohmann::json& record)> on_record;
+  /// (images finished, status, whether an image just finished); also during an attack.
+  std::function<void(long finished, const std::string& status, bool image_finished)> progress;
+};
+
+/// The ensemble protocol on the instances of `ex` (untargeted: one per correctly classified
+/// image) whose image index is in `images`: the attacks of `ex` in order, each with the full
+/// budget, until one breaks the image (RecordBreaksImage). Attack runs listed in `done`
+/// (attack, image, target -> whether it broke the image: resumed runs, other shards') are not
+/// repeated. Returns the number of those images no attack broke. Model failures propagate
+/// (oracle::ModelError) after the finished runs were reported.
+long RunEnsemble(const Experiment& ex, const std::set<int>& images,
+                 const std::map<std::tuple<std::string, int, int>, bool>& done,
+                 const EnsembleHooks& hooks);
 
 }  // namespace advbo::experiment

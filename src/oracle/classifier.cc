@@ -110,6 +110,65 @@ std::unique_ptr<Classifier> Classifier::Load(const std::string& model,
   return FromBackend(MakeTorchScriptBackend(model, opt.threads), opt);
 }
 
+namespace {
+
+// The input shapes to probe: the given one, else MNIST's, CIFAR-10's and ImageNet's; with a
+// normalisation only those with its channel count. Throws std::invalid_argument when none fits.
+std::vector<std::array<int, 3>> ProbeShapes(const ClassifierOptions& opt) {
+  std::vector<std::array<int, 3>> shapes;
+  if (opt.channels > 0 && opt.height > 0 && opt.width > 0)
+    shapes.push_back({opt.channels, opt.height, opt.width});
+  else
+    shapes = {{1, 28, 28}, {3, 32, 32}, {3, 224, 224}};
+  if (!opt.normalize) return shapes;
+  const size_t k = opt.normalize->mean.size();
+  std::vector<std::array<int, 3>> fit;
+  for (const auto& s : shapes)
+    if (k == 1 || static_cast<int>(k) == s[0]) fit.push_back(s);
+  if (fit.empty())
+    throw std::invalid_argument("--normalize has " + std::to_string(k) +
+                                " values per statistic but the input has " +
+                                std::to_string(shapes[0][0]) + " channel(s)");
+  return fit;
+}
+
+// The error when the model rejected every probed shape.
+ModelError RejectedShapes(const std::string& path, const std::vector<std::array<int, 3>>& shapes,
+                          const std::string& last_error) {
+  std::ostringstream m;
+  m << path << ": the model rejects input ";
+  if (shapes.size() == 1)
+    m << "[N, " << shapes[0][0] << ", " << shapes[0][1] << ", " << shapes[0][2] << "]";
+  else
+    m << "of every probed shape ([N,1,28,28], [N,3,32,32], [N,3,224,224]); pass the shape";
+  m << " (" << last_error << ")";
+  return ModelError(m.str());
+}
+
+// The output format of the probe batch's scores `out` [2, classes] under `kind`: auto takes
+// rows that are non-negative and sum to 1 (within 1e-3) as probabilities, rows whose exp sums
+// to 1 as log-probabilities (used as logits), anything else as logits; probabilities given
+// for rows that are not is a ModelError. Sets *logits.
+std::string OutputFormatOf(const Eigen::MatrixXd& out, OutputKind kind, const std::string& path,
+                           bool* logits) {
+  const bool nonneg = (out.array() >= 0).all();
+  const bool sums = ((out.rowwise().sum().array() - 1.0).abs() < 1e-3).all();
+  *logits = kind == OutputKind::kAuto ? !(nonneg && sums) : kind == OutputKind::kLogits;
+  if (kind == OutputKind::kProbabilities && !(nonneg && sums)) {
+    std::ostringstream m;
+    m << path << ": the output is given as probabilities (--output probs), but the probe "
+      << "batch's scores are not (smallest " << out.minCoeff() << ", row sums "
+      << out.rowwise().sum().minCoeff() << ".." << out.rowwise().sum().maxCoeff()
+      << "); use --output logits or auto";
+    throw ModelError(m.str());
+  }
+  const bool log_probs = !(nonneg && sums) && (out.array() <= 0).all() &&
+                         ((out.array().exp().rowwise().sum() - 1.0).abs() < 1e-3).all();
+  return !*logits ? "probabilities" : log_probs ? "log_probabilities" : "logits";
+}
+
+}  // namespace
+
 std::unique_ptr<Classifier> Classifier::FromBackend(std::unique_ptr<ScoreBackend> backend,
                                                     const ClassifierOptions& opt) {
   if (!backend) throw std::invalid_argument("Classifier::FromBackend: no back end");
@@ -118,22 +177,7 @@ std::unique_ptr<Classifier> Classifier::FromBackend(std::unique_ptr<ScoreBackend
   clf->backend_ = std::move(backend);
   clf->normalize_ = opt.normalize;
   const std::string& path = clf->path_;
-  std::vector<std::array<int, 3>> shapes;
-  if (opt.channels > 0 && opt.height > 0 && opt.width > 0)
-    shapes.push_back({opt.channels, opt.height, opt.width});
-  else
-    shapes = {{1, 28, 28}, {3, 32, 32}, {3, 224, 224}};
-  if (clf->normalize_) {
-    const size_t k = clf->normalize_->mean.size();
-    std::vector<std::array<int, 3>> fit;
-    for (const auto& s : shapes)
-      if (k == 1 || static_cast<int>(k) == s[0]) fit.push_back(s);
-    if (fit.empty())
-      throw std::invalid_argument("--normalize has " + std::to_string(k) +
-                                  " values per statistic but the input has " +
-                                  std::to_string(shapes[0][0]) + " channel(s)");
-    shapes = fit;
-  }
+  const std::vector<std::array<int, 3>> shapes = ProbeShapes(opt);
   if (!opt.probe) {
     if (shapes.size() != 1)
       throw std::invalid_argument("no probe query: the input shape must be given");
@@ -173,16 +217,7 @@ std::unique_ptr<Classifier> Classifier::FromBackend(std::unique_ptr<ScoreBackend
       if (last_error.rfind(path + ": ", 0) == 0) last_error = last_error.substr(path.size() + 2);
     }
   }
-  if (!ok) {
-    std::ostringstream m;
-    m << path << ": the model rejects input ";
-    if (shapes.size() == 1)
-      m << "[N, " << shapes[0][0] << ", " << shapes[0][1] << ", " << shapes[0][2] << "]";
-    else
-      m << "of every probed shape ([N,1,28,28], [N,3,32,32], [N,3,224,224]); pass the shape";
-    m << " (" << last_error << ")";
-    throw ModelError(m.str());
-  }
+  if (!ok) throw RejectedShapes(path, shapes, last_error);
   if (out.rows() != 2 || out.cols() < 2) {
     std::ostringstream m;
     m << path << ": output must be [N, classes] with classes >= 2, got [" << out.rows() << ", "
@@ -192,26 +227,7 @@ std::unique_ptr<Classifier> Classifier::FromBackend(std::unique_ptr<ScoreBackend
   if (!out.allFinite())
     throw ModelError(path + ": the model returned non-finite scores on a probe batch");
   clf->classes_ = static_cast<int>(out.cols());
-  const bool nonneg = (out.array() >= 0).all();
-  const bool sums = ((out.rowwise().sum().array() - 1.0).abs() < 1e-3).all();
-  if (opt.output == OutputKind::kAuto) {
-    clf->logits_ = !(nonneg && sums);
-  } else {
-    clf->logits_ = opt.output == OutputKind::kLogits;
-    if (!clf->logits_ && !(nonneg && sums)) {
-      std::ostringstream m;
-      m << path << ": the output is given as probabilities (--output probs), but the probe "
-        << "batch's scores are not (smallest " << out.minCoeff() << ", row sums "
-        << out.rowwise().sum().minCoeff() << ".." << out.rowwise().sum().maxCoeff()
-        << "); use --output logits or auto";
-      throw ModelError(m.str());
-    }
-  }
-  const bool log_probs = !(nonneg && sums) && (out.array() <= 0).all() &&
-                         ((out.array().exp().rowwise().sum() - 1.0).abs() < 1e-3).all();
-  clf->output_format_ = !clf->logits_ ? "probabilities"
-                        : log_probs   ? "log_probabilities"
-                                      : "logits";
+  clf->output_format_ = OutputFormatOf(out, opt.output, path, &clf->logits_);
   return clf;
 }
 

@@ -215,6 +215,34 @@ void QueryOracle::set_samples_per_query(int k) {
   budget_ = model_budget_ / k;
 }
 
+namespace {
+
+// Each of the n images (d floats each) k times in a row: the EOT samples [n * k, d].
+std::vector<float> EotCopies(const float* images, int n, int k, size_t d) {
+  std::vector<float> out(static_cast<size_t>(n) * k * d);
+  for (int b = 0; b < n; ++b)
+    for (int s = 0; s < k; ++s)
+      std::copy(images + b * d, images + (b + 1) * d, out.data() + (b * k + s) * d);
+  return out;
+}
+
+// The EOT answer of n images from their k samples' log-probabilities lp [n * k, classes]:
+// the log of each image's mean probability vector, renormalised [n, classes].
+Eigen::MatrixXd EotMean(const Eigen::MatrixXd& lp, int n, int k) {
+  Eigen::MatrixXd mean(n, lp.cols());
+  for (int b = 0; b < n; ++b) {
+    const double mx = lp.middleRows(b * k, k).maxCoeff();
+    Eigen::RowVectorXd p = (lp.middleRows(b * k, k).array() - mx).exp().colwise().sum() / k;
+    mean.row(b) = p.array().log() + mx;
+    const double lse = mean.row(b).maxCoeff() +
+                       std::log((mean.row(b).array() - mean.row(b).maxCoeff()).exp().sum());
+    mean.row(b).array() -= lse;
+  }
+  return mean;
+}
+
+}  // namespace
+
 QueryResult QueryOracle::QueryBatch(float* images, int n) {
   if (n <= 0) return {};
   if (n > remaining())
@@ -223,14 +251,9 @@ QueryResult QueryOracle::QueryBatch(float* images, int n) {
   Project(images, n);
   const size_t d = clean_.size();
   const int k = samples_, total = n * k;
+  // Each image k times in a row (EOT), then the defense's input stages on the copies.
   std::vector<float> transformed;
-  if (input_transform_ || k > 1 || monitor_) {
-    // Each image k times in a row (EOT), then the defense's input stages on the copies.
-    transformed.resize(static_cast<size_t>(total) * d);
-    for (int b = 0; b < n; ++b)
-      for (int s = 0; s < k; ++s)
-        std::copy(images + b * d, images + (b + 1) * d, transformed.data() + (b * k + s) * d);
-  }
+  if (input_transform_ || k > 1 || monitor_) transformed = EotCopies(images, n, k, d);
   std::vector<bool> detected;
   if (monitor_) {
     detected = monitor_(transformed.data(), total);
@@ -261,19 +284,7 @@ QueryResult QueryOracle::QueryBatch(float* images, int n) {
   // it transformed, EOT samples one by one (what each of its moves earned).
   std::optional<QueryResult> per_sample;
   if (feedback_ && k > 1) per_sample = ScoreBatch(lp, true_class_, target_);
-  if (k > 1) {
-    // The EOT answer: log of the mean probability vector of each image's k samples.
-    Eigen::MatrixXd mean(n, lp.cols());
-    for (int b = 0; b < n; ++b) {
-      const double mx = lp.middleRows(b * k, k).maxCoeff();
-      Eigen::RowVectorXd p = (lp.middleRows(b * k, k).array() - mx).exp().colwise().sum() / k;
-      mean.row(b) = p.array().log() + mx;
-      const double lse = mean.row(b).maxCoeff() +
-                         std::log((mean.row(b).array() - mean.row(b).maxCoeff()).exp().sum());
-      mean.row(b).array() -= lse;
-    }
-    lp = std::move(mean);
-  }
+  if (k > 1) lp = EotMean(lp, n, k);
   QueryResult r = ScoreBatch(lp, true_class_, target_);
   if (reject_detected_ && !detected.empty()) {
     // A refused answer (any of its EOT samples refused) is never a success.

@@ -142,10 +142,11 @@ data::ImageSet ToImageSet(const py::array& images_in, const py::array& labels_in
   return set;
 }
 
-py::dict Run(py::object model, py::array images, py::array labels, const std::string& attack,
-             std::optional<double> eps, long budget, bool targeted, uint64_t seed,
-             py::object progress, py::kwargs kwargs) {
-  py::dict opts(kwargs);
+// The experiment spec of a _core.run call: its named arguments and the options in `opts`
+// (each removed as it is read; one left over is a TypeError naming it).
+experiment::ExperimentSpec SpecOfOptions(const std::string& attack, std::optional<double> eps,
+                                         long budget, bool targeted, uint64_t seed, py::dict& opts,
+                                         std::optional<std::string>* dataset) {
   experiment::ExperimentSpec spec;
   spec.attacks = experiment::SplitAttackList(attack);
   spec.eps = eps;
@@ -166,11 +167,10 @@ py::dict Run(py::object model, py::array images, py::array labels, const std::st
   spec.http_retries = Take<int>(opts, "http_retries", 3, "an int");
   spec.threads = Take<int>(opts, "threads", 0, "an int");
   spec.indices = Take<std::vector<int>>(opts, "indices", {}, "a list of image indices (ints)");
-  const bool rescale = Take<bool>(opts, "rescale_compat", false, "True or False");
-  spec.rescale_compat = rescale;
+  spec.rescale_compat = Take<bool>(opts, "rescale_compat", false, "True or False");
   spec.pixels = Take<std::string>(opts, "pixels", "8bit", "'8bit' or 'float'");
   spec.setup_queries = Take<bool>(opts, "setup_queries", true, "True or False");
-  std::optional<std::string> dataset =
+  *dataset =
       Take<std::optional<std::string>>(opts, "dataset", std::nullopt, "'mnist', 'cifar10' or None");
   if (!opts.empty()) {
     std::string keys;
@@ -181,19 +181,18 @@ py::dict Run(py::object model, py::array images, py::array labels, const std::st
         " (accepted: target, dataset, output, normalize, defense, defender_eps, clean_images, "
         "indices, threads, http_timeout, http_retries, rescale_compat, pixels, setup_queries)");
   }
-  data::ImageSet set = ToImageSet(images, labels);
-  spec.num_images = static_cast<int>(set.size());
-  // The paper defaults of a shipped dataset apply when asked for (dataset="mnist" /
-  // "cifar10"); otherwise the data are "custom" (named "python" in records).
-  if (dataset) {
-    if (*dataset != "mnist" && *dataset != "cifar10")
-      throw py::value_error("dataset must be 'mnist', 'cifar10' or None");
-    spec.dataset = *dataset;
-  } else {
-    spec.dataset = set.channels == 3 ? "cifar10" : "mnist";  // eps default only
-  }
-  const std::string data_name = dataset ? *dataset : "python";
+  if (*dataset && **dataset != "mnist" && **dataset != "cifar10")
+    throw py::value_error("dataset must be 'mnist', 'cifar10' or None");
+  return spec;
+}
 
+// The classifier behind `model` (a path or URL, or a callable whose exceptions land in
+// `slot`) for images [N, c, h, w] as `spec` says (output kind, threads, normalisation,
+// probe or not, HTTP options).
+std::unique_ptr<oracle::Classifier> LoadModel(py::object model,
+                                              const experiment::ExperimentSpec& spec,
+                                              const data::ImageSet& set,
+                                              const std::shared_ptr<ErrorSlot>& slot) {
   oracle::ClassifierOptions copt;
   copt.output = oracle::ParseOutputKind(spec.output);
   copt.channels = set.channels;
@@ -203,68 +202,94 @@ py::dict Run(py::object model, py::array images, py::array labels, const std::st
   // setup_queries=False: no probe batch (the output kind must be given; the class count
   // comes with the first answer).
   copt.probe = spec.setup_queries;
-  if (!spec.setup_queries) {
-    if (spec.output == "auto")
-      throw py::value_error(
-          "setup_queries=False needs output='logits' or output='probs' (detecting the output "
-          "kind scores two probe images)");
-  }
+  if (!spec.setup_queries && spec.output == "auto")
+    throw py::value_error(
+        "setup_queries=False needs output='logits' or output='probs' (detecting the output "
+        "kind scores two probe images)");
   if (!spec.normalize.empty()) copt.normalize = oracle::Normalization::Parse(spec.normalize);
   copt.http = {spec.http_timeout, spec.http_retries};
-  auto slot = std::make_shared<ErrorSlot>();
-  std::unique_ptr<oracle::Classifier> clf;
+  if (py::isinstance<py::str>(model) || py::hasattr(model, "__fspath__")) {
+    const std::string path = py::str(py::module_::import("os").attr("fspath")(model));
+    py::gil_scoped_release nogil;
+    return oracle::Classifier::Load(path, copt);
+  }
+  if (PyCallable_Check(model.ptr())) {
+    auto backend = std::make_unique<CallableBackend>(model, slot);
+    py::gil_scoped_release nogil;
+    return oracle::Classifier::FromBackend(std::move(backend), copt);
+  }
+  throw py::type_error(
+      "model must be a TorchScript path, an http:// URL, or a callable taking float32 "
+      "[N, C, H, W] in [0, 1] and returning scores [N, classes]");
+}
+
+// What a run produced, for the result dict.
+struct RunOutput {
+  py::list records;
   std::vector<std::vector<float>> adversarial;
-  std::string pixels_note;
+  std::string pixels_note, model_output;
   std::vector<int> skipped;
   int num_classes = 0;
-  std::string model_output;
   long zero_rows = 0;
-  py::object loads = py::module_::import("json").attr("loads");
-  py::list out;
-  try {
-    if (py::isinstance<py::str>(model) || py::hasattr(model, "__fspath__")) {
-      const std::string path = py::str(py::module_::import("os").attr("fspath")(model));
-      py::gil_scoped_release nogil;
-      clf = oracle::Classifier::Load(path, copt);
-    } else if (PyCallable_Check(model.ptr())) {
-      auto backend = std::make_unique<CallableBackend>(model, slot);
-      py::gil_scoped_release nogil;
-      clf = oracle::Classifier::FromBackend(std::move(backend), copt);
-    } else {
-      throw py::type_error(
-          "model must be a TorchScript path, an http:// URL, or a callable taking float32 "
-          "[N, C, H, W] in [0, 1] and returning scores [N, classes]");
+};
+
+// Runs every instance x attack of `ex` (called without the GIL; `loads` is json.loads),
+// appending records and images to *out and calling progress(done, total, record) after each.
+// Ctrl-C: Python only notices a signal when it runs, and the attack runs without the GIL; so after
+// answered batches (at most every 50 ms) Python checks its signals, and a KeyboardInterrupt unwinds
+// the attack.
+void RunJobs(const experiment::Experiment& ex, const py::object& progress, const py::object& loads,
+             RunOutput* out) {
+  experiment::JobHooks hooks;
+  auto last_check = std::chrono::steady_clock::now();
+  hooks.on_batch = [&last_check](const oracle::QueryResult&, long, const defenses::GameDefense*) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_check < std::chrono::milliseconds(50)) return;
+    last_check = now;
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) throw Interrupted{};
+  };
+  const size_t total = ex.instances().size() * ex.num_attacks();
+  for (size_t i = 0; i < ex.instances().size(); ++i)
+    for (size_t j = 0; j < ex.num_attacks(); ++j) {
+      experiment::JobResult job = ex.Run(i, j, nullptr, hooks);
+      py::gil_scoped_acquire gil;
+      out->records.append(loads(job.record.dump()));
+      out->adversarial.push_back(std::move(job.result.adversarial));
+      // progress(done, total, record): the Python layer's verbose= / callback=; an
+      // exception it raises stops the run and reaches the caller unchanged.
+      if (!progress.is_none())
+        progress(out->records.size(), total, out->records[out->records.size() - 1]);
     }
+}
+
+py::dict Run(py::object model, py::array images, py::array labels, const std::string& attack,
+             std::optional<double> eps, long budget, bool targeted, uint64_t seed,
+             py::object progress, py::kwargs kwargs) {
+  py::dict opts(kwargs);
+  std::optional<std::string> dataset;
+  experiment::ExperimentSpec spec =
+      SpecOfOptions(attack, eps, budget, targeted, seed, opts, &dataset);
+  data::ImageSet set = ToImageSet(images, labels);
+  spec.num_images = static_cast<int>(set.size());
+  // The paper defaults of a shipped dataset apply when asked for (dataset="mnist" /
+  // "cifar10"); otherwise the data are "custom" (named "python" in records).
+  spec.dataset = dataset ? *dataset : (set.channels == 3 ? "cifar10" : "mnist");  // eps default
+  const std::string data_name = dataset ? *dataset : "python";
+  const int c = set.channels, h = set.height, w = set.width;
+  auto slot = std::make_shared<ErrorSlot>();
+  RunOutput out;
+  const py::object loads = py::module_::import("json").attr("loads");
+  try {
+    std::unique_ptr<oracle::Classifier> clf = LoadModel(model, spec, set, slot);
     py::gil_scoped_release nogil;
     const experiment::Experiment ex(spec, std::move(set), std::move(clf), data_name);
-    pixels_note = ex.pixels_note();
-    skipped = ex.selection().skipped;
-    num_classes = ex.model().num_classes();
-    // Ctrl-C: Python only notices a signal when it runs, and the attack runs without the
-    // GIL; so after answered batches (at most every 50 ms) let Python check its signals.
-    experiment::JobHooks hooks;
-    auto last_check = std::chrono::steady_clock::now();
-    hooks.on_batch = [&last_check](const oracle::QueryResult&, long, const defenses::GameDefense*) {
-      const auto now = std::chrono::steady_clock::now();
-      if (now - last_check < std::chrono::milliseconds(50)) return;
-      last_check = now;
-      py::gil_scoped_acquire gil;
-      if (PyErr_CheckSignals() != 0) throw Interrupted{};
-    };
-    const size_t total = ex.instances().size() * ex.num_attacks();
-    for (size_t i = 0; i < ex.instances().size(); ++i)
-      for (size_t j = 0; j < ex.num_attacks(); ++j) {
-        experiment::JobResult job = ex.Run(i, j, nullptr, hooks);
-        py::gil_scoped_acquire gil;
-        out.append(loads(job.record.dump()));
-        adversarial.push_back(std::move(job.result.adversarial));
-        // progress(done, total, record): the Python layer's verbose= / callback=; an
-        // exception it raises stops the run and reaches the caller unchanged.
-        if (!progress.is_none()) progress(out.size(), total, out[out.size() - 1]);
-      }
-    num_classes = ex.model().num_classes();  // known by now without setup queries too
-    model_output = ex.model().output_format();
-    zero_rows = ex.model().zero_probability_rows();
+    out.pixels_note = ex.pixels_note();
+    out.skipped = ex.selection().skipped;
+    RunJobs(ex, progress, loads, &out);
+    out.num_classes = ex.model().num_classes();  // known by now without setup queries too
+    out.model_output = ex.model().output_format();
+    out.zero_rows = ex.model().zero_probability_rows();
   } catch (py::error_already_set&) {
     throw;  // the progress callback's own exception
   } catch (const Interrupted&) {
@@ -278,19 +303,19 @@ py::dict Run(py::object model, py::array images, py::array labels, const std::st
     if (e) std::rethrow_exception(e);  // the callable's own exception, unchanged
     throw;
   }
-  const int c = set.channels, h = set.height, w = set.width;
-  py::array_t<float> adv({static_cast<py::ssize_t>(adversarial.size()), static_cast<py::ssize_t>(c),
-                          static_cast<py::ssize_t>(h), static_cast<py::ssize_t>(w)});
+  py::array_t<float> adv({static_cast<py::ssize_t>(out.adversarial.size()),
+                          static_cast<py::ssize_t>(c), static_cast<py::ssize_t>(h),
+                          static_cast<py::ssize_t>(w)});
   float* p = adv.mutable_data();
-  for (const auto& a : adversarial) p = std::copy(a.begin(), a.end(), p);
+  for (const auto& a : out.adversarial) p = std::copy(a.begin(), a.end(), p);
   py::dict result;
-  result["records"] = out;
+  result["records"] = out.records;
   result["adversarial"] = adv;
-  result["num_classes"] = num_classes;
-  result["skipped"] = skipped;
-  result["pixels_note"] = pixels_note;
-  result["model_output"] = model_output;
-  result["zero_probability_rows"] = zero_rows;
+  result["num_classes"] = out.num_classes;
+  result["skipped"] = out.skipped;
+  result["pixels_note"] = out.pixels_note;
+  result["model_output"] = out.model_output;
+  result["zero_probability_rows"] = out.zero_rows;
   return result;
 }
 

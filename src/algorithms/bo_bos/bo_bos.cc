@@ -63,19 +63,12 @@ std::vector<bool> BoBosC2(const bo::ExactGP& gp, const Eigen::VectorXd& u, int m
   return c2;
 }
 
-BoBosResult RunBoBos(const CurveObjective& objective, const Eigen::VectorXd& lb,
-                     const Eigen::VectorXd& ub, const BoBosOptions& opt, bo::Rng& rng,
-                     const BoBosCallback& callback) {
-  Validate(opt, lb, ub);
-  const int d = static_cast<int>(lb.size());
-  const int big_n = opt.max_epochs;
-  const Eigen::VectorXd width = ub - lb;
-  bo::ExactGP gp(std::make_unique<bo::StationaryKernel>(bo::KernelFamily::kMatern52, d + 1, true,
-                                                        std::vector<int>{}, 0.2, 1.0),
-                 opt.noise_variance, true);
-  const Eigen::MatrixXd design = bo::MakeDesign(bo::DesignKind::kSobol, opt.initial_points,
-                                                Eigen::VectorXd::Zero(d),
-                                                Eigen::VectorXd::Ones(d), rng);
+namespace {
+
+// The optimal-stopping problem of BO-BOS (Dai 2021 thesis, Ch. 4, Alg. 4.1): K1 decaying by
+// gamma per BO iteration, the summary statistic over all epochs from the first, and a learning
+// curve with an asymptote.
+bo::BosOptions BosOptionsOf(const BoBosOptions& opt) {
   bo::BosOptions bos;
   bos.k1_base = opt.k1_first;
   bos.k1_decay = opt.gamma;
@@ -86,7 +79,97 @@ BoBosResult RunBoBos(const CurveObjective& objective, const Eigen::VectorXd& lb,
   bos.grid_size = opt.grid_size;
   bos.summary_from_first_step = true;
   bos.asymptote = true;
+  return bos;
+}
 
+// BO iteration t_bo's point u in [0, 1]^d: GP-UCB over (u, epoch N) after the scheduled
+// hyperparameter refit; fills rec's beta, acquisition value, K1 and threshold (best error).
+Eigen::VectorXd ProposePoint(bo::ExactGP* gp, const BoBosOptions& opt, int d, int t_bo,
+                             double best_error, bo::Rng& rng, BoBosRecord* rec) {
+  if (opt.fit_hyperparameters && (t_bo == 1 || (t_bo - 1) % opt.refit_every == 0))
+    bo::FitHyperparameters(gp, opt.fit, rng);
+  rec->beta = opt.beta.Beta(t_bo, d);
+  const bo::UcbAcquisition ucb(*gp, rec->beta, bo::Goal::kMaximize);
+  std::vector<int> block(d);
+  for (int i = 0; i < d; ++i) block[i] = i;
+  const bo::BlockAcquisition at_n(ucb, block, WithEpoch(Eigen::VectorXd::Zero(d), 1.0));
+  const bo::AcquisitionMax m = bo::MaximizeAcquisition(
+      at_n, Eigen::VectorXd::Zero(d), Eigen::VectorXd::Ones(d), opt.acquisition_optimizer, rng);
+  rec->acquisition_value = m.value;
+  rec->k1 = BoBosK1(opt, t_bo);
+  rec->threshold = best_error;
+  return m.x;
+}
+
+// Trains rec->x for up to `allowed` epochs, collecting the learning curve in rec->curve; with
+// `bos_run` the stopping table is solved after the warm-up epochs and training stops when it
+// says stop and condition C2 holds (Alg. 4.1 lines 6-12). Returns the seconds spent solving.
+double TrainWithStopping(const CurveObjective& objective, const BoBosOptions& opt,
+                         const bo::BosOptions& bos, bool bos_run, int t_bo, int allowed,
+                         bo::Rng& rng, BoBosRecord* rec) {
+  const int big_n = opt.max_epochs;
+  std::unique_ptr<bo::BosDecisionTable> table;
+  double seconds_bos = 0;
+  auto report = [&](int epoch, double err) {
+    if (!std::isfinite(err) || err < 0 || err > 1)
+      throw std::runtime_error(
+          "BO-BOS: epoch " + std::to_string(epoch) +
+          " reported a validation error outside [0, 1]: " + std::to_string(err));
+    rec->curve.push_back(err);
+    const int n = static_cast<int>(rec->curve.size());
+    if (bos_run && n == opt.warmup_epochs) {
+      const auto tb = bo::Clock::now();
+      Eigen::VectorXd warm = Eigen::Map<const Eigen::VectorXd>(rec->curve.data(), n);
+      table = std::make_unique<bo::BosDecisionTable>(
+          bo::BosDecisionTable::Solve(warm, big_n, rec->threshold, t_bo, bos, rng));
+      rec->prior_success = table->prior_success();
+      seconds_bos += bo::SecondsSince(tb);
+    }
+    if (table && n > opt.warmup_epochs && n < big_n) {
+      Eigen::VectorXd so_far = Eigen::Map<const Eigen::VectorXd>(rec->curve.data(), n);
+      if (table->Decide(n, table->SummaryStatistic(so_far)) == bo::BosDecision::kStop &&
+          rec->c2[n - 1]) {
+        rec->early_stopped = true;
+        return false;
+      }
+    }
+    return n < allowed;
+  };
+  objective(rec->x, allowed, report);
+  if (rec->curve.empty())
+    throw std::runtime_error("BO-BOS: the objective reported no epoch for evaluation " +
+                             std::to_string(rec->evaluation));
+  return seconds_bos;
+}
+
+// The GP's new observations of point u: -error at the epochs trained (and, with early
+// stopping, at the intermediate epochs reached), inputs (u, epochs / N).
+void AddCurve(bo::ExactGP* gp, const BoBosOptions& opt, const Eigen::VectorXd& u,
+              const BoBosRecord& rec) {
+  const int big_n = opt.max_epochs;
+  if (opt.early_stopping)
+    for (int e : opt.intermediate_epochs)
+      if (e < rec.epochs)
+        gp->AddObservation(WithEpoch(u, static_cast<double>(e) / big_n), -rec.curve[e - 1]);
+  gp->AddObservation(WithEpoch(u, static_cast<double>(rec.epochs) / big_n), -rec.error);
+}
+
+}  // namespace
+
+BoBosResult RunBoBos(const CurveObjective& objective, const Eigen::VectorXd& lb,
+                     const Eigen::VectorXd& ub, const BoBosOptions& opt, bo::Rng& rng,
+                     const BoBosCallback& callback) {
+  Validate(opt, lb, ub);
+  const int d = static_cast<int>(lb.size());
+  const int big_n = opt.max_epochs;
+  const Eigen::VectorXd width = ub - lb;
+  bo::ExactGP gp(std::make_unique<bo::StationaryKernel>(bo::KernelFamily::kMatern52, d + 1, true,
+                                                        std::vector<int>{}, 0.2, 1.0),
+                 opt.noise_variance, true);
+  const Eigen::MatrixXd design =
+      bo::MakeDesign(bo::DesignKind::kSobol, opt.initial_points, Eigen::VectorXd::Zero(d),
+                     Eigen::VectorXd::Ones(d), rng);
+  const bo::BosOptions bos = BosOptionsOf(opt);
   BoBosResult res;
   int t_bo = 0;
   while (res.epochs_used < opt.epoch_budget) {
@@ -104,71 +187,24 @@ BoBosResult RunBoBos(const CurveObjective& objective, const Eigen::VectorXd& lb,
     } else {
       rec.phase = "bo";
       rec.bo_iteration = ++t_bo;
-      if (opt.fit_hyperparameters && (t_bo == 1 || (t_bo - 1) % opt.refit_every == 0))
-        bo::FitHyperparameters(&gp, opt.fit, rng);
-      rec.beta = opt.beta.Beta(t_bo, d);
-      const bo::UcbAcquisition ucb(gp, rec.beta, bo::Goal::kMaximize);
-      std::vector<int> block(d);
-      for (int i = 0; i < d; ++i) block[i] = i;
-      const bo::BlockAcquisition at_n(ucb, block, WithEpoch(Eigen::VectorXd::Zero(d), 1.0));
-      const bo::AcquisitionMax m =
-          bo::MaximizeAcquisition(at_n, Eigen::VectorXd::Zero(d), Eigen::VectorXd::Ones(d),
-                                  opt.acquisition_optimizer, rng);
-      u = m.x;
-      rec.acquisition_value = m.value;
-      rec.k1 = BoBosK1(opt, t_bo);
-      rec.threshold = res.best_error;
+      u = ProposePoint(&gp, opt, d, t_bo, res.best_error, rng, &rec);
     }
     rec.x = lb + u.cwiseProduct(width);
     const bool bos_run = opt.early_stopping && rec.phase == "bo";
     if (bos_run) rec.c2 = BoBosC2(gp, u, big_n, opt.kappa);
-    const std::vector<bool>& c2 = rec.c2;
     const int allowed = std::min(big_n, opt.epoch_budget - res.epochs_used);
-    std::unique_ptr<bo::BosDecisionTable> table;
-    double seconds_bos = 0;
     const double seconds_select = bo::SecondsSince(t0);
     const auto t_train = bo::Clock::now();
-    auto report = [&](int epoch, double err) {
-      if (!std::isfinite(err) || err < 0 || err > 1)
-        throw std::runtime_error("BO-BOS: epoch " + std::to_string(epoch) +
-                                 " reported a validation error outside [0, 1]: " +
-                                 std::to_string(err));
-      rec.curve.push_back(err);
-      const int n = static_cast<int>(rec.curve.size());
-      if (bos_run && n == opt.warmup_epochs) {
-        const auto tb = bo::Clock::now();
-        Eigen::VectorXd warm = Eigen::Map<const Eigen::VectorXd>(rec.curve.data(), n);
-        table = std::make_unique<bo::BosDecisionTable>(bo::BosDecisionTable::Solve(
-            warm, big_n, rec.threshold, t_bo, bos, rng));
-        rec.prior_success = table->prior_success();
-        seconds_bos += bo::SecondsSince(tb);
-      }
-      if (table && n > opt.warmup_epochs && n < big_n) {
-        Eigen::VectorXd so_far = Eigen::Map<const Eigen::VectorXd>(rec.curve.data(), n);
-        if (table->Decide(n, table->SummaryStatistic(so_far)) == bo::BosDecision::kStop &&
-            c2[n - 1]) {
-          rec.early_stopped = true;
-          return false;
-        }
-      }
-      return n < allowed;
-    };
-    objective(rec.x, allowed, report);
+    const double seconds_bos =
+        TrainWithStopping(objective, opt, bos, bos_run, t_bo, allowed, rng, &rec);
     rec.seconds_train = bo::SecondsSince(t_train) - seconds_bos;
-    if (rec.curve.empty())
-      throw std::runtime_error("BO-BOS: the objective reported no epoch for evaluation " +
-                               std::to_string(rec.evaluation));
     rec.epochs = static_cast<int>(rec.curve.size());
     rec.budget_cut = rec.epochs < big_n && !rec.early_stopped;
     rec.error = rec.curve.back();
     res.epochs_used += rec.epochs;
     rec.epochs_total = res.epochs_used;
     const auto t_upd = bo::Clock::now();
-    if (opt.early_stopping)
-      for (int e : opt.intermediate_epochs)
-        if (e < rec.epochs)
-          gp.AddObservation(WithEpoch(u, static_cast<double>(e) / big_n), -rec.curve[e - 1]);
-    gp.AddObservation(WithEpoch(u, static_cast<double>(rec.epochs) / big_n), -rec.error);
+    AddCurve(&gp, opt, u, rec);
     if (!(rec.error >= res.best_error)) {
       res.best_error = rec.error;
       res.best_x = rec.x;

@@ -74,143 +74,192 @@ std::vector<int> DomainRegions(const Eigen::MatrixXd& x, int regions) {
   return r;
 }
 
-std::vector<FederatedRound> RunFederated(
-    const Eigen::MatrixXd& x, int n, const std::function<double(int, int)>& evaluate,
-    const FederatedOptions& o, uint64_t seed,
-    const std::function<bool(const FederatedRound&)>& on_round) {
-  const Eigen::Index k = x.rows();
-  if (k < 1 || n < 1) throw std::invalid_argument("RunFederated: need a domain and >= 1 agent");
+namespace {
+
+// RunFederated's argument checks (std::invalid_argument naming the problem).
+void CheckFederated(const Eigen::MatrixXd& x, int n, const FederatedOptions& o) {
+  if (x.rows() < 1 || n < 1)
+    throw std::invalid_argument("RunFederated: need a domain and >= 1 agent");
   if (o.rounds < 1 || o.initial_points < 1 || o.features < 1)
     throw std::invalid_argument("RunFederated: rounds, initial points and features must be >= 1");
   if (!(o.lengthscale > 0) || !(o.signal_variance > 0) || !(o.noise_variance > 0))
     throw std::invalid_argument("RunFederated: lengthscale, signal and noise variance must be > 0");
   if (o.algo == FederatedAlgo::kFts && n < 2)
     throw std::invalid_argument("RunFederated: FTS needs at least 2 agents");
-  const int p_regions = o.algo == FederatedAlgo::kDpFtsDe ? o.regions : 1;
-  if (p_regions < 1) throw std::invalid_argument("RunFederated: P must be >= 1");
+  if (o.algo == FederatedAlgo::kDpFtsDe && o.regions < 1)
+    throw std::invalid_argument("RunFederated: P must be >= 1");
   FtsProbability(1, o.schedule, o.constant_p);
   DeWeightExponent(1, o.weight_hold, o.weight_decay);
+}
 
-  // Shared: the domain kernel and its prior Cholesky, the features, the regions.
-  bo::StationaryKernel kernel(bo::KernelFamily::kSquaredExponential, static_cast<int>(x.cols()),
-                              false, {}, o.lengthscale, o.signal_variance);
-  const Eigen::MatrixXd kxx = kernel.Eval(x, x);
-  Eigen::MatrixXd prior_chol;
+// The lower Cholesky factor of the domain's prior covariance kxx, with the smallest jitter
+// (1e-10 .. 1e-2 times the signal variance) that makes it PD; std::runtime_error otherwise.
+Eigen::MatrixXd PriorCholesky(const Eigen::MatrixXd& kxx, double signal_variance) {
   for (double jitter = 1e-10;; jitter *= 10) {
     Eigen::MatrixXd kj = kxx;
-    kj.diagonal().array() += jitter * o.signal_variance;
+    kj.diagonal().array() += jitter * signal_variance;
     Eigen::LLT<Eigen::MatrixXd> llt(kj);
-    if (llt.info() == Eigen::Success) {
-      prior_chol = llt.matrixL();
-      break;
-    }
+    if (llt.info() == Eigen::Success) return llt.matrixL();
     if (jitter > 1e-2) throw std::runtime_error("RunFederated: the domain kernel is not PD");
   }
-  bo::Rng feature_rng(bo::DeriveSeed(seed, kFeatureSalt));
-  const bo::RandomFeatures rf(kernel, o.features, feature_rng);
-  const Eigen::MatrixXd phi = NormalizedFeatures(rf, x, o.signal_variance);
-  const std::vector<int> region = DomainRegions(x, p_regions);
-  std::vector<std::vector<int>> region_rows(p_regions);
-  for (Eigen::Index i = 0; i < k; ++i) region_rows[region[i]].push_back(static_cast<int>(i));
-  if (o.local_init)
-    for (const auto& rows : region_rows)
-      if (rows.empty()) throw std::invalid_argument("RunFederated: a sub-region holds no point");
+}
 
-  std::vector<Agent> agents(n);
-  for (int a = 0; a < n; ++a) {
-    agents[a].rng.seed(bo::DeriveSeed(seed, static_cast<uint64_t>(a)));
-    agents[a].region = a % p_regions;
-  }
-  bo::Rng server_rng(bo::DeriveSeed(seed, kServerSalt));
-  Eigen::MatrixXd joint;                  // the server's broadcast [P, M]
-  std::vector<Eigen::VectorXd> previous;  // every agent's message of the last round (FTS)
-
-  auto send = [&](Agent& a) {
-    Eigen::MatrixXd pa(a.idx.size(), phi.cols());
-    for (size_t j = 0; j < a.idx.size(); ++j) pa.row(j) = phi.row(a.idx[j]);
-    const Eigen::VectorXd y = Eigen::Map<const Eigen::VectorXd>(a.y.data(), a.y.size());
-    a.message = FeaturePosterior(pa, y, o.noise_variance).Sample(a.rng);
-  };
-  auto serve = [&](int t, FederatedRound* round) {
-    if (o.algo != FederatedAlgo::kDpFtsDe) return;
-    Eigen::MatrixXd w(p_regions, n);
-    const double a_exp = o.region_weights ? DeWeightExponent(t, o.weight_hold, o.weight_decay) : 1;
-    for (int r = 0; r < p_regions; ++r) {
-      for (int m = 0; m < n; ++m) w(r, m) = std::exp(agents[m].region == r ? a_exp : 1.0);
-      w.row(r) /= w.row(r).sum();
+// One federated run (Dai 2021 thesis, Alg. 5.1 / 6.1 / 6.2): the shared domain kernel,
+// features and sub-regions, the agents, and the server's broadcast.
+class FederatedRun {
+ public:
+  FederatedRun(const Eigen::MatrixXd& x, int n, const std::function<double(int, int)>& evaluate,
+               const FederatedOptions& o, uint64_t seed)
+      : x_(x),
+        n_(n),
+        evaluate_(evaluate),
+        o_(o),
+        p_regions_(o.algo == FederatedAlgo::kDpFtsDe ? o.regions : 1),
+        kernel_(bo::KernelFamily::kSquaredExponential, static_cast<int>(x.cols()), false, {},
+                o.lengthscale, o.signal_variance),
+        kxx_(kernel_.Eval(x, x)),
+        prior_chol_(PriorCholesky(kxx_, o.signal_variance)),
+        agents_(n),
+        server_rng_(bo::DeriveSeed(seed, kServerSalt)) {
+    bo::Rng feature_rng(bo::DeriveSeed(seed, kFeatureSalt));
+    const bo::RandomFeatures rf(kernel_, o.features, feature_rng);
+    phi_ = NormalizedFeatures(rf, x, o.signal_variance);
+    region_ = DomainRegions(x, p_regions_);
+    region_rows_.resize(p_regions_);
+    for (Eigen::Index i = 0; i < x.rows(); ++i)
+      region_rows_[region_[i]].push_back(static_cast<int>(i));
+    if (o.local_init)
+      for (const auto& rows : region_rows_)
+        if (rows.empty()) throw std::invalid_argument("RunFederated: a sub-region holds no point");
+    for (int a = 0; a < n; ++a) {
+      agents_[a].rng.seed(bo::DeriveSeed(seed, static_cast<uint64_t>(a)));
+      agents_[a].region = a % p_regions_;
     }
-    std::vector<Eigen::VectorXd> msgs(n);
-    for (int m = 0; m < n; ++m) msgs[m] = agents[m].message;
-    const ServerRound s = AggregateMessages(msgs, w, o.server, server_rng);
-    joint = s.joint;
-    round->selected = s.selected;
-    round->clipped = s.clipped;
-  };
+  }
 
-  std::vector<FederatedRound> out;
-  // t = 0: initial points (Alg. 6.2 line 2), then the first messages.
-  {
+  // t = 0: every agent's initial points (Alg. 6.2 line 2), then the first messages.
+  FederatedRound InitialRound() {
     FederatedRound r0;
-    r0.index.resize(n);
-    r0.y.resize(n);
-    r0.source.assign(n, -1);
-    tbb::parallel_for(0, n, [&](int a) {
-      Agent& ag = agents[a];
-      const std::vector<int>* pool = o.local_init ? &region_rows[ag.region] : nullptr;
-      const int size = pool ? static_cast<int>(pool->size()) : static_cast<int>(k);
+    r0.index.resize(n_);
+    r0.y.resize(n_);
+    r0.source.assign(n_, -1);
+    const int k = static_cast<int>(x_.rows());
+    tbb::parallel_for(0, n_, [&](int a) {
+      Agent& ag = agents_[a];
+      const std::vector<int>* pool = o_.local_init ? &region_rows_[ag.region] : nullptr;
+      const int size = pool ? static_cast<int>(pool->size()) : k;
       std::vector<int> order(size);
       for (int i = 0; i < size; ++i) order[i] = pool ? (*pool)[i] : i;
-      const int m = std::min(o.initial_points, size);
+      const int m = std::min(o_.initial_points, size);
       for (int i = 0; i < m; ++i) {
         std::uniform_int_distribution<int> pick(i, size - 1);
         std::swap(order[i], order[pick(ag.rng)]);
         ag.idx.push_back(order[i]);
-        ag.y.push_back(evaluate(a, order[i]));
+        ag.y.push_back(evaluate_(a, order[i]));
       }
       r0.index[a] = ag.idx.back();
       r0.y[a] = ag.y.back();
-      send(ag);
+      Send(ag);
     });
-    serve(0, &r0);
-    out.push_back(r0);
-    if (on_round && !on_round(out.back())) return out;
+    Serve(0, &r0);
+    return r0;
   }
-  for (int t = 1; t <= o.rounds; ++t) {
-    previous.resize(n);
-    for (int a = 0; a < n; ++a) previous[a] = agents[a].message;
+
+  // Round t >= 1: each agent maximises its own posterior draw with probability p_t, else
+  // (FTS) another agent's last message or (DP-FTS-DE) the server's broadcast.
+  FederatedRound Round(int t) {
+    previous_.resize(n_);
+    for (int a = 0; a < n_; ++a) previous_[a] = agents_[a].message;
     FederatedRound r;
     r.round = t;
-    r.index.resize(n);
-    r.y.resize(n);
-    r.source.assign(n, -1);
-    const double p = FtsProbability(t, o.schedule, o.constant_p);
-    tbb::parallel_for(0, n, [&](int a) {
-      Agent& ag = agents[a];
+    r.index.resize(n_);
+    r.y.resize(n_);
+    r.source.assign(n_, -1);
+    const double p = FtsProbability(t, o_.schedule, o_.constant_p);
+    tbb::parallel_for(0, n_, [&](int a) {
+      Agent& ag = agents_[a];
       std::uniform_real_distribution<double> u01(0.0, 1.0);
       const double u = u01(ag.rng);
       int i = 0;
-      if (o.algo == FederatedAlgo::kTs || u <= p) {
-        i = ArgMax(PosteriorDraw(kxx, prior_chol, ag, o.noise_variance, ag.rng));
-      } else if (o.algo == FederatedAlgo::kFts) {
-        std::uniform_int_distribution<int> pick(0, n - 2);
+      if (o_.algo == FederatedAlgo::kTs || u <= p) {
+        i = ArgMax(PosteriorDraw(kxx_, prior_chol_, ag, o_.noise_variance, ag.rng));
+      } else if (o_.algo == FederatedAlgo::kFts) {
+        std::uniform_int_distribution<int> pick(0, n_ - 2);
         int other = pick(ag.rng);
         if (other >= a) ++other;
-        i = ArgMax(phi * previous[other]);
+        i = ArgMax(phi_ * previous_[other]);
         r.source[a] = other;
       } else {
-        Eigen::VectorXd v(k);
-        for (Eigen::Index j = 0; j < k; ++j) v(j) = phi.row(j).dot(joint.row(region[j]));
+        Eigen::VectorXd v(x_.rows());
+        for (Eigen::Index j = 0; j < x_.rows(); ++j) v(j) = phi_.row(j).dot(joint_.row(region_[j]));
         i = ArgMax(v);
         r.source[a] = -2;
       }
       ag.idx.push_back(i);
-      ag.y.push_back(evaluate(a, i));
+      ag.y.push_back(evaluate_(a, i));
       r.index[a] = i;
       r.y[a] = ag.y.back();
-      send(ag);
+      Send(ag);
     });
-    serve(t, &r);
-    out.push_back(r);
+    Serve(t, &r);
+    return r;
+  }
+
+ private:
+  // The agent's message omega_{n,t}: a draw of its weight posterior on the shared features.
+  void Send(Agent& a) const {
+    Eigen::MatrixXd pa(a.idx.size(), phi_.cols());
+    for (size_t j = 0; j < a.idx.size(); ++j) pa.row(j) = phi_.row(a.idx[j]);
+    const Eigen::VectorXd y = Eigen::Map<const Eigen::VectorXd>(a.y.data(), a.y.size());
+    a.message = FeaturePosterior(pa, y, o_.noise_variance).Sample(a.rng);
+  }
+  // DP-FTS-DE's server step (Alg. 6.1): region-weighted, subsampled, clipped, noised messages.
+  void Serve(int t, FederatedRound* round) {
+    if (o_.algo != FederatedAlgo::kDpFtsDe) return;
+    Eigen::MatrixXd w(p_regions_, n_);
+    const double a_exp =
+        o_.region_weights ? DeWeightExponent(t, o_.weight_hold, o_.weight_decay) : 1;
+    for (int r = 0; r < p_regions_; ++r) {
+      for (int m = 0; m < n_; ++m) w(r, m) = std::exp(agents_[m].region == r ? a_exp : 1.0);
+      w.row(r) /= w.row(r).sum();
+    }
+    std::vector<Eigen::VectorXd> msgs(n_);
+    for (int m = 0; m < n_; ++m) msgs[m] = agents_[m].message;
+    const ServerRound s = AggregateMessages(msgs, w, o_.server, server_rng_);
+    joint_ = s.joint;
+    round->selected = s.selected;
+    round->clipped = s.clipped;
+  }
+
+  const Eigen::MatrixXd& x_;
+  const int n_;
+  const std::function<double(int, int)>& evaluate_;
+  const FederatedOptions& o_;
+  const int p_regions_;
+  const bo::StationaryKernel kernel_;
+  const Eigen::MatrixXd kxx_, prior_chol_;
+  Eigen::MatrixXd phi_;
+  std::vector<int> region_;
+  std::vector<std::vector<int>> region_rows_;
+  std::vector<Agent> agents_;
+  bo::Rng server_rng_;
+  Eigen::MatrixXd joint_;                  // the server's broadcast [P, M]
+  std::vector<Eigen::VectorXd> previous_;  // every agent's message of the last round (FTS)
+};
+
+}  // namespace
+
+std::vector<FederatedRound> RunFederated(
+    const Eigen::MatrixXd& x, int n, const std::function<double(int, int)>& evaluate,
+    const FederatedOptions& o, uint64_t seed,
+    const std::function<bool(const FederatedRound&)>& on_round) {
+  CheckFederated(x, n, o);
+  FederatedRun run(x, n, evaluate, o, seed);
+  std::vector<FederatedRound> out;
+  out.push_back(run.InitialRound());
+  if (on_round && !on_round(out.back())) return out;
+  for (int t = 1; t <= o.rounds; ++t) {
+    out.push_back(run.Round(t));
     if (on_round && !on_round(out.back())) break;
   }
   return out;

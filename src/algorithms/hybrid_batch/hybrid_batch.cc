@@ -8,6 +8,7 @@
 #include "bo/acquisition.h"
 #include "bo/acquisition_optimizer.h"
 #include "bo/clock.h"
+#include "bo/enum_names.h"
 
 namespace advbo::algorithms {
 namespace {
@@ -48,34 +49,17 @@ Eigen::RowVectorXd Sensitivity(const Eigen::MatrixXd& saa, const Eigen::VectorXd
 
 }  // namespace
 
+namespace {
+constexpr bo::NamedValue<Fantasy> kFantasyNames[] = {
+    {Fantasy::kKnownMax, "M"}, {Fantasy::kBest, "ymax"},  {Fantasy::kBestMargin, "ymax+"},
+    {Fantasy::kMean, "mu"},    {Fantasy::kWorst, "ymin"}, {Fantasy::kRandom, "random"}};
+}  // namespace
+
 Fantasy ParseFantasy(const std::string& name) {
-  if (name == "M") return Fantasy::kKnownMax;
-  if (name == "ymax") return Fantasy::kBest;
-  if (name == "ymax+") return Fantasy::kBestMargin;
-  if (name == "mu") return Fantasy::kMean;
-  if (name == "ymin") return Fantasy::kWorst;
-  if (name == "random") return Fantasy::kRandom;
-  throw std::invalid_argument("unknown fantasy '" + name +
-                              "' (use M, ymax, ymax+, mu, ymin, random)");
+  return bo::ParseNamed(kFantasyNames, name, "fantasy");
 }
 
-std::string FantasyName(Fantasy f) {
-  switch (f) {
-    case Fantasy::kKnownMax:
-      return "M";
-    case Fantasy::kBest:
-      return "ymax";
-    case Fantasy::kBestMargin:
-      return "ymax+";
-    case Fantasy::kMean:
-      return "mu";
-    case Fantasy::kWorst:
-      return "ymin";
-    case Fantasy::kRandom:
-      return "random";
-  }
-  return "?";
-}
+std::string FantasyName(Fantasy f) { return bo::NameOf(kFantasyNames, f); }
 
 Eigen::RowVectorXd MeanSensitivity(const bo::ExactGP& gp, const Eigen::MatrixXd& xa,
                                    const Eigen::VectorXd& z) {
@@ -130,6 +114,110 @@ HybridBatchOptions Azimi2012HybridOptions(int d) {
   return o;
 }
 
+namespace {
+
+// The fantasised output at u (Azimi et al. 2012, Sec. 3: what the batch pretends point u
+// returned): the known optimum M, y_max, (1 + zeta) y_max, the posterior mean of g at u,
+// y_min, or uniform in [y_min, y_max].
+double FantasyAt(const HybridBatchOptions& opt, const bo::BoSession& session, const bo::ExactGP& g,
+                 const Eigen::VectorXd& u, double y_max, double y_min, bo::Rng& rng) {
+  switch (opt.fantasy) {
+    case Fantasy::kKnownMax:
+      return session.Score(opt.known_optimum);
+    case Fantasy::kBest:
+      return y_max;
+    case Fantasy::kBestMargin:
+      return (1.0 + opt.zeta) * y_max;
+    case Fantasy::kMean: {
+      Eigen::VectorXd m, v;
+      g.Predict(u.transpose(), &m, &v);
+      return m(0);
+    }
+    case Fantasy::kWorst:
+      return y_min;
+    case Fantasy::kRandom:
+      return y_min + (y_max - y_min) * std::uniform_real_distribution<double>(0, 1)(rng);
+  }
+  return y_max;
+}
+
+// Alg. 1 of Azimi et al. 2012: A <- (x1*, y^1); while eq. 3 holds (the criterion <= epsilon),
+// |A| < n_b and budget remains, add z = argmax EI on the GP fantasised with A. Returns the
+// batch's points (unit box) and their criteria (NaN for the first).
+std::vector<Eigen::VectorXd> GrowBatch(const bo::BoSession& session, const HybridBatchOptions& opt,
+                                       const Eigen::VectorXd& first, bo::Rng& rng,
+                                       std::vector<double>* criteria) {
+  const int d = session.dim();
+  const Eigen::VectorXd ulb = Eigen::VectorXd::Zero(d), uub = Eigen::VectorXd::Ones(d);
+  const bo::ExactGP& gp = session.gp();
+  const double y_max = gp.y().maxCoeff(), y_min = gp.y().minCoeff();
+  std::vector<Eigen::VectorXd> batch{first};
+  *criteria = {std::numeric_limits<double>::quiet_NaN()};
+  Eigen::VectorXd fantasies =
+      Eigen::VectorXd::Constant(1, FantasyAt(opt, session, gp, first, y_max, y_min, rng));
+  bo::ExactGP fant = gp.Fantasize(first.transpose(), fantasies);
+  const int room = std::min(opt.batch_max, session.remaining());
+  while (static_cast<int>(batch.size()) < room) {
+    // z = argmax EI^(x | O u A): EI on the fantasised GP against max(y_max, y^_A).
+    const bo::ExpectedImprovement ei(fant, fant.y().maxCoeff(),
+                                     session.options().xi * fant.y_scale());
+    Eigen::Index ib = 0;
+    fant.y().maxCoeff(&ib);
+    const Eigen::MatrixXd incumbent = fant.X().row(ib);
+    int index = 0;
+    const bo::AcquisitionMax z =
+        session.candidates_unit().rows() > 0
+            ? bo::MaximizeOverSet(ei, session.candidates_unit(), &index)
+            : bo::MaximizeAcquisition(ei, ulb, uub, session.options().acquisition_optimizer, rng,
+                                      incumbent);
+    Eigen::MatrixXd xa(batch.size(), d);
+    for (size_t i = 0; i < batch.size(); ++i) xa.row(i) = batch[i].transpose();
+    double value = std::numeric_limits<double>::infinity();
+    try {
+      value = ComputeCriterion(gp, xa, fantasies, z.x).value();
+    } catch (const bo::NumericalError&) {  // cannot bound the error: stay sequential
+    }
+    if (!(value <= opt.epsilon)) break;
+    const double yz = FantasyAt(opt, session, fant, z.x, y_max, y_min, rng);
+    batch.push_back(z.x);
+    criteria->push_back(value);
+    fantasies.conservativeResize(fantasies.size() + 1);
+    fantasies(fantasies.size() - 1) = yz;
+    fant = fant.Fantasize(z.x.transpose(), Eigen::VectorXd::Constant(1, yz));
+  }
+  return batch;
+}
+
+// The trace steps of batch number `batch_no`: the session's proposal `first` (carrying the
+// batch's selection seconds) and the added points, each with its position and criterion.
+std::vector<bo::BoStep> BatchSteps(const bo::BoSession& session, const HybridBatchOptions& opt,
+                                   const bo::BoStep& first, double seconds_batch, int batch_no,
+                                   const std::vector<Eigen::VectorXd>& batch,
+                                   const std::vector<double>& criteria) {
+  const int m = static_cast<int>(batch.size());
+  std::vector<bo::BoStep> steps(m);
+  for (int i = 0; i < m; ++i) {
+    bo::BoStep& s = steps[i];
+    if (i == 0) {
+      s = first;
+      s.seconds_bo += seconds_batch;  // this batch's selection cost sits on its first point
+    } else {
+      s.phase = "bo";
+      s.x_unit = batch[i];
+      s.x = session.FromUnit(batch[i]);
+    }
+    s.extra = {{"batch", batch_no},
+               {"batch_size", m},
+               {"position", i + 1},
+               {"criterion",
+                std::isnan(criteria[i]) ? nlohmann::json(nullptr) : nlohmann::json(criteria[i])},
+               {"fantasy", FantasyName(opt.fantasy)}};
+  }
+  return steps;
+}
+
+}  // namespace
+
 HybridBatchResult RunHybridBatch(bo::BoSession& session, const bo::Objective& objective,
                                  const HybridBatchOptions& opt, bo::Rng& batch_rng,
                                  const std::function<bool(const bo::BoStep&)>& callback) {
@@ -139,8 +227,6 @@ HybridBatchResult RunHybridBatch(bo::BoSession& session, const bo::Objective& ob
     throw std::invalid_argument("hybrid batch: the session must use EI (Alg. 1)");
   if (opt.fantasy == Fantasy::kKnownMax && !std::isfinite(opt.known_optimum))
     throw std::invalid_argument("hybrid batch: fantasy M needs the known optimum");
-  const int d = session.dim();
-  const Eigen::VectorXd ulb = Eigen::VectorXd::Zero(d), uub = Eigen::VectorXd::Ones(d);
   HybridBatchResult res;
   auto record = [&](bo::BoStep step) {
     const bo::BoStep& s = session.Record(std::move(step));
@@ -163,87 +249,17 @@ HybridBatchResult RunHybridBatch(bo::BoSession& session, const bo::Objective& ob
       record(std::move(done[0]));
       continue;
     }
-    // Alg. 1: A <- (x1*, y^1); while eq. 3 holds, |A| < n_b and budget remains, add z.
     const auto t0 = Clock::now();
-    const bo::ExactGP& gp = session.gp();
-    const double y_max = gp.y().maxCoeff(), y_min = gp.y().minCoeff();
-    auto fantasy_at = [&](const bo::ExactGP& g, const Eigen::VectorXd& u) {
-      switch (opt.fantasy) {
-        case Fantasy::kKnownMax:
-          return session.Score(opt.known_optimum);
-        case Fantasy::kBest:
-          return y_max;
-        case Fantasy::kBestMargin:
-          return (1.0 + opt.zeta) * y_max;
-        case Fantasy::kMean: {
-          Eigen::VectorXd m, v;
-          g.Predict(u.transpose(), &m, &v);
-          return m(0);
-        }
-        case Fantasy::kWorst:
-          return y_min;
-        case Fantasy::kRandom:
-          return y_min + (y_max - y_min) * std::uniform_real_distribution<double>(0, 1)(batch_rng);
-      }
-      return y_max;
-    };
-    std::vector<Eigen::VectorXd> batch{first.x_unit};
-    std::vector<double> criteria{std::numeric_limits<double>::quiet_NaN()};
-    Eigen::VectorXd fantasies = Eigen::VectorXd::Constant(1, fantasy_at(gp, first.x_unit));
-    bo::ExactGP fant = gp.Fantasize(first.x_unit.transpose(), fantasies);
-    const int room = std::min(opt.batch_max, session.remaining());
-    while (static_cast<int>(batch.size()) < room) {
-      // z = argmax EI^(x | O u A): EI on the fantasised GP against max(y_max, y^_A).
-      const bo::ExpectedImprovement ei(fant, fant.y().maxCoeff(),
-                                       session.options().xi * fant.y_scale());
-      Eigen::Index ib = 0;
-      fant.y().maxCoeff(&ib);
-      const Eigen::MatrixXd incumbent = fant.X().row(ib);
-      int index = 0;
-      const bo::AcquisitionMax z =
-          session.candidates_unit().rows() > 0
-              ? bo::MaximizeOverSet(ei, session.candidates_unit(), &index)
-              : bo::MaximizeAcquisition(ei, ulb, uub, session.options().acquisition_optimizer,
-                                        batch_rng, incumbent);
-      Eigen::MatrixXd xa(batch.size(), d);
-      for (size_t i = 0; i < batch.size(); ++i) xa.row(i) = batch[i].transpose();
-      double value = std::numeric_limits<double>::infinity();
-      try {
-        value = ComputeCriterion(gp, xa, fantasies, z.x).value();
-      } catch (const bo::NumericalError&) {  // cannot bound the error: stay sequential
-      }
-      if (!(value <= opt.epsilon)) break;
-      const double yz = fantasy_at(fant, z.x);
-      batch.push_back(z.x);
-      criteria.push_back(value);
-      fantasies.conservativeResize(fantasies.size() + 1);
-      fantasies(fantasies.size() - 1) = yz;
-      fant = fant.Fantasize(z.x.transpose(), Eigen::VectorXd::Constant(1, yz));
-    }
+    std::vector<double> criteria;
+    const std::vector<Eigen::VectorXd> batch =
+        GrowBatch(session, opt, first.x_unit, batch_rng, &criteria);
     const double seconds_batch = bo::SecondsSince(t0);
     ++res.batches;
     const int m = static_cast<int>(batch.size());
     res.batch_sizes.push_back(m);
     res.batch_evaluations += m;
-    std::vector<bo::BoStep> steps(m);
-    for (int i = 0; i < m; ++i) {
-      bo::BoStep& s = steps[i];
-      if (i == 0) {
-        s = first;
-        s.seconds_bo += seconds_batch;  // this batch's selection cost sits on its first point
-      } else {
-        s.phase = "bo";
-        s.x_unit = batch[i];
-        s.x = session.FromUnit(batch[i]);
-      }
-      s.extra = {{"batch", res.batches},
-                 {"batch_size", m},
-                 {"position", i + 1},
-                 {"criterion",
-                  std::isnan(criteria[i]) ? nlohmann::json(nullptr) : nlohmann::json(criteria[i])},
-                 {"fantasy", FantasyName(opt.fantasy)}};
-    }
-    steps = evaluate(std::move(steps));
+    std::vector<bo::BoStep> steps =
+        evaluate(BatchSteps(session, opt, first, seconds_batch, res.batches, batch, criteria));
     for (auto& s : steps) {
       if (session.done()) break;  // a failed evaluation under OnError::kStop
       record(std::move(s));

@@ -90,6 +90,76 @@ double RmTau(double domain_size, int num_meta, double delta) {
   return 2.0 * std::log(3.0 * domain_size * num_meta / delta);
 }
 
+namespace {
+
+// The meta-tasks as GPs (Dai 2021 thesis, Ch. 7, Alg. 7.1 line 1): one per task on unit inputs
+// [N_i, d] and sign-adjusted outputs [N_i], with the session's kernel, fitted once.
+struct MetaGps {
+  std::vector<std::unique_ptr<bo::ExactGP>> gps;
+  std::vector<Eigen::MatrixXd> units;
+  std::vector<Eigen::VectorXd> scores;
+  double mean_n = 0;  // mean number of observations per task
+};
+
+MetaGps FitMetaGps(const bo::BoSession& s, const std::vector<MetaTask>& metas, bo::Rng& rng) {
+  const int m = static_cast<int>(metas.size()), d = s.dim();
+  MetaGps out;
+  out.units.resize(m);
+  out.scores.resize(m);
+  for (int i = 0; i < m; ++i) {
+    const MetaTask& task = metas[i];
+    if (task.x.rows() < 1 || task.x.rows() != task.y.size() || task.x.cols() != d)
+      throw std::invalid_argument("meta-task " + std::to_string(i + 1) +
+                                  ": need N >= 1 rows of x [N, d] and y [N]");
+    out.units[i].resize(task.x.rows(), d);
+    out.scores[i].resize(task.y.size());
+    for (Eigen::Index j = 0; j < task.x.rows(); ++j) {
+      const Eigen::VectorXd u = s.ToUnit(task.x.row(j).transpose());
+      if ((u.array() < -1e-12).any() || (u.array() > 1 + 1e-12).any() || !u.allFinite() ||
+          !std::isfinite(task.y(j)))
+        throw std::invalid_argument("meta-task " + std::to_string(i + 1) + ": row " +
+                                    std::to_string(j + 1) + " is outside the box or not finite");
+      out.units[i].row(j) = u.transpose();
+      out.scores[i](j) = s.Score(task.y(j));
+    }
+    auto gp = std::make_unique<bo::ExactGP>(s.gp().kernel().Clone(), s.gp().noise_variance());
+    gp->SetData(out.units[i], out.scores[i]);
+    if (s.options().fit_hyperparameters && out.units[i].rows() >= 2)
+      bo::FitHyperparameters(gp.get(), s.options().fit, rng);
+    out.gps.push_back(std::move(gp));
+    out.mean_n += static_cast<double>(task.x.rows()) / m;
+  }
+  return out;
+}
+
+// The step of iteration t: the maximiser of the meta-UCB acquisition (eq. 7.2) over the
+// candidates or the unit box, with its trace fields.
+bo::BoStep MetaUcbStep(bo::BoSession& s, const std::vector<const bo::ExactGP*>& metas,
+                       const Eigen::VectorXd& weights, const Eigen::VectorXd& gaps, double nu,
+                       double beta, double tau, int t) {
+  const int m = static_cast<int>(metas.size()), d = s.dim();
+  const MetaUcbAcquisition acq(s.gp(), metas, weights, nu, beta, tau);
+  int index = -1;
+  const bo::AcquisitionMax best =
+      s.candidates_unit().rows() > 0
+          ? bo::MaximizeOverSet(acq, s.candidates_unit(), &index)
+          : bo::MaximizeAcquisition(acq, Eigen::VectorXd::Zero(d), Eigen::VectorXd::Ones(d),
+                                    s.options().acquisition_optimizer, s.rng());
+  bo::BoStep step;
+  step.phase = "bo";
+  step.x_unit = best.x;
+  step.x = s.FromUnit(best.x);
+  step.acquisition_value = best.value;
+  step.beta = beta;
+  step.extra = {{"t", t},
+                {"nu", nu},
+                {"weights", std::vector<double>(weights.data(), weights.data() + m)},
+                {"gaps", std::vector<double>(gaps.data(), gaps.data() + m)}};
+  return step;
+}
+
+}  // namespace
+
 void RunRmGpUcb(bo::BoSession& s, const bo::Objective& objective,
                 const std::vector<MetaTask>& metas, const RmGpUcbOptions& o, bo::Rng& rng,
                 const bo::StepCallback& callback) {
@@ -99,38 +169,10 @@ void RunRmGpUcb(bo::BoSession& s, const bo::Objective& objective,
   if (!(o.r > 0 && o.r < 1)) throw std::invalid_argument("RM-GP-UCB: r in (0, 1)");
   if (!(o.epsilon > 0)) throw std::invalid_argument("RM-GP-UCB: epsilon > 0");
   const int m = static_cast<int>(metas.size());
-  const int d = s.dim();
-  // One GP per meta-task on unit inputs and sign-adjusted outputs, fitted once.
-  std::vector<std::unique_ptr<bo::ExactGP>> gps;
-  std::vector<Eigen::MatrixXd> units(m);
-  std::vector<Eigen::VectorXd> scores(m);
-  double mean_n = 0;
-  for (int i = 0; i < m; ++i) {
-    const MetaTask& task = metas[i];
-    if (task.x.rows() < 1 || task.x.rows() != task.y.size() || task.x.cols() != d)
-      throw std::invalid_argument("meta-task " + std::to_string(i + 1) +
-                                  ": need N >= 1 rows of x [N, d] and y [N]");
-    units[i].resize(task.x.rows(), d);
-    scores[i].resize(task.y.size());
-    for (Eigen::Index j = 0; j < task.x.rows(); ++j) {
-      const Eigen::VectorXd u = s.ToUnit(task.x.row(j).transpose());
-      if ((u.array() < -1e-12).any() || (u.array() > 1 + 1e-12).any() || !u.allFinite() ||
-          !std::isfinite(task.y(j)))
-        throw std::invalid_argument("meta-task " + std::to_string(i + 1) + ": row " +
-                                    std::to_string(j + 1) + " is outside the box or not finite");
-      units[i].row(j) = u.transpose();
-      scores[i](j) = s.Score(task.y(j));
-    }
-    auto gp = std::make_unique<bo::ExactGP>(s.gp().kernel().Clone(), s.gp().noise_variance());
-    gp->SetData(units[i], scores[i]);
-    if (s.options().fit_hyperparameters && units[i].rows() >= 2)
-      bo::FitHyperparameters(gp.get(), s.options().fit, rng);
-    gps.push_back(std::move(gp));
-    mean_n += static_cast<double>(task.x.rows()) / m;
-  }
+  const MetaGps meta = FitMetaGps(s, metas, rng);
   std::vector<const bo::ExactGP*> meta_ptrs;
-  for (const auto& g : gps) meta_ptrs.push_back(g.get());
-  const double n15 = std::pow(mean_n, 1.5);
+  for (const auto& g : meta.gps) meta_ptrs.push_back(g.get());
+  const double n15 = std::pow(meta.mean_n, 1.5);
   const double eta = o.eta >= 0 ? o.eta : 1.0 / n15;
   const double size = s.candidates_unit().rows() > 0
                           ? static_cast<double>(s.candidates_unit().rows())
@@ -152,33 +194,18 @@ void RunRmGpUcb(bo::BoSession& s, const bo::Objective& objective,
     if (s.options().fit_hyperparameters) s.Refit();
     const double beta = RmBeta(t, size, o.delta);
     if (t > 1 && o.use_meta) {
+      // The meta-tasks' gaps to the target (eq. 7.3), their weights and nu (Alg. 7.1).
       for (int i = 0; i < m; ++i) {
         Eigen::VectorXd mean, var;
-        s.gp().Predict(units[i], &mean, &var);
+        s.gp().Predict(meta.units[i], &mean, &var);
         const Eigen::VectorXd sd = var.cwiseMax(0.0).cwiseSqrt() * std::sqrt(beta);
-        gaps(i) = GapEstimate(scores[i], mean + sd, mean - sd, o.mean_gaps);
+        gaps(i) = GapEstimate(meta.scores[i], mean + sd, mean - sd, o.mean_gaps);
       }
       cumulative += gaps;
       if (o.learn_weights) weights = MetaWeights(n15 * cumulative, eta);
       nu = NextNu(nu, weights.dot(gaps), o.r, o.epsilon);
     }
-    const MetaUcbAcquisition acq(s.gp(), meta_ptrs, weights, nu, beta, tau);
-    int index = -1;
-    const bo::AcquisitionMax best =
-        s.candidates_unit().rows() > 0
-            ? bo::MaximizeOverSet(acq, s.candidates_unit(), &index)
-            : bo::MaximizeAcquisition(acq, Eigen::VectorXd::Zero(d), Eigen::VectorXd::Ones(d),
-                                      s.options().acquisition_optimizer, s.rng());
-    bo::BoStep step;
-    step.phase = "bo";
-    step.x_unit = best.x;
-    step.x = s.FromUnit(best.x);
-    step.acquisition_value = best.value;
-    step.beta = beta;
-    step.extra = {{"t", t},
-                  {"nu", nu},
-                  {"weights", std::vector<double>(weights.data(), weights.data() + m)},
-                  {"gaps", std::vector<double>(gaps.data(), gaps.data() + m)}};
+    bo::BoStep step = MetaUcbStep(s, meta_ptrs, weights, gaps, nu, beta, tau, t);
     step.seconds_bo = bo::SecondsSince(t0);
     bo::BoSession::Evaluate(objective, &step);
     const bo::BoStep& rec = s.Record(std::move(step));

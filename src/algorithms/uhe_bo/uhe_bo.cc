@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "bo/clock.h"
+#include "bo/enum_names.h"
 #include "bo/hyperparameters.h"
 
 namespace advbo::algorithms {
@@ -67,31 +68,19 @@ void PseudoIidDataset(const Eigen::MatrixXd& x, const Eigen::VectorXd& y, int m,
   *y_pseudo = NearestLabels(x, y, *x_pseudo);
 }
 
+namespace {
+constexpr bo::NamedValue<UheVariant> kUheVariantNames[] = {{UheVariant::kUhe, "uhe"},
+                                                           {UheVariant::kMap, "map"},
+                                                           {UheVariant::kRa, "ra"},
+                                                           {UheVariant::kRandomExp3, "random-exp3"},
+                                                           {UheVariant::kRandom, "random"}};
+}  // namespace
+
 UheVariant ParseUheVariant(const std::string& name) {
-  if (name == "uhe") return UheVariant::kUhe;
-  if (name == "map") return UheVariant::kMap;
-  if (name == "ra") return UheVariant::kRa;
-  if (name == "random-exp3") return UheVariant::kRandomExp3;
-  if (name == "random") return UheVariant::kRandom;
-  throw std::invalid_argument("unknown UHE-BO variant '" + name +
-                              "' (use uhe, map, ra, random-exp3, random)");
+  return bo::ParseNamed(kUheVariantNames, name, "UHE-BO variant");
 }
 
-std::string UheVariantName(UheVariant v) {
-  switch (v) {
-    case UheVariant::kUhe:
-      return "uhe";
-    case UheVariant::kMap:
-      return "map";
-    case UheVariant::kRa:
-      return "ra";
-    case UheVariant::kRandomExp3:
-      return "random-exp3";
-    case UheVariant::kRandom:
-      return "random";
-  }
-  return "?";
-}
+std::string UheVariantName(UheVariant v) { return bo::NameOf(kUheVariantNames, v); }
 
 void ApplyUhePriors(bo::FitOptions* fit) {
   const bo::GammaPrior gamma{1e-3, 10.0};
@@ -114,6 +103,74 @@ bo::BoLoopOptions UheLoopOptions(int initial_points, int horizon) {
   o.budget = initial_points + horizon;
   return o;
 }
+
+namespace {
+
+// A uniformly random point of the session's domain (a random candidate of a finite domain),
+// as a step to evaluate (phase "random").
+bo::BoStep RandomStep(const bo::BoSession& session, bo::Rng& rng) {
+  const auto t0 = Clock::now();
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  Eigen::VectorXd unit(session.dim());
+  const Eigen::MatrixXd& candidates = session.candidates_unit();
+  if (candidates.rows() > 0) {
+    std::uniform_int_distribution<Eigen::Index> pick(0, candidates.rows() - 1);
+    unit = candidates.row(pick(rng)).transpose();
+  } else {
+    for (int k = 0; k < session.dim(); ++k) unit(k) = u(rng);
+  }
+  bo::BoStep step;
+  step.phase = "random";
+  step.x_unit = unit;
+  step.x = session.FromUnit(unit);
+  step.seconds_bo = bo::SecondsSince(t0);
+  return step;
+}
+
+// The GP-UCB step after fitting the hyperparameters: eq. (2) on pseudo-i.i.d. data (UHE-BO,
+// RA) or MAP on the evaluated data; sets extra["fit"].
+bo::BoStep AcquisitionStep(bo::BoSession& session, UheVariant variant, bo::Rng& rng,
+                           nlohmann::json* extra) {
+  const auto t0 = Clock::now();
+  bo::ExactGP& gp = session.mutable_gp();
+  if (gp.num_data() >= 2) {
+    if (UsesPseudoFit(variant)) {
+      Eigen::MatrixXd xp;
+      Eigen::VectorXd yp;
+      PseudoIidDataset(gp.X(), gp.y(), 2 * gp.num_data(), rng, &xp, &yp);
+      bo::FitHyperparametersOn(&gp, xp, yp, session.options().fit, rng);
+      (*extra)["fit"] = "pseudo";
+    } else {
+      bo::FitHyperparameters(&gp, session.options().fit, rng);
+      (*extra)["fit"] = "map";
+    }
+  }
+  const double fit_seconds = bo::SecondsSince(t0);
+  bo::BoStep step = session.Propose();
+  step.seconds_bo += fit_seconds;
+  return step;
+}
+
+// The arm of an odd iteration (0 = random, 1 = acquisition) and the probability of the random
+// arm: EXP3 over the pair for UHE-BO and Random-EXP3, fixed for the other variants.
+void ChooseArm(UheVariant variant, PairedExp3& exp3, bo::Rng& rng, int* arm, double* p_random) {
+  switch (variant) {
+    case UheVariant::kUhe:
+    case UheVariant::kRandomExp3:
+      *p_random = exp3.Probabilities()(0);
+      *arm = exp3.Draw(rng);
+      break;
+    case UheVariant::kRa:
+    case UheVariant::kRandom:
+      *arm = 0, *p_random = 1.0;
+      break;
+    case UheVariant::kMap:
+      *arm = 1, *p_random = 0.0;
+      break;
+  }
+}
+
+}  // namespace
 
 void RunUheBo(bo::BoSession& session, const bo::Objective& objective, UheVariant variant,
               bo::Rng& rng, const std::function<bool(const bo::BoStep&)>& callback) {
@@ -139,29 +196,11 @@ void RunUheBo(bo::BoSession& session, const bo::Objective& objective, UheVariant
     return d0_hi > d0_lo ? (score - d0_lo) / (d0_hi - d0_lo) : (score > d0_hi ? 1.0 : 0.0);
   };
   PairedExp3 exp3(session.remaining());
-  std::uniform_real_distribution<double> u(0.0, 1.0);
   int arm = 1;  // 0 = random, 1 = acquisition
   double p_random = 0.0, previous_score = 0.0;
   for (int t = 1; !session.done(); ++t) {
     const bool odd = t % 2 == 1;
-    if (odd) {
-      switch (variant) {
-        case UheVariant::kUhe:
-        case UheVariant::kRandomExp3:
-          p_random = exp3.Probabilities()(0);
-          arm = exp3.Draw(rng);
-          break;
-        case UheVariant::kRa:
-          arm = 0, p_random = 1.0;
-          break;
-        case UheVariant::kMap:
-          arm = 1, p_random = 0.0;
-          break;
-        case UheVariant::kRandom:
-          arm = 0, p_random = 1.0;
-          break;
-      }
-    }
+    if (odd) ChooseArm(variant, exp3, rng, &arm, &p_random);
     const bool random_point = variant == UheVariant::kRandom || (odd && arm == 0);
     nlohmann::json extra = {{"t", t},
                             {"arm", variant == UheVariant::kRandom ? nlohmann::json(nullptr)
@@ -169,41 +208,8 @@ void RunUheBo(bo::BoSession& session, const bo::Objective& objective, UheVariant
                                                                    : nlohmann::json("acquisition")},
                             {"p_random", p_random},
                             {"fit", nullptr}};
-    bo::BoStep step;
-    if (random_point) {
-      const auto t0 = Clock::now();
-      Eigen::VectorXd unit(session.dim());
-      const Eigen::MatrixXd& candidates = session.candidates_unit();
-      if (candidates.rows() > 0) {  // a finite domain: a uniformly random candidate
-        std::uniform_int_distribution<Eigen::Index> pick(0, candidates.rows() - 1);
-        unit = candidates.row(pick(rng)).transpose();
-      } else {
-        for (int k = 0; k < session.dim(); ++k) unit(k) = u(rng);
-      }
-      step.phase = "random";
-      step.x_unit = unit;
-      step.x = session.FromUnit(unit);
-      step.seconds_bo = bo::SecondsSince(t0);
-    } else {
-      // Hyperparameters: eq. (2) on pseudo-i.i.d. data, or MAP on the evaluated data.
-      const auto t0 = Clock::now();
-      bo::ExactGP& gp = session.mutable_gp();
-      if (gp.num_data() >= 2) {
-        if (UsesPseudoFit(variant)) {
-          Eigen::MatrixXd xp;
-          Eigen::VectorXd yp;
-          PseudoIidDataset(gp.X(), gp.y(), 2 * gp.num_data(), rng, &xp, &yp);
-          bo::FitHyperparametersOn(&gp, xp, yp, session.options().fit, rng);
-          extra["fit"] = "pseudo";
-        } else {
-          bo::FitHyperparameters(&gp, session.options().fit, rng);
-          extra["fit"] = "map";
-        }
-      }
-      const double fit_seconds = bo::SecondsSince(t0);
-      step = session.Propose();
-      step.seconds_bo += fit_seconds;
-    }
+    bo::BoStep step =
+        random_point ? RandomStep(session, rng) : AcquisitionStep(session, variant, rng, &extra);
     bo::BoSession::Evaluate(objective, &step);
     const double score = record(std::move(step), std::move(extra));
     if (!odd && UsesExp3(variant)) exp3.Update(scaled(std::max(score, previous_score)));
