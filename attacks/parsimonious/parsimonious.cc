@@ -154,10 +154,15 @@ class ParsimoniousRun {
 
 }  // namespace
 
+void ParsimoniousOptions::Validate() const {
+  if (initial_block < 1) throw std::invalid_argument("Parsimonious: initial_block must be >= 1");
+  if (batch < 1) throw std::invalid_argument("Parsimonious: batch must be >= 1");
+  if (max_passes < 1) throw std::invalid_argument("Parsimonious: max_passes must be >= 1");
+}
+
 AttackResult ParsimoniousAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                                      const AttackProgress& progress) const {
-  if (options_.initial_block < 1 || options_.batch < 1)
-    throw std::invalid_argument("Parsimonious: bad options");
+  options_.Validate();
   const double t0 = NowSeconds();
   ParsimoniousRun(oracle, options_, rng, progress).Run();
   AttackResult r;

@@ -17,6 +17,8 @@ struct ParsimoniousOptions {
   int initial_block = 4;  ///< initial block side (the paper's CIFAR-10 value; also MNIST)
   int batch = 64;         ///< queries per model call when measuring initial gains
   int max_passes = 4;     ///< insertion/deletion alternations per block size
+  /// initial_block, batch and max_passes >= 1; throws std::invalid_argument naming the field.
+  void Validate() const;
 };
 
 class ParsimoniousAttack final : public Attack {

@@ -18,13 +18,16 @@ double SquareSchedule(double p_init, long i, long n_iters) {
   return it > 10000 ? p_init / 512.0 : p;
 }
 
+void SquareOptions::Validate(const std::string& name) const {
+  if (!(p_init > 0 && p_init <= 1))
+    throw std::invalid_argument("attack '" + name + "': p_init must be in (0, 1]");
+  if (resample < 1 || resample > 10000)
+    throw std::invalid_argument("attack '" + name + "': resample must be an integer in [1, 10000]");
+}
+
 SquareAttack::SquareAttack(SquareOptions options, std::string name)
     : options_(options), name_(std::move(name)) {
-  if (!(options_.p_init > 0 && options_.p_init <= 1))
-    throw std::invalid_argument("attack '" + name_ + "': p_init must be in (0, 1]");
-  if (options_.resample < 1 || options_.resample > 10000)
-    throw std::invalid_argument("attack '" + name_ +
-                                "': resample must be an integer in [1, 10000]");
+  options_.Validate(name_);
 }
 
 AttackResult SquareAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,

@@ -33,6 +33,9 @@ struct SquareOptions {
   /// Evaluations of the incumbent its loss is averaged over, >= 1 (1 = the paper's rule; see
   /// above). Spec: square:resample=R.
   int resample = 1;
+  /// p_init in (0, 1], resample in [1, 10000]; throws std::invalid_argument naming the field
+  /// and `name` (the attack spec).
+  void Validate(const std::string& name = "square") const;
 };
 
 /// The schedule p(i) for iteration i of a run of n_iters iterations (paper Sec. 4 / App.).

@@ -55,3 +55,18 @@ def test_pip_install_into_a_venv_and_run_the_readme_example(tmp_path):
     assert os.path.isfile(os.path.join(pkg, "shipped", "models", "mnist_cw.pt"))
     assert os.path.isfile(os.path.join(pkg, "shipped", "data", "mnist",
                                        "t10k-images-idx3-ubyte.gz"))
+
+
+def test_install_script_refuses_an_interpreter_without_the_packages(tmp_path):
+    """Issue #38: a bare `python3` may be another interpreter (pyenv, conda) without torch or
+    wheel; tools/install_python.sh says so before any build, and which interpreter to use."""
+    fake = tmp_path / "python3"
+    fake.write_text("#!/bin/sh\nexit 1\n")  # an interpreter where every import fails
+    fake.chmod(0o755)
+    env = dict(os.environ, PYTHON=str(fake))
+    run = subprocess.run(["bash", os.path.join(ROOT, "tools", "install_python.sh"),
+                          str(tmp_path / "venv")], env=env, capture_output=True, text=True)
+    assert run.returncode == 1
+    assert "lacks: numpy torch wheel setuptools pip venv" in run.stderr, run.stderr
+    assert "PYTHON=/usr/bin/python3 bash tools/install_python.sh" in run.stderr, run.stderr
+    assert not (tmp_path / "venv").exists()  # nothing made

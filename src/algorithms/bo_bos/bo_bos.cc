@@ -13,11 +13,18 @@
 namespace advbo::algorithms {
 namespace {
 
-void Validate(const BoBosOptions& o, const Eigen::VectorXd& lb, const Eigen::VectorXd& ub) {
-  auto bad = [](const std::string& m) { throw std::invalid_argument("BO-BOS: " + m); };
+void CheckBox(const Eigen::VectorXd& lb, const Eigen::VectorXd& ub) {
   if (lb.size() < 1 || lb.size() != ub.size() || !lb.allFinite() || !ub.allFinite() ||
       !(lb.array() < ub.array()).all())
-    bad("the box needs lb < ub, both finite and of the same size >= 1");
+    throw std::invalid_argument(
+        "BO-BOS: the box needs lb < ub, both finite and of the same size >= 1");
+}
+
+}  // namespace
+
+void BoBosOptions::Validate() const {
+  const BoBosOptions& o = *this;
+  auto bad = [](const std::string& m) { throw std::invalid_argument("BO-BOS: " + m); };
   if (o.max_epochs < 2) bad("max_epochs N must be >= 2");
   if (o.early_stopping && (o.warmup_epochs < 2 || o.warmup_epochs >= o.max_epochs))
     bad("warmup_epochs N0 must satisfy 2 <= N0 < N");
@@ -35,6 +42,8 @@ void Validate(const BoBosOptions& o, const Eigen::VectorXd& lb, const Eigen::Vec
   if (o.refit_every < 1) bad("refit_every must be >= 1");
   if (!(o.noise_variance > 0)) bad("noise_variance must be > 0");
 }
+
+namespace {
 
 Eigen::VectorXd WithEpoch(const Eigen::VectorXd& u, double frac) {
   Eigen::VectorXd z(u.size() + 1);
@@ -159,7 +168,8 @@ void AddCurve(bo::ExactGP* gp, const BoBosOptions& opt, const Eigen::VectorXd& u
 BoBosResult RunBoBos(const CurveObjective& objective, const Eigen::VectorXd& lb,
                      const Eigen::VectorXd& ub, const BoBosOptions& opt, bo::Rng& rng,
                      const BoBosCallback& callback) {
-  Validate(opt, lb, ub);
+  CheckBox(lb, ub);
+  opt.Validate();
   const int d = static_cast<int>(lb.size());
   const int big_n = opt.max_epochs;
   const Eigen::VectorXd width = ub - lb;

@@ -37,9 +37,9 @@ struct BoBosOptions {
   std::vector<int> intermediate_epochs{1, 10, 20, 30, 40};
   /// false: plain GP-UCB (every run N epochs, no BOS, no intermediate observations).
   bool early_stopping = true;
-  int epoch_budget = 1500;  ///< total training epochs over the whole run (>= 1)
-  int max_evaluations = 0;  ///< stop after this many trained configurations (0 = no limit)
-  int refit_every = 10;     ///< ML-II refit every this many BO iterations (App. A.4)
+  int epoch_budget = 1500;          ///< total training epochs over the whole run (>= 1)
+  int max_evaluations = 0;          ///< stop after this many trained configurations (0 = no limit)
+  int refit_every = 10;             ///< ML-II refit every this many BO iterations (App. A.4)
   bool fit_hyperparameters = true;  ///< false keeps the initial kernel (tests, ablations)
   /// GP-UCB exploration weight beta_t, t = BO iteration, d = hyperparameter dimension.
   bo::ExplorationWeight beta{bo::BetaPolicy::kKandasamy2015, 4.0, 0.1};
@@ -47,30 +47,32 @@ struct BoBosOptions {
   /// ML-II fit of the GP on [0, 1]^(d+1) inputs (BoLoopOptions' defaults).
   bo::FitOptions fit = bo::BoLoopOptions::DefaultFit();
   bo::AcquisitionOptimizerOptions acquisition_optimizer{};
+  /// Every field in its documented range; throws std::invalid_argument "BO-BOS: ..." naming it.
+  void Validate() const;
 };
 
 /// One trained configuration.
 struct BoBosRecord {
-  int evaluation = 0;            ///< 1-based
-  std::string phase;             ///< "init" (trained fully) or "bo"
-  int bo_iteration = 0;          ///< t of Alg. 4.1 (0 in "init")
-  Eigen::VectorXd x;             ///< hyperparameters [d], caller units
-  std::vector<double> curve;     ///< validation errors of epochs 1..epochs
-  int epochs = 0;                ///< n_t, epochs trained
+  int evaluation = 0;         ///< 1-based
+  std::string phase;          ///< "init" (trained fully) or "bo"
+  int bo_iteration = 0;       ///< t of Alg. 4.1 (0 in "init")
+  Eigen::VectorXd x;          ///< hyperparameters [d], caller units
+  std::vector<double> curve;  ///< validation errors of epochs 1..epochs
+  int epochs = 0;             ///< n_t, epochs trained
   double error = std::numeric_limits<double>::quiet_NaN();  ///< y = curve[n_t - 1]
-  bool early_stopped = false;    ///< C1 and C2 held at epoch n_t < N
-  bool budget_cut = false;       ///< the epoch budget ended the run before N
-  double k1 = std::numeric_limits<double>::quiet_NaN();         ///< K_{1,t} ("bo" only)
-  double threshold = std::numeric_limits<double>::quiet_NaN();  ///< incumbent error e*_{t-1}
+  bool early_stopped = false;                               ///< C1 and C2 held at epoch n_t < N
+  bool budget_cut = false;  ///< the epoch budget ended the run before N
+  double k1 = std::numeric_limits<double>::quiet_NaN();             ///< K_{1,t} ("bo" only)
+  double threshold = std::numeric_limits<double>::quiet_NaN();      ///< incumbent error e*_{t-1}
   double prior_success = std::numeric_limits<double>::quiet_NaN();  ///< BOS P(e_N < e*)
   /// C2 per epoch [N] under the GP of iteration t-1 ("bo" with early stopping; else empty).
   std::vector<bool> c2;
   double beta = std::numeric_limits<double>::quiet_NaN();
   double acquisition_value = std::numeric_limits<double>::quiet_NaN();
-  int epochs_total = 0;          ///< epochs used by the whole run after this record
+  int epochs_total = 0;  ///< epochs used by the whole run after this record
   double best_error = std::numeric_limits<double>::quiet_NaN();  ///< min error so far
-  double seconds_train = 0;      ///< wall time inside the objective
-  double seconds_bo = 0;         ///< GP fit + acquisition + BOS solve
+  double seconds_train = 0;                                      ///< wall time inside the objective
+  double seconds_bo = 0;  ///< GP fit + acquisition + BOS solve
 };
 
 /// Outcome of RunBoBos.

@@ -80,16 +80,9 @@ namespace {
 void CheckFederated(const Eigen::MatrixXd& x, int n, const FederatedOptions& o) {
   if (x.rows() < 1 || n < 1)
     throw std::invalid_argument("RunFederated: need a domain and >= 1 agent");
-  if (o.rounds < 1 || o.initial_points < 1 || o.features < 1)
-    throw std::invalid_argument("RunFederated: rounds, initial points and features must be >= 1");
-  if (!(o.lengthscale > 0) || !(o.signal_variance > 0) || !(o.noise_variance > 0))
-    throw std::invalid_argument("RunFederated: lengthscale, signal and noise variance must be > 0");
+  o.Validate();
   if (o.algo == FederatedAlgo::kFts && n < 2)
     throw std::invalid_argument("RunFederated: FTS needs at least 2 agents");
-  if (o.algo == FederatedAlgo::kDpFtsDe && o.regions < 1)
-    throw std::invalid_argument("RunFederated: P must be >= 1");
-  FtsProbability(1, o.schedule, o.constant_p);
-  DeWeightExponent(1, o.weight_hold, o.weight_decay);
 }
 
 // The lower Cholesky factor of the domain's prior covariance kxx, with the smallest jitter
@@ -248,6 +241,17 @@ class FederatedRun {
 };
 
 }  // namespace
+
+void FederatedOptions::Validate() const {
+  if (rounds < 1 || initial_points < 1 || features < 1)
+    throw std::invalid_argument("RunFederated: rounds, initial points and features must be >= 1");
+  if (!(lengthscale > 0) || !(signal_variance > 0) || !(noise_variance > 0))
+    throw std::invalid_argument("RunFederated: lengthscale, signal and noise variance must be > 0");
+  if (algo == FederatedAlgo::kDpFtsDe && regions < 1)
+    throw std::invalid_argument("RunFederated: P must be >= 1");
+  FtsProbability(1, schedule, constant_p);
+  DeWeightExponent(1, weight_hold, weight_decay);
+}
 
 std::vector<FederatedRound> RunFederated(
     const Eigen::MatrixXd& x, int n, const std::function<double(int, int)>& evaluate,

@@ -52,6 +52,9 @@ struct FederatedOptions {
   double signal_variance = 1.0;  ///< sigma_0^2 of kernel and features, > 0
   double noise_variance = 0.01;  ///< sigma^2, > 0
   int features = 50;             ///< M shared random features, >= 1
+  /// rounds, initial_points and features >= 1; lengthscale, signal and noise variance > 0;
+  /// regions >= 1 for kDpFtsDe; valid schedules. Throws std::invalid_argument.
+  void Validate() const;
 };
 
 /// One round (t = 0 is initialisation, Alg. 6.2 line 2).

@@ -218,15 +218,19 @@ std::vector<bo::BoStep> BatchSteps(const bo::BoSession& session, const HybridBat
 
 }  // namespace
 
+void HybridBatchOptions::Validate() const {
+  if (batch_max < 1) throw std::invalid_argument("hybrid batch: batch_max must be >= 1");
+  if (!(epsilon >= 0)) throw std::invalid_argument("hybrid batch: epsilon must be >= 0");
+  if (fantasy == Fantasy::kKnownMax && !std::isfinite(known_optimum))
+    throw std::invalid_argument("hybrid batch: fantasy M needs the known optimum");
+}
+
 HybridBatchResult RunHybridBatch(bo::BoSession& session, const bo::Objective& objective,
                                  const HybridBatchOptions& opt, bo::Rng& batch_rng,
                                  const std::function<bool(const bo::BoStep&)>& callback) {
-  if (opt.batch_max < 1) throw std::invalid_argument("hybrid batch: batch_max must be >= 1");
-  if (!(opt.epsilon >= 0)) throw std::invalid_argument("hybrid batch: epsilon must be >= 0");
+  opt.Validate();
   if (session.options().acquisition != bo::AcquisitionKind::kEi)
     throw std::invalid_argument("hybrid batch: the session must use EI (Alg. 1)");
-  if (opt.fantasy == Fantasy::kKnownMax && !std::isfinite(opt.known_optimum))
-    throw std::invalid_argument("hybrid batch: fantasy M needs the known optimum");
   HybridBatchResult res;
   auto record = [&](bo::BoStep step) {
     const bo::BoStep& s = session.Record(std::move(step));

@@ -57,6 +57,9 @@ struct HybridBatchOptions {
   /// order. Empty = one at a time through the objective. Supplied by callers that can run
   /// experiments concurrently (e.g. `advbo bo --command` runs up to n_b processes at once).
   std::function<std::vector<bo::BoStep>(std::vector<bo::BoStep>)> evaluate_batch;
+  /// batch_max >= 1, epsilon >= 0, a finite known_optimum for Fantasy::kKnownMax; throws
+  /// std::invalid_argument naming the field.
+  void Validate() const;
 };
 
 /// The quantities of the switching criterion for candidate z given batch points A.

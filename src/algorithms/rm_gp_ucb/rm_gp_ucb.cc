@@ -160,14 +160,18 @@ bo::BoStep MetaUcbStep(bo::BoSession& s, const std::vector<const bo::ExactGP*>& 
 
 }  // namespace
 
+void RmGpUcbOptions::Validate() const {
+  if (!(delta > 0 && delta < 1)) throw std::invalid_argument("RM-GP-UCB: delta in (0, 1)");
+  if (!(domain_size >= 1)) throw std::invalid_argument("RM-GP-UCB: domain size >= 1");
+  if (!(r > 0 && r < 1)) throw std::invalid_argument("RM-GP-UCB: r in (0, 1)");
+  if (!(epsilon > 0)) throw std::invalid_argument("RM-GP-UCB: epsilon > 0");
+}
+
 void RunRmGpUcb(bo::BoSession& s, const bo::Objective& objective,
                 const std::vector<MetaTask>& metas, const RmGpUcbOptions& o, bo::Rng& rng,
                 const bo::StepCallback& callback) {
   if (metas.empty()) throw std::invalid_argument("RM-GP-UCB needs at least one meta-task");
-  if (!(o.delta > 0 && o.delta < 1)) throw std::invalid_argument("RM-GP-UCB: delta in (0, 1)");
-  if (!(o.domain_size >= 1)) throw std::invalid_argument("RM-GP-UCB: domain size >= 1");
-  if (!(o.r > 0 && o.r < 1)) throw std::invalid_argument("RM-GP-UCB: r in (0, 1)");
-  if (!(o.epsilon > 0)) throw std::invalid_argument("RM-GP-UCB: epsilon > 0");
+  o.Validate();
   const int m = static_cast<int>(metas.size());
   const MetaGps meta = FitMetaGps(s, metas, rng);
   std::vector<const bo::ExactGP*> meta_ptrs;

@@ -82,6 +82,8 @@ struct RmGpUcbOptions {
   bool mean_gaps = true;      ///< gap estimates with the mean over j (Sec. 7.6) or the max
   bool learn_weights = true;  ///< false: fixed uniform meta-weights (Fig. 7.1a's ablation)
   bool use_meta = true;       ///< false: nu = 0 throughout, i.e. GP-UCB with the same beta_t
+  /// delta and r in (0, 1), domain_size >= 1, epsilon > 0; throws std::invalid_argument.
+  void Validate() const;
 };
 
 /// beta_t = 2 log(|X| t^2 pi^2 / (2 delta)) of Theorem 7.1 (t >= 1).
