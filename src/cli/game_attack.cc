@@ -12,6 +12,7 @@
 #include "cli/game_args.h"
 #include "cli/plot.h"
 #include "cli/progress.h"
+#include "experiment/attack_game.h"
 #include "experiment/records.h"
 #include "experiment/runner.h"
 #include "experiment/seeds.h"
@@ -20,11 +21,7 @@ namespace advbo::cli {
 namespace fs = std::filesystem;
 namespace {
 
-// Per-run tallies of an attack game.
-struct AttackGameTally {
-  std::vector<double> first_success, queries_all, successes;
-  std::vector<double> success_curve;  // [rounds + 1] runs successful by round t
-};
+using experiment::AttackGameTally;
 
 void WriteAttackGameSummary(const GameArgs& a, const experiment::Experiment& ex,
                             const AttackGameTally& tally, const fs::path& rounds_path);
@@ -91,7 +88,6 @@ int RunAttackGame(const GameArgs& a) {
   const experiment::Experiment ex(AttackGameSpec(a));
   if (!ex.pixels_note().empty())
     std::fprintf(stderr, "advbo game: note: %s\n", ex.pixels_note().c_str());
-  const double eps = ex.epsilon();
   const experiment::DefenseSetup& defense = ex.defense();
   const experiment::Selection& sel = ex.selection();
   experiment::CreatedFolders folders;  // removed again if the run fails
@@ -102,40 +98,17 @@ int RunAttackGame(const GameArgs& a) {
   if (!out) throw std::runtime_error(rounds_path.string() + ": cannot write");
   const long total = static_cast<long>(sel.instances.size()) * a.inits;
   ProgressBar bar(total, !a.quiet);
-  AttackGameTally tally;
-  tally.success_curve.assign(a.rounds + 1, 0.0);
-  auto& [first_success, queries_all, successes, success_curve] = tally;
-  long done = 0;
-  for (size_t g = 0; g < sel.instances.size(); ++g) {
-    const experiment::Instance& inst = sel.instances[g];
-    for (int i = 0; i < a.inits; ++i) {
-      experiment::JobHooks hooks;
-      hooks.instance_seed = experiment::GameRunSeed(a.seed, g, i);
-      hooks.on_batch = [&](const oracle::QueryResult& r, long first,
-                           const defenses::GameDefense* defender) {
-        for (Eigen::Index b = 0; b < r.objective.size(); ++b)
-          out << RoundLine(a, defense.Spec(), inst, i, r, b, first + b, defender).dump() << "\n";
-      };
-      const attacks::AttackResult res =
-          ex.Run(
-                g, 0,
-                [&](long q, double b) {
-                  bar.Update(done,
-                             a.attacker + " image " + std::to_string(inst.index) +
-                                 " q=" + std::to_string(q) + " best y=" + Fmt(b, 3),
-                             false);
-                },
-                hooks)
-              .result;
-      // Success rate against queries: a run counts from its first successful query on.
-      if (res.success)
-        for (long q = res.queries; q <= a.rounds; ++q) success_curve[q] += 1;
-      successes.push_back(res.success ? 1 : 0);
-      queries_all.push_back(res.success ? res.queries : a.rounds);
-      if (res.success) first_success.push_back(res.queries);
-      bar.Update(++done, a.attacker + (res.success ? " success" : " defended"), true);
-    }
-  }
+  experiment::AttackGameHooks hooks;
+  hooks.on_batch = [&](size_t g, int init, const oracle::QueryResult& r, long first,
+                       const defenses::GameDefense* defender) {
+    for (Eigen::Index b = 0; b < r.objective.size(); ++b)
+      out << RoundLine(a, defense.Spec(), sel.instances[g], init, r, b, first + b, defender).dump()
+          << "\n";
+  };
+  hooks.progress = [&](long done, const std::string& status, bool run_finished) {
+    bar.Update(done, status, run_finished);
+  };
+  const AttackGameTally tally = experiment::PlayAttackGame(ex, a.inits, a.seed, hooks);
   bar.Finish();
   out.close();
   if (!out) throw std::runtime_error(rounds_path.string() + ".partial: write failed");
@@ -195,7 +168,7 @@ void WriteAttackGameSummary(const GameArgs& a, const experiment::Experiment& ex,
       {"game", a.game},
       {"attacker", a.attacker},
       {"defender", defense.Spec()},
-      {"defender_vae", defense.vae_path()},
+      {"defender_vae", experiment::RecordPath(defense.vae_path())},
       {"epsilon", eps},
       {"pixels", oracle::PixelSpaceName(ex.pixels())},
       {"defender_eps", a.defender_eps.value_or(eps)},
