@@ -87,6 +87,16 @@ GameDefenseSpec ParseGameDefense(const std::string& spec) {
   return out;
 }
 
+void GameDefenseOptions::Validate() const {
+  if (level != 0 && level != 1)
+    throw std::invalid_argument("game defense: level must be 0 (random) or 1 (R2-B2)");
+  if (!(epsilon > 0) || !(action_bound > 0) || candidates < 1)
+    throw std::invalid_argument("game defense: need eps > 0, a positive bound and >= 1 candidate");
+  if (refit_every < 0 || refit_until < 0 || !(gp_noise > 0))
+    throw std::invalid_argument(
+        "game defense: refit_every and refit_until must be >= 0, gp_noise > 0");
+}
+
 GameDefense::GameDefense(GameDefenseSpec spec, const oracle::Autoencoder* vae, int c, int h, int w,
                          GameDefenseOptions options)
     : spec_(std::move(spec)),
@@ -102,10 +112,7 @@ GameDefense::GameDefense(GameDefenseSpec spec, const oracle::Autoencoder* vae, i
   if (vae_ && vae_->input_size() != c * h * w)
     throw std::invalid_argument("game defense: the VAE " + vae_->path() +
                                 " expects another image size");
-  if (opt_.level != 0 && opt_.level != 1)
-    throw std::invalid_argument("game defense: level must be 0 (random) or 1 (R2-B2)");
-  if (!(opt_.epsilon > 0) || !(opt_.action_bound > 0) || opt_.candidates < 1)
-    throw std::invalid_argument("game defense: need eps > 0, a positive bound and >= 1 candidate");
+  opt_.Validate();
   const int zc = vae_ ? vae_->latent_dim() : 1;
   // VAE codes are close to N(0, I): a box of +-4 holds them (only used for bookkeeping).
   context_space_ = games::ActionSpace::Box(zc, -4.0, 4.0);

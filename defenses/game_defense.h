@@ -47,6 +47,9 @@ struct GameDefenseOptions {
                               ///< of budgets of ~1,000 queries); 0 = refit throughout
   double gp_noise = 1e-2;     ///< GP noise variance (standardised units)
   uint64_t seed = 0;          ///< candidates, refit restarts and random actions
+  /// level 0 or 1, epsilon and action_bound > 0, candidates >= 1, refit_every and
+  /// refit_until >= 0, gp_noise > 0; throws std::invalid_argument "game defense: ...".
+  void Validate() const;
 };
 
 /// One tunable stage of a parameterised defender: defense `name` with parameter `param`

@@ -22,6 +22,11 @@ double ClipTo(std::vector<float>* x, const std::vector<float>& anchor, double ep
 
 }  // namespace
 
+void LatentGameOptions::Validate() const {
+  if (!(epsilon > 0 && epsilon <= 1) || !(action_bound > 0))
+    throw std::invalid_argument("latent game: need eps in (0, 1] and a positive action bound");
+}
+
 LatentGame::LatentGame(const oracle::Classifier& model, const oracle::Autoencoder& attacker_vae,
                        const oracle::Autoencoder& defender_vae, const float* clean, int true_class,
                        LatentGameOptions options)
@@ -32,8 +37,7 @@ LatentGame::LatentGame(const oracle::Classifier& model, const oracle::Autoencode
       opt_(options) {
   if (att_.input_size() != model.input_size() || def_.input_size() != model.input_size())
     throw std::invalid_argument("latent game: the VAEs' image size differs from the model's");
-  if (!(opt_.epsilon > 0 && opt_.epsilon <= 1) || !(opt_.action_bound > 0))
-    throw std::invalid_argument("latent game: need eps in (0, 1] and a positive action bound");
+  opt_.Validate();
   if (true_class < 0 || true_class >= model.num_classes())
     throw std::invalid_argument("latent game: true class out of range");
   clean_.assign(clean, clean + model.input_size());

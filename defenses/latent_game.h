@@ -25,6 +25,8 @@ struct LatentGameOptions {
   /// false = no defender stage: x_2 = x_1 whatever a_2 is (the "without defender" runs of
   /// App. E.6.2.2b, Fig. E.10)
   bool defender_active = true;
+  /// epsilon in (0, 1], action_bound > 0; throws std::invalid_argument "latent game: ...".
+  void Validate() const;
 };
 
 /// The two-agent game environment (agent 0 = attacker, agent 1 = defender).

@@ -80,11 +80,13 @@ std::string BlacklightSpec(const BlacklightOptions& o) {
          ",threshold=" + std::to_string(o.threshold) + ",action=" + (o.reject ? "reject" : "flag");
 }
 
-StatefulDetector::StatefulDetector(BlacklightOptions o) : opt_(o) {
-  if (o.quantization < 1 || o.quantization > 255 || o.window < 1 || o.hashes < 1 ||
-      o.threshold < 1 || o.threshold > o.hashes)
+void BlacklightOptions::Validate() const {
+  if (quantization < 1 || quantization > 255 || window < 1 || hashes < 1 || threshold < 1 ||
+      threshold > hashes)
     throw std::invalid_argument("blacklight: settings out of range");
 }
+
+StatefulDetector::StatefulDetector(BlacklightOptions o) : opt_(o) { o.Validate(); }
 
 std::vector<uint64_t> StatefulDetector::Fingerprint(const float* image, int size) const {
   std::vector<uint8_t> q(size);

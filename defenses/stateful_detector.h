@@ -33,6 +33,8 @@ struct BlacklightOptions {
   int hashes = 50;        ///< fingerprint size (largest window hashes kept), >= 1
   int threshold = 25;     ///< shared hashes with one earlier query that flag, in [1, hashes]
   bool reject = true;     ///< refuse detected queries (true) or answer and flag them (false)
+  /// Every field in its documented range; throws std::invalid_argument "blacklight: ...".
+  void Validate() const;
 };
 
 /// Parses "key=value,..." settings of the blacklight spec (quantization, window, hashes,

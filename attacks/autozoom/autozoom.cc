@@ -4,14 +4,23 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "attacks/common/latent.h"
 #include "attacks/common/cw_loss.h"
+#include "attacks/common/latent.h"
 
 namespace advbo::attacks {
+
+void AutoZoomOptions::Validate() const {
+  if (latent_side < 1 || directions < 1)
+    throw std::invalid_argument("AutoZOOM: latent_side and directions (q) must be >= 1");
+  if (!(learning_rate > 0) || !(c > 0) || !(kappa >= 0) || !std::isfinite(learning_rate) ||
+      !std::isfinite(c) || !std::isfinite(kappa))
+    throw std::invalid_argument("AutoZOOM: learning_rate and c must be > 0, kappa >= 0");
+}
 
 AttackResult AutoZoomAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                                  const AttackProgress& progress) const {
   const AutoZoomOptions& o = options_;
+  o.Validate();
   const int c = oracle.model().channels(), h = oracle.model().height(), w = oracle.model().width();
   const int s = std::min({o.latent_side, h, w});
   if (s < 1 || o.directions < 1) throw std::invalid_argument("AutoZOOM: bad latent side or q");
@@ -64,7 +73,10 @@ AttackResult AutoZoomAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
     m = 0.9 * m + 0.1 * g;
     v = 0.999 * v + 0.001 * g.cwiseAbs2();
     const Eigen::VectorXd mh = m / (1 - std::pow(0.9, t)), vh = v / (1 - std::pow(0.999, t));
-    u = (u.array() - o.learning_rate * mh.array() / (vh.array().sqrt() + 1e-8)).cwiseMax(-1.0).cwiseMin(1.0).matrix();
+    u = (u.array() - o.learning_rate * mh.array() / (vh.array().sqrt() + 1e-8))
+            .cwiseMax(-1.0)
+            .cwiseMin(1.0)
+            .matrix();
     if (progress) progress(oracle.queries(), oracle.best_objective());
   }
   AttackResult r;

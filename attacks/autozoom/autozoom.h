@@ -17,10 +17,13 @@ namespace advbo::attacks {
 /// advbo's, since the paper's autoencoder-derived sizes are not published for small budgets.
 struct AutoZoomOptions {
   int latent_side = 14;
-  int directions = 1;            ///< q
-  double learning_rate = 0.01;   ///< ADAM step, as a fraction of eps per unit gradient
+  int directions = 1;           ///< q
+  double learning_rate = 0.01;  ///< ADAM step, as a fraction of eps per unit gradient
   double c = 10.0;
   double kappa = 0.0;
+  /// latent_side and directions >= 1, learning_rate and c > 0, kappa >= 0 (finite); throws
+  /// std::invalid_argument "AutoZOOM: ...".
+  void Validate() const;
 };
 
 class AutoZoomAttack final : public Attack {

@@ -99,9 +99,24 @@ void UpdateModel(const BayesOptOptions& o, int it, int m, bo::ExactGP* gp, bo::R
 
 }  // namespace
 
+void BayesOptOptions::Validate() const {
+  if (latent_side < 1 || groups < 1 || initial_points < 1 || decomposition_every < 1 ||
+      num_decompositions < 1 || refit_every < 1)
+    throw std::invalid_argument(
+        "BayesOpt: latent_side, groups, initial_points, decomposition_every, "
+        "num_decompositions and refit_every must be >= 1");
+  if (learn_side && candidate_sides.empty())
+    throw std::invalid_argument("BayesOpt: learn_side needs candidate sides");
+  for (int s : candidate_sides)
+    if (s < 1) throw std::invalid_argument("BayesOpt: candidate sides must be >= 1");
+  if (!(sigma_multiplier >= 0)) throw std::invalid_argument("BayesOpt: sigma_multiplier >= 0");
+  fit.Validate();
+}
+
 AttackResult BayesOptAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                                  const AttackProgress& progress) const {
   const BayesOptOptions& o = options_;
+  o.Validate();
   const double t0 = NowSeconds();
   const int c = oracle.model().channels(), h = oracle.model().height(), w = oracle.model().width();
   LatentQuerier querier(oracle, 1.0);

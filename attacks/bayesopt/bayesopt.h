@@ -38,6 +38,10 @@ struct BayesOptOptions {
   /// 1 restart + warm start, 30 L-BFGS-B iterations, <= 150 points per likelihood
   /// evaluation (advbo's speed setting, as for BOS^2).
   static bo::FitOptions DefaultFit();
+  /// latent_side, groups, initial_points, decomposition_every, num_decompositions and
+  /// refit_every >= 1, every candidate side >= 1 (non-empty with learn_side),
+  /// sigma_multiplier >= 0, and fit; throws std::invalid_argument "BayesOpt: ...".
+  void Validate() const;
 };
 
 class BayesOptAttack final : public Attack {

@@ -8,18 +8,24 @@
 
 namespace advbo::attacks {
 
+void GenAttackOptions::Validate() const {
+  if (population < 2 || !(temperature > 0) || !(mutation_rate >= 0 && mutation_rate <= 1) ||
+      !(alpha > 0))
+    throw std::invalid_argument(
+        "GenAttack: need population >= 2, temperature > 0, rho in [0,1], alpha > 0");
+}
+
 AttackResult GenAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                             const AttackProgress& progress) const {
   const GenAttackOptions& o = options_;
-  if (o.population < 2 || !(o.temperature > 0) || !(o.mutation_rate >= 0 && o.mutation_rate <= 1))
-    throw std::invalid_argument("GenAttack: need population >= 2, temperature > 0, rho in [0,1]");
+  o.Validate();
   const double t0 = NowSeconds();
   const std::vector<float>& x0 = oracle.clean();
   const size_t d = x0.size();
   const float eps = static_cast<float>(oracle.query_radius());
   const int n = o.population;
-  std::uniform_real_distribution<float> init(-eps, eps), mut(-static_cast<float>(o.alpha) * eps,
-                                                              static_cast<float>(o.alpha) * eps);
+  std::uniform_real_distribution<float> init(-eps, eps),
+      mut(-static_cast<float>(o.alpha) * eps, static_cast<float>(o.alpha) * eps);
   std::bernoulli_distribution mutate(o.mutation_rate);
 
   // Initial population x0 + U(-eps, eps), evaluated (and clipped) by the oracle.

@@ -18,10 +18,13 @@ namespace advbo::attacks {
 /// paper gives for its MNIST and CIFAR-10 experiments (Sec. 4); the ImageNet-only
 /// refinements (dimension reduction, adaptive rho/alpha) are not used on these small images.
 struct GenAttackOptions {
-  int population = 6;             ///< N (>= 2)
-  double mutation_rate = 0.05;    ///< rho, per coordinate
-  double alpha = 1.0;             ///< mutation range as a fraction of eps
-  double temperature = 0.1;       ///< tau of the selection softmax
+  int population = 6;           ///< N (>= 2)
+  double mutation_rate = 0.05;  ///< rho, per coordinate
+  double alpha = 1.0;           ///< mutation range as a fraction of eps
+  double temperature = 0.1;     ///< tau of the selection softmax
+  /// population >= 2, temperature > 0, mutation_rate in [0, 1], alpha > 0; throws
+  /// std::invalid_argument "GenAttack: ...".
+  void Validate() const;
 };
 
 class GenAttack final : public Attack {

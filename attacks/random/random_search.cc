@@ -5,9 +5,13 @@
 
 namespace advbo::attacks {
 
+void RandomSearchOptions::Validate() const {
+  if (batch < 1) throw std::invalid_argument("RandomSearch: batch must be >= 1");
+}
+
 AttackResult RandomSearch::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                                const AttackProgress& progress) const {
-  if (options_.batch < 1) throw std::invalid_argument("RandomSearch: batch must be >= 1");
+  options_.Validate();
   const double t0 = NowSeconds();
   const std::vector<float>& x0 = oracle.clean();
   const size_t d = x0.size();

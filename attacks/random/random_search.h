@@ -12,6 +12,8 @@ namespace advbo::attacks {
 struct RandomSearchOptions {
   int batch = 50;  ///< queries evaluated per model call (>= 1); does not change the result
                    ///< except that a success ends the run at the end of its batch
+  /// batch >= 1; throws std::invalid_argument.
+  void Validate() const;
 };
 
 /// Random vertex search; stops at the first success or at the budget.

@@ -3,13 +3,22 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
 
 #include "attacks/common/cw_loss.h"
 
 namespace advbo::attacks {
 
+void ZooOptions::Validate() const {
+  if (!(h > 0) || !(learning_rate > 0) || !(c > 0) || coordinates < 1)
+    throw std::invalid_argument("ZOO: h, learning_rate and c must be > 0, coordinates >= 1");
+  if (!(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1) || !(kappa >= 0))
+    throw std::invalid_argument("ZOO: beta1 and beta2 must be in [0, 1), kappa >= 0");
+}
+
 AttackResult ZooAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                             const AttackProgress& progress) const {
+  options_.Validate();
   const ZooOptions& o = options_;
   const double t0 = NowSeconds();
   const std::vector<float>& x0 = oracle.clean();
@@ -49,9 +58,8 @@ AttackResult ZooAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
         return o.c * f(row) + diff * diff;  // other coordinates cancel in the difference
       };
       // 8-bit: divide by the step the projected probes really took (0 at a face: no update).
-      const double span = grid ? static_cast<double>(batch[(2 * j) * d + i]) -
-                                     batch[(2 * j + 1) * d + i]
-                               : 2 * o.h;
+      const double span =
+          grid ? static_cast<double>(batch[(2 * j) * d + i]) - batch[(2 * j + 1) * d + i] : 2 * o.h;
       if (span == 0) continue;
       const double g = (total(2 * j) - total(2 * j + 1)) / span;
       ++steps[i];

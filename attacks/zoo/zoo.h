@@ -21,6 +21,9 @@ struct ZooOptions {
   double beta1 = 0.9, beta2 = 0.999;
   double c = 10.0;
   double kappa = 0.0;
+  /// h, learning_rate and c > 0, coordinates >= 1, beta1 and beta2 in [0, 1), kappa >= 0;
+  /// throws std::invalid_argument "ZOO: ...".
+  void Validate() const;
 };
 
 class ZooAttack final : public Attack {

@@ -39,12 +39,20 @@ AcquisitionMax MaximizeOverSet(const Acquisition& acq, const Eigen::MatrixXd& se
   return {set.row(best).transpose(), bv, static_cast<int>(set.rows())};
 }
 
+void AcquisitionOptimizerOptions::Validate() const {
+  if (num_candidates < 1)
+    throw std::invalid_argument("acquisition optimiser: num_candidates must be >= 1");
+  if (num_starts < 0 || max_iterations < 0)
+    throw std::invalid_argument(
+        "acquisition optimiser: num_starts and max_iterations must be >= 0");
+}
+
 AcquisitionMax MaximizeAcquisition(const Acquisition& acq, const Eigen::VectorXd& lb,
                                    const Eigen::VectorXd& ub,
                                    const AcquisitionOptimizerOptions& opt, Rng& rng,
                                    const Eigen::MatrixXd& extra_starts) {
   CheckBox(acq, lb, ub);
-  if (opt.num_candidates < 1) throw std::invalid_argument("MaximizeAcquisition: no candidates");
+  opt.Validate();
   Eigen::MatrixXd cand = MakeDesign(opt.design, opt.num_candidates, lb, ub, rng);
   if (extra_starts.rows() > 0) {
     if (extra_starts.cols() != acq.dim())

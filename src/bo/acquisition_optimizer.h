@@ -30,6 +30,8 @@ struct AcquisitionOptimizerOptions {
   int num_candidates = 1000;               ///< candidates scored in one batch (>= 1)
   int num_starts = 5;                      ///< best distinct candidates refined by L-BFGS-B
   int max_iterations = 50;                 ///< L-BFGS-B iterations per start
+  /// num_candidates >= 1, num_starts and max_iterations >= 0; throws std::invalid_argument.
+  void Validate() const;
 };
 
 /// Scores `num_candidates` design points (plus any `extra_starts` rows [K, d], e.g. the

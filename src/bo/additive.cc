@@ -127,6 +127,15 @@ double ComponentUcb::Value(const Eigen::VectorXd& z, Eigen::VectorXd* grad) cons
   return m + sqrt_beta_ * s;
 }
 
+void AddGpUcbOptions::Validate() const {
+  if (random_candidates < 0 || local_candidates < 0 || polish_starts < 0 || polish_iterations < 0)
+    throw std::invalid_argument(
+        "Add-GP-UCB: candidate counts, polish_starts and polish_iterations must be >= 0");
+  if (!(vertex_fraction >= 0 && vertex_fraction <= 1))
+    throw std::invalid_argument("Add-GP-UCB: vertex_fraction must be in [0, 1]");
+  if (!(local_scale > 0)) throw std::invalid_argument("Add-GP-UCB: local_scale must be > 0");
+}
+
 Eigen::VectorXd MaximizeAddGpUcb(const ExactGP& gp, const Eigen::VectorXd& lb,
                                  const Eigen::VectorXd& ub, int t, const AddGpUcbOptions& opt,
                                  const Eigen::VectorXd& incumbent, Rng& rng) {
@@ -135,6 +144,7 @@ Eigen::VectorXd MaximizeAddGpUcb(const ExactGP& gp, const Eigen::VectorXd& lb,
   if (lb.size() != d || ub.size() != d || incumbent.size() != d)
     throw std::invalid_argument("MaximizeAddGpUcb: bounds/incumbent must have the GP's dimension");
   if (gp.num_data() < 1) throw std::invalid_argument("MaximizeAddGpUcb: the GP has no data");
+  opt.Validate();
   std::uniform_real_distribution<double> unif(0.0, 1.0);
   std::normal_distribution<double> normal(0.0, 1.0);
   Eigen::VectorXd x = incumbent.cwiseMax(lb).cwiseMin(ub);
@@ -370,6 +380,7 @@ std::vector<Eigen::VectorXd> MaximizeAddGpUcbOnPoolsBatch(
         "MaximizeAddGpUcbOnPools: bounds/incumbent must have the GP's dimension");
   if (gp.num_data() < 1) throw std::invalid_argument("MaximizeAddGpUcbOnPools: the GP has no data");
   if (q < 1) throw std::invalid_argument("MaximizeAddGpUcbOnPools: batch size must be >= 1");
+  opt.Validate();
   for (const auto* p : pools)
     if (p == nullptr || p->num_groups() != k.num_groups())
       throw std::invalid_argument("MaximizeAddGpUcbOnPools: a pool of another decomposition");

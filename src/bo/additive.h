@@ -85,6 +85,9 @@ struct AddGpUcbOptions {
   double local_scale = 0.15;   ///< their std. dev., as a fraction of the box width
   int polish_starts = 1;       ///< best candidates refined by L-BFGS-B per group
   int polish_iterations = 15;  ///< L-BFGS-B iterations per refinement
+  /// Candidate counts, polish_starts and polish_iterations >= 0, vertex_fraction in [0, 1],
+  /// local_scale > 0. Throws std::invalid_argument "Add-GP-UCB: ...".
+  void Validate() const;
 };
 
 /// Maximises the Add-GP-UCB acquisition group by group over the box [lb, ub] (each [D]):

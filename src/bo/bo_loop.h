@@ -85,6 +85,9 @@ struct BoLoopOptions {
 
   /// ML-II defaults for unit-cube inputs: lengthscales in [0.01, 10], noise in [1e-6, 1].
   static FitOptions DefaultFit();
+  /// budget and refit_every >= 1, initial_points >= 0, initial_signal_variance > 0, and the
+  /// nested fit and acquisition_optimizer options. Throws std::invalid_argument "RunBo: ...".
+  void Validate() const;
 };
 
 /// One evaluation of the loop.

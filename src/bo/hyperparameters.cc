@@ -6,6 +6,8 @@
 #include <numeric>
 #include <optional>
 #include <stdexcept>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "bo/optimize.h"
@@ -106,9 +108,25 @@ class LogPrior {
 
 }  // namespace
 
+void FitOptions::Validate() const {
+  if (restarts < 0 || max_iterations < 0 || max_points < 0)
+    throw std::invalid_argument("FitOptions: restarts, max_iterations and max_points must be >= 0");
+  const std::pair<double, double> ranges[] = {{lengthscale_min, lengthscale_max},
+                                              {variance_min, variance_max},
+                                              {noise_min, noise_max},
+                                              {shape_min, shape_max}};
+  const char* names[] = {"lengthscale", "variance", "noise", "shape"};
+  for (int i = 0; i < 4; ++i)
+    if (!(ranges[i].first > 0 && ranges[i].first <= ranges[i].second) ||
+        !std::isfinite(ranges[i].second))
+      throw std::invalid_argument(std::string("FitOptions: ") + names[i] +
+                                  "_min and _max must satisfy 0 < min <= max, finite");
+}
+
 FitResult FitHyperparameters(ExactGP* gp, const FitOptions& opt, Rng& rng) {
   if (gp == nullptr || gp->num_data() < 1)
     throw std::invalid_argument("FitHyperparameters: the GP has no data");
+  opt.Validate();
   // Optional subset for the likelihood.
   std::optional<ExactGP> subset;
   if (opt.max_points > 0 && gp->num_data() > opt.max_points)

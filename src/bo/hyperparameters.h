@@ -45,6 +45,9 @@ struct FitOptions {
   LogNormalPrior lengthscale_prior, variance_prior, noise_prior;
   /// Gamma priors (MAP), added to the log-normal ones where both are set; the same scope.
   GammaPrior lengthscale_gamma, variance_gamma, noise_gamma;
+  /// restarts, max_iterations and max_points >= 0; every (min, max) range with
+  /// 0 < min <= max, finite. Throws std::invalid_argument naming the field.
+  void Validate() const;
 };
 
 /// Result of a fit.

@@ -214,6 +214,13 @@ Eigen::MatrixXi BackwardInduction(const RowMajorXi& cells, const std::vector<cha
 
 }  // namespace
 
+void BosOptions::Validate() const {
+  if (num_paths < 1 || grid_size < 1)
+    throw std::invalid_argument("BOS: num_paths and grid_size must be >= 1");
+  if (!(k1_base > 0) || !(k1_decay > 0) || !std::isfinite(k1_decay))
+    throw std::invalid_argument("BOS: k1_base and k1_decay must be > 0");
+}
+
 BosDecisionTable BosDecisionTable::Solve(const Eigen::VectorXd& initial_errors, int horizon,
                                          double threshold, int outer_iteration,
                                          const BosOptions& opt, Rng& rng) {
@@ -222,10 +229,7 @@ BosDecisionTable BosDecisionTable::Solve(const Eigen::VectorXd& initial_errors, 
   if (horizon <= n0) throw std::invalid_argument("BOS: horizon must exceed the warm-up length");
   if (!initial_errors.allFinite() || !std::isfinite(threshold))
     throw std::invalid_argument("BOS: non-finite learning curve or threshold");
-  if (opt.num_paths < 1 || opt.grid_size < 1)
-    throw std::invalid_argument("BOS: num_paths and grid_size must be >= 1");
-  if (!(opt.k1_base > 0) || !(opt.k1_decay > 0) || !std::isfinite(opt.k1_decay))
-    throw std::invalid_argument("BOS: k1_base and k1_decay must be > 0");
+  opt.Validate();
   BosDecisionTable table;
   table.n0_ = n0;
   table.from_first_ = opt.summary_from_first_step;

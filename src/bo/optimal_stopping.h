@@ -32,8 +32,8 @@ class LearningCurveKernel final : public Kernel {
  public:
   /// alpha, beta > 0 and (if with_asymptote) asymptote_variance > 0, else
   /// std::invalid_argument.
-  explicit LearningCurveKernel(double alpha = 1.0, double beta = 1.0,
-                               bool with_asymptote = false, double asymptote_variance = 1.0);
+  explicit LearningCurveKernel(double alpha = 1.0, double beta = 1.0, bool with_asymptote = false,
+                               double asymptote_variance = 1.0);
   int NumParams() const override { return asymptote_ ? 3 : 2; }
   Eigen::VectorXd LogParams() const override;
   void SetLogParams(const Eigen::VectorXd& log_params) override;
@@ -80,6 +80,9 @@ struct BosOptions {
   /// success boundary maps to 0). BO-BOS' validation errors level off above 0, and the
   /// zero-mean forecast then never predicts a bad run (docs/design.md).
   bool asymptote = false;
+  /// num_paths and grid_size >= 1; k1_base > 0 and k1_decay > 0 finite. Throws
+  /// std::invalid_argument "BOS: ...".
+  void Validate() const;
 };
 
 /// Decisions of the BOS problem (4.1).

@@ -19,15 +19,11 @@ const Eigen::VectorXd& CheckedBox(const Eigen::VectorXd& lb, const Eigen::Vector
     throw std::invalid_argument("RunBo: bounds must both be [d], d >= 1");
   if (!lb.allFinite() || !ub.allFinite() || (ub.array() <= lb.array()).any())
     throw std::invalid_argument("RunBo: need finite bounds with lb < ub in every coordinate");
-  if (opt.budget < 1) throw std::invalid_argument("RunBo: budget must be >= 1");
-  if (opt.refit_every < 1) throw std::invalid_argument("RunBo: refit_every must be >= 1");
-  if (opt.initial_points < 0) throw std::invalid_argument("RunBo: initial_points must be >= 0");
+  opt.Validate();
   return lb;
 }
 
 std::unique_ptr<Kernel> InitialKernel(int d, const BoLoopOptions& opt) {
-  if (!(opt.initial_signal_variance > 0))
-    throw std::invalid_argument("RunBo: initial_signal_variance must be > 0");
   auto k = std::make_unique<StationaryKernel>(opt.kernel, d, opt.ard, std::vector<int>{}, 0.2,
                                               opt.initial_signal_variance);
   const Eigen::VectorXd& ls = opt.initial_lengthscales;
@@ -43,6 +39,16 @@ std::unique_ptr<Kernel> InitialKernel(int d, const BoLoopOptions& opt) {
 }
 
 }  // namespace
+
+void BoLoopOptions::Validate() const {
+  if (budget < 1) throw std::invalid_argument("RunBo: budget must be >= 1");
+  if (refit_every < 1) throw std::invalid_argument("RunBo: refit_every must be >= 1");
+  if (initial_points < 0) throw std::invalid_argument("RunBo: initial_points must be >= 0");
+  if (!(initial_signal_variance > 0))
+    throw std::invalid_argument("RunBo: initial_signal_variance must be > 0");
+  fit.Validate();
+  acquisition_optimizer.Validate();
+}
 
 BoSession::BoSession(const Eigen::VectorXd& lb, const Eigen::VectorXd& ub,
                      const BoLoopOptions& options, Rng& rng)

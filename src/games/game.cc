@@ -15,7 +15,8 @@ ActionSpace ActionSpace::Box(int d, double lo, double hi) {
 }
 
 ActionSpace ActionSpace::Grid1d(int k, double lo, double hi) {
-  if (k < 1 || !(lo <= hi)) throw std::invalid_argument("ActionSpace::Grid1d: need k >= 1, lo <= hi");
+  if (k < 1 || !(lo <= hi))
+    throw std::invalid_argument("ActionSpace::Grid1d: need k >= 1, lo <= hi");
   ActionSpace s = Box(1, lo, hi);
   s.grid = Eigen::VectorXd::LinSpaced(k, lo, hi);
   return s;
@@ -91,6 +92,11 @@ Eigen::MatrixXd GameHistory::Actions(int m) const {
   return x;
 }
 
+void GameOptions::Validate() const {
+  if (rounds < 0 || init_rounds < 0 || !(payoff_noise >= 0) || !std::isfinite(payoff_noise))
+    throw std::invalid_argument("RunRepeatedGame: negative rounds or noise");
+}
+
 std::vector<RoundRecord> RunRepeatedGame(GameEnvironment& env, const std::vector<Agent*>& agents,
                                          const GameOptions& opt, bo::Rng& rng,
                                          const std::function<void(const RoundRecord&)>& on_round) {
@@ -98,8 +104,7 @@ std::vector<RoundRecord> RunRepeatedGame(GameEnvironment& env, const std::vector
   if (static_cast<int>(agents.size()) != m_agents)
     throw std::invalid_argument("RunRepeatedGame: " + std::to_string(agents.size()) +
                                 " agents for a " + std::to_string(m_agents) + "-agent game");
-  if (opt.rounds < 0 || opt.init_rounds < 0 || !(opt.payoff_noise >= 0))
-    throw std::invalid_argument("RunRepeatedGame: negative rounds or noise");
+  opt.Validate();
   std::vector<int> dims;
   for (int m = 0; m < m_agents; ++m) dims.push_back(env.space(m).dim());
   GameHistory history(dims);
@@ -141,8 +146,7 @@ std::vector<RoundRecord> RunRepeatedGame(GameEnvironment& env, const std::vector
     for (Agent* a : agents) a->Observe(history);
     rec.details = env.RoundDetails(actions, rec.payoffs);
     rec.actions = std::move(actions);
-    rec.seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (on_round) on_round(rec);
     records.push_back(std::move(rec));
   };

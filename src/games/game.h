@@ -11,10 +11,9 @@
 #include <Eigen/Dense>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "bo/random.h"
 
@@ -113,15 +112,17 @@ class GameEnvironment {
 
 /// Options of RunRepeatedGame.
 struct GameOptions {
-  int rounds = 150;        ///< T played rounds (after the initial ones), App. E.6
-  int init_rounds = 1;     ///< rounds of uniformly random joint actions observed first
-                           ///< (1 in the synthetic games, 5 in the adversarial-ML game)
+  int rounds = 150;           ///< T played rounds (after the initial ones), App. E.6
+  int init_rounds = 1;        ///< rounds of uniformly random joint actions observed first
+                              ///< (1 in the synthetic games, 5 in the adversarial-ML game)
   double payoff_noise = 0.0;  ///< std. dev. of the Gaussian noise on observed payoffs (>= 0)
+  /// rounds, init_rounds >= 0, payoff_noise >= 0 finite; throws std::invalid_argument.
+  void Validate() const;
 };
 
 /// One played round (initial random rounds included, flagged by `init`).
 struct RoundRecord {
-  int round = 0;                        ///< 1-based over played rounds; <= 0 for init rounds
+  int round = 0;  ///< 1-based over played rounds; <= 0 for init rounds
   bool init = false;
   std::vector<Eigen::VectorXd> actions;  ///< per agent
   Eigen::VectorXd payoffs;               ///< noise-free f_m [M]
@@ -135,10 +136,8 @@ struct RoundRecord {
 /// `on_round` (optional) sees every record as it is produced. Throws std::invalid_argument
 /// if the agent count does not match or an agent returns an action outside its space
 /// (naming the agent), and propagates environment errors.
-std::vector<RoundRecord> RunRepeatedGame(GameEnvironment& env,
-                                         const std::vector<Agent*>& agents,
-                                         const GameOptions& options, bo::Rng& rng,
-                                         const std::function<void(const RoundRecord&)>&
-                                             on_round = nullptr);
+std::vector<RoundRecord> RunRepeatedGame(
+    GameEnvironment& env, const std::vector<Agent*>& agents, const GameOptions& options,
+    bo::Rng& rng, const std::function<void(const RoundRecord&)>& on_round = nullptr);
 
 }  // namespace advbo::games

@@ -353,20 +353,24 @@ struct ModelServer::Impl {
   }
 };
 
+void ServeOptions::Validate() const {
+  if (max_batch < 1) throw std::invalid_argument("--max-batch must be >= 1");
+  if (max_body_bytes < 1) throw std::invalid_argument("--max-body-mb must be > 0");
+  if (max_sessions < 0) throw std::invalid_argument("--max-sessions must be >= 1");
+  if (max_session_queries < 1 || max_session_queries > 100000000)
+    throw std::invalid_argument("--max-session-queries must be in 1..1e8");
+  if (connections < 1 || connections > kMaxConnections)
+    throw std::invalid_argument("--connections must be in 1.." + std::to_string(kMaxConnections));
+  if (!(read_timeout_seconds > 0) || read_timeout_seconds > 3600)
+    throw std::invalid_argument("--read-timeout must be in (0, 3600] seconds");
+  if (!(body_timeout_seconds > 0) || body_timeout_seconds > 86400)
+    throw std::invalid_argument("--body-timeout must be in (0, 86400] seconds");
+  if (port < 0 || port > 65535) throw std::invalid_argument("--port must be in 0..65535");
+}
+
 ModelServer::ModelServer(const oracle::Classifier& model, const experiment::DefenseSetup* defense,
                          ServeOptions opt) {
-  if (opt.max_batch < 1) throw std::invalid_argument("--max-batch must be >= 1");
-  if (opt.max_body_bytes < 1) throw std::invalid_argument("--max-body-mb must be > 0");
-  if (opt.max_sessions < 0) throw std::invalid_argument("--max-sessions must be >= 1");
-  if (opt.max_session_queries < 1 || opt.max_session_queries > 100000000)
-    throw std::invalid_argument("--max-session-queries must be in 1..1e8");
-  if (opt.connections < 1 || opt.connections > kMaxConnections)
-    throw std::invalid_argument("--connections must be in 1.." + std::to_string(kMaxConnections));
-  if (!(opt.read_timeout_seconds > 0) || opt.read_timeout_seconds > 3600)
-    throw std::invalid_argument("--read-timeout must be in (0, 3600] seconds");
-  if (!(opt.body_timeout_seconds > 0) || opt.body_timeout_seconds > 86400)
-    throw std::invalid_argument("--body-timeout must be in (0, 86400] seconds");
-  if (opt.port < 0 || opt.port > 65535) throw std::invalid_argument("--port must be in 0..65535");
+  opt.Validate();
   if (defense && !defense->empty() &&
       (defense->channels() != model.channels() || defense->height() != model.height() ||
        defense->width() != model.width()))

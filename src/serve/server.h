@@ -62,6 +62,8 @@ struct ServeOptions {
   int connections = 64;               ///< connection threads, 1..kMaxConnections
   double read_timeout_seconds = 5;    ///< wait per socket read or write, (0, 3600]
   double body_timeout_seconds = 60;   ///< a whole request body, (0, 86400]
+  /// Every field in its documented range; throws std::invalid_argument naming the option.
+  void Validate() const;
 };
 
 /// Sessions kept by default with a fixed defense, and with a game defender (whose GP

@@ -335,18 +335,18 @@ TEST(MacroBo, FieldsAndMacroActions) {
 TEST(MacroBo, BadOptionsAreRejected) {
   MacroOptions o;
   o.horizon = 0;
-  EXPECT_THROW(ValidateMacroOptions(o), std::invalid_argument);
+  EXPECT_THROW(o.Validate(), std::invalid_argument);
   o = MacroOptions{};
   o.samples = 0;
-  EXPECT_THROW(ValidateMacroOptions(o), std::invalid_argument);
+  EXPECT_THROW(o.Validate(), std::invalid_argument);
   o = MacroOptions{};
   o.beta = -1;
-  EXPECT_THROW(ValidateMacroOptions(o), std::invalid_argument);
+  EXPECT_THROW(o.Validate(), std::invalid_argument);
   o = MacroOptions{};
   o.epsilon = 0;
-  EXPECT_THROW(ValidateMacroOptions(o), std::invalid_argument);
+  EXPECT_THROW(o.Validate(), std::invalid_argument);
   o.epsilon = NAN;
-  EXPECT_THROW(ValidateMacroOptions(o), std::invalid_argument);
+  EXPECT_THROW(o.Validate(), std::invalid_argument);
   EXPECT_THROW(ParseMacroAlgo("emacr0"), std::invalid_argument);
   EXPECT_EQ(ParseMacroAlgo("gp-bucb"), MacroAlgo::kGpBucb);
 }

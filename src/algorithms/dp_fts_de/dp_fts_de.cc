@@ -45,6 +45,14 @@ Eigen::VectorXd ClipToNorm(const Eigen::VectorXd& w, double bound) {
   return w / std::max(1.0, w.norm() / bound);
 }
 
+void ServerOptions::Validate() const {
+  if (!(q > 0 && q <= 1)) throw std::invalid_argument("AggregateMessages: q must be in (0, 1]");
+  if (!(z >= 0) || !std::isfinite(z))
+    throw std::invalid_argument("AggregateMessages: z must be finite and >= 0");
+  if (!(clip > 0) || !std::isfinite(clip))
+    throw std::invalid_argument("AggregateMessages: the clipping threshold S must be > 0");
+}
+
 ServerRound AggregateMessages(const std::vector<Eigen::VectorXd>& messages,
                               const Eigen::MatrixXd& weights, const ServerOptions& o,
                               bo::Rng& rng) {
@@ -59,11 +67,7 @@ ServerRound AggregateMessages(const std::vector<Eigen::VectorXd>& messages,
                                 std::to_string(n));
   if ((weights.array() < 0).any() || !weights.allFinite())
     throw std::invalid_argument("AggregateMessages: weights must be finite and >= 0");
-  if (!(o.q > 0 && o.q <= 1)) throw std::invalid_argument("AggregateMessages: q must be in (0, 1]");
-  if (!(o.z >= 0) || !std::isfinite(o.z))
-    throw std::invalid_argument("AggregateMessages: z must be finite and >= 0");
-  if (!(o.clip > 0) || !std::isfinite(o.clip))
-    throw std::invalid_argument("AggregateMessages: the clipping threshold S must be > 0");
+  o.Validate();
   const Eigen::Index p = weights.rows();
   const double bound = o.clip / std::sqrt(static_cast<double>(p));
   ServerRound out;

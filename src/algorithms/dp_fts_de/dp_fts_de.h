@@ -49,6 +49,8 @@ struct ServerOptions {
   double q = 0.25;   ///< Poisson sampling rate, in (0, 1]
   double z = 1.0;    ///< noise multiplier, >= 0 (0 = no privacy, for ablations)
   double clip = 11;  ///< S: every selected agent's vector clipped to S / sqrt(P), > 0
+  /// q in (0, 1], z >= 0 and clip > 0 finite; throws std::invalid_argument.
+  void Validate() const;
 };
 
 /// One round's output.

@@ -76,6 +76,14 @@ Eigen::VectorXd FeaturePosterior::Sample(bo::Rng& rng) const {
   return nu_ + std::sqrt(noise_) * llt_.matrixU().solve(z);
 }
 
+void FtsOptions::Validate() const {
+  if (iterations < 1 || initial_points < 0)
+    throw std::invalid_argument("RunFts: iterations must be >= 1 and initial points >= 0");
+  if (!(beta > 0) || !(lengthscale > 0) || !(signal_variance > 0) || !(noise_variance > 0))
+    throw std::invalid_argument("RunFts: beta, lengthscale, signal and noise variance must be > 0");
+  FtsProbability(1, schedule, constant_p);  // validates the constant
+}
+
 std::vector<FtsStep> RunFts(const Eigen::MatrixXd& x, const Eigen::MatrixXd& phi,
                             const std::vector<Eigen::VectorXd>& messages,
                             const std::function<double(int)>& evaluate, const FtsOptions& o,
@@ -87,11 +95,7 @@ std::vector<FtsStep> RunFts(const Eigen::MatrixXd& x, const Eigen::MatrixXd& phi
   for (const auto& w : messages)
     if (w.size() != phi.cols())
       throw std::invalid_argument("RunFts: a message's length differs from the feature count");
-  if (o.iterations < 1 || o.initial_points < 0)
-    throw std::invalid_argument("RunFts: iterations must be >= 1 and initial points >= 0");
-  if (!(o.beta > 0) || !(o.lengthscale > 0) || !(o.signal_variance > 0) || !(o.noise_variance > 0))
-    throw std::invalid_argument("RunFts: beta, lengthscale, signal and noise variance must be > 0");
-  FtsProbability(1, o.schedule, o.constant_p);  // validates the constant
+  o.Validate();
 
   bo::ExactGP gp(std::make_unique<bo::StationaryKernel>(
                      bo::KernelFamily::kSquaredExponential, static_cast<int>(x.cols()), false,

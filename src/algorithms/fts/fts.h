@@ -64,6 +64,9 @@ struct FtsOptions {
   double lengthscale = 0.03;     ///< target GP: SE kernel lengthscale (domain units), > 0
   double signal_variance = 1.0;  ///< target GP kernel variance, > 0
   double noise_variance = 0.01;  ///< observation noise sigma^2, > 0
+  /// iterations >= 1, initial_points >= 0, beta, lengthscale, signal and noise variance > 0,
+  /// a valid schedule; throws std::invalid_argument "RunFts: ...".
+  void Validate() const;
 };
 
 /// One evaluation of RunFts.

@@ -29,16 +29,20 @@ std::vector<std::pair<int, int>> HyperbandRungs(int max_epochs, double eta, int 
   return rungs;
 }
 
+void HyperbandOptions::Validate() const {
+  if (max_epochs < 1) throw std::invalid_argument("Hyperband: max_epochs R must be >= 1");
+  if (!(eta > 1) || !std::isfinite(eta))
+    throw std::invalid_argument("Hyperband: eta must be a finite value > 1");
+  if (epoch_budget < 1) throw std::invalid_argument("Hyperband: epoch_budget must be >= 1");
+}
+
 HyperbandResult RunHyperband(const CurveObjective& objective, const Eigen::VectorXd& lb,
                              const Eigen::VectorXd& ub, const HyperbandOptions& opt, bo::Rng& rng,
                              const HyperbandCallback& callback) {
   if (lb.size() < 1 || lb.size() != ub.size() || !lb.allFinite() || !ub.allFinite() ||
       !(lb.array() < ub.array()).all())
     throw std::invalid_argument("Hyperband: the box needs lb < ub, finite, same size >= 1");
-  if (opt.max_epochs < 1) throw std::invalid_argument("Hyperband: max_epochs R must be >= 1");
-  if (!(opt.eta > 1) || !std::isfinite(opt.eta))
-    throw std::invalid_argument("Hyperband: eta must be a finite value > 1");
-  if (opt.epoch_budget < 1) throw std::invalid_argument("Hyperband: epoch_budget must be >= 1");
+  opt.Validate();
   const int d = static_cast<int>(lb.size());
   const int s_max = HyperbandSMax(opt.max_epochs, opt.eta);
   std::uniform_real_distribution<double> unif(0.0, 1.0);

@@ -23,18 +23,20 @@ struct HyperbandOptions {
   /// epochs r_i - r_{i-1} (the objective is still called for r_i epochs from scratch; with a
   /// deterministic objective that is the same curve). false: charged r_i (restart).
   bool resume = true;
+  /// max_epochs and epoch_budget >= 1, eta > 1 finite; throws std::invalid_argument.
+  void Validate() const;
 };
 
 /// One training run of a configuration in a rung.
 struct HyperbandRecord {
-  int evaluation = 0;         ///< 1-based
-  int round = 0;              ///< pass over all brackets (0-based)
-  int bracket = 0;            ///< s, from s_max down to 0
-  int rung = 0;               ///< i, 0-based successive-halving round of the bracket
-  int config = 0;             ///< index of the configuration in its bracket
-  Eigen::VectorXd x;          ///< [d], caller units
-  int epochs = 0;             ///< r_i, epochs the configuration reached
-  int epochs_charged = 0;     ///< epochs added to the budget by this run
+  int evaluation = 0;      ///< 1-based
+  int round = 0;           ///< pass over all brackets (0-based)
+  int bracket = 0;         ///< s, from s_max down to 0
+  int rung = 0;            ///< i, 0-based successive-halving round of the bracket
+  int config = 0;          ///< index of the configuration in its bracket
+  Eigen::VectorXd x;       ///< [d], caller units
+  int epochs = 0;          ///< r_i, epochs the configuration reached
+  int epochs_charged = 0;  ///< epochs added to the budget by this run
   double error = std::numeric_limits<double>::quiet_NaN();  ///< validation error at r_i
   int epochs_total = 0;
   double best_error = std::numeric_limits<double>::quiet_NaN();

@@ -47,7 +47,8 @@ MacroAlgo ParseMacroAlgo(const std::string& name) {
 
 std::string MacroAlgoName(MacroAlgo algo) { return bo::NameOf(kMacroAlgoNames, algo); }
 
-void ValidateMacroOptions(const MacroOptions& o) {
+void MacroOptions::Validate() const {
+  const MacroOptions& o = *this;
   if (o.horizon < 1) throw std::invalid_argument("horizon H must be >= 1");
   if (o.samples < 1) throw std::invalid_argument("samples N must be >= 1");
   if (!(o.beta >= 0) || !std::isfinite(o.beta))
@@ -502,7 +503,7 @@ double MacroTreeNodes(int actions, int samples, int horizon) {
 
 MacroPlan PlanMacroAction(const FieldBelief& belief, int location, int horizon,
                           const MacroOptions& o, bo::Rng& rng) {
-  ValidateMacroOptions(o);
+  o.Validate();
   if (horizon < 1) throw std::invalid_argument("planning horizon must be >= 1");
   if (o.algo == MacroAlgo::kGpBucb) return PlanGpBucb(belief, location, o);
   const PathTree tree = BuildPathTree(belief, location, horizon, o.beta);
@@ -564,7 +565,7 @@ MacroPlan PlanMacroAction(const FieldBelief& belief, int location, int horizon,
 
 MacroEpisode RunMacroEpisode(const MacroField& field, const MacroOptions& o, uint64_t seed,
                              const std::function<void(const MacroStep&)>& on_step) {
-  ValidateMacroOptions(o);
+  o.Validate();
   const MacroDomain& dom = field.domain;
   const int m = static_cast<int>(dom.locations.rows());
   if (field.f.size() != m) throw std::invalid_argument("field: f must have one value per location");

@@ -55,10 +55,10 @@ struct MacroOptions {
                          ///< anytime: lambda = 1 / (4H/epsilon + 1/(2 theta)) (Alg. 4 l. 43)
   int anytime_iterations = 1500;  ///< ConstructTree calls per planning step (Sec. 4.4.2: 1500)
   double bucb_delta = 0.1;        ///< GP-BUCB: delta of beta_t = 2 log(|X| t^2 pi^2 / (6 delta))
+  /// horizon, samples and anytime_iterations >= 1, beta >= 0 and epsilon > 0 finite,
+  /// bucb_delta in (0, 1); throws std::invalid_argument naming the field.
+  void Validate() const;
 };
-
-/// Throws std::invalid_argument naming the first bad field of o.
-void ValidateMacroOptions(const MacroOptions& o);
 
 /// GP belief over a field with known hyperparameters (eq. 4.1): observations (location, y)
 /// and the posterior of the latent values. Small data (tens of points): the Cholesky factor

@@ -51,7 +51,7 @@ nlohmann::json EpisodeRecord(int r, uint64_t seed, const MacroField& field,
 }  // namespace
 
 PreparedMacroStudy PrepareMacroStudy(const MacroStudyOptions& o) {
-  ValidateMacroOptions(o.planner);
+  o.planner.Validate();
   if (o.realisations < 1) throw std::invalid_argument("--realisations must be >= 1");
   PreparedMacroStudy p{o, MakeField(o.field, o.seed, o.per_location), {}, ""};
   const MacroDomain& dom = p.first.domain;

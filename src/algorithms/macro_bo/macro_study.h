@@ -34,7 +34,7 @@ struct PreparedMacroStudy {
   std::string warning;
 };
 
-/// Validates the planner options (ValidateMacroOptions) and builds the first realisation.
+/// Validates the planner options (MacroOptions::Validate) and builds the first realisation.
 /// Throws std::invalid_argument naming the bad option or field.
 PreparedMacroStudy PrepareMacroStudy(const MacroStudyOptions& o);
 
