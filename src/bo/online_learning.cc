@@ -89,7 +89,13 @@ void Exp3Linear::Update(int a, double r) {
   estimates_ += phi_ * theta;
 }
 
-GpMw::GpMw(int k, GpMwOptions options) : hedge_(k, options.eta), options_(options) {}
+void GpMwOptions::Validate() const {
+  if (!(eta > 0) || !std::isfinite(eta))
+    throw std::invalid_argument("GP-MW: learning rate eta must be finite and > 0");
+}
+
+GpMw::GpMw(int k, GpMwOptions options)
+    : hedge_(k, (options.Validate(), options.eta)), options_(options) {}
 
 void GpMw::Update(const ExactGP& gp, const Eigen::MatrixXd& joint, double beta) {
   if (joint.rows() != hedge_.num_actions())

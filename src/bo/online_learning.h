@@ -81,8 +81,10 @@ class Exp3Linear {
 /// GP-MW options. Defaults follow docs/design.md (the R2-B2 authors' code): eta = 0.1 on raw
 /// cumulative UCB rewards. With clip_rewards, UCBs are clipped to [0, 1] as in Sessa et al.
 struct GpMwOptions {
-  double eta = 0.1;
-  bool clip_rewards = false;
+  double eta = 0.1;           ///< Hedge learning rate, finite > 0
+  bool clip_rewards = false;  ///< clip the UCB rewards to [0, 1]
+  /// Throws std::invalid_argument when eta is not finite and > 0.
+  void Validate() const;
 };
 
 /// GP-MW (Sessa et al. 2019, Alg. 1): Hedge over K actions whose reward vector after each

@@ -219,6 +219,11 @@ void BosOptions::Validate() const {
     throw std::invalid_argument("BOS: num_paths and grid_size must be >= 1");
   if (!(k1_base > 0) || !(k1_decay > 0) || !std::isfinite(k1_decay))
     throw std::invalid_argument("BOS: k1_base and k1_decay must be > 0");
+  if (!(k2 > 0) || !std::isfinite(k2) || !(cost > 0) || !std::isfinite(cost))
+    throw std::invalid_argument("BOS: k2 and cost must be finite and > 0");
+  if (min_cell_paths < 0) throw std::invalid_argument("BOS: min_cell_paths must be >= 0");
+  if (!(noise_variance > 0) || !std::isfinite(noise_variance))
+    throw std::invalid_argument("BOS: noise_variance must be finite and > 0");
 }
 
 BosDecisionTable BosDecisionTable::Solve(const Eigen::VectorXd& initial_errors, int horizon,

@@ -80,8 +80,8 @@ struct BosOptions {
   /// success boundary maps to 0). BO-BOS' validation errors level off above 0, and the
   /// zero-mean forecast then never predicts a bad run (docs/design.md).
   bool asymptote = false;
-  /// num_paths and grid_size >= 1; k1_base > 0 and k1_decay > 0 finite. Throws
-  /// std::invalid_argument "BOS: ...".
+  /// num_paths and grid_size >= 1; k1_base > 0 and k1_decay > 0 finite; k2, cost and
+  /// noise_variance finite > 0; min_cell_paths >= 0. Throws std::invalid_argument "BOS: ...".
   void Validate() const;
 };
 

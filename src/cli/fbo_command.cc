@@ -21,10 +21,10 @@
 #include "cli/parse.h"
 #include "cli/plot.h"
 #include "cli/progress.h"
-#include "process/subprocess.h"
 #include "cli/validators.h"
 #include "experiment/records.h"
 #include "experiment/spec.h"
+#include "process/subprocess.h"
 
 namespace advbo::cli {
 namespace {
@@ -109,9 +109,7 @@ void Check(const FboArgs& a) {
   if (!(a.q > 0 && a.q <= 1)) throw std::invalid_argument("--q must be in (0, 1]");
   if (!(a.z >= 0) || !std::isfinite(a.z)) throw std::invalid_argument("--z must be >= 0");
   if (!(a.clip > 0) || !std::isfinite(a.clip)) throw std::invalid_argument("--clip must be > 0");
-  if (!(a.noise > 0)) throw std::invalid_argument("--noise must be > 0");
-  if (!(a.gap >= 0)) throw std::invalid_argument("--gap must be >= 0");
-  if (!(a.lengthscale > 0)) throw std::invalid_argument("--lengthscale must be > 0");
+  FamilyOptionsOf(a).Validate();  // --agents, --domain, --lengthscale, --gap, --noise
   if (a.delta != 0 && !(a.delta > 0 && a.delta < 1))
     throw std::invalid_argument("--delta must be in (0, 1)");
   if (a.agents < 1 || a.rounds < 1 || a.init < 1 || a.features < 1 || a.regions < 1)

@@ -11,9 +11,16 @@ bo::FitOptions BeliefOptions::DefaultFit() {
   return f;
 }
 
+void BeliefOptions::Validate() const {
+  if (refit_every < 0 || refit_until < 0)
+    throw std::invalid_argument("PayoffBelief: refit_every and refit_until must be >= 0");
+  fit.Validate();
+}
+
 PayoffBelief::PayoffBelief(int agent, int input_dim, const bo::ExactGP& prior,
                            BeliefOptions options, BeliefInputs inputs)
     : agent_(agent), input_dim_(input_dim), inputs_(inputs), gp_(prior), options_(options) {
+  options.Validate();
   if (agent < 0 || input_dim < 1)
     throw std::invalid_argument("PayoffBelief: negative agent index or input dimension < 1");
   gp_.SetData(Eigen::MatrixXd(0, input_dim), Eigen::VectorXd(0));

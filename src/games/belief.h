@@ -26,6 +26,9 @@ struct BeliefOptions {
   /// ML-II with 1 restart, lengthscales in [0.01, 100], signal variance in [0.01, 100],
   /// noise in [1e-6, 1] (standardised units).
   static bo::FitOptions DefaultFit();
+  /// Throws std::invalid_argument when refit_every or refit_until is negative or `fit` is
+  /// out of range (bo::FitOptions::Validate).
+  void Validate() const;
 };
 
 /// What a PayoffBelief's GP takes as input.

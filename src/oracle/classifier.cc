@@ -104,8 +104,27 @@ bool IsModelUrl(const std::string& model) {
 
 Classifier::~Classifier() = default;
 
+void ClassifierOptions::Validate() const {
+  if (channels < 0 || height < 0 || width < 0)
+    throw std::invalid_argument("the input shape must not be negative");
+  const int given = (channels > 0) + (height > 0) + (width > 0);
+  if (given != 0 && given != 3)
+    throw std::invalid_argument("the input shape needs all of channels, height and width");
+  if (threads < 0) throw std::invalid_argument("the number of LibTorch threads must be >= 0");
+  http.Validate();
+  if (probe) return;
+  if (given == 0) throw std::invalid_argument("no probe query: the input shape must be given");
+  if (output == OutputKind::kAuto)
+    throw std::invalid_argument(
+        "no probe query: the output kind must be given (logits or probs; auto detection "
+        "scores two probe images)");
+  if (classes != 0 && classes < 2)
+    throw std::invalid_argument("no probe query: the number of classes must be >= 2 (or 0)");
+}
+
 std::unique_ptr<Classifier> Classifier::Load(const std::string& model,
                                              const ClassifierOptions& opt) {
+  opt.Validate();
   if (IsModelUrl(model)) return FromBackend(MakeHttpBackend(model, opt.http), opt);
   return FromBackend(MakeTorchScriptBackend(model, opt.threads), opt);
 }
@@ -172,6 +191,7 @@ std::string OutputFormatOf(const Eigen::MatrixXd& out, OutputKind kind, const st
 std::unique_ptr<Classifier> Classifier::FromBackend(std::unique_ptr<ScoreBackend> backend,
                                                     const ClassifierOptions& opt) {
   if (!backend) throw std::invalid_argument("Classifier::FromBackend: no back end");
+  opt.Validate();
   std::unique_ptr<Classifier> clf(new Classifier());
   clf->path_ = backend->name();
   clf->backend_ = std::move(backend);
@@ -179,14 +199,6 @@ std::unique_ptr<Classifier> Classifier::FromBackend(std::unique_ptr<ScoreBackend
   const std::string& path = clf->path_;
   const std::vector<std::array<int, 3>> shapes = ProbeShapes(opt);
   if (!opt.probe) {
-    if (shapes.size() != 1)
-      throw std::invalid_argument("no probe query: the input shape must be given");
-    if (opt.output == OutputKind::kAuto)
-      throw std::invalid_argument(
-          "no probe query: the output kind must be given (logits or probs; auto detection "
-          "scores two probe images)");
-    if (opt.classes != 0 && opt.classes < 2)
-      throw std::invalid_argument("no probe query: the number of classes must be >= 2 (or 0)");
     clf->c_ = shapes[0][0];
     clf->h_ = shapes[0][1];
     clf->w_ = shapes[0][2];

@@ -115,7 +115,9 @@ inline constexpr size_t kMaxHttpReplyBytes = size_t{64} << 20;
 struct HttpOptions {
   double timeout_seconds = 30;  ///< connect / read / write timeout of one request, > 0
   int retries = 3;              ///< extra attempts after a transport error, a 5xx or a 429
-                                ///< (backoff 0.1 s, 0.2 s, 0.4 s, ...), >= 0
+                                ///< (backoff 0.1 s, 0.2 s, 0.4 s, ...), 0..100
+  /// Throws std::invalid_argument naming --http-timeout / --http-retries when out of range.
+  void Validate() const;
 };
 
 /// Loading options.
@@ -135,6 +137,10 @@ struct ClassifierOptions {
   bool probe = true;
   int classes = 0;  ///< number of classes when probe is false (0 = taken from the first
                     ///< answer; else >= 2); ignored otherwise
+  /// Throws std::invalid_argument when a shape entry or `threads` is negative, the shape is
+  /// given in part, `http` is out of range, or probe is false without the shape, with
+  /// output auto, or with classes 1 or negative.
+  void Validate() const;
 };
 
 /// The BLAS that LibTorch's linear and convolution layers run on (Debian picks it through

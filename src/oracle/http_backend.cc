@@ -155,11 +155,14 @@ class HttpBackend : public ScoreBackend {
 
 }  // namespace
 
-std::unique_ptr<ScoreBackend> MakeHttpBackend(const std::string& url, const HttpOptions& opt) {
-  if (!(opt.timeout_seconds > 0) || !std::isfinite(opt.timeout_seconds))
+void HttpOptions::Validate() const {
+  if (!(timeout_seconds > 0) || !std::isfinite(timeout_seconds))
     throw std::invalid_argument("--http-timeout must be > 0 seconds");
-  if (opt.retries < 0 || opt.retries > 100)
-    throw std::invalid_argument("--http-retries must be in 0..100");
+  if (retries < 0 || retries > 100) throw std::invalid_argument("--http-retries must be in 0..100");
+}
+
+std::unique_ptr<ScoreBackend> MakeHttpBackend(const std::string& url, const HttpOptions& opt) {
+  opt.Validate();
   static const std::regex re(
       R"(^(https?://[A-Za-z0-9.\-]+|https?://\[[0-9A-Fa-f:]+\])(:[0-9]{1,5})?(/[^\s#]*)?$)");
   std::smatch m;

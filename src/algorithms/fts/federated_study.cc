@@ -20,7 +20,17 @@ std::string Fixed(double v, int prec) {
 
 }  // namespace
 
+void FamilyOptions::Validate() const {
+  if (agents < 1) throw std::invalid_argument("--agents must be >= 1");
+  if (domain < 0) throw std::invalid_argument("--domain must be >= 0 (0 = the default)");
+  if (!(lengthscale > 0) || !std::isfinite(lengthscale))
+    throw std::invalid_argument("--lengthscale must be > 0");
+  if (!(gap >= 0) || !std::isfinite(gap)) throw std::invalid_argument("--gap must be >= 0");
+  if (!(noise > 0) || !std::isfinite(noise)) throw std::invalid_argument("--noise must be > 0");
+}
+
 std::unique_ptr<AgentFamily> SyntheticFamily(const FamilyOptions& o) {
+  o.Validate();
   auto fam = std::make_unique<AgentFamily>();
   const int k = o.domain > 0 ? o.domain : 1000;
   fam->x = Eigen::VectorXd::LinSpaced(k, 0, 1);
@@ -49,6 +59,7 @@ std::unique_ptr<AgentFamily> SyntheticFamily(const FamilyOptions& o) {
 }
 
 std::unique_ptr<AgentFamily> MnistLssvmFamily(const FamilyOptions& o) {
+  o.Validate();
   auto fam = std::make_unique<AgentFamily>();
   const int side = o.domain > 0 ? static_cast<int>(std::lround(std::sqrt(o.domain))) : 30;
   fam->x.resize(side * side, 2);

@@ -39,6 +39,9 @@ struct FamilyOptions {
   double gap = 0.02;          ///< synthetic: each agent's +- offset per point, >= 0
   double noise = 0.01;        ///< synthetic: observation noise variance, > 0
   std::string mnist_dir = "data/mnist";  ///< mnist-lssvm: the MNIST IDX folder
+  /// Throws std::invalid_argument naming the CLI option (--agents, --domain, --lengthscale,
+  /// --gap, --noise) of the first value out of its range above.
+  void Validate() const;
 };
 
 /// The synthetic family of Sec. 5.5.1 / 6.5.1: f ~ GP (SE, lengthscale l) on a K-point grid of

@@ -130,12 +130,16 @@ uint64_t EvaluationSeed(uint64_t seed, const Eigen::VectorXd& x) {
   return bo::DeriveSeed(seed, h);
 }
 
-TaskData LoadTaskData(const std::string& dataset, const TaskOptions& o) {
-  if (o.offset < 0 || o.examples < 0)
+void TaskOptions::Validate() const {
+  if (offset < 0 || examples < 0)
     throw std::invalid_argument("task options: offset and examples must be >= 0");
-  if (o.transform != "none" && o.transform != "invert-noise" && o.transform != "grey")
+  if (transform != "none" && transform != "invert-noise" && transform != "grey")
     throw std::invalid_argument(
-        "task options: transform must be none, invert-noise or grey, not '" + o.transform + "'");
+        "task options: transform must be none, invert-noise or grey, not '" + transform + "'");
+}
+
+TaskData LoadTaskData(const std::string& dataset, const TaskOptions& o) {
+  o.Validate();
   data::ImageSet set;
   std::string dir;
   if (dataset == "mnist") {

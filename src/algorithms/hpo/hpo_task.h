@@ -84,6 +84,9 @@ struct TaskOptions {
   /// "none", "invert-noise" (x -> 1 - x plus N(0, 0.3^2) noise, clipped; a dissimilar
   /// variant for meta-task studies) or "grey" (channel mean; CIFAR-10 only).
   std::string transform = "none";
+  /// Throws std::invalid_argument when offset or examples is negative or the transform is
+  /// none of the three above.
+  void Validate() const;
 };
 
 /// Registered task names: mnist-lr, fashion-lr, cifar10-lr, mnist-lssvm, fashion-lssvm,

@@ -50,9 +50,14 @@ nlohmann::json EpisodeRecord(int r, uint64_t seed, const MacroField& field,
 
 }  // namespace
 
+void MacroStudyOptions::Validate() const {
+  planner.Validate();
+  if (per_location < 1) throw std::invalid_argument("macro-actions per location must be >= 1");
+  if (realisations < 1) throw std::invalid_argument("--realisations must be >= 1");
+}
+
 PreparedMacroStudy PrepareMacroStudy(const MacroStudyOptions& o) {
-  o.planner.Validate();
-  if (o.realisations < 1) throw std::invalid_argument("--realisations must be >= 1");
+  o.Validate();
   PreparedMacroStudy p{o, MakeField(o.field, o.seed, o.per_location), {}, ""};
   const MacroDomain& dom = p.first.domain;
   if (o.planner.algo == MacroAlgo::kEMacro) {

@@ -23,6 +23,10 @@ struct MacroStudyOptions {
   int per_location = 20;           ///< macro-actions per location (MakeField)
   int realisations = 1;            ///< R >= 1; realisation r uses seed + r
   uint64_t seed = 0;
+  /// Throws std::invalid_argument when the planner is out of range (MacroOptions::Validate),
+  /// per_location < 1 or realisations < 1 (the field and algorithm names are checked by
+  /// MakeField / ParseMacroAlgo).
+  void Validate() const;
 };
 
 /// The validated study: the first realisation (built, so a bad field fails early), the

@@ -64,8 +64,19 @@ int ChooseProjectionDim(double sigma_min, double epsilon, double delta,
   return best;
 }
 
+void CuratorOptions::Validate() const {
+  if (r < 1) throw std::invalid_argument("PO-GP-UCB: the projection dimension r must be >= 1");
+  CheckPrivacyParameters(epsilon, delta);
+}
+
+void ModelerOptions::Validate() const {
+  if (!(delta_prime > 0 && delta_prime < 1))
+    throw std::invalid_argument("PO-GP-UCB: delta' must be in (0, 1)");
+}
+
 CuratorRelease ReleaseDataset(const Eigen::MatrixXd& x, const CuratorOptions& options,
                               bo::Rng& rng) {
+  options.Validate();
   CheckFinite(x, "the record matrix");
   CuratorRelease out;
   out.omega = PrivacyThreshold(options.r, options.epsilon, options.delta);
@@ -125,9 +136,8 @@ std::pair<Eigen::VectorXd, Eigen::VectorXd> ModelerBox(const Eigen::MatrixXd& z)
 
 bo::BoLoopOptions ModelerLoopOptions(const Eigen::MatrixXd& z, const bo::BoLoopOptions& base,
                                      const ModelerOptions& options) {
+  options.Validate();
   CheckFinite(z, "the released rows");
-  if (!(options.delta_prime > 0 && options.delta_prime < 1))
-    throw std::invalid_argument("PO-GP-UCB: delta' must be in (0, 1)");
   bo::BoLoopOptions o = base;
   o.acquisition = bo::AcquisitionKind::kUcb;
   o.beta = {bo::BetaPolicy::kSrinivas2010, 0.0, options.delta_prime};

@@ -58,6 +58,8 @@ struct CuratorOptions {
   double epsilon = 3.0;  ///< epsilon of Algorithm 1 (> 0); no DP claim is made (see above)
   double delta = 1e-5;   ///< delta of Algorithm 1, in (0, 1); the paper uses < 1/n
   int r = 10;            ///< projection dimension, >= 1
+  /// Throws std::invalid_argument when epsilon, delta or r is out of the ranges above.
+  void Validate() const;
 };
 
 /// What the curator computes. Only `z` is released.
@@ -93,6 +95,8 @@ struct ModelerOptions {
   /// delta' of beta_t = 2 ln(n t^2 pi^2 / (6 delta')) (line 3), in (0, 1); the paper's
   /// delta_ucb / 2 = 0.025.
   double delta_prime = 0.025;
+  /// Throws std::invalid_argument when delta_prime is not in (0, 1).
+  void Validate() const;
 };
 
 /// The loop options of Algorithm 2 on the released rows z [n, r]: GP-UCB (the paper maximises;

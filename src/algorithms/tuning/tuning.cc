@@ -48,13 +48,9 @@ BoBosOptions CheckedBoBosOptions(const TuneProblem& p, const TuneOptions& t,
   o.epoch_budget = t.epoch_budget;
   o.max_evaluations = s.max_evaluations;
   o.beta = bo::ParseExplorationWeight(s.beta);
-  // RunBoBos validates the rest; check here too so nothing is written on bad input.
-  if (o.warmup_epochs < 2 || o.warmup_epochs >= o.max_epochs)
+  // N is known only now; RunBoBos validates the rest (and t.Validate() the CLI ranges).
+  if (o.warmup_epochs >= o.max_epochs)
     throw std::invalid_argument("--warmup must satisfy 2 <= N0 < --epochs");
-  if (!(t.gamma > 0 && t.gamma <= 1)) throw std::invalid_argument("--gamma must be in (0, 1]");
-  if (!(t.kappa >= 1) || !std::isfinite(t.kappa))
-    throw std::invalid_argument("--kappa must be a finite value >= 1");
-  if (t.bos_paths < 100) throw std::invalid_argument("--bos-paths must be >= 100");
   o.intermediate_epochs.clear();  // 1, 10, 20, ... below N (App. A.4's 1,10,..,40)
   for (int e = 1; e < o.max_epochs; e = e == 1 ? 10 : e + 10) o.intermediate_epochs.push_back(e);
   return o;
@@ -132,6 +128,7 @@ void RunHyperbandTune(const TuneProblem& p, const PreparedTune& prep, bo::Rng& r
 bool IsEpochAlgorithm(const std::string& algo) { return algo == "bo-bos" || algo == "hyperband"; }
 
 std::shared_ptr<hpo::HpoTask> MakeTuneTask(const TuneOptions& t) {
+  t.Validate();
   hpo::TaskOptions o;
   o.seed = t.task_seed;
   o.examples = t.task_examples;
@@ -193,8 +190,20 @@ TuneProblem TaskProblem(const TuneOptions& t) {
   return p;
 }
 
+void TuneOptions::Validate() const {
+  auto bad = [](const std::string& m) { throw std::invalid_argument(m); };
+  if (task_examples < 0 || task_offset < 0) bad("--task-examples and --task-offset must be >= 0");
+  if (epochs < 0) bad("--epochs must be >= 0 (0 = the default)");
+  if (epoch_budget < 1) bad("--epoch-budget must be >= 1");
+  if (!(gamma > 0 && gamma <= 1)) bad("--gamma must be in (0, 1]");
+  if (!(kappa >= 1) || !std::isfinite(kappa)) bad("--kappa must be a finite value >= 1");
+  if (bos_paths < 100) bad("--bos-paths must be >= 100");
+  if (warmup < 2) bad("--warmup must satisfy 2 <= N0 < --epochs");
+  if (!(eta > 1) || !std::isfinite(eta)) bad("--eta must be > 1");
+}
+
 PreparedTune PrepareTune(const TuneProblem& p, const TuneOptions& t, const TuneSettings& s) {
-  if (t.epoch_budget < 1) throw std::invalid_argument("--epoch-budget must be >= 1");
+  t.Validate();
   PreparedTune prep;
   prep.config = {
       {"type", "config"},
@@ -216,7 +225,6 @@ PreparedTune PrepareTune(const TuneProblem& p, const TuneOptions& t, const TuneS
     prep.hyperband.max_epochs = t.epochs > 0 ? t.epochs : 80;
     prep.hyperband.eta = t.eta;
     prep.hyperband.epoch_budget = t.epoch_budget;
-    if (!(t.eta > 1) || !std::isfinite(t.eta)) throw std::invalid_argument("--eta must be > 1");
     prep.config.update({{"max_epochs_R", prep.hyperband.max_epochs},
                         {"eta", t.eta},
                         {"resume", prep.hyperband.resume}});

@@ -35,6 +35,9 @@ struct TuneOptions {
   int bos_paths = 100000;   ///< bo-bos: forward-simulation paths, >= 100
   int warmup = 8;           ///< bo-bos: N0, 2 <= N0 < N
   double eta = 3.0;         ///< hyperband: successive-halving rate, > 1
+  /// Throws std::invalid_argument naming the CLI option of the first value out of its range
+  /// above (2 <= warmup < epochs is checked once N is known, by PrepareTune).
+  void Validate() const;
 };
 
 /// Whether `algo` names an epoch-aware tuner (bo-bos, hyperband).
