@@ -51,7 +51,8 @@ Eigen::VectorXd LatentQuerier::Query(const std::vector<Eigen::VectorXd>& us, int
   const size_t d = static_cast<size_t>(c_) * h_ * w_;
   std::vector<float> batch(us.size() * d);
   for (size_t b = 0; b < us.size(); ++b) {
-    const std::vector<float> delta = UpsampleLatent(gain_ * o_.query_radius() * us[b], c_, side, h_, w_);
+    const std::vector<float> delta =
+        UpsampleLatent(gain_ * o_.query_radius() * us[b], c_, side, h_, w_);
     for (size_t i = 0; i < d; ++i) batch[b * d + i] = o_.clean()[i] + delta[i];
   }
   return o_.Query(batch.data(), static_cast<int>(us.size())).objective;

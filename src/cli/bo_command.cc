@@ -21,9 +21,9 @@
 #include "cli/format.h"
 #include "cli/parse.h"
 #include "cli/progress.h"
-#include "process/subprocess.h"
 #include "cli/validators.h"
 #include "experiment/spec.h"
+#include "process/subprocess.h"
 
 namespace advbo::cli {
 namespace {

@@ -25,7 +25,8 @@ R2b2Agent::R2b2Agent(int self, std::vector<ActionSpace> spaces, std::vector<Payo
       moves_second_(moves_second) {
   const int m_agents = static_cast<int>(spaces_.size());
   if (m_agents < 2) throw std::invalid_argument("R2-B2: a game needs at least two agents");
-  if (self_ < 0 || self_ >= m_agents) throw std::invalid_argument("R2-B2: agent index out of range");
+  if (self_ < 0 || self_ >= m_agents)
+    throw std::invalid_argument("R2-B2: agent index out of range");
   if (static_cast<int>(beliefs_.size()) != m_agents || static_cast<int>(level0_.size()) != m_agents)
     throw std::invalid_argument("R2-B2: need one payoff belief and one level-0 strategy per agent");
   for (int m = 0; m < m_agents; ++m) {
@@ -36,8 +37,9 @@ R2b2Agent::R2b2Agent(int self, std::vector<ActionSpace> spaces, std::vector<Payo
   if (options_.samples < 1) throw std::invalid_argument("R2-B2: need at least one sample");
   if (options_.candidates < 1) throw std::invalid_argument("R2-B2: need at least one candidate");
   if (m_agents > 2 && options_.level > 2)
-    throw std::invalid_argument("R2-B2: with more than two agents levels above 2 are not defined "
-                                "(App. E.2)");
+    throw std::invalid_argument(
+        "R2-B2: with more than two agents levels above 2 are not defined "
+        "(App. E.2)");
   if (!options_.other_levels.empty()) {
     if (static_cast<int>(options_.other_levels.size()) != m_agents)
       throw std::invalid_argument("R2-B2: other_levels needs one entry per agent");
@@ -217,7 +219,8 @@ Eigen::VectorXd R2b2Agent::Act(const GameHistory& h, const std::vector<Eigen::Ve
   shown[self_] = Eigen::VectorXd();
   if (options_.level >= 2 && m_agents == 2) {
     const int j = 1 - self_;
-    last_simulated_ = shown[j].size() > 0 ? shown[j] : Simulate(j, options_.level - 1, h, shown, rng);
+    last_simulated_ =
+        shown[j].size() > 0 ? shown[j] : Simulate(j, options_.level - 1, h, shown, rng);
     shown[j] = last_simulated_;
   }
   return Simulate(self_, options_.level, h, shown, rng);

@@ -45,7 +45,8 @@ std::unique_ptr<Autoencoder> Autoencoder::Load(const std::string& path, int c, i
     throw;
   } catch (const std::exception& e) {
     throw ModelError(path + ": encode() failed on [2," + std::to_string(c) + "," +
-                     std::to_string(h) + "," + std::to_string(w) + "] (" + FirstLineOf(e.what()) + ")");
+                     std::to_string(h) + "," + std::to_string(w) + "] (" + FirstLineOf(e.what()) +
+                     ")");
   }
   ae->z_ = static_cast<int>(z.cols());
   try {
@@ -85,8 +86,8 @@ std::vector<float> Autoencoder::Decode(const Eigen::MatrixXd& z) const {
   torch::Tensor t = out.toTensor().to(torch::kFloat32).contiguous();
   const size_t d = static_cast<size_t>(c_) * h_ * w_;
   if (t.numel() != static_cast<long>(n * d))
-    throw ModelError(path_ + ": decode() returned " + std::to_string(t.numel()) +
-                     " values for " + std::to_string(n) + " images of " + std::to_string(d));
+    throw ModelError(path_ + ": decode() returned " + std::to_string(t.numel()) + " values for " +
+                     std::to_string(n) + " images of " + std::to_string(d));
   std::vector<float> x(t.data_ptr<float>(), t.data_ptr<float>() + n * d);
   for (float& v : x) {
     if (!std::isfinite(v)) throw ModelError(path_ + ": decode() returned non-finite values");

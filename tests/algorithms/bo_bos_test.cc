@@ -2,6 +2,8 @@
 // Fig. 4.1, K1 = infinity never stopping, initial points never stopped, C2 computed under the
 // GP from before the iteration, the epoch budget; Hyperband's brackets against Li et al.'s
 // Table 1 (R = 81, eta = 3) and successive halving keeping the best.
+#include "algorithms/bo_bos/bo_bos.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,7 +11,6 @@
 #include <map>
 #include <memory>
 
-#include "algorithms/bo_bos/bo_bos.h"
 #include "algorithms/hyperband/hyperband.h"
 #include "bo/kernel.h"
 #include "bo/optimal_stopping.h"
@@ -84,8 +85,8 @@ TEST(BoBos, SummaryStatisticFromFirstEpochIsTheRunningMean) {
 TEST(BoBos, StopsBadRunsButNeverInitialPointsAndNeverWithInfiniteK1) {
   bo::Rng rng(3);
   BoBosOptions o = Small();
-  const BoBosResult res = RunBoBos(Curves(), Eigen::VectorXd::Zero(2),
-                                   Eigen::VectorXd::Ones(2), o, rng);
+  const BoBosResult res =
+      RunBoBos(Curves(), Eigen::VectorXd::Zero(2), Eigen::VectorXd::Ones(2), o, rng);
   int stopped = 0, total = 0;
   for (const auto& r : res.records) {
     total += r.epochs;
@@ -99,7 +100,7 @@ TEST(BoBos, StopsBadRunsButNeverInitialPointsAndNeverWithInfiniteK1) {
       ++stopped;
       EXPECT_GT(r.epochs, o.warmup_epochs);
       EXPECT_LT(r.epochs, o.max_epochs);
-      EXPECT_TRUE(r.c2[r.epochs - 1]);  // C2 held where it stopped
+      EXPECT_TRUE(r.c2[r.epochs - 1]);          // C2 held where it stopped
       EXPECT_GT(FinalError(r.x), r.threshold);  // and the stop was right (theta_1 held)
     }
   }
@@ -109,8 +110,8 @@ TEST(BoBos, StopsBadRunsButNeverInitialPointsAndNeverWithInfiniteK1) {
 
   bo::Rng rng2(3);
   o.k1_first = std::numeric_limits<double>::infinity();
-  const BoBosResult never = RunBoBos(Curves(), Eigen::VectorXd::Zero(2),
-                                     Eigen::VectorXd::Ones(2), o, rng2);
+  const BoBosResult never =
+      RunBoBos(Curves(), Eigen::VectorXd::Zero(2), Eigen::VectorXd::Ones(2), o, rng2);
   for (const auto& r : never.records) {
     EXPECT_FALSE(r.early_stopped);
     if (!r.budget_cut) EXPECT_EQ(r.epochs, o.max_epochs);
@@ -122,8 +123,8 @@ TEST(BoBos, C2IsComputedUnderTheGpFromBeforeTheIteration) {
   BoBosOptions o = Small();
   o.fit_hyperparameters = false;  // the GP is then a function of its data alone
   o.epoch_budget = 400;
-  const BoBosResult res = RunBoBos(Curves(), Eigen::VectorXd::Zero(2),
-                                   Eigen::VectorXd::Ones(2), o, rng);
+  const BoBosResult res =
+      RunBoBos(Curves(), Eigen::VectorXd::Zero(2), Eigen::VectorXd::Ones(2), o, rng);
   auto gp_from = [&](size_t upto) {  // the GP of records [0, upto)
     bo::ExactGP gp(std::make_unique<bo::StationaryKernel>(bo::KernelFamily::kMatern52, 3, true,
                                                           std::vector<int>{}, 0.2, 1.0),
@@ -135,8 +136,7 @@ TEST(BoBos, C2IsComputedUnderTheGpFromBeforeTheIteration) {
           Eigen::Vector3d z(r.x(0), r.x(1), double(e) / o.max_epochs);
           gp.AddObservation(z, -r.curve[e - 1]);
         }
-      gp.AddObservation(Eigen::Vector3d(r.x(0), r.x(1), double(r.epochs) / o.max_epochs),
-                        -r.error);
+      gp.AddObservation(Eigen::Vector3d(r.x(0), r.x(1), double(r.epochs) / o.max_epochs), -r.error);
     }
     return gp;
   };
@@ -158,8 +158,8 @@ TEST(BoBos, WithoutEarlyStoppingItIsGpUcbOnFullRuns) {
   BoBosOptions o = Small();
   o.early_stopping = false;
   o.epoch_budget = 520;
-  const BoBosResult res = RunBoBos(Curves(), Eigen::VectorXd::Zero(2),
-                                   Eigen::VectorXd::Ones(2), o, rng);
+  const BoBosResult res =
+      RunBoBos(Curves(), Eigen::VectorXd::Zero(2), Eigen::VectorXd::Ones(2), o, rng);
   ASSERT_EQ(res.records.size(), 11u);  // 10 full runs + one cut at the budget
   for (size_t i = 0; i + 1 < res.records.size(); ++i) EXPECT_EQ(res.records[i].epochs, 50);
   EXPECT_TRUE(res.records.back().budget_cut);
@@ -202,8 +202,8 @@ TEST(Hyperband, PromotesTheBestAndRespectsTheBudget) {
   bo::Rng rng(7);
   HyperbandOptions o;
   o.epoch_budget = 1500;
-  const auto res = RunHyperband(Curves(), Eigen::VectorXd::Zero(2), Eigen::VectorXd::Ones(2), o,
-                                rng);
+  const auto res =
+      RunHyperband(Curves(), Eigen::VectorXd::Zero(2), Eigen::VectorXd::Ones(2), o, rng);
   EXPECT_LE(res.epochs_used, 1500);
   EXPECT_GT(res.epochs_used, 1500 - 80);
   // Per (round, bracket, rung): the configurations promoted to rung i + 1 are the
@@ -234,8 +234,8 @@ TEST(Hyperband, PromotesTheBestAndRespectsTheBudget) {
   // resume = false charges every run in full.
   bo::Rng rng2(7);
   o.resume = false;
-  const auto restart = RunHyperband(Curves(), Eigen::VectorXd::Zero(2), Eigen::VectorXd::Ones(2),
-                                    o, rng2);
+  const auto restart =
+      RunHyperband(Curves(), Eigen::VectorXd::Zero(2), Eigen::VectorXd::Ones(2), o, rng2);
   for (const auto& r : restart.records) EXPECT_EQ(r.epochs_charged, r.epochs);
 }
 

@@ -236,10 +236,10 @@ TEST(Bos2Settings, ParsedAndValidated) {
   EXPECT_EQ(o.max_gp_points, 150);
   EXPECT_EQ(Bos2Options::Fast().max_gp_points, 120);
   EXPECT_FALSE(o.stopping);  // the ablation survives this preset too
-  for (const char* bad : {"window=2", "window=-1", "saturation=0.5", "saturation=nan", "kernel=rbf",
-                          "beta=huge", "candidates=0", "vertex=1.5", "noise=maybe", "stopping=yes",
-                          "polish=1.5", "unknown=1", "window", "=3", "paths=10", "preset=",
-                          "preset=Fast", "preset=quick"}) {
+  for (const char* bad :
+       {"window=2", "window=-1", "saturation=0.5", "saturation=nan", "kernel=rbf", "beta=huge",
+        "candidates=0", "vertex=1.5", "noise=maybe", "stopping=yes", "polish=1.5", "unknown=1",
+        "window", "=3", "paths=10", "preset=", "preset=Fast", "preset=quick"}) {
     Bos2Options x;
     EXPECT_THROW(Bos2Attack::ApplySettings(bad, &x), std::invalid_argument) << bad;
   }

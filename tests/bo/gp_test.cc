@@ -226,7 +226,8 @@ TEST(ExactGP, LargeGpsLikelihoodThroughLapackEqualsTheDirectFormula) {
   tp(0) += h;
   tm(0) -= h;
   const double fd = (gp.LogMarginalLikelihoodAt(tp, cache, nullptr) -
-                     gp.LogMarginalLikelihoodAt(tm, cache, nullptr)) / (2 * h);
+                     gp.LogMarginalLikelihoodAt(tm, cache, nullptr)) /
+                    (2 * h);
   EXPECT_NEAR(g(0), fd, 1e-4 * std::max(1.0, std::abs(fd)));
 }
 

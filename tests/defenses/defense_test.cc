@@ -38,13 +38,14 @@ TEST(ParseDefense, SpecsDefaultsAndErrors) {
   EXPECT_TRUE(ParseDefense("none").empty());
   EXPECT_TRUE(ParseDefense("").empty());
   EXPECT_EQ(ParseDefense("jpeg").Spec(), "jpeg:quality=75");
-  EXPECT_EQ(ParseDefense("median:size=5+noise:sigma=0.05").Spec(), "median:size=5+noise:sigma=0.05");
+  EXPECT_EQ(ParseDefense("median:size=5+noise:sigma=0.05").Spec(),
+            "median:size=5+noise:sigma=0.05");
   EXPECT_EQ(ParseDefense("bits").Spec(), "bits:depth=4");
   EXPECT_TRUE(ParseDefense("resize").randomized());
   EXPECT_FALSE(ParseDefense("blur:sigma=0.5").randomized());
-  for (const char* bad : {"gzip", "jpeg:quality=0", "jpeg:quality=101", "jpeg:q=50",
-                          "bits:depth=9", "median:size=4", "median:size=7", "blur:sigma=-1",
-                          "noise:sigma=abc", "resize:ratio=2", "jpeg:quality", "jpeg:quality=7.5"})
+  for (const char* bad : {"gzip", "jpeg:quality=0", "jpeg:quality=101", "jpeg:q=50", "bits:depth=9",
+                          "median:size=4", "median:size=7", "blur:sigma=-1", "noise:sigma=abc",
+                          "resize:ratio=2", "jpeg:quality", "jpeg:quality=7.5"})
     EXPECT_THROW(ParseDefense(bad), std::invalid_argument) << bad;
 }
 
@@ -70,9 +71,9 @@ TEST(Defenses, JpegErrorGrowsAsQualityDropsAndColoursSurvive) {
   std::vector<float> img(c * h * w);
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x) {
-      img[(0 * h + y) * w + x] = 0.8f;                  // red
-      img[(1 * h + y) * w + x] = 0.1f + 0.02f * x;      // green ramp
-      img[(2 * h + y) * w + x] = 0.2f;                  // blue
+      img[(0 * h + y) * w + x] = 0.8f;              // red
+      img[(1 * h + y) * w + x] = 0.1f + 0.02f * x;  // green ramp
+      img[(2 * h + y) * w + x] = 0.2f;              // blue
     }
   bo::Rng rng(0);
   auto hi = img, lo = img;

@@ -1,12 +1,13 @@
 // R2-B2 agents (Dai 2021 thesis Ch. 8): level-1 against a point mass is the best response,
 // exact and sampled level 1 agree, the level-k recursion simulates exactly what the
 // opponent plays, and the game engine's contracts.
+#include "games/r2b2.h"
+
 #include <gtest/gtest.h>
 
 #include <memory>
 
 #include "bo/acquisition.h"
-#include "games/r2b2.h"
 #include "games/synthetic.h"
 
 namespace advbo::games {
@@ -116,8 +117,8 @@ TEST(R2b2, ExactAndSampledLevelOneAgree) {
   bo::Rng rng(2);
   Eigen::MatrixXd draws = Eigen::MatrixXd::Zero(40000, 2);
   draws.col(1) = s.game->space(1).SampleUniform(40000, rng);
-  const Eigen::VectorXd mc_scores = b->ExpectedUcbScores(
-      0, cands, draws, Eigen::VectorXd::Constant(40000, 1.0 / 40000), round);
+  const Eigen::VectorXd mc_scores =
+      b->ExpectedUcbScores(0, cands, draws, Eigen::VectorXd::Constant(40000, 1.0 / 40000), round);
   EXPECT_LT((exact_scores - mc_scores).cwiseAbs().maxCoeff(),
             0.02 * exact_scores.cwiseAbs().maxCoeff());
   // The chosen actions: the sampled agent's choice is (near-)optimal for the exact objective.

@@ -25,9 +25,11 @@ class Models : public ::testing::Test {
     torch::manual_seed(0);
     torch::Tensor w = torch::randn({784, 10}) * 0.05, b = torch::randn({10});
     Save("linear", w, b, "return torch.addmm(self.b, torch.flatten(x, 1), self.w)");
-    Save("softmax", w, b, "return torch.softmax(torch.addmm(self.b, torch.flatten(x, 1), self.w), 1)");
+    Save("softmax", w, b,
+         "return torch.softmax(torch.addmm(self.b, torch.flatten(x, 1), self.w), 1)");
     Save("image_out", w, b, "return x");
-    Save("nan_out", w, b, "return torch.log(torch.addmm(self.b, torch.flatten(x, 1), self.w) * 0.0 - 1.0)");
+    Save("nan_out", w, b,
+         "return torch.log(torch.addmm(self.b, torch.flatten(x, 1), self.w) * 0.0 - 1.0)");
     Save("cifar_shape", torch::randn({3072, 10}), b,
          "return torch.addmm(self.b, torch.flatten(x, 1), self.w)");
     std::ofstream(dir_ / "garbage.pt") << "this is not a TorchScript archive";
@@ -116,7 +118,8 @@ TEST_F(Models, OracleEnforcesBudgetAndThreatModel) {
   });
   // Wild queries (far outside the ball and [0,1], NaN) are clipped, not evaluated raw.
   std::vector<float> batch(5 * 784);
-  for (size_t i = 0; i < batch.size(); ++i) batch[i] = (i % 3 == 0) ? 5.0f : (i % 3 == 1 ? -3.0f : NAN);
+  for (size_t i = 0; i < batch.size(); ++i)
+    batch[i] = (i % 3 == 0) ? 5.0f : (i % 3 == 1 ? -3.0f : NAN);
   QueryResult r = o.Query(batch.data(), 5);
   EXPECT_EQ(o.queries(), 5);
   EXPECT_LE(worst, eps);

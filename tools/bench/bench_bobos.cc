@@ -34,8 +34,7 @@ alg::CurveObjective CurveOf(const hpo::HpoTask& task) {
 nlohmann::json RunOne(const hpo::HpoTask& task, const std::string& method, int seed, int budget,
                       int num_paths) {
   bo::Rng rng(bo::DeriveSeed(20260, seed));
-  nlohmann::json rec{{"task", task.name()}, {"method", method}, {"seed", seed},
-                     {"budget", budget}};
+  nlohmann::json rec{{"task", task.name()}, {"method", method}, {"seed", seed}, {"budget", budget}};
   nlohmann::json evals = nlohmann::json::array();
   const auto t0 = bo::Clock::now();
   const Eigen::VectorXd lb = task.SearchLower(), ub = task.SearchUpper();
@@ -48,9 +47,14 @@ nlohmann::json RunOne(const hpo::HpoTask& task, const std::string& method, int s
     o.epoch_budget = budget;
     const auto res = alg::RunHyperband(CurveOf(task), lb, ub, o, rng);
     for (const auto& r : res.records)
-      evals.push_back({{"x", natural(r.x)}, {"epochs", r.epochs}, {"charged", r.epochs_charged},
-                       {"error", r.error}, {"bracket", r.bracket}, {"rung", r.rung},
-                       {"epochs_total", r.epochs_total}, {"best_error", r.best_error}});
+      evals.push_back({{"x", natural(r.x)},
+                       {"epochs", r.epochs},
+                       {"charged", r.epochs_charged},
+                       {"error", r.error},
+                       {"bracket", r.bracket},
+                       {"rung", r.rung},
+                       {"epochs_total", r.epochs_total},
+                       {"best_error", r.best_error}});
     rec["best_error"] = res.best_error;
     rec["epochs_used"] = res.epochs_used;
   } else {
@@ -68,10 +72,15 @@ nlohmann::json RunOne(const hpo::HpoTask& task, const std::string& method, int s
     double seconds_bo = 0, seconds_train = 0;
     const auto res = alg::RunBoBos(CurveOf(task), lb, ub, o, rng);
     for (const auto& r : res.records) {
-      evals.push_back({{"x", natural(r.x)}, {"phase", r.phase}, {"epochs", r.epochs},
-                       {"error", r.error}, {"early_stopped", r.early_stopped},
-                       {"final_curve_error", r.curve.back()}, {"k1", r.k1},
-                       {"prior_success", r.prior_success}, {"epochs_total", r.epochs_total},
+      evals.push_back({{"x", natural(r.x)},
+                       {"phase", r.phase},
+                       {"epochs", r.epochs},
+                       {"error", r.error},
+                       {"early_stopped", r.early_stopped},
+                       {"final_curve_error", r.curve.back()},
+                       {"k1", r.k1},
+                       {"prior_success", r.prior_success},
+                       {"epochs_total", r.epochs_total},
                        {"best_error", r.best_error}});
       seconds_bo += r.seconds_bo;
       seconds_train += r.seconds_train;
@@ -100,10 +109,12 @@ int main(int argc, char** argv) {
   app.add_option("--examples", topt.examples, "examples of the pool (0 = all)")
       ->capture_default_str();
   app.add_option("--methods", methods, "comma-separated methods")->capture_default_str();
-  app.add_option("--seeds", seeds, "paired seeds")->capture_default_str()->check(
-      CLI::PositiveNumber);
-  app.add_option("--budget", budget, "epoch budget")->capture_default_str()->check(
-      CLI::PositiveNumber);
+  app.add_option("--seeds", seeds, "paired seeds")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--budget", budget, "epoch budget")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option("--paths", num_paths, "BOS forward-simulation paths")->capture_default_str();
   app.add_option("--out", out, "JSONL output")->required();
   CLI11_PARSE(app, argc, argv);
@@ -112,11 +123,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", task->Describe().c_str());
     std::vector<std::string> seed_names;
     for (int s = 0; s < seeds; ++s) seed_names.push_back(std::to_string(s));
-    advbo::tools::RunGridToJsonl(
-        seed_names, advbo::tools::SplitList(methods), 1, out,
-        [&](const std::string& seed, const std::string& method, int) {
-          return RunOne(*task, method, std::stoi(seed), budget, num_paths);
-        });
+    advbo::tools::RunGridToJsonl(seed_names, advbo::tools::SplitList(methods), 1, out,
+                                 [&](const std::string& seed, const std::string& method, int) {
+                                   return RunOne(*task, method, std::stoi(seed), budget, num_paths);
+                                 });
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_bobos: error: %s\n", e.what());
     return 1;

@@ -1,7 +1,7 @@
 // Reproduction driver of RM-GP-UCB's synthetic study (Dai 2021 thesis, Sec. 7.6.1, Fig. 7.1,
-// App. D.2.1) for tools/bench/bench_rmgpucb.sh. Targets are GP draws (SE, lengthscale 0.05, variance
-// 1) on a 1000-point grid of [0, 1] (the finite domain |X| = 1000 of Theorem 7.1); the GP knows
-// the true hyperparameters (noise variance 0.01). M = 4 meta-tasks of N = 20 points each:
+// App. D.2.1) for tools/bench/bench_rmgpucb.sh. Targets are GP draws (SE, lengthscale 0.05,
+// variance 1) on a 1000-point grid of [0, 1] (the finite domain |X| = 1000 of Theorem 7.1); the GP
+// knows the true hyperparameters (noise variance 0.01). M = 4 meta-tasks of N = 20 points each:
 // f(x) + U[-d_i, d_i] + N(0, 0.01) at uniform random inputs. Every method shares a function's
 // meta-tasks and an init's initial points (paired).
 //

@@ -1,6 +1,6 @@
 // Reproduction driver of Ha et al.'s synthetic study (UHE-BO, Sec. 7 and App. D) for
-// tools/bench/bench_uhe_bo.sh: Branin, Hartmann-3, Deceptive (n = 3) and h1 (maximised in the paper;
-// advbo minimises -h1, the regret is the same), T = 100 iterations after d + 1 Sobol points,
+// tools/bench/bench_uhe_bo.sh: Branin, Hartmann-3, Deceptive (n = 3) and h1 (maximised in the
+// paper; advbo minimises -h1, the regret is the same), T = 100 iterations after d + 1 Sobol points,
 // the five methods of algorithms::UheVariant sharing each seed's initial design (paired).
 // After the run the GP's hyperparameters are fitted once more with the method's own loss
 // (pseudo-i.i.d. for uhe / ra, MAP on the data otherwise) and its posterior mean is scored

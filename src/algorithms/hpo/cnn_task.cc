@@ -77,9 +77,8 @@ class CnnTask final : public HpoTask {
       for (int64_t s = 0; s < n && !diverged; s += batch) {
         torch::Tensor idx = perm.slice(0, s, std::min(n, s + batch));
         opt.zero_grad();
-        torch::Tensor loss =
-            torch::cross_entropy_loss(net->forward(train_x_.index_select(0, idx)),
-                                      train_y_.index_select(0, idx));
+        torch::Tensor loss = torch::cross_entropy_loss(net->forward(train_x_.index_select(0, idx)),
+                                                       train_y_.index_select(0, idx));
         if (!std::isfinite(loss.item<double>())) diverged = true;
         loss.backward();
         opt.step();
