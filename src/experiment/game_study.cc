@@ -84,9 +84,27 @@ void GameStudyOptions::ResolveDefaults() {
   // Latent game: the R2-B2 thesis' radius (App. E.6.2.1a) unless given; a given one is
   // checked like every other --eps.
   a.eps = a.eps ? EpsilonFor(a.game, a.eps) : (a.game == "cifar10" ? 0.05 : 0.2);
-  if (a.rounds < 1 || a.num_games < 1 || a.inits < 1 || a.grid < 2 || a.samples < 1)
+  Validate();
+}
+
+void GameStudyOptions::Validate() const {
+  const GameStudyOptions& a = *this;
+  if (a.game != "synthetic" && a.game != "mnist" && a.game != "cifar10")
+    throw std::invalid_argument("--game " + a.game + ": use synthetic, mnist or cifar10");
+  if (a.rounds < 1 || a.num_games < 1 || a.inits < 1 || a.grid < 2 || a.samples < 1 ||
+      a.candidates < 1)
     throw std::invalid_argument(
-        "--rounds, --games, --inits, --grid and --samples must be positive");
+        "--rounds, --games, --inits, --samples and --candidates must be positive, --grid >= 2");
+  if (a.init_rounds < 0 || a.refit_every < 0 || a.threads < 0)
+    throw std::invalid_argument("--init-rounds, --refit-every and --threads must be >= 0");
+  if (!(a.payoff_noise >= 0) || !std::isfinite(a.payoff_noise))
+    throw std::invalid_argument("--payoff-noise must be >= 0");
+  if (!(a.gp_noise > 0) || !std::isfinite(a.gp_noise))
+    throw std::invalid_argument("--gp-noise must be > 0");
+  if (!(a.lengthscale > 0) || !std::isfinite(a.lengthscale))
+    throw std::invalid_argument("--lengthscale must be > 0");
+  if (a.eps && (!(*a.eps > 0) || *a.eps > 1))
+    throw std::invalid_argument("--eps must be in (0, 1]");
   if (a.level0 != "random" && a.level0 != "gpmw" && a.level0 != "exp3" && a.level0 != "gpucb" &&
       a.level0 != "ts")
     throw std::invalid_argument("--level0 " + a.level0 + ": use random, gpmw, exp3, gpucb or ts");

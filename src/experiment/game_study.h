@@ -51,9 +51,15 @@ struct GameStudyOptions {
   std::string beta = "r2b2_ref";      ///< exploration weight (bo::ParseExplorationWeight)
   uint64_t seed = 0;                  ///< run seed (experiment/seeds.h derives the rest)
 
-  /// Fills the game's defaults, then validates every field. Throws std::invalid_argument
-  /// naming the option (--game, --rounds, --level0, --eps, --beta, --indices, ...).
+  /// Fills the game's defaults (the fields whose "0" / "-1" / "" above means "the game's
+  /// default"), then calls Validate(). Throws std::invalid_argument as Validate does, or for
+  /// an unknown --game.
   void ResolveDefaults();
+  /// Checks every field of resolved options: --game, --rounds, --games, --inits, --grid,
+  /// --samples, --candidates >= 1, --init-rounds >= 0, --refit-every >= 0, noises, --eps,
+  /// --level0, --beta, --indices, --type and the agents. Throws std::invalid_argument
+  /// naming the option.
+  void Validate() const;
 };
 
 /// One agent: R2-B2 level, Lite flag, and its level-0 strategy name.

@@ -193,8 +193,18 @@ const std::vector<std::string>& Level0Names() {
   return names;
 }
 
+void Level0Options::Validate() const {
+  if (!(rff_lengthscale > 0) || !std::isfinite(rff_lengthscale))
+    throw std::invalid_argument("level-0 options: the RFF lengthscale must be finite and > 0");
+  if (candidates < 1) throw std::invalid_argument("level-0 options: need >= 1 candidate");
+  if (!(gp_noise > 0) || !std::isfinite(gp_noise))
+    throw std::invalid_argument("level-0 options: the GP noise variance must be finite and > 0");
+  belief.Validate();
+}
+
 std::unique_ptr<Level0Strategy> MakeLevel0(const std::string& name, const ActionSpace& space,
                                            const Level0Options& o, bo::Rng& rng) {
+  o.Validate();
   if (name == "random") return std::make_unique<RandomSearchStrategy>(space);
   if (name == "gpmw") return std::make_unique<GpMwStrategy>(space);
   if (name == "exp3") return std::make_unique<Exp3RffStrategy>(space, o.rff_lengthscale, rng);

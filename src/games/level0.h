@@ -155,6 +155,9 @@ struct Level0Options {
   uint64_t candidate_seed = 0;   ///< gpucb / ts: candidate-set seed
   double gp_noise = 1e-2;        ///< gpucb / ts: noise variance of the own-action GP
   BeliefOptions belief;          ///< gpucb / ts: refit schedule and seed
+  /// rff_lengthscale and gp_noise finite > 0, candidates >= 1, belief valid
+  /// (BeliefOptions::Validate). Throws std::invalid_argument.
+  void Validate() const;
 };
 
 /// Builds a level-0 strategy by name: "random", "gpmw", "exp3" (finite spaces only for

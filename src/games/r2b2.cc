@@ -14,6 +14,16 @@ constexpr long kBlockRows = 16384;
 
 }  // namespace
 
+void R2b2Options::Validate() const {
+  if (level < 0) throw std::invalid_argument("R2-B2: negative reasoning level");
+  if (samples < 1) throw std::invalid_argument("R2-B2: need at least one sample");
+  if (candidates < 1) throw std::invalid_argument("R2-B2: need at least one candidate");
+  if (exact_limit < 0) throw std::invalid_argument("R2-B2: exact_limit must be >= 0");
+  for (int l : other_levels)
+    if (l != 0 && l != 1)
+      throw std::invalid_argument("R2-B2: assumed levels of the others must be 0 or 1");
+}
+
 R2b2Agent::R2b2Agent(int self, std::vector<ActionSpace> spaces, std::vector<PayoffBelief> beliefs,
                      std::vector<std::unique_ptr<Level0Strategy>> level0, R2b2Options options,
                      bool moves_second)
@@ -33,9 +43,7 @@ R2b2Agent::R2b2Agent(int self, std::vector<ActionSpace> spaces, std::vector<Payo
     if (beliefs_[m].agent() != m) throw std::invalid_argument("R2-B2: beliefs out of agent order");
     if (!level0_[m]) throw std::invalid_argument("R2-B2: null level-0 strategy");
   }
-  if (options_.level < 0) throw std::invalid_argument("R2-B2: negative reasoning level");
-  if (options_.samples < 1) throw std::invalid_argument("R2-B2: need at least one sample");
-  if (options_.candidates < 1) throw std::invalid_argument("R2-B2: need at least one candidate");
+  options_.Validate();
   if (m_agents > 2 && options_.level > 2)
     throw std::invalid_argument(
         "R2-B2: with more than two agents levels above 2 are not defined "

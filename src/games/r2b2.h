@@ -42,6 +42,10 @@ struct R2b2Options {
   /// M > 2 agents at level 2 (eq. E.3): the level (0 or 1) this agent assumes for every
   /// agent (own entry ignored); empty = all others at level 1.
   std::vector<int> other_levels;
+  /// level >= 0, samples and candidates >= 1, exact_limit >= 0, other_levels entries 0 or 1
+  /// (their count and the level's limit for M > 2 agents are checked by the agent, which
+  /// knows M). Throws std::invalid_argument "R2-B2: ...".
+  void Validate() const;
 };
 
 /// An R2-B2 agent. It owns a belief of every agent's payoff (its own GP-UCB; the others'

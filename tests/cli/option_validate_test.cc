@@ -39,8 +39,11 @@
 #include "defenses/game_defense.h"
 #include "defenses/latent_game.h"
 #include "defenses/stateful_detector.h"
+#include "experiment/game_study.h"
 #include "games/belief.h"
 #include "games/game.h"
+#include "games/level0.h"
+#include "games/r2b2.h"
 #include "oracle/classifier.h"
 #include "serve/server.h"
 
@@ -50,13 +53,14 @@ namespace {
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// The defaults of T pass Validate(); each mutation in `bad` makes it throw invalid_argument.
+// `base` (the defaults of T unless given) passes Validate(); each mutation in `bad` makes it
+// throw invalid_argument.
 template <class T>
-void ExpectValidates(const char* name, const std::vector<std::function<void(T&)>>& bad) {
-  const T defaults{};
-  EXPECT_NO_THROW(defaults.Validate()) << name << ": the defaults are refused";
+void ExpectValidates(const char* name, const std::vector<std::function<void(T&)>>& bad,
+                     const T& base = T{}) {
+  EXPECT_NO_THROW(base.Validate()) << name << ": the defaults are refused";
   for (size_t i = 0; i < bad.size(); ++i) {
-    T o{};
+    T o = base;
     bad[i](o);
     EXPECT_THROW(o.Validate(), std::invalid_argument) << name << ": bad value #" << i;
   }
@@ -114,6 +118,26 @@ TEST(OptionValidate, DefensesAndGames) {
   ExpectValidates<games::BeliefOptions>(
       "BeliefOptions", {[](auto& o) { o.refit_every = -1; }, [](auto& o) { o.refit_until = -1; },
                         [](auto& o) { o.fit.restarts = -1; }});
+  ExpectValidates<games::R2b2Options>(
+      "R2b2Options", {[](auto& o) { o.level = -1; }, [](auto& o) { o.samples = 0; },
+                      [](auto& o) { o.candidates = 0; },
+                      [](auto& o) {
+                        o.other_levels = {0, 2};
+                      }});
+  ExpectValidates<games::Level0Options>(
+      "Level0Options",
+      {[](auto& o) { o.rff_lengthscale = 0; }, [](auto& o) { o.candidates = 0; },
+       [](auto& o) { o.gp_noise = kNan; }, [](auto& o) { o.belief.refit_every = -1; }});
+  experiment::GameStudyOptions study;
+  EXPECT_THROW(study.Validate(), std::invalid_argument) << "unresolved: samples 0, level0 \"\"";
+  study.ResolveDefaults();
+  ExpectValidates<experiment::GameStudyOptions>(
+      "GameStudyOptions",
+      {[](auto& o) { o.game = "imagenet"; }, [](auto& o) { o.rounds = 0; },
+       [](auto& o) { o.grid = 1; }, [](auto& o) { o.gp_noise = 0; }, [](auto& o) { o.eps = 1.5; },
+       [](auto& o) { o.level0 = "oracle"; }, [](auto& o) { o.beta = "nonsense"; },
+       [](auto& o) { o.type = "nonsense"; }},
+      study);
   ExpectValidates<serve::ServeOptions>("ServeOptions", {[](auto& o) { o.max_batch = 0; }});
   ExpectValidates<oracle::HttpOptions>(
       "HttpOptions", {[](auto& o) { o.timeout_seconds = 0; }, [](auto& o) { o.retries = -1; },
