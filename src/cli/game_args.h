@@ -6,29 +6,16 @@
 #include <string>
 #include <vector>
 
+#include "experiment/game_study.h"
+
 namespace advbo::cli {
 
 /// Arguments of `advbo game` (see RegisterGameCommand for their meaning and defaults).
 struct GameArgs {
-  std::string game = "synthetic";
-  std::string type = "common";
-  std::string attacker = "r2b2:1", defender = "r2b2:0";
-  std::vector<std::string> matchups;
-  std::string level0;  // "" = game default (gpmw synthetic, random adversarial)
-  int grid = 100;
-  double lengthscale = 0.1;
-  int rounds = 150, init_rounds = -1, num_games = 1, inits = 1, samples = 0, candidates = 0;
-  int refit_every = 10, threads = 1;
-  double payoff_noise = -1, gp_noise = 1e-2;
-  std::optional<double> eps, defender_eps;  // unset = the game's defaults
-  std::vector<int> indices;
-  std::string vae;
-  std::string model, normalize;  // attack games: classifier file or URL ("" = shipped)
-  std::string pixels = "8bit";   // attack games: query space, 8bit | float
-  double http_timeout = 30;
-  int http_retries = 3;
-  std::string beta = "r2b2_ref";
-  uint64_t seed = 0;
+  experiment::GameStudyOptions study;  // the R2-B2 game study (and the attack game's
+                                       // game, model, eps, rounds, ... fields)
+  std::optional<double> defender_eps;  // attack games: unset = the attack's eps
+  std::string pixels = "8bit";         // attack games: query space, 8bit | float
   std::string out_dir;
   bool quiet = false;
 };

@@ -29,23 +29,23 @@ void WriteAttackGameSummary(const GameArgs& a, const experiment::Experiment& ex,
 // The experiment of an attack game: untargeted, one round per query, no clean accuracy.
 experiment::ExperimentSpec AttackGameSpec(const GameArgs& a) {
   experiment::ExperimentSpec spec;
-  spec.dataset = a.game;
-  spec.attacks = {a.attacker};
+  spec.dataset = a.study.game;
+  spec.attacks = {a.study.attacker};
   spec.untargeted = true;
-  spec.indices = a.indices;
-  spec.num_images = a.num_games;
-  spec.eps = a.eps;
-  spec.budget = a.rounds;  // one round per query
-  spec.seed = a.seed;
-  spec.threads = a.threads;
-  spec.defense = a.defender;
-  spec.defender_vae = a.vae;
+  spec.indices = a.study.indices;
+  spec.num_images = a.study.num_games;
+  spec.eps = a.study.eps;
+  spec.budget = a.study.rounds;  // one round per query
+  spec.seed = a.study.seed;
+  spec.threads = a.study.threads;
+  spec.defense = a.study.defender;
+  spec.defender_vae = a.study.vae;
   spec.defender_eps = a.defender_eps;
-  spec.model = a.model;
-  spec.normalize = a.normalize;
+  spec.model = a.study.model;
+  spec.normalize = a.study.normalize;
   spec.pixels = a.pixels;
-  spec.http_timeout = a.http_timeout;
-  spec.http_retries = a.http_retries;
+  spec.http_timeout = a.study.http_timeout;
+  spec.http_retries = a.study.http_retries;
   spec.clean_images = 0;  // the game reports no clean accuracy
   return spec;
 }
@@ -54,9 +54,9 @@ experiment::ExperimentSpec AttackGameSpec(const GameArgs& a) {
 nlohmann::json RoundLine(const GameArgs& a, const std::string& defense,
                          const experiment::Instance& inst, int init, const oracle::QueryResult& r,
                          Eigen::Index b, long q, const defenses::GameDefense* defender) {
-  nlohmann::json line = {{"attacker", a.attacker},
+  nlohmann::json line = {{"attacker", a.study.attacker},
                          {"defender", defense},
-                         {"game", a.game},
+                         {"game", a.study.game},
                          {"image_index", inst.index},
                          {"true_class", inst.label},
                          {"init", init},
@@ -64,7 +64,7 @@ nlohmann::json RoundLine(const GameArgs& a, const std::string& defense,
                          {"objective", r.objective(b)},
                          {"success", static_cast<bool>(r.success[b])},
                          {"predicted", r.predicted[b]},
-                         {"seed", a.seed}};
+                         {"seed", a.study.seed}};
   if (defender && defender->rounds() >= q) {
     const Eigen::VectorXd act = defender->Action(static_cast<int>(q - 1));
     line["defender_action"] = std::vector<double>(act.data(), act.data() + act.size());
@@ -80,9 +80,10 @@ nlohmann::json RoundLine(const GameArgs& a, const std::string& defense,
 // per query, T = --rounds queries per run, untargeted. Writes one JSONL line per round
 // and a summary of ASR and queries to the first successful attack.
 int RunAttackGame(const GameArgs& a) {
-  if (a.game != "mnist" && a.game != "cifar10")
-    throw std::invalid_argument("--attacker " + a.attacker + " plays on --game mnist or cifar10");
-  if (a.rounds < 1 || a.num_games < 1 || a.inits < 1)
+  if (a.study.game != "mnist" && a.study.game != "cifar10")
+    throw std::invalid_argument("--attacker " + a.study.attacker +
+                                " plays on --game mnist or cifar10");
+  if (a.study.rounds < 1 || a.study.num_games < 1 || a.study.inits < 1)
     throw std::invalid_argument("--rounds, --games and --inits must be positive");
   if (a.out_dir.empty()) throw std::invalid_argument("-o/--out (the output folder) is required");
   const experiment::Experiment ex(AttackGameSpec(a));
@@ -96,7 +97,7 @@ int RunAttackGame(const GameArgs& a) {
   experiment::RemoveUnlessReleased partial(rounds_path.string() + ".partial");
   std::ofstream out(rounds_path.string() + ".partial");
   if (!out) throw std::runtime_error(rounds_path.string() + ": cannot write");
-  const long total = static_cast<long>(sel.instances.size()) * a.inits;
+  const long total = static_cast<long>(sel.instances.size()) * a.study.inits;
   ProgressBar bar(total, !a.quiet);
   experiment::AttackGameHooks hooks;
   hooks.on_batch = [&](size_t g, int init, const oracle::QueryResult& r, long first,
@@ -108,7 +109,7 @@ int RunAttackGame(const GameArgs& a) {
   hooks.progress = [&](long done, const std::string& status, bool run_finished) {
     bar.Update(done, status, run_finished);
   };
-  const AttackGameTally tally = experiment::PlayAttackGame(ex, a.inits, a.seed, hooks);
+  const AttackGameTally tally = experiment::PlayAttackGame(ex, a.study.inits, a.study.seed, hooks);
   bar.Finish();
   out.close();
   if (!out) throw std::runtime_error(rounds_path.string() + ".partial: write failed");
@@ -126,13 +127,13 @@ void WriteAttackGameCurves(const GameArgs& a, const std::string& defense,
                            const std::vector<double>& success_curve, double runs) {
   std::ostringstream csv;
   csv << "round,success_rate\n";
-  PlotSeries ser{a.attacker + " vs " + defense, {}};
-  for (int t = 1; t <= a.rounds; ++t) {
+  PlotSeries ser{a.study.attacker + " vs " + defense, {}};
+  for (int t = 1; t <= a.study.rounds; ++t) {
     csv << t << "," << Fmt(success_curve[t] / runs, 5) << "\n";
     ser.ys.push_back(success_curve[t] / runs);
   }
   experiment::WriteFileAtomic(fs::path(a.out_dir) / "curves.csv", csv.str());
-  WriteLinePlot(fs::path(a.out_dir) / "curves.png", {ser}, 1.0, a.rounds, 0.0, 1.0, "query",
+  WriteLinePlot(fs::path(a.out_dir) / "curves.png", {ser}, 1.0, a.study.rounds, 0.0, 1.0, "query",
                 "attack success rate");
 }
 
@@ -153,9 +154,9 @@ void WriteAttackGameSummary(const GameArgs& a, const experiment::Experiment& ex,
   std::snprintf(buf, sizeof buf,
                 "%s game: attacker %s vs defender %s, eps %.3g, T = %d queries, %d runs (%zu "
                 "images x %d inits), untargeted, seed %llu\n",
-                a.game.c_str(), a.attacker.c_str(), defense.Spec().c_str(), eps, a.rounds,
-                static_cast<int>(runs), sel.instances.size(), a.inits,
-                static_cast<unsigned long long>(a.seed));
+                a.study.game.c_str(), a.study.attacker.c_str(), defense.Spec().c_str(), eps,
+                a.study.rounds, static_cast<int>(runs), sel.instances.size(), a.study.inits,
+                static_cast<unsigned long long>(a.study.seed));
   table << buf;
   std::snprintf(buf, sizeof buf, "%-34s %s %%\n%-34s %s\n%-34s %s\n", "ASR within T",
                 Fmt(100 * asr, 1).c_str(), "queries to success (successes)",
@@ -165,18 +166,18 @@ void WriteAttackGameSummary(const GameArgs& a, const experiment::Experiment& ex,
   std::vector<int> idx;
   for (const auto& t : sel.instances) idx.push_back(t.index);
   nlohmann::json meta = {
-      {"game", a.game},
-      {"attacker", a.attacker},
+      {"game", a.study.game},
+      {"attacker", a.study.attacker},
       {"defender", defense.Spec()},
       {"defender_vae", experiment::RecordPath(defense.vae_path())},
       {"epsilon", eps},
       {"pixels", oracle::PixelSpaceName(ex.pixels())},
       {"defender_eps", a.defender_eps.value_or(eps)},
-      {"rounds", a.rounds},
-      {"inits", a.inits},
+      {"rounds", a.study.rounds},
+      {"inits", a.study.inits},
       {"images", idx},
       {"model", experiment::RecordPath(ex.model_path())},
-      {"seed", a.seed},
+      {"seed", a.study.seed},
       {"asr", asr},
       {"mean_queries_to_success",
        first_success.empty() ? nlohmann::json(nullptr) : nlohmann::json(mean_first)},

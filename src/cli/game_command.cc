@@ -23,12 +23,12 @@ int RunGame(const GameArgs& a) {
   {
     const auto names = attacks::AttackNames();
     const auto& l0 = games::Level0Names();
-    const std::string base = a.attacker.substr(0, a.attacker.find(':'));
+    const std::string base = a.study.attacker.substr(0, a.study.attacker.find(':'));
     if (std::find(names.begin(), names.end(), base) != names.end() &&
-        std::find(l0.begin(), l0.end(), a.attacker) == l0.end()) {
-      if (!a.matchups.empty())
+        std::find(l0.begin(), l0.end(), a.study.attacker) == l0.end()) {
+      if (!a.study.matchups.empty())
         throw std::invalid_argument("--matchups is for R2-B2 agents, not with --attacker " +
-                                    a.attacker);
+                                    a.study.attacker);
       return RunAttackGame(a);
     }
   }
@@ -55,35 +55,35 @@ std::function<int()> RegisterGameCommand(CLI::App& app) {
       "--attacker ATTACK (square, bos2, parsimonious, ...): that attack plays T = --rounds\n"
       "  queries per image (untargeted) against --defender, a defender in the query loop\n"
       "  (r2b2:latent, r2b2:jpeg+noise, random:..., Dai 2021 Sec. 8.4.2.2) or a fixed defense.");
-  cmd->add_option("--game", a->game, "synthetic | mnist | cifar10")->default_val("synthetic");
-  cmd->add_option("--type", a->type, "synthetic game type: common | general | constant")
+  cmd->add_option("--game", a->study.game, "synthetic | mnist | cifar10")->default_val("synthetic");
+  cmd->add_option("--type", a->study.type, "synthetic game type: common | general | constant")
       ->default_val("common");
-  cmd->add_option("--attacker,--agent1", a->attacker,
+  cmd->add_option("--attacker,--agent1", a->study.attacker,
                   "agent 1: r2b2:K (level K), r2b2:1-lite, or a level-0 strategy: random, gpmw, "
                   "exp3, gpucb / ts (BO over the own action only, unaware of the opponent), none "
                   "(adversarial defender: no defender stage); or an attack from attacks/ (square, "
                   "bos2, parsimonious, ...) playing T = --rounds queries against --defender")
       ->default_val("r2b2:1");
-  cmd->add_option("--defender,--agent2", a->defender,
+  cmd->add_option("--defender,--agent2", a->study.defender,
                   "agent 2, same syntax; against an attack from attacks/ (--attacker square, "
                   "bos2, parsimonious, ...): a defender in the query loop -- r2b2:latent, "
                   "r2b2:jpeg+noise (tunable jpeg, bits, blur, noise, resize), random:..., a fixed "
                   "pipeline (jpeg:quality=75) or none")
       ->default_val("r2b2:0");
-  cmd->add_option("--model", a->model,
+  cmd->add_option("--model", a->study.model,
                   "attack games: the classifier, a TorchScript file or a served model's URL "
                   "(http://127.0.0.1:PORT/predict, see advbo serve); default models/<game>_cw.pt");
-  cmd->add_option("--normalize", a->normalize,
+  cmd->add_option("--normalize", a->study.normalize,
                   "attack games: the model expects normalised input: MEAN[,..]:STD[,..]");
   cmd->add_option("--pixels", a->pixels,
                   "attack games: query space, 8bit (every query on the 1/255 grid inside the "
                   "ball) | float (any float32 pixel)")
       ->check(CLI::IsMember({"8bit", "float"}))
       ->default_val("8bit");
-  cmd->add_option("--http-timeout", a->http_timeout, "served model: seconds per request")
+  cmd->add_option("--http-timeout", a->study.http_timeout, "served model: seconds per request")
       ->check(NumberIn(0, experiment::kMaxHttpTimeout, true))
       ->default_val(30);
-  cmd->add_option("--http-retries", a->http_retries,
+  cmd->add_option("--http-retries", a->study.http_retries,
                   "served model: retries after a transport error, 5xx or 429")
       ->check(IntInRange(0, 100))
       ->default_val(3);
@@ -91,67 +91,71 @@ std::function<int()> RegisterGameCommand(CLI::App& app) {
                   "attack games, latent defender: L_inf clip around the attacker's image "
                   "(default the attack's eps)")
       ->check(NumberIn(0, 1, true));
-  cmd->add_option("--matchups", a->matchups,
+  cmd->add_option("--matchups", a->study.matchups,
                   "several matchups on the same games instead, e.g. 0v0,1v0,1Lv0,2v1 (levels of "
                   "agent 1 v agent 2; L = R2-B2-Lite)")
       ->delimiter(',');
-  cmd->add_option("--level0", a->level0,
+  cmd->add_option("--level0", a->study.level0,
                   "level-0 strategy of every agent: random | gpmw | exp3 (default gpmw synthetic, "
                   "random adversarial; gpmw/exp3 there use a 100x100 grid, 2-D latents only)");
-  cmd->add_option("--grid", a->grid, "synthetic: actions per agent (grid points of [0,1])")
+  cmd->add_option("--grid", a->study.grid, "synthetic: actions per agent (grid points of [0,1])")
       ->check(IntInRange(2, 1000))
       ->default_val(100);
-  cmd->add_option("--lengthscale", a->lengthscale, "synthetic: SE lengthscale of the payoff GP")
+  cmd->add_option("--lengthscale", a->study.lengthscale,
+                  "synthetic: SE lengthscale of the payoff GP")
       ->check(NumberIn(0, 1e6, true))
       ->default_val(0.1);
-  cmd->add_option("--rounds", a->rounds, "T, rounds per game")
+  cmd->add_option("--rounds", a->study.rounds, "T, rounds per game")
       ->check(IntInRange(1, 1000000))
       ->default_val(150);
-  cmd->add_option("--init-rounds", a->init_rounds,
+  cmd->add_option("--init-rounds", a->study.init_rounds,
                   "random joint actions observed first (default 1 synthetic, 5 adversarial)")
       ->check(IntInRange(0, 1000000));
-  cmd->add_option("--games", a->num_games,
+  cmd->add_option("--games", a->study.num_games,
                   "synthetic: sampled payoff functions; adversarial: first N correctly classified "
                   "test images")
       ->check(IntInRange(1, 1000000))
       ->default_val(1);
-  cmd->add_option("--indices", a->indices, "adversarial: play on these image indices")
+  cmd->add_option("--indices", a->study.indices, "adversarial: play on these image indices")
       ->delimiter(',')
       ->check(IntAtLeast(0));
-  cmd->add_option("--inits", a->inits, "initialisations per game / image")
+  cmd->add_option("--inits", a->study.inits, "initialisations per game / image")
       ->check(IntInRange(1, 1000000))
       ->default_val(1);
-  cmd->add_option("--samples", a->samples,
+  cmd->add_option("--samples", a->study.samples,
                   "S, samples of the opponent's level-0 strategy when (8.3) is not exact "
                   "(default 500, 1000 CIFAR-10)")
       ->check(IntInRange(1, 1000000));
-  cmd->add_option("--candidates", a->candidates,
+  cmd->add_option("--candidates", a->study.candidates,
                   "own-action candidates per decision on continuous or large spaces (default 1000 "
                   "synthetic, 200 adversarial)")
       ->check(IntInRange(1, 1000000));
   cmd->add_option(
-         "--eps", a->eps,
+         "--eps", a->study.eps,
          "adversarial: L_inf radius of each clip (default 0.2 MNIST, 0.05 CIFAR-10; attack "
          "games: the attack's, 0.3 MNIST, 0.05 CIFAR-10)")
       ->check(NumberIn(0, 1, true));
-  cmd->add_option("--vae", a->vae, "adversarial: TorchScript VAE (default models/<game>_vae.pt)");
-  cmd->add_option("--refit-every", a->refit_every,
+  cmd->add_option("--vae", a->study.vae,
+                  "adversarial: TorchScript VAE (default models/<game>_vae.pt)");
+  cmd->add_option("--refit-every", a->study.refit_every,
                   "adversarial: GP hyperparameter refit period in rounds (0 = never)")
       ->check(IntInRange(0, 1000000))
       ->default_val(10);
-  cmd->add_option("--threads", a->threads, "LibTorch threads (at most 256)")
+  cmd->add_option("--threads", a->study.threads, "LibTorch threads (at most 256)")
       ->check(IntInRange(0, experiment::kMaxThreads))
       ->default_val(1);
   cmd->add_option(
-         "--payoff-noise", a->payoff_noise,
+         "--payoff-noise", a->study.payoff_noise,
          "std. dev. of the noise added to observed payoffs (default 0.02 synthetic, 0 adversarial)")
       ->check(NumberIn(0, 1e6));
-  cmd->add_option("--gp-noise", a->gp_noise, "the agents' GP noise variance (standardised units)")
+  cmd->add_option("--gp-noise", a->study.gp_noise,
+                  "the agents' GP noise variance (standardised units)")
       ->check(NumberIn(0, 1e6, true))
       ->default_val(1e-2);
-  cmd->add_option("--beta", a->beta, "UCB exploration weight: r2b2_ref | srinivas2010 | constant:V")
+  cmd->add_option("--beta", a->study.beta,
+                  "UCB exploration weight: r2b2_ref | srinivas2010 | constant:V")
       ->default_val("r2b2_ref");
-  cmd->add_option("--seed", a->seed, "run seed")->check(UnsignedInt())->default_val(0);
+  cmd->add_option("--seed", a->study.seed, "run seed")->check(UnsignedInt())->default_val(0);
   cmd->add_option("-o,--out,--out-dir", a->out_dir,
                   "output folder (required; --out-dir is the old name)");
   cmd->add_flag("-q,--quiet", a->quiet, "no progress bar");

@@ -28,38 +28,6 @@ namespace fs = std::filesystem;
 using games::GameType;
 
 // The study's options from `advbo game`'s arguments.
-experiment::GameStudyOptions StudyOptionsOf(const GameArgs& a) {
-  experiment::GameStudyOptions o;
-  o.game = a.game;
-  o.type = a.type;
-  o.attacker = a.attacker;
-  o.defender = a.defender;
-  o.matchups = a.matchups;
-  o.level0 = a.level0;
-  o.grid = a.grid;
-  o.lengthscale = a.lengthscale;
-  o.rounds = a.rounds;
-  o.init_rounds = a.init_rounds;
-  o.num_games = a.num_games;
-  o.inits = a.inits;
-  o.samples = a.samples;
-  o.candidates = a.candidates;
-  o.refit_every = a.refit_every;
-  o.threads = a.threads;
-  o.payoff_noise = a.payoff_noise;
-  o.gp_noise = a.gp_noise;
-  o.eps = a.eps;
-  o.indices = a.indices;
-  o.vae = a.vae;
-  o.model = a.model;
-  o.normalize = a.normalize;
-  o.http_timeout = a.http_timeout;
-  o.http_retries = a.http_retries;
-  o.beta = a.beta;
-  o.seed = a.seed;
-  return o;
-}
-
 // Mean and standard error of v.
 std::pair<double, double> MeanSe(const std::vector<double>& v) {
   double m = 0, s2 = 0;
@@ -191,7 +159,7 @@ void WriteCurves(const experiment::GameStudyOptions& a, const std::string& out_d
 }  // namespace
 
 int RunR2b2Game(const GameArgs& a) {
-  experiment::GameStudyOptions study = StudyOptionsOf(a);
+  experiment::GameStudyOptions study = a.study;
   study.ResolveDefaults();
   if (a.out_dir.empty()) throw std::invalid_argument("-o/--out (the output folder) is required");
   experiment::CreatedFolders folders;  // removed again if the run fails
