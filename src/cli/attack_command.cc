@@ -86,8 +86,8 @@ void PrintBanner(const AttackArgs& a, const experiment::Experiment& ex) {
                "budget %ld, seed %llu\n",
                ex.spec().attacks[0].c_str(), ex.dataset_name().c_str(), ex.images().size(),
                ex.model_path().c_str(), ex.model().output_format().c_str(), ex.epsilon(),
-               oracle::PixelSpaceName(ex.pixels()), a.budget,
-               static_cast<unsigned long long>(a.seed));
+               oracle::PixelSpaceName(ex.pixels()), a.spec.budget,
+               static_cast<unsigned long long>(a.spec.seed));
   if (!ex.pixels_note().empty()) std::fprintf(stderr, "  note: %s\n", ex.pixels_note().c_str());
   PrintDataNotes("  advbo attack", ex);
   std::fprintf(stderr, "  attacking %zu correctly classified images (%zu instances)",
@@ -114,7 +114,7 @@ void PrintSummary(const AttackArgs& a, const experiment::Experiment& ex,
       successes8 += ok && r.at("quantized_success").get<bool>();
     }
     if (ok) success_queries.push_back(r.at("queries").get<double>());
-    all_queries += ok ? r.at("queries").get<double>() : static_cast<double>(a.budget);
+    all_queries += ok ? r.at("queries").get<double>() : static_cast<double>(a.spec.budget);
     total_s += r.at("seconds").get<double>();
     model_s += r.at("model_seconds").get<double>();
   }
@@ -129,14 +129,15 @@ void PrintSummary(const AttackArgs& a, const experiment::Experiment& ex,
   std::printf("\n%-26s %s\n", "attack", a.attack.c_str());
   std::printf("%-26s %s (eps %.4g L_inf, %s queries, budget %ld, %s, seed %llu)\n", "data",
               ex.dataset_name().c_str(), ex.epsilon(), oracle::PixelSpaceName(ex.pixels()),
-              a.budget, a.untargeted ? "untargeted" : (a.target ? "single target" : "all targets"),
-              static_cast<unsigned long long>(a.seed));
+              a.spec.budget,
+              a.spec.untargeted ? "untargeted" : (a.spec.target ? "single target" : "all targets"),
+              static_cast<unsigned long long>(a.spec.seed));
   if (!ex.defense().empty())
     std::printf("%-26s %s (clean accuracy %s %% defended, %s %% undefended, first %d images)\n",
                 "defense", ex.defense().Spec().c_str(),
                 Fmt(100.0 * ex.defended_accuracy(), 2).c_str(),
                 Fmt(100.0 * ex.clean_accuracy(), 2).c_str(),
-                static_cast<int>(std::min<size_t>(ex.images().size(), a.clean_images)));
+                static_cast<int>(std::min<size_t>(ex.images().size(), a.spec.clean_images)));
   std::printf("%-26s %zu\n", "instances", records.size());
   std::printf("%-26s %s %% (%ld/%zu)\n", "ASR", Fmt(100.0 * successes / n, 1).c_str(), successes,
               records.size());

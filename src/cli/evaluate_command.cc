@@ -56,25 +56,27 @@ EvaluatePlan PlanEvaluate(const EvaluateArgs& a) {
   if (a.out_dir.empty()) throw std::invalid_argument("-o/--out (the output folder) is required");
   if (fs::exists(a.out_dir) && !fs::is_directory(a.out_dir))
     throw std::invalid_argument("-o/--out " + a.out_dir + ": is a file, not a folder");
-  if (a.targeted || a.target)
+  if (a.targeted || a.spec.target)
     throw std::invalid_argument(
         "advbo evaluate measures untargeted robust accuracy; --targeted and --target do not "
         "apply");
   EvaluatePlan p;
   std::tie(p.shard_k, p.shard_n) = ParseShard(a.shard);
   EvaluateArgs args = a;
-  args.untargeted = true;
+  args.spec.untargeted = true;
   // Robustness is reported at the field's standard radii unless --eps says otherwise.
-  if (!args.eps && args.data.empty()) args.eps = args.dataset == "cifar10" ? 8.0 / 255 : 0.3;
+  if (!args.spec.eps && args.spec.data.empty())
+    args.spec.eps = args.spec.dataset == "cifar10" ? 8.0 / 255 : 0.3;
   // The images looked at: --indices, else the first -n of the data (clean errors count as
   // not robust, so they are part of the denominator); of the user's data at most all of it
   // (default: all of an image folder or file).
-  p.images = args.indices;
+  p.images = args.spec.indices;
   if (p.images.empty()) {
-    int n = args.num_images.value_or(10);
-    if (!args.data.empty()) {
-      const data::ImageSet all = experiment::LoadImages(args.dataset, args.data, args.format);
-      n = std::min<int>(args.num_images.value_or(experiment::DefaultNumImages(all, true)),
+    int n = args.spec.num_images.value_or(10);
+    if (!args.spec.data.empty()) {
+      const data::ImageSet all =
+          experiment::LoadImages(args.spec.dataset, args.spec.data, args.spec.format);
+      n = std::min<int>(args.spec.num_images.value_or(experiment::DefaultNumImages(all, true)),
                         static_cast<int>(all.size()));
     }
     for (int i = 0; i < n; ++i) p.images.push_back(i);
@@ -82,7 +84,7 @@ EvaluatePlan PlanEvaluate(const EvaluateArgs& a) {
   for (size_t k = 0; k < p.images.size(); ++k)
     if (static_cast<int>(k % p.shard_n) == p.shard_k - 1) p.mine.push_back(p.images[k]);
   if (p.mine.empty()) throw std::invalid_argument("shard " + a.shard + " has no image");
-  args.indices = p.images;
+  args.spec.indices = p.images;
   p.order = experiment::SplitAttackList(a.ensemble);
   p.spec = SpecOf(args, p.order);
   experiment::Validate(p.spec);
@@ -242,7 +244,7 @@ int RunEvaluate(const EvaluateArgs& a) {
 
 std::function<int()> RegisterEvaluateCommand(CLI::App& app) {
   auto a = std::make_shared<EvaluateArgs>();
-  a->budget = 5000;
+  a->spec.budget = 5000;
   CLI::App* cmd = app.add_subcommand(
       "evaluate",
       "Worst-case robust accuracy of a (defended) model over an ensemble of black-box attacks\n"

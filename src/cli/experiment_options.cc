@@ -11,63 +11,65 @@
 namespace advbo::cli {
 
 void AddExperimentOptions(CLI::App* cmd, ExperimentArgs* a) {
-  cmd->add_option("--dataset", a->dataset, "shipped dataset: mnist | cifar10")
+  cmd->add_option("--dataset", a->spec.dataset, "shipped dataset: mnist | cifar10")
       ->check(CLI::IsMember({"mnist", "cifar10"}))
       ->default_val("mnist");
-  cmd->add_option("--data", a->data,
+  cmd->add_option("--data", a->spec.data,
                   "your own data instead: MNIST IDX images file (labels found beside it), "
                   "CIFAR-10 .bin batch, or an image file/folder (folder/<label>/*.png)");
-  cmd->add_option("--classes", a->classes,
+  cmd->add_option("--classes", a->spec.classes,
                   "with --data naming its classes (folder/<class name>/*.png): the model's "
                   "class order by name, e.g. zero,one,two (default: the names sorted, as "
                   "torchvision's ImageFolder does; the run prints the mapping)")
       ->delimiter(',');
-  cmd->add_option("--format", a->format, "format of --data: auto | mnist | cifar10 | images")
+  cmd->add_option("--format", a->spec.format, "format of --data: auto | mnist | cifar10 | images")
       ->default_val("auto");
-  cmd->add_option("--model", a->model,
+  cmd->add_option("--model", a->spec.model,
                   "TorchScript classifier (float32 NCHW in [0,1] -> [N, classes]) or a served "
                   "model's URL (http://127.0.0.1:PORT/predict, see advbo serve); default: "
                   "the shipped models/<dataset>_cw.pt");
-  cmd->add_option("--normalize", a->normalize,
+  cmd->add_option("--normalize", a->spec.normalize,
                   "the model expects normalised input: MEAN[,MEAN,MEAN]:STD[,STD,STD] "
                   "(e.g. 0.1307:0.3081); applied inside the model, pixels stay in [0,1]");
-  cmd->add_option("--http-timeout", a->http_timeout,
+  cmd->add_option("--http-timeout", a->spec.http_timeout,
                   "served model: seconds per request before it is retried")
       ->check(NumberIn(0, experiment::kMaxHttpTimeout, true))
       ->default_val(30);
-  cmd->add_option("--http-retries", a->http_retries,
+  cmd->add_option("--http-retries", a->spec.http_retries,
                   "served model: retries after a transport error, 5xx or 429 (a failed "
                   "request is never a query)")
       ->check(IntInRange(0, 100))
       ->default_val(3);
-  cmd->add_option("--output", a->output, "model output: auto | logits | probs")
+  cmd->add_option("--output", a->spec.output, "model output: auto | logits | probs")
       ->default_val("auto");
   cmd->add_flag(
       "--targeted", a->targeted,
       "targeted attack on every other class (the CLI's default, the BOS^2 thesis' protocol; "
       "the Python API's default is untargeted)");
-  cmd->add_option("--target", a->target, "targeted attack on this one class")->check(IntAtLeast(0));
-  cmd->add_flag("--untargeted", a->untargeted, "untargeted attack (argmax != true class)");
-  cmd->add_option("--eps", a->eps,
+  cmd->add_option("--target", a->spec.target, "targeted attack on this one class")
+      ->check(IntAtLeast(0));
+  cmd->add_flag("--untargeted", a->spec.untargeted, "untargeted attack (argmax != true class)");
+  cmd->add_option("--eps", a->spec.eps,
                   "L_inf radius in (0,1] pixel units (default 0.3 MNIST, 0.05 CIFAR-10)")
       ->check(NumberIn(0, 1, true));
-  cmd->add_option("--budget", a->budget, "maximum queries per instance (T)")
+  cmd->add_option("--budget", a->spec.budget, "maximum queries per instance (T)")
       ->check(IntInRange(1, experiment::kMaxBudget))
       ->default_val(900);
-  cmd->add_option("--num-images,-n", a->num_images,
+  cmd->add_option("--num-images,-n", a->spec.num_images,
                   "attack the first N correctly classified images (default 10; with --data of an "
                   "image folder or file: all of it)")
       ->check(IntInRange(1, 100000000));
-  cmd->add_option("--indices", a->indices, "attack these image indices instead (comma list)")
+  cmd->add_option("--indices", a->spec.indices, "attack these image indices instead (comma list)")
       ->delimiter(',')
       ->check(IntAtLeast(0));
-  cmd->add_option("--seed", a->seed, "run seed; instance k uses a seed derived from it")
+  cmd->add_option("--seed", a->spec.seed, "run seed; instance k uses a seed derived from it")
       ->check(UnsignedInt())
       ->default_val(0);
-  cmd->add_option("--threads", a->threads, "LibTorch intra-op threads (0 = default, at most 256)")
+  cmd->add_option("--threads", a->spec.threads,
+                  "LibTorch intra-op threads (0 = default, at most 256)")
       ->check(IntInRange(0, experiment::kMaxThreads))
       ->default_val(0);
-  cmd->add_option("--defense", a->defense,
+  cmd->add_option("--defense", a->spec.defense,
                   "input-transformation defense in front of the model, e.g. jpeg:quality=75, "
                   "bits:depth=4, median:size=3, blur:sigma=1, noise:sigma=0.02, resize:ratio=0.1; "
                   "or output post-processing after the model: round:decimals=2 (rounded "
@@ -78,17 +80,17 @@ void AddExperimentOptions(CLI::App* cmd, ExperimentArgs* a) {
                   "moves, Dai 2021 Sec. 8.4.2.2), r2b2:jpeg+noise (tunable: jpeg, bits, blur, "
                   "noise, resize), random:... (level 0, random moves)")
       ->default_val("none");
-  cmd->add_option("--defender-vae", a->defender_vae,
+  cmd->add_option("--defender-vae", a->spec.defender_vae,
                   "VAE of a game defender (default models/<dataset>_vae.pt)");
-  cmd->add_option("--defender-eps", a->defender_eps,
+  cmd->add_option("--defender-eps", a->spec.defender_eps,
                   "latent game defender: L_inf clip of its image around the attacker's (default "
                   "the attack's eps)")
       ->check(NumberIn(0, 1, true));
-  cmd->add_option("--clean-images", a->clean_images,
+  cmd->add_option("--clean-images", a->spec.clean_images,
                   "images for the defended model's clean accuracy")
       ->check(IntInRange(0, 100000000))
       ->default_val(1000);
-  cmd->add_option("--pixels", a->pixels,
+  cmd->add_option("--pixels", a->spec.pixels,
                   "query space: 8bit = every query rounded onto the 1/255 grid inside the ball "
                   "(a success is an image you can save as PNG; data not on the grid fall back to "
                   "float with a note) | float = any float32 pixel (the papers' setting)")
@@ -101,45 +103,22 @@ void AddExperimentOptions(CLI::App* cmd, ExperimentArgs* a) {
                 "re-query of the saved image (its answer is the attack's own query of it). "
                 "Default: these setup queries are made and listed in each record's "
                 "setup_queries and quantized_queries");
-  cmd->add_flag("--rescale-compat", a->rescale_compat,
+  cmd->add_flag("--rescale-compat", a->spec.rescale_compat,
                 "reproduce the BayesOpt reference code's (x+delta+eps)/(1+2eps) rescaling instead "
                 "of clipping: a LOOSER threat model (L_inf up to 2eps/(1+2eps)); for comparisons");
 }
 
 experiment::ExperimentSpec SpecOf(const ExperimentArgs& a, std::vector<std::string> attacks) {
-  if (int(a.targeted) + int(a.untargeted) + int(a.target.has_value()) > 1)
+  if (int(a.targeted) + int(a.spec.untargeted) + int(a.spec.target.has_value()) > 1)
     throw std::invalid_argument("choose one of --targeted, --target K, --untargeted");
   // The shipped datasets' radii (0.3 MNIST, 0.05 CIFAR-10) are paper settings, not a
   // property of someone else's images: with --data the radius must be chosen.
-  if (!a.data.empty() && !a.eps)
+  if (!a.spec.data.empty() && !a.spec.eps)
     throw std::invalid_argument(
         "--eps is required with --data (the L_inf radius in pixel units, (0, 1]; the shipped "
         "datasets' settings are 0.3 for MNIST and 0.05 for CIFAR-10, e.g. 8/255 = 0.031)");
-  experiment::ExperimentSpec s;
-  s.dataset = a.dataset;
-  s.data = a.data;
-  s.format = a.format;
-  s.model = a.model;
-  s.output = a.output;
-  s.normalize = a.normalize;
-  s.classes = a.classes;
-  s.http_timeout = a.http_timeout;
-  s.http_retries = a.http_retries;
+  experiment::ExperimentSpec s = a.spec;
   s.attacks = std::move(attacks);
-  s.untargeted = a.untargeted;
-  s.target = a.target;
-  s.indices = a.indices;
-  s.num_images = a.num_images;
-  s.eps = a.eps;
-  s.budget = a.budget;
-  s.seed = a.seed;
-  s.threads = a.threads;
-  s.defense = a.defense;
-  s.defender_vae = a.defender_vae;
-  s.defender_eps = a.defender_eps;
-  s.clean_images = a.clean_images;
-  s.rescale_compat = a.rescale_compat;
-  s.pixels = a.pixels;
   s.setup_queries = !a.no_setup_queries;
   return s;
 }

@@ -20,22 +20,9 @@ namespace advbo::cli {
 
 /// Parsed shared options; defaults as documented by AddExperimentOptions.
 struct ExperimentArgs {
-  std::string dataset = "mnist", data, format = "auto", model, output = "auto";
-  bool targeted = false, untargeted = false, rescale_compat = false;
-  bool no_setup_queries = false;  ///< --no-setup-queries
-  std::string pixels = "8bit";    ///< --pixels: 8bit | float
-  std::optional<int> target;
-  std::optional<int> num_images;  ///< unset = experiment::DefaultNumImages
-  int threads = 0, clean_images = 1000;
-  std::vector<std::string> classes;  ///< --classes: the model's class order by name
-  std::vector<int> indices;
-  std::optional<double> eps, defender_eps;  // unset = the dataset's / the attack's eps
-  long budget = 900;
-  uint64_t seed = 0;
-  std::string defense = "none", defender_vae;
-  std::string normalize;
-  double http_timeout = 30;
-  int http_retries = 3;
+  experiment::ExperimentSpec spec;  ///< every option that is a spec field (SpecOf sets attacks)
+  bool targeted = false;            ///< --targeted (the spec's default; exclusive with the others)
+  bool no_setup_queries = false;    ///< --no-setup-queries (spec.setup_queries = false)
 };
 
 /// Adds the shared options (--dataset, --data, --format, --model, --output, --targeted,
