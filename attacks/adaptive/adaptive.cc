@@ -159,24 +159,16 @@ std::unique_ptr<Attack> MakeOars(const std::string& spec, const Settings& settin
   return std::make_unique<OarsAttack>(scale, tries, quant, std::move(inner), spec);
 }
 
-std::unique_ptr<Attack> MakeConfirm(const std::string& spec, const Settings& settings,
-                                    std::unique_ptr<Attack> inner) {
-  int n = 2;
-  for (const auto& [key, v] : settings) {
-    if (key != "n") throw UnknownSetting(spec, key, "confirm", "n");
-    n = SettingInteger(spec, key, v, 1, 1000);
+// The value of a wrapper's one integer setting `key` (in 1..1000), `fallback` when absent;
+// any other key is an error naming `wrapper`'s settings.
+int OnlyIntegerSetting(const std::string& spec, const Settings& settings, const char* wrapper,
+                       const std::string& key, int fallback) {
+  int value = fallback;
+  for (const auto& [k, v] : settings) {
+    if (k != key) throw UnknownSetting(spec, k, wrapper, key.c_str());
+    value = SettingInteger(spec, k, v, 1, 1000);
   }
-  return std::make_unique<ConfirmAttack>(n, std::move(inner), spec);
-}
-
-std::unique_ptr<Attack> MakeEot(const std::string& spec, const Settings& settings,
-                                std::unique_ptr<Attack> inner) {
-  int k = 10;
-  for (const auto& [key, v] : settings) {
-    if (key != "k") throw UnknownSetting(spec, key, "eot", "k");
-    k = SettingInteger(spec, key, v, 1, 1000);
-  }
-  return std::make_unique<EotAttack>(k, std::move(inner), spec);
+  return value;
 }
 
 std::unique_ptr<Attack> MakeAaaAdaptive(const std::string& spec, const Settings& settings,
@@ -210,8 +202,12 @@ std::unique_ptr<Attack> MakeAdaptiveAttack(const std::string& spec, const Attack
                    : Settings{};
   std::unique_ptr<Attack> inner = MakeAttack(spec.substr(slash + 1), ctx);
   if (base == "oars") return MakeOars(spec, settings, std::move(inner));
-  if (base == "confirm") return MakeConfirm(spec, settings, std::move(inner));
-  if (base == "eot") return MakeEot(spec, settings, std::move(inner));
+  if (base == "confirm")
+    return std::make_unique<ConfirmAttack>(OnlyIntegerSetting(spec, settings, "confirm", "n", 2),
+                                           std::move(inner), spec);
+  if (base == "eot")
+    return std::make_unique<EotAttack>(OnlyIntegerSetting(spec, settings, "eot", "k", 10),
+                                       std::move(inner), spec);
   if (base == "aaa-adaptive") return MakeAaaAdaptive(spec, settings, std::move(inner));
   throw std::invalid_argument("unknown adaptive wrapper '" + base +
                               "' (eot, aaa-adaptive, oars, confirm)");
