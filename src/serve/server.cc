@@ -32,22 +32,20 @@ struct BadRequest : std::runtime_error {
   int status;
 };
 
-// The integers of a header (text::ParseIntegerList); a bad one is a 400.
-std::vector<long> HeaderIntegers(const std::string& value, const char* header) {
+// `parse()` (a header's parser, text/numbers.h), with its std::invalid_argument turned into
+// a 400 Bad Request carrying the same message.
+template <class Parse>
+auto HeaderValue(Parse parse) -> decltype(parse()) {
   try {
-    return text::ParseIntegerList(value, ',', header);
+    return parse();
   } catch (const std::invalid_argument& e) {
     throw BadRequest(400, e.what());
   }
 }
 
-// The one integer of a header; a bad one is a 400.
-long HeaderInteger(const std::string& value, const char* header) {
-  try {
-    return text::ParseInteger(value, header);
-  } catch (const std::invalid_argument& e) {
-    throw BadRequest(400, e.what());
-  }
+// The one integer of header `name` of `req`; a bad one is a 400.
+long HeaderInteger(const httplib::Request& req, const char* name) {
+  return HeaderValue([&] { return text::ParseInteger(req.get_header_value(name), name); });
 }
 
 void Reply(httplib::Response& res, int status, const nlohmann::json& j) {
@@ -214,8 +212,9 @@ struct ModelServer::Impl {
     } else if (type.rfind("application/octet-stream", 0) == 0) {
       if (!req.has_header("X-Advbo-Shape"))
         throw BadRequest(400, "application/octet-stream needs the header X-Advbo-Shape: N,C,H,W");
-      const std::vector<long> shape =
-          HeaderIntegers(req.get_header_value("X-Advbo-Shape"), "X-Advbo-Shape");
+      const std::vector<long> shape = HeaderValue([&] {
+        return text::ParseIntegerList(req.get_header_value("X-Advbo-Shape"), ',', "X-Advbo-Shape");
+      });
       if (shape.size() != 4) throw BadRequest(400, "X-Advbo-Shape must be N,C,H,W");
       if (shape[1] != c || shape[2] != h || shape[3] != w)
         throw BadRequest(400, "X-Advbo-Shape " + req.get_header_value("X-Advbo-Shape") +
@@ -263,8 +262,8 @@ struct ModelServer::Impl {
     } catch (const std::exception&) {
       throw BadRequest(400, "X-Advbo-Defense-Seed '" + seed_text + "' is not an unsigned integer");
     }
-    const long tc = HeaderInteger(req.get_header_value("X-Advbo-True-Class"), "X-Advbo-True-Class");
-    const long tg = HeaderInteger(req.get_header_value("X-Advbo-Target"), "X-Advbo-Target");
+    const long tc = HeaderInteger(req, "X-Advbo-True-Class");
+    const long tg = HeaderInteger(req, "X-Advbo-Target");
     const int k = model.num_classes();
     if (tc < 0 || tc >= k)
       throw BadRequest(400, "X-Advbo-True-Class outside 0.." + std::to_string(k - 1));
