@@ -12,26 +12,39 @@ double NowSeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+std::vector<std::pair<std::string, std::string>> SplitAttackSettings(const std::string& spec,
+                                                                     const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::stringstream ss(text);
+  for (std::string kv; std::getline(ss, kv, ',');) {
+    if (kv.empty()) continue;
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
+      throw std::invalid_argument("attack '" + spec + "': setting '" + kv + "' is not key=value");
+    out.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  return out;
+}
+
+double SettingNumber(const std::string& spec, const std::string& key, const std::string& text) {
+  size_t used = 0;
+  double v = NAN;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !std::isfinite(v))
+    throw std::invalid_argument("attack '" + spec + "': " + key + " must be a number, got '" +
+                                text + "'");
+  return v;
+}
+
 std::vector<std::pair<std::string, double>> ParseAttackSettings(const std::string& spec,
                                                                 const std::string& text) {
   std::vector<std::pair<std::string, double>> out;
-  std::stringstream ss(text);
-  std::string kv;
-  while (std::getline(ss, kv, ',')) {
-    const auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
-      throw std::invalid_argument("attack '" + spec + "': settings are key=value");
-    double v = 0;
-    try {
-      size_t used = 0;
-      v = std::stod(kv.substr(eq + 1), &used);
-      if (used != kv.size() - eq - 1 || !std::isfinite(v)) throw std::invalid_argument("x");
-    } catch (const std::exception&) {
-      throw std::invalid_argument("attack '" + spec + "': " + kv.substr(0, eq) +
-                                  " must be a number");
-    }
-    out.emplace_back(kv.substr(0, eq), v);
-  }
+  for (const auto& [key, value] : SplitAttackSettings(spec, text))
+    out.emplace_back(key, SettingNumber(spec, key, value));
   return out;
 }
 

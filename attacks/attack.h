@@ -62,9 +62,20 @@ std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext&
 /// Names accepted by MakeAttack.
 std::vector<std::string> AttackNames();
 
+/// The "key=value,key=value" settings `text` of attack spec `spec` (e.g. "kernel=se,init=5"
+/// of "bos2:kernel=se,init=5") as (key, value text) pairs in order; empty pieces are
+/// skipped. Throws std::invalid_argument "attack '<spec>': setting '<piece>' is not
+/// key=value".
+std::vector<std::pair<std::string, std::string>> SplitAttackSettings(const std::string& spec,
+                                                                     const std::string& text);
+
+/// Setting `key`'s value `text` of attack spec `spec` as a finite number. Throws
+/// std::invalid_argument "attack '<spec>': <key> must be a number, got '<text>'".
+double SettingNumber(const std::string& spec, const std::string& key, const std::string& text);
+
 /// The "key=value,key=value" settings `text` of attack spec `spec` (e.g. "k=10" of
-/// "eot:k=10/square") as (key, number) pairs in order. Throws std::invalid_argument naming
-/// `spec` when a piece is not key=value or a value is not a finite number.
+/// "eot:k=10/square") as (key, number) pairs in order: SplitAttackSettings, then
+/// SettingNumber on each value (the errors of both).
 std::vector<std::pair<std::string, double>> ParseAttackSettings(const std::string& spec,
                                                                 const std::string& text);
 

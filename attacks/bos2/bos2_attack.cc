@@ -25,28 +25,10 @@ Bos2Options Bos2Attack::OptionsFor(const AttackContext& context, bool stopping) 
 
 namespace {
 
-double ParseNumber(const std::string& key, const std::string& v) {
-  size_t used = 0;
-  double x = NAN;
-  try {
-    x = std::stod(v, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != v.size() || !std::isfinite(x))
-    throw std::invalid_argument("bos2 setting " + key + ": '" + v + "' is not a finite number");
-  return x;
-}
-
-// An integer setting in lo..hi; `why` (if any) says where hi comes from.
-int ParseInt(const std::string& key, const std::string& v, int lo, int hi = 1000000000,
-             const std::string& why = "") {
-  const double x = ParseNumber(key, v);
-  if (x != std::floor(x) || x < lo || x > hi)
-    throw std::invalid_argument("bos2 setting " + key + ": '" + v + "' must be an integer in " +
-                                std::to_string(lo) + ".." + std::to_string(hi) +
-                                (why.empty() ? "" : " (" + why + ")"));
-  return static_cast<int>(x);
+// Setting `key` = `v` of `spec` as an integer in lo..hi (attacks/attack.h's checks).
+int ParseInt(const std::string& spec, const std::string& key, const std::string& v, int lo,
+             int hi = 1000000000) {
+  return SettingInteger(spec, key, SettingNumber(spec, key, v), lo, hi);
 }
 
 // The ParseExplorationWeight spec of a policy.
@@ -72,8 +54,10 @@ std::string BetaSpec(const bo::ExplorationWeight& w) {
 namespace {
 
 // "0" / "1" as a bool; anything else names the setting.
-bool ParseFlag(const std::string& key, const std::string& v) {
-  if (v != "0" && v != "1") throw std::invalid_argument("bos2 setting " + key + ": use 0 or 1");
+bool ParseFlag(const std::string& spec, const std::string& key, const std::string& v) {
+  if (v != "0" && v != "1")
+    throw std::invalid_argument("attack '" + spec + "': " + key + " must be 0 or 1, got '" + v +
+                                "'");
   return v == "1";
 }
 
@@ -91,75 +75,83 @@ void ApplyPreset(const std::string& v, Bos2Options* o) {
   *o = p;
 }
 
-using SettingHandler = void (*)(const std::string& k, const std::string& v, Bos2Options* o);
+using SettingHandler = void (*)(const std::string& spec, const std::string& k, const std::string& v,
+                                Bos2Options* o);
 
 // Every `bos2:` setting and what it sets (ranges are checked by Bos2Options::Validate).
 const std::map<std::string, SettingHandler>& SettingHandlers() {
   static const std::map<std::string, SettingHandler> handlers = {
-      {"preset",
-       [](const std::string&, const std::string& v, Bos2Options* o) { ApplyPreset(v, o); }},
-      {"stopping", [](const std::string& k, const std::string& v,
-                      Bos2Options* o) { o->stopping = ParseFlag(k, v); }},
+      {"preset", [](const std::string&, const std::string&, const std::string& v,
+                    Bos2Options* o) { ApplyPreset(v, o); }},
+      {"stopping", [](const std::string& spec, const std::string& k, const std::string& v,
+                      Bos2Options* o) { o->stopping = ParseFlag(spec, k, v); }},
       {"kernel",
-       [](const std::string&, const std::string& v, Bos2Options* o) {
+       [](const std::string&, const std::string&, const std::string& v, Bos2Options* o) {
          if (v != "se" && v != "matern52")
            throw std::invalid_argument("bos2 setting kernel: use se or matern52, got '" + v + "'");
          o->perturbation_kernel = bo::ParseKernelFamily(v);
        }},
-      {"beta", [](const std::string&, const std::string& v,
+      {"beta", [](const std::string&, const std::string&, const std::string& v,
                   Bos2Options* o) { o->acquisition.beta = bo::ParseExplorationWeight(v); }},
-      {"candidates", [](const std::string& k, const std::string& v,
-                        Bos2Options* o) { o->acquisition.random_candidates = ParseInt(k, v, 1); }},
-      {"local", [](const std::string& k, const std::string& v,
-                   Bos2Options* o) { o->acquisition.local_candidates = ParseInt(k, v, 0); }},
-      {"vertex", [](const std::string& k, const std::string& v,
-                    Bos2Options* o) { o->acquisition.vertex_fraction = ParseNumber(k, v); }},
-      {"polish", [](const std::string& k, const std::string& v,
-                    Bos2Options* o) { o->acquisition.polish_iterations = ParseInt(k, v, 0); }},
-      {"window", [](const std::string& k, const std::string& v,
-                    Bos2Options* o) { o->max_gp_points = ParseInt(k, v, 0); }},
-      {"precision", [](const std::string& k, const std::string& v,
-                       Bos2Options* o) { o->precision_polish = ParseFlag(k, v); }},
-      {"init", [](const std::string& k, const std::string& v,
-                  Bos2Options* o) { o->init_per_side = ParseInt(k, v, 1); }},
-      {"pool", [](const std::string& k, const std::string& v,
-                  Bos2Options* o) { o->candidate_pool = ParseInt(k, v, 0); }},
-      {"saturation", [](const std::string& k, const std::string& v,
-                        Bos2Options* o) { o->saturation = ParseNumber(k, v); }},
+      {"candidates",
+       [](const std::string& spec, const std::string& k, const std::string& v, Bos2Options* o) {
+         o->acquisition.random_candidates = ParseInt(spec, k, v, 1);
+       }},
+      {"local", [](const std::string& spec, const std::string& k, const std::string& v,
+                   Bos2Options* o) { o->acquisition.local_candidates = ParseInt(spec, k, v, 0); }},
+      {"vertex",
+       [](const std::string& spec, const std::string& k, const std::string& v, Bos2Options* o) {
+         o->acquisition.vertex_fraction = SettingNumber(spec, k, v);
+       }},
+      {"polish",
+       [](const std::string& spec, const std::string& k, const std::string& v, Bos2Options* o) {
+         o->acquisition.polish_iterations = ParseInt(spec, k, v, 0);
+       }},
+      {"window", [](const std::string& spec, const std::string& k, const std::string& v,
+                    Bos2Options* o) { o->max_gp_points = ParseInt(spec, k, v, 0); }},
+      {"precision", [](const std::string& spec, const std::string& k, const std::string& v,
+                       Bos2Options* o) { o->precision_polish = ParseFlag(spec, k, v); }},
+      {"init", [](const std::string& spec, const std::string& k, const std::string& v,
+                  Bos2Options* o) { o->init_per_side = ParseInt(spec, k, v, 1); }},
+      {"pool", [](const std::string& spec, const std::string& k, const std::string& v,
+                  Bos2Options* o) { o->candidate_pool = ParseInt(spec, k, v, 0); }},
+      {"saturation", [](const std::string& spec, const std::string& k, const std::string& v,
+                        Bos2Options* o) { o->saturation = SettingNumber(spec, k, v); }},
       {"noise",
-       [](const std::string&, const std::string& v, Bos2Options* o) {
+       [](const std::string&, const std::string&, const std::string& v, Bos2Options* o) {
          if (v != "fit" && v != "fixed")
            throw std::invalid_argument("bos2 setting noise: use fit or fixed, got '" + v + "'");
          o->perturbation_fit.fit_noise = o->perturbation_refit.fit_noise = v == "fit";
        }},
       {"fit_points",
-       [](const std::string& k, const std::string& v, Bos2Options* o) {
-         o->perturbation_fit.max_points = o->perturbation_refit.max_points = ParseInt(k, v, 0);
+       [](const std::string& spec, const std::string& k, const std::string& v, Bos2Options* o) {
+         o->perturbation_fit.max_points = o->perturbation_refit.max_points =
+             ParseInt(spec, k, v, 0);
        }},
-      {"restarts", [](const std::string& k, const std::string& v,
-                      Bos2Options* o) { o->perturbation_fit.restarts = ParseInt(k, v, 0); }},
-      {"refit", [](const std::string& k, const std::string& v,
-                   Bos2Options* o) { o->refit_every = ParseInt(k, v, 0); }},
-      {"decompositions", [](const std::string& k, const std::string& v,
-                            Bos2Options* o) { o->num_decompositions = ParseInt(k, v, 1); }},
-      {"groups", [](const std::string& k, const std::string& v,
-                    Bos2Options* o) { o->groups = ParseInt(k, v, 1); }},
+      {"restarts", [](const std::string& spec, const std::string& k, const std::string& v,
+                      Bos2Options* o) { o->perturbation_fit.restarts = ParseInt(spec, k, v, 0); }},
+      {"refit", [](const std::string& spec, const std::string& k, const std::string& v,
+                   Bos2Options* o) { o->refit_every = ParseInt(spec, k, v, 0); }},
+      {"decompositions", [](const std::string& spec, const std::string& k, const std::string& v,
+                            Bos2Options* o) { o->num_decompositions = ParseInt(spec, k, v, 1); }},
+      {"groups", [](const std::string& spec, const std::string& k, const std::string& v,
+                    Bos2Options* o) { o->groups = ParseInt(spec, k, v, 1); }},
       {"refine",
-       [](const std::string& k, const std::string& v, Bos2Options* o) {
-         o->refine_queries = ParseInt(k, v, 0);
+       [](const std::string& spec, const std::string& k, const std::string& v, Bos2Options* o) {
+         o->refine_queries = ParseInt(spec, k, v, 0);
          if (o->refine_queries == 0) o->refine_fraction = 0;  // refine=0: the stage off
        }},
       {"refine_fraction",
-       [](const std::string& k, const std::string& v, Bos2Options* o) {
-         o->refine_fraction = ParseNumber(k, v);
+       [](const std::string& spec, const std::string& k, const std::string& v, Bos2Options* o) {
+         o->refine_fraction = SettingNumber(spec, k, v);
          o->refine_queries = 0;
        }},
-      {"refine_p", [](const std::string& k, const std::string& v,
-                      Bos2Options* o) { o->refine_p_init = ParseNumber(k, v); }},
-      {"paths", [](const std::string& k, const std::string& v,
-                   Bos2Options* o) { o->bos.num_paths = ParseInt(k, v, 100); }},
+      {"refine_p", [](const std::string& spec, const std::string& k, const std::string& v,
+                      Bos2Options* o) { o->refine_p_init = SettingNumber(spec, k, v); }},
+      {"paths", [](const std::string& spec, const std::string& k, const std::string& v,
+                   Bos2Options* o) { o->bos.num_paths = ParseInt(spec, k, v, 100); }},
       {"batch_mode",
-       [](const std::string&, const std::string& v, Bos2Options* o) {
+       [](const std::string&, const std::string&, const std::string& v, Bos2Options* o) {
          if (v != "pass" && v != "kb")
            throw std::invalid_argument(
                "bos2 setting batch_mode must be pass (one acquisition pass per batch) or kb "
@@ -168,8 +160,13 @@ const std::map<std::string, SettingHandler>& SettingHandlers() {
          o->batch_one_pass = v == "pass";
        }},
       {"batch",
-       [](const std::string& k, const std::string& v, Bos2Options* o) {
-         o->batch = ParseInt(k, v, 1, o->i_max, "the perturbation loop's i_max");
+       [](const std::string& spec, const std::string& k, const std::string& v, Bos2Options* o) {
+         const double b = SettingNumber(spec, k, v);  // bounded by i_max, and says so
+         if (b != std::floor(b) || b < 1 || b > o->i_max)
+           throw std::invalid_argument("attack '" + spec + "': batch must be an integer in 1.." +
+                                       std::to_string(o->i_max) +
+                                       " (the perturbation loop's i_max)");
+         o->batch = static_cast<int>(b);
        }},
   };
   return handlers;
@@ -178,13 +175,8 @@ const std::map<std::string, SettingHandler>& SettingHandlers() {
 }  // namespace
 
 void Bos2Attack::ApplySettings(const std::string& settings, Bos2Options* o) {
-  std::stringstream ss(settings);
-  for (std::string kv; std::getline(ss, kv, ',');) {
-    if (kv.empty()) continue;
-    const auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
-      throw std::invalid_argument("bos2 setting '" + kv + "' is not key=value");
-    const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
+  const std::string spec = "bos2:" + settings;
+  for (const auto& [k, v] : SplitAttackSettings(spec, settings)) {
     const auto it = SettingHandlers().find(k);
     if (it == SettingHandlers().end()) {
       std::string keys;
@@ -192,7 +184,7 @@ void Bos2Attack::ApplySettings(const std::string& settings, Bos2Options* o) {
         keys += (keys.empty() ? "" : ", ") + name;
       throw std::invalid_argument("unknown bos2 setting '" + k + "' (" + keys + ")");
     }
-    it->second(k, v, o);
+    it->second(spec, k, v, o);
   }
   o->Validate();  // every range, once (Bos2Options::Validate)
 }

@@ -78,7 +78,7 @@ TEST_F(BadInput, AttackAndBenchOptionsAreValidatedBeforeAnyWork) {
            "/data/mnist/t10k-images-idx3-ubyte.gz" + b,
        "--eps is required with --data"},
       {"attack --attack bos2:refine=5000000000" + o,
-       "bos2 setting refine: '5000000000' must be an integer in 0..1000000000"},
+       "attack 'bos2:refine=5000000000': refine must be an integer in [0, 1000000000]"},
       {"attack --attack bos2:refine=100 -n 1 --budget 100" + o,
        "refine=100 reserves the whole budget of 100 queries"},
       {"attack --attack random -n 1 -o " + dir_.string(), "is a folder"},
