@@ -142,8 +142,18 @@ data::ImageSet ToImageSet(const py::array& images_in, const py::array& labels_in
   return set;
 }
 
+// The options _core.run reads from its keyword arguments besides its named ones, exported as
+// _core.RUN_OPTIONS (advbo/_api.py derives the options Attack passes through from it).
+const std::vector<std::string>& RunOptions() {
+  static const std::vector<std::string> names = {
+      "target",       "dataset",        "output",  "normalize",    "defense",
+      "defender_eps", "clean_images",   "indices", "threads",      "http_timeout",
+      "http_retries", "rescale_compat", "pixels",  "setup_queries"};
+  return names;
+}
+
 // The experiment spec of a _core.run call: its named arguments and the options in `opts`
-// (each removed as it is read; one left over is a TypeError naming it).
+// (each removed as it is read; one left over is a TypeError naming it and RunOptions()).
 experiment::ExperimentSpec SpecOfOptions(const std::string& attack, std::optional<double> eps,
                                          long budget, bool targeted, uint64_t seed, py::dict& opts,
                                          std::optional<std::string>* dataset) {
@@ -176,10 +186,10 @@ experiment::ExperimentSpec SpecOfOptions(const std::string& attack, std::optiona
     std::string keys;
     for (auto item : opts)
       keys += (keys.empty() ? "" : ", ") + py::str(item.first).cast<std::string>();
-    throw py::type_error(
-        "advbo.attack: unknown option(s) " + keys +
-        " (accepted: target, dataset, output, normalize, defense, defender_eps, clean_images, "
-        "indices, threads, http_timeout, http_retries, rescale_compat, pixels, setup_queries)");
+    std::string accepted;
+    for (const auto& n : RunOptions()) accepted += (accepted.empty() ? "" : ", ") + n;
+    throw py::type_error("advbo.attack: unknown option(s) " + keys + " (accepted: " + accepted +
+                         ")");
   }
   if (*dataset && **dataset != "mnist" && **dataset != "cifar10")
     throw py::value_error("dataset must be 'mnist', 'cifar10' or None");
@@ -347,6 +357,7 @@ PYBIND11_MODULE(_core, m) {
   py::register_exception<advbo::oracle::ModelError>(m, "ModelError", PyExc_RuntimeError);
   py::register_exception<advbo::data::DataError>(m, "DataError", PyExc_RuntimeError);
   m.attr("kMaxBudget") = advbo::experiment::kMaxBudget;
+  m.attr("RUN_OPTIONS") = py::tuple(py::cast(advbo::python::RunOptions()));
   m.attr("__version__") = ADVBO_VERSION;
   m.def(
       "repo_root", [] { return advbo::experiment::RepoRoot().string(); },

@@ -394,3 +394,18 @@ def test_output_format_is_reported_and_zero_probabilities_warn():
         z = Brightness()(x)
         return z - np.log(np.exp(z).sum(1, keepdims=True))
     assert advbo.attack(log_probs, clean, labels, **kw).model_output == "log_probabilities"
+
+
+def test_every_passed_through_option_is_read_by_the_module():
+    """Issue #38: the options Attack passes through come from the module's own list
+    (_core.RUN_OPTIONS), and the module reads each one: a wrong-typed value is refused as
+    that option's type or value error, never as an unknown option."""
+    from advbo import _api, _core
+    assert set(_api._OPTIONS) <= set(_core.RUN_OPTIONS)
+    assert {"output", "defense", "setup_queries", "clean_images"} <= set(_api._OPTIONS)
+    clean, labels = grey_images([0.4]), np.array([0])
+    for name in _api._OPTIONS:
+        with pytest.raises((TypeError, ValueError)) as info:
+            advbo.attack(Brightness(), clean, labels, eps=0.1, **{name: object()})
+        assert "unknown option" not in str(info.value), name
+        assert name in str(info.value), (name, str(info.value))

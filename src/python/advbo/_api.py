@@ -26,11 +26,10 @@ _SHIPPED = Path(__file__).resolve().parent / "shipped"
 
 _DATASETS = ("mnist", "cifar10")
 
-# Attack's keyword arguments: its own, then the CLI options passed through to advbo._core.run.
+# Attack's keyword arguments: its own, then the options passed through to advbo._core.run
+# (the module's own list, less what Attack names itself or replaces, see _INSTEAD).
 _NAMED = ("eps", "budget", "targeted", "target", "seed", "pixels", "dataset", "verbose",
           "callback")
-_OPTIONS = ("output", "normalize", "defense", "defender_eps", "threads", "http_timeout",
-            "http_retries", "rescale_compat", "setup_queries", "clean_images")
 # Options users bring from other tools, with what advbo offers instead.
 _INSTEAD = {
     "indices": "select images by indexing x",
@@ -40,6 +39,9 @@ _INSTEAD = {
     "progress": "verbose=True prints one line per finished instance; callback=f(done, total, "
                 "record) receives each",
 }
+
+
+_OPTIONS = tuple(k for k in _core.RUN_OPTIONS if k not in _NAMED and k not in _INSTEAD)
 
 
 def _check_option_names(options):
