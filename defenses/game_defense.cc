@@ -6,8 +6,10 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "bo/acquisition.h"
 #include "bo/kernel.h"
 #include "games/level0.h"
+#include "text/numbers.h"
 
 namespace advbo::defenses {
 namespace {
@@ -46,9 +48,12 @@ void ClipAround(float* x, const float* anchor, size_t n, double eps) {
 
 std::string GameDefenseSpec::Spec() const {
   std::string s = agent + ":";
-  if (latent) return s + "latent";
+  if (latent) s += "latent";
   for (size_t i = 0; i < stages.size(); ++i) s += (i ? "+" : "") + stages[i].name;
-  return s;
+  std::string settings;
+  if (window != kDefaultDefenderWindow) settings += "window=" + std::to_string(window);
+  if (!beta.empty()) settings += (settings.empty() ? "" : ",") + ("beta=" + beta);
+  return settings.empty() ? s : s + ":" + settings;
 }
 
 bool IsGameDefense(const std::string& spec) {
@@ -62,7 +67,33 @@ GameDefenseSpec ParseGameDefense(const std::string& spec) {
   if (out.agent != "r2b2" && out.agent != "random")
     throw std::invalid_argument("game defense '" + spec +
                                 "': use r2b2:ACTIONS (R2-B2 level 1) or random:ACTIONS (level 0)");
-  const std::string actions = colon == std::string::npos ? "" : spec.substr(colon + 1);
+  std::string actions = colon == std::string::npos ? "" : spec.substr(colon + 1);
+  const auto settings_colon = actions.find(':');
+  if (settings_colon != std::string::npos) {
+    const std::string settings = actions.substr(settings_colon + 1);
+    actions.resize(settings_colon);
+    const std::string what = "game defense '" + spec + "'";
+    std::stringstream ss(settings);
+    for (std::string kv; std::getline(ss, kv, ',');) {
+      const auto eq = kv.find('=');
+      const std::string key = kv.substr(0, eq),
+                        value = eq == std::string::npos ? "" : kv.substr(eq + 1);
+      try {
+        if (key == "window") {
+          const long w = text::ParseInteger(value, "window");
+          if (w < 0 || w > 1000000) throw std::invalid_argument("window must be in 0..1000000");
+          out.window = static_cast<int>(w);
+        } else if (key == "beta") {
+          bo::ParseExplorationWeight(value);  // checked here, applied by GameDefense
+          out.beta = value;
+        } else {
+          throw std::invalid_argument("unknown setting '" + kv + "' (window=N, beta=POLICY)");
+        }
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(what + ": " + e.what());
+      }
+    }
+  }
   if (actions == "latent") {
     out.latent = true;
     return out;
@@ -136,6 +167,7 @@ GameDefense::GameDefense(GameDefenseSpec spec, const oracle::Autoencoder* vae, i
     level0.push_back(std::make_unique<games::RandomSearchStrategy>(space_));
     games::R2b2Options o;
     o.level = 1;
+    if (!spec_.beta.empty()) o.beta = bo::ParseExplorationWeight(spec_.beta);
     o.candidates = opt_.candidates;
     o.candidate_seed = bo::DeriveSeed(opt_.seed, 0xCA4DULL);
     agent_ = std::make_unique<games::R2b2Agent>(
@@ -216,12 +248,21 @@ void GameDefense::Feedback(const oracle::QueryResult& r) {
     // A log-probability margin; bounded so one saturated score cannot dominate the GP.
     const double y = std::clamp(r.objective(static_cast<Eigen::Index>(i)), -50.0, 50.0);
     history_.Add(joint, Eigen::Vector2d(y, -y));
+    actions_.push_back(pending_action_[i]);
     if (agent_) agent_->Observe(history_);
+    // A bounded window: at 2W rounds keep the last W (the belief refactors them once, an
+    // O(W^3) step every W rounds, so the cost per query stays O(W^2)).
+    if (spec_.window > 0 && history_.rounds() >= 2 * spec_.window)
+      history_.DropOldest(history_.rounds() - spec_.window);
   }
   pending_context_.clear();
   pending_action_.clear();
 }
 
-Eigen::MatrixXd GameDefense::Actions() const { return history_.Actions(1); }
+Eigen::MatrixXd GameDefense::Actions() const {
+  Eigen::MatrixXd a(actions_.size(), space_.dim());
+  for (size_t t = 0; t < actions_.size(); ++t) a.row(static_cast<Eigen::Index>(t)) = actions_[t];
+  return a;
+}
 
 }  // namespace advbo::defenses

@@ -65,17 +65,30 @@ struct GameDefenseSpec {
   std::string agent;                 ///< "r2b2" (level 1) or "random" (level 0)
   bool latent = false;               ///< latent-space actions (needs a VAE)
   std::vector<TunableStage> stages;  ///< parameterised actions (empty when latent)
-  std::string Spec() const;          ///< canonical text, e.g. "r2b2:jpeg+noise"
+  /// The defender's GP sees at most the last 2 x window rounds: once it holds 2 x window it
+  /// forgets all but the last window (GameHistory::DropOldest), so its cost per query stays
+  /// bounded however long a session runs. 0 = every round (the exact GP of the thesis).
+  int window = kDefaultDefenderWindow;
+  /// The level-1 defender's exploration weight (bo::ParseExplorationWeight); "" = R2-B2's
+  /// default (r2b2_ref).
+  std::string beta;
+  /// Canonical text, e.g. "r2b2:jpeg+noise", with ":window=N,beta=B" for settings that are
+  /// not the defaults.
+  std::string Spec() const;
+  /// The default window of a game defender's GP (rounds; see `window`).
+  static constexpr int kDefaultDefenderWindow = 0;
 };
 
 /// Whether `spec` names a game defender ("r2b2:..." or "random:...") rather than a fixed
 /// input transformation.
 bool IsGameDefense(const std::string& spec);
 
-/// Parses "AGENT:ACTIONS": AGENT = r2b2 | random; ACTIONS = latent, or tunable stages
-/// joined by '+': jpeg (quality 10..95), bits (depth 1..8), blur (sigma 0.3..2), noise
-/// (sigma 0..0.1; 0 = off), resize (ratio 0.05..0.3). Throws std::invalid_argument naming
-/// the part and the accepted values.
+/// Parses "AGENT:ACTIONS[:SETTINGS]": AGENT = r2b2 | random; ACTIONS = latent, or tunable
+/// stages joined by '+': jpeg (quality 10..95), bits (depth 1..8), blur (sigma 0.3..2),
+/// noise (sigma 0..0.1; 0 = off), resize (ratio 0.05..0.3); SETTINGS = comma-separated
+/// window=N (the GP's window of recent rounds, 0..1,000,000; GameDefenseSpec::window) and
+/// beta=POLICY (bo::ParseExplorationWeight). Throws std::invalid_argument naming the part and
+/// the accepted values.
 GameDefenseSpec ParseGameDefense(const std::string& spec);
 
 /// The defender of one attack instance (its history is that instance's queries).
@@ -95,10 +108,14 @@ class GameDefense {
   /// Actions of the last Transform still waiting for their Feedback (one per image).
   const std::vector<Eigen::VectorXd>& PendingActions() const { return pending_action_; }
   /// The action applied in round t (0-based, t < rounds()) [action dim].
-  Eigen::VectorXd Action(int t) const { return history_.Action(t, 1); }
-  /// Actions applied so far, one row per round [T, action dim].
+  Eigen::VectorXd Action(int t) const { return actions_.at(t); }
+  /// Actions applied so far, one row per round [T, action dim] (all of them, also those
+  /// the GP's window has forgotten).
   Eigen::MatrixXd Actions() const;
-  int rounds() const { return history_.rounds(); }
+  /// Rounds played (queries with feedback).
+  int rounds() const { return static_cast<int>(actions_.size()); }
+  /// Rounds the defender's GP currently holds (<= 2 x spec().window when a window is set).
+  int gp_rounds() const { return history_.rounds(); }
   const GameDefenseSpec& spec() const { return spec_; }
   int action_dim() const { return space_.dim(); }
   /// The action played before any feedback at level 1 (see the file comment).
@@ -117,6 +134,7 @@ class GameDefense {
   std::unique_ptr<games::R2b2Agent> agent_;
   bo::Rng rng_;
   std::vector<Eigen::VectorXd> pending_context_, pending_action_;
+  std::vector<Eigen::VectorXd> actions_;  // every action with feedback, in order
 };
 
 }  // namespace advbo::defenses

@@ -45,6 +45,8 @@ std::string BetaSpec(const bo::ExplorationWeight& w) {
       return "kandasamy2015";
     case bo::BetaPolicy::kR2b2Ref:
       return "r2b2_ref";
+    case bo::BetaPolicy::kR2b2Joint:
+      return "r2b2_joint";
   }
   return "?";
 }

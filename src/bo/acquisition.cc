@@ -20,6 +20,7 @@ double ExplorationWeight::Beta(int t, int d, double domain_size) const {
     case BetaPolicy::kKandasamy2015:
       return 0.2 * d * std::log(2.0 * tt);
     case BetaPolicy::kR2b2Ref:
+    case BetaPolicy::kR2b2Joint:
       return 0.5 * d * std::log(2.0 * tt);
   }
   return value;
@@ -48,7 +49,7 @@ ExplorationWeight ParseExplorationWeight(const std::string& spec) {
     if (spec.rfind(name + ":", 0) == 0) return true;
     throw std::invalid_argument("unknown exploration-weight policy '" + spec +
                                 "' (use constant[:VALUE], srinivas2010[:DELTA], "
-                                "kandasamy2015, r2b2_ref)");
+                                "kandasamy2015, r2b2_ref, r2b2_joint)");
   };
   if (spec.rfind("constant", 0) == 0) {
     w.policy = BetaPolicy::kConstant;
@@ -63,10 +64,12 @@ ExplorationWeight ParseExplorationWeight(const std::string& spec) {
     w.policy = BetaPolicy::kKandasamy2015;
   } else if (spec == "r2b2_ref") {
     w.policy = BetaPolicy::kR2b2Ref;
+  } else if (spec == "r2b2_joint") {
+    w.policy = BetaPolicy::kR2b2Joint;
   } else {
     throw std::invalid_argument("unknown exploration-weight policy '" + spec +
                                 "' (use constant[:VALUE], srinivas2010[:DELTA], kandasamy2015, "
-                                "r2b2_ref)");
+                                "r2b2_ref, r2b2_joint)");
   }
   return w;
 }

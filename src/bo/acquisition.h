@@ -24,7 +24,10 @@ enum class BetaPolicy {
                    ///< continuous [0,1]^d (|D| = 0): 2 log(t^2 2pi^2/(3 delta))
                    ///<   + 2 d log(t^2 d sqrt(log(4d/delta)))  (Thm 2 with a = b = r = 1)
   kKandasamy2015,  ///< 0.2 d log(2t), d = group dimension (Add-GP-UCB practical schedule)
-  kR2b2Ref,        ///< 0.5 d log(2t), d = joint input dimension (R2-B2 reference code)
+  kR2b2Ref,        ///< 0.5 d log(2t), d = the agent's OWN action dimension (the R2-B2
+                   ///< reference code's UCB, `d = x.shape[1]` of the own action x)
+  kR2b2Joint,      ///< 0.5 D log(2t), D = the joint input dimension (advbo's reading of the
+                   ///< reference code before session 23; kept for paired comparisons)
 };
 
 /// Exploration-weight schedule. t starts at 1 (t < 1 is treated as 1).
@@ -38,7 +41,7 @@ struct ExplorationWeight {
 
 /// Parses "constant[:VALUE]" (VALUE >= 0, default 4), "srinivas2010[:DELTA]" (Srinivas et
 /// al. 2010, Thm 1/2 with confidence DELTA in (0, 1), default 0.1), "kandasamy2015",
-/// "r2b2_ref". Throws std::invalid_argument naming the accepted values otherwise.
+/// "r2b2_ref", "r2b2_joint". Throws std::invalid_argument naming the accepted values otherwise.
 ExplorationWeight ParseExplorationWeight(const std::string& spec);
 
 /// UCB scores mean + sqrt(beta) * sqrt(var), elementwise; mean and var are [M].

@@ -39,19 +39,23 @@ void PayoffBelief::Update(const GameHistory& h) {
                                 (own ? "agent's action" : "joint action") + " dimension " +
                                 std::to_string(d));
   const int n = gp_.num_data();
-  if (h.rounds() == n) return;
-  if (h.rounds() == n + 1 && n > 0) {
+  const bool same_window = h.dropped() == dropped_seen_;
+  dropped_seen_ = h.dropped();
+  if (same_window && h.rounds() == n) return;
+  if (same_window && h.rounds() == n + 1 && n > 0) {
     gp_.AddObservation(own ? h.Action(n, agent_) : h.JointAt(n), h.PayoffsAt(n)(agent_));
   } else {
     gp_.SetData(own ? h.Actions(agent_) : h.Joint(), h.Payoffs(agent_));
   }
-  if (options_.refit_every > 0 && h.rounds() % options_.refit_every == 0 &&
-      (options_.refit_until <= 0 || h.rounds() <= options_.refit_until)) {
+  // The refit schedule counts every round played, also those a window has dropped.
+  const long played = h.total_rounds();
+  if (options_.refit_every > 0 && played % options_.refit_every == 0 &&
+      (options_.refit_until <= 0 || played <= options_.refit_until)) {
     // Own-action beliefs draw from a stream of their own (7919 (m + 1)), so an agent holding
     // both kinds of belief about the same payoff does not reuse restarts.
     const uint64_t salt = own ? 7919ULL * (agent_ + 1) : static_cast<uint64_t>(agent_);
     bo::Rng rng(
-        bo::DeriveSeed(options_.fit_seed, static_cast<uint64_t>(h.rounds()) * 1000003ULL + salt));
+        bo::DeriveSeed(options_.fit_seed, static_cast<uint64_t>(played) * 1000003ULL + salt));
     bo::FitHyperparameters(&gp_, options_.fit, rng);
   }
 }

@@ -60,6 +60,7 @@ class PayoffBelief {
   BeliefInputs inputs_;
   bo::ExactGP gp_;
   BeliefOptions options_;
+  long dropped_seen_ = 0;  // the history's dropped() at the last Update
 };
 
 }  // namespace advbo::games

@@ -70,6 +70,14 @@ void GameHistory::Add(const Eigen::VectorXd& joint, const Eigen::VectorXd& payof
   payoffs_.push_back(payoffs);
 }
 
+void GameHistory::DropOldest(int k) {
+  if (k < 0 || k > rounds())
+    throw std::invalid_argument("GameHistory::DropOldest: k outside 0..rounds()");
+  joint_.erase(joint_.begin(), joint_.begin() + k);
+  payoffs_.erase(payoffs_.begin(), payoffs_.begin() + k);
+  dropped_ += k;
+}
+
 Eigen::MatrixXd GameHistory::Joint() const {
   Eigen::MatrixXd x(rounds(), joint_dim());
   for (int t = 0; t < rounds(); ++t) x.row(t) = joint_[t].transpose();

@@ -53,7 +53,18 @@ class GameHistory {
   /// payoffs [M]. Throws std::invalid_argument on wrong sizes or non-finite values.
   void Add(const Eigen::VectorXd& joint, const Eigen::VectorXd& payoffs);
 
+  /// Forgets the oldest `k` rounds (0 <= k <= rounds()): a bounded window of recent rounds
+  /// for long games (a defender over thousands of queries). Round indices then start at the
+  /// oldest kept round; dropped() counts what was forgotten. Throws std::invalid_argument
+  /// for k outside that range.
+  void DropOldest(int k);
+
+  /// Rounds held (indices 0 .. rounds() - 1).
   int rounds() const { return static_cast<int>(payoffs_.size()); }
+  /// Rounds forgotten by DropOldest so far.
+  long dropped() const { return dropped_; }
+  /// Rounds played in all: dropped() + rounds().
+  long total_rounds() const { return dropped_ + rounds(); }
   int num_agents() const { return static_cast<int>(dims_.size()); }
   int joint_dim() const { return offsets_.back(); }
   int dim(int m) const { return dims_.at(m); }
@@ -73,6 +84,7 @@ class GameHistory {
  private:
   std::vector<int> dims_, offsets_;
   std::vector<Eigen::VectorXd> joint_, payoffs_;
+  long dropped_ = 0;
 };
 
 /// A player of a repeated game.

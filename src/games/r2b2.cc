@@ -91,8 +91,7 @@ Eigen::VectorXd R2b2Agent::ExpectedUcbScores(int m, const Eigen::MatrixXd& cands
   if (s_rows < 1 || w.size() != s_rows || others.cols() != joint_dim_ ||
       cands.cols() != spaces_.at(m).dim())
     throw std::invalid_argument("R2-B2: inconsistent candidate / opponent-sample shapes");
-  const double sqrt_beta =
-      std::sqrt(std::max(0.0, options_.beta.Beta(round, joint_dim_, domain_size_)));
+  const double sqrt_beta = std::sqrt(std::max(0.0, BetaOf(m, round)));
   const auto& gp = beliefs_[m].gp();
   const long c_rows = cands.rows();
   const long per_block = std::max(1L, kBlockRows / s_rows);
@@ -195,7 +194,7 @@ Eigen::VectorXd R2b2Agent::Simulate(int m, int level, const GameHistory& h,
   if (m < 0 || m >= m_agents || level < 0) throw std::invalid_argument("R2-B2: bad simulation");
   if (static_cast<int>(revealed.size()) == m_agents && revealed[m].size() > 0) return revealed[m];
   if (level == 0) return level0_[m]->Sample(1, rng).row(0).transpose();
-  const int round = h.rounds() + 1;
+  const int round = static_cast<int>(h.total_rounds()) + 1;  // beta_t counts every round
   std::vector<Eigen::VectorXd> fixed(m_agents);
   if (static_cast<int>(revealed.size()) == m_agents) fixed = revealed;
   const bool lite = options_.lite && m == self_ && level == 1;
@@ -234,13 +233,20 @@ Eigen::VectorXd R2b2Agent::Act(const GameHistory& h, const std::vector<Eigen::Ve
   return Simulate(self_, options_.level, h, shown, rng);
 }
 
+double R2b2Agent::BetaOf(int m, int round) const {
+  // r2b2_ref: the reference code's d is the agent's own action dimension (its UCB scores
+  // own actions x with d = x.shape[1]); every other policy gets the joint dimension.
+  const int d = options_.beta.policy == bo::BetaPolicy::kR2b2Ref ? spaces_.at(m).dim() : joint_dim_;
+  return options_.beta.Beta(round, d, domain_size_);
+}
+
 void R2b2Agent::Observe(const GameHistory& h) {
   const int m_agents = static_cast<int>(spaces_.size());
-  const double beta = options_.beta.Beta(std::max(1, h.rounds()), joint_dim_, domain_size_);
+  const int t = std::max(1, static_cast<int>(h.total_rounds()));
   for (int m = 0; m < m_agents; ++m) {
     const bool needed = m == self_ || options_.level >= 2 || level0_[m]->name() == "gpmw";
     if (needed) beliefs_[m].Update(h);
-    level0_[m]->Observe(h, m, beliefs_[m].gp(), beta);
+    level0_[m]->Observe(h, m, beliefs_[m].gp(), BetaOf(m, t));
   }
 }
 

@@ -11,7 +11,7 @@
 //
 // The GP-UCB alpha_{m,t}(x) = mu_{t-1}(x) + beta_t^{1/2} sigma_{t-1}(x) (eq. 8.2) of every
 // agent's payoff lives in that agent's PayoffBelief; beta_t follows a named policy
-// (docs/design.md; default r2b2_ref = 0.5 D log(2t), D = joint dimension).
+// (docs/design.md; default r2b2_ref = 0.5 d log(2t), d = the own action dimension).
 #pragma once
 
 #include <memory>
@@ -85,6 +85,10 @@ class R2b2Agent final : public Agent {
   const PayoffBelief& belief(int m) const { return beliefs_.at(m); }
   const Level0Strategy& level0(int m) const { return *level0_.at(m); }
   const R2b2Options& options() const { return options_; }
+
+  /// beta_t of agent m's UCB in round `round` >= 1: options().beta with d = agent m's own
+  /// action dimension for r2b2_ref (the reference code), the joint dimension otherwise.
+  double BetaOf(int m, int round) const;
 
  private:
   // Weighted joint actions of the others [S, D] for agent m's level-1 reasoning (others at

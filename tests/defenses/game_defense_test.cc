@@ -42,6 +42,67 @@ TEST(ParseGameDefense, SpecsAndErrors) {
   }
 }
 
+TEST(ParseGameDefense, WindowSetting) {
+  const GameDefenseSpec w = ParseGameDefense("r2b2:jpeg+noise:window=50");
+  EXPECT_EQ(w.window, 50);
+  EXPECT_EQ(w.Spec(), "r2b2:jpeg+noise:window=50");
+  EXPECT_EQ(ParseGameDefense("random:latent:window=7").Spec(), "random:latent:window=7");
+  EXPECT_EQ(ParseGameDefense("r2b2:noise").window, GameDefenseSpec::kDefaultDefenderWindow);
+  const GameDefenseSpec b = ParseGameDefense("r2b2:noise:window=10,beta=constant:1");
+  EXPECT_EQ(b.window, 10);
+  EXPECT_EQ(b.beta, "constant:1");
+  EXPECT_EQ(b.Spec(), "r2b2:noise:window=10,beta=constant:1");
+  EXPECT_EQ(ParseGameDefense("r2b2:noise:beta=r2b2_joint").Spec(), "r2b2:noise:beta=r2b2_joint");
+  for (const char* bad : {"r2b2:noise:window=-1", "r2b2:noise:window=x", "r2b2:noise:window=",
+                          "r2b2:noise:beta=2", "r2b2:noise:window=2000000", "r2b2:noise:gamma=1"}) {
+    try {
+      ParseGameDefense(bad);
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("game defense"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// Plays `rounds` rounds of a level-1 noise-sigma defender against the payoff
+// y(a) = 4 (a - 0.6)^2 - 1 (the test below); returns the defender.
+std::unique_ptr<GameDefense> PlayKnownPayoff(const std::string& spec, int rounds) {
+  GameDefenseOptions o;
+  o.candidates = 101;
+  o.refit_every = 10;
+  auto d = std::make_unique<GameDefense>(ParseGameDefense(spec), nullptr, 1, 4, 4, o);
+  std::vector<float> img(16, 0.5f);
+  for (int t = 0; t < rounds; ++t) {
+    d->Transform(img.data(), 1);
+    oracle::QueryResult r;
+    r.objective =
+        Eigen::VectorXd::Constant(1, 4.0 * std::pow(d->PendingActions()[0](0) - 0.6, 2) - 1.0);
+    d->Feedback(r);
+  }
+  return d;
+}
+
+TEST(GameDefense, WindowBoundsTheGpAndKeepsEveryAction) {
+  // window 15: the GP holds at most 30 rounds; every action is still reported.
+  const auto w = PlayKnownPayoff("r2b2:noise:window=15", 70);
+  EXPECT_EQ(w->rounds(), 70);
+  EXPECT_EQ(w->Actions().rows(), 70);
+  EXPECT_LE(w->gp_rounds(), 30);
+  EXPECT_GE(w->gp_rounds(), 15);
+  // It still plays the best response from its window.
+  double dist = 0;
+  for (int t = 60; t < 70; ++t) dist += std::abs(w->Action(t)(0) - 0.6) / 10;
+  EXPECT_LT(dist, 0.1);
+  // A window the game never fills (2 x 40 > 70 rounds) is the exact GP: the same actions.
+  const auto exact = PlayKnownPayoff("r2b2:noise", 70);
+  const auto wide = PlayKnownPayoff("r2b2:noise:window=40", 70);
+  EXPECT_EQ(exact->gp_rounds(), 70);
+  EXPECT_EQ(wide->gp_rounds(), 70);
+  EXPECT_TRUE(exact->Actions() == wide->Actions());
+  // The windowed defender differs from the exact one only after its first drop (round 30).
+  EXPECT_TRUE(exact->Actions().topRows(30) == w->Actions().topRows(30));
+}
+
 TEST(GameDefense, ParameterisedActionsMapOntoTheStageRanges) {
   GameDefense d(ParseGameDefense("r2b2:jpeg+noise"), nullptr, 1, 28, 28, {});
   EXPECT_EQ(d.action_dim(), 2);

@@ -216,3 +216,50 @@ TEST(OwnActionBo, ALevelOneDefenderSimulatesAGpUcbAttackerExactlyEveryRound) {
 
 }  // namespace
 }  // namespace advbo::games
+
+namespace advbo::games {
+namespace {
+
+TEST(GameHistory, DropOldestKeepsTheRecentRoundsAndCountsTheRest) {
+  ToyGame g;
+  GameHistory h = RandomHistory(g, 12, 7);
+  const GameHistory full = h;
+  h.DropOldest(5);
+  EXPECT_EQ(h.rounds(), 7);
+  EXPECT_EQ(h.dropped(), 5);
+  EXPECT_EQ(h.total_rounds(), 12);
+  for (int t = 0; t < 7; ++t) EXPECT_TRUE(h.JointAt(t) == full.JointAt(t + 5)) << t;
+  EXPECT_THROW(h.DropOldest(8), std::invalid_argument);
+  EXPECT_THROW(h.DropOldest(-1), std::invalid_argument);
+}
+
+TEST(PayoffBelief, FollowsAWindowedHistory) {
+  // After DropOldest the belief holds exactly the kept rounds: its posterior mean equals a
+  // belief built from those rounds alone (no stale points, none counted twice).
+  ToyGame g;
+  GameHistory h = RandomHistory(g, 20, 11);
+  BeliefOptions no_refit;
+  no_refit.refit_every = 0;
+  PayoffBelief windowed(0, 2, OwnPrior(2), no_refit);
+  windowed.Update(h);
+  h.DropOldest(12);
+  windowed.Update(h);
+  ASSERT_EQ(windowed.gp().num_data(), 8);
+  GameHistory recent({1, 1});
+  for (int t = 0; t < h.rounds(); ++t) recent.Add(h.JointAt(t), h.PayoffsAt(t));
+  PayoffBelief fresh(0, 2, OwnPrior(2), no_refit);
+  fresh.Update(recent);
+  Eigen::MatrixXd x(3, 2);
+  x << 0.1, 0.2, 0.7, 0.5, 0.9, 0.1;
+  Eigen::VectorXd m1, v1, m2, v2;
+  windowed.gp().Predict(x, &m1, &v1);
+  fresh.gp().Predict(x, &m2, &v2);
+  EXPECT_TRUE(m1.isApprox(m2, 1e-10)) << m1.transpose() << " vs " << m2.transpose();
+  // One more round after the drop is appended, not mistaken for the old count.
+  h.Add(Eigen::Vector2d(0.3, 0.4), Eigen::Vector2d(0.5, 0.5));
+  windowed.Update(h);
+  EXPECT_EQ(windowed.gp().num_data(), 9);
+}
+
+}  // namespace
+}  // namespace advbo::games

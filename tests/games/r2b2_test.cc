@@ -75,6 +75,21 @@ TEST(SyntheticGame, PayoffTablesFollowTheGameType) {
   EXPECT_LT(near.square().mean(), 0.1 * far.square().mean());
 }
 
+TEST(R2b2, ReferenceBetaUsesTheOwnActionDimension) {
+  // The R2-B2 reference code's UCB scores own actions x with d = x.shape[1]: r2b2_ref is
+  // 0.5 d log(2t) with d the agent's own dimension (1 here), r2b2_joint uses the joint one (2).
+  GameFixture s = MakeSetup(GameType::kGeneralSum, 30, 12, 11);
+  R2b2Options ref, joint;
+  joint.beta = bo::ParseExplorationWeight("r2b2_joint");
+  auto a = MakeAgent(*s.game, 0, ref, RandomLevel0(*s.game));
+  auto b = MakeAgent(*s.game, 0, joint, RandomLevel0(*s.game));
+  for (int t : {1, 7, 150}) {
+    EXPECT_DOUBLE_EQ(a->BetaOf(0, t), 0.5 * 1 * std::log(2.0 * t)) << t;
+    EXPECT_DOUBLE_EQ(a->BetaOf(1, t), 0.5 * 1 * std::log(2.0 * t)) << t;
+    EXPECT_DOUBLE_EQ(b->BetaOf(0, t), 0.5 * 2 * std::log(2.0 * t)) << t;
+  }
+}
+
 TEST(R2b2, LevelOneAgainstAPointMassIsTheBestResponse) {
   GameFixture s = MakeSetup(GameType::kGeneralSum, 30, 12, 11);
   const Eigen::VectorXd x2 = s.game->space(1).grid.row(17).transpose();
