@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The adversarial-ML game in the R2-B2 thesis' own setting (issue #39, item 1): its target
+# architecture class (a plain CNN without batch norm: models/mnist_cw_plain.pt), its VAE
+# (models/mnist_vae_r2b2.pt, converted from the authors' weights by tools/convert_r2b2_vae.py)
+# and its MNIST image (test image 6590 = img_inds_mnist.pkl[3], the index r2_b2_mnist.py
+# plays), eps = 0.2, 150 rounds, 5 random initial rounds, 10 initialisations, seed 0.
+#
+#   bash tools/bench/bench_r2b2_thesis_setting.sh [OUT] [BETAS]
+#
+# Plays, for each exploration weight in BETAS (default "r2b2_ref r2b2_joint": the reference
+# code's own-action d, and advbo's former joint-dimension reading -- paired, same seeds):
+#   Fig. E.10  GP-UCB and TS attackers (unaware of the defender) against no defender, a
+#              random-search (level-0) defender and the level-1 R2-B2-Lite defender
+#   Table 8.1  0v0 (random v random), 1v0, 0v1
+# Each game is its own `advbo game` run in OUT/BETA/NAME/ (skipped when summary.json exists).
+# Table: /usr/bin/python3 tools/bench/r2b2_table.py OUT/BETA (per BETA).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out="${1:-tools/results/r2b2_thesis_setting}"
+betas="${2:-r2b2_ref r2b2_joint}"
+ADVBO="${ADVBO:-build/advbo}"
+common=(--game mnist --model models/mnist_cw_plain.pt --vae models/mnist_vae_r2b2.pt
+        --indices 6590 --inits 10 --rounds 150 --seed 0 --quiet)
+for beta in $betas; do
+  for p in gpucb:none gpucb:random gpucb:r2b2:1-lite ts:none ts:random ts:r2b2:1-lite \
+           0v0 1v0 0v1; do
+    if [[ "$p" == *:* ]]; then
+      att="${p%%:*}"; def="${p#*:}"; name="${att}-vs-${def//:/}"
+      agents=(--attacker "$att" --defender "$def")
+    else
+      name="$p"; agents=(--matchups "$p")
+    fi
+    dir="$out/$beta/$name"
+    [[ -f "$dir/summary.json" ]] && continue
+    mkdir -p "$(dirname "$dir")"
+    echo "bench_r2b2_thesis_setting: $beta $name" >&2
+    "$ADVBO" game "${common[@]}" "${agents[@]}" --beta "$beta" --out-dir "$dir" > "$dir.log" 2>&1
+  done
+done
