@@ -153,7 +153,8 @@ std::function<int()> RegisterGameCommand(CLI::App& app) {
       ->check(NumberIn(0, 1e6, true))
       ->default_val(1e-2);
   cmd->add_option("--beta", a->study.beta,
-                  "UCB exploration weight: r2b2_ref | srinivas2010 | constant:V")
+                  "UCB exploration weight: r2b2_ref (0.5 d log 2t, d = own action dimension, the "
+                  "reference code) | r2b2_joint (d = joint dimension) | srinivas2010 | constant:V")
       ->default_val("r2b2_ref");
   cmd->add_option("--seed", a->study.seed, "run seed")->check(UnsignedInt())->default_val(0);
   cmd->add_option("-o,--out,--out-dir", a->out_dir,
