@@ -152,6 +152,14 @@ std::function<int()> RegisterGameCommand(CLI::App& app) {
                   "the agents' GP noise variance (standardised units)")
       ->check(NumberIn(0, 1e6, true))
       ->default_val(1e-2);
+  cmd->add_option_function<std::string>(
+         "--gp-outputs",
+         [a](const std::string& v) { a->study.standardize_payoffs = v == "standardized"; },
+         "adversarial: the agents' GPs model payoffs standardized (mean 0, std 1; the default) "
+         "or raw (zero prior mean in payoff units: an unexplored action is expected to pay 0, "
+         "as GPy's GPRegression in the R2-B2 reference code)")
+      ->check(CLI::IsMember({"standardized", "raw"}))
+      ->default_str("standardized");
   cmd->add_option("--beta", a->study.beta,
                   "UCB exploration weight: r2b2_ref (0.5 d log 2t, d = own action dimension, the "
                   "reference code) | r2b2_joint (d = joint dimension) | srinivas2010 | constant:V")

@@ -101,6 +101,7 @@ std::string WriteSummary(const GameArgs& out, const experiment::GameStudyOptions
                          {"level0", a.level0},
                          {"payoff_noise", a.payoff_noise},
                          {"gp_noise", a.gp_noise},
+                         {"gp_outputs", a.standardize_payoffs ? "standardized" : "raw"},
                          {"beta", a.beta},
                          {"samples", a.samples},
                          {"candidates", a.candidates},

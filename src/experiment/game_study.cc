@@ -151,6 +151,7 @@ std::unique_ptr<games::R2b2Agent> MakeR2b2(int self, const std::pair<AgentSpec, 
     lo.candidates = ctx.candidates;
     lo.candidate_seed = bo::DeriveSeed(run_seed, 91 + m);
     lo.gp_noise = a.gp_noise;
+    lo.standardize = a.standardize_payoffs;
     lo.belief = ctx.belief;
     level0.push_back(
         games::MakeLevel0((m == 0 ? specs.first : specs.second).level0, ctx.spaces[m], lo, feat));
@@ -242,7 +243,7 @@ std::unique_ptr<games::GameEnvironment> MakeGame(const GameStudyOptions& a, Game
   ctx->prior =
       bo::ExactGP(std::make_unique<bo::StationaryKernel>(bo::KernelFamily::kSquaredExponential,
                                                          joint, true, std::vector<int>{}, 1.0, 1.0),
-                  a.gp_noise);
+                  a.gp_noise, a.standardize_payoffs);
   ctx->belief.refit_every = a.refit_every;  // App. E.6.2.1a: every 10 iterations
   ctx->rff_lengthscale = 1.0;
   ctx->exact_limit = 1000;  // large grids: sample the expectation (S samples)

@@ -43,8 +43,12 @@ struct GameStudyOptions {
   int threads = 1;               ///< LibTorch intra-op threads
   double payoff_noise = -1;      ///< observation noise std (-1: 0.02 synthetic, 0)
   double gp_noise = 1e-2;        ///< the agents' GP noise variance
-  std::optional<double> eps;     ///< latent: L_inf clip (unset: 0.2 MNIST, 0.05 CIFAR)
-  std::vector<int> indices;      ///< latent: images (empty: the first num_games)
+  /// The agents' GPs standardise the payoffs (mean 0, std 1 before the prior); false = "raw":
+  /// zero prior mean over payoffs in their own units (GPy's GPRegression in the R2-B2
+  /// reference code), so an unexplored action is expected to pay 0.
+  bool standardize_payoffs = true;
+  std::optional<double> eps;          ///< latent: L_inf clip (unset: 0.2 MNIST, 0.05 CIFAR)
+  std::vector<int> indices;           ///< latent: images (empty: the first num_games)
   std::string vae, model, normalize;  ///< latent: VAE, classifier ("" = shipped)
   double http_timeout = 30;           ///< served classifier: seconds per request
   int http_retries = 3;               ///< served classifier: retries

@@ -211,7 +211,7 @@ std::unique_ptr<Level0Strategy> MakeLevel0(const std::string& name, const Action
   if (name == "gpucb" || name == "ts") {
     bo::ExactGP prior(std::make_unique<bo::StationaryKernel>(bo::KernelFamily::kSquaredExponential,
                                                              space.dim(), true),
-                      o.gp_noise);
+                      o.gp_noise, o.standardize);
     return std::make_unique<OwnActionBoStrategy>(space,
                                                  name == "gpucb"
                                                      ? OwnActionBoStrategy::Acquisition::kUcb

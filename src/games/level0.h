@@ -154,6 +154,8 @@ struct Level0Options {
   int candidates = 200;          ///< gpucb / ts: candidate-set size
   uint64_t candidate_seed = 0;   ///< gpucb / ts: candidate-set seed
   double gp_noise = 1e-2;        ///< gpucb / ts: noise variance of the own-action GP
+  bool standardize = true;       ///< gpucb / ts: standardise payoffs (false: zero prior mean,
+                                 ///< payoffs in their own units, as GPy in the reference code)
   BeliefOptions belief;          ///< gpucb / ts: refit schedule and seed
   /// rff_lengthscale and gp_noise finite > 0, candidates >= 1, belief valid
   /// (BeliefOptions::Validate). Throws std::invalid_argument.

@@ -82,6 +82,27 @@ TEST(OwnActionBo, GpUcbPlaysTheUcbMaximiserOfItsOwnActionGp) {
   EXPECT_DOUBLE_EQ(probs(0), 1.0);
 }
 
+// --gp-outputs raw (the reference code's GPy GPRegression): a zero prior mean in payoff
+// units, so far from every observation the posterior mean is 0, not the payoffs' mean.
+TEST(OwnActionBo, RawOutputsPutAZeroPriorMeanUnderTheObservedPayoffs) {
+  ToyGame g;
+  GameHistory h({1, 1});
+  for (double a : {0.0, 0.05, 0.1}) h.Add(Eigen::Vector2d(a, 0.5), Eigen::Vector2d(0.9, 0.1));
+  Level0Options lo;
+  lo.belief.refit_every = 0;
+  for (bool standardize : {true, false}) {
+    lo.standardize = standardize;
+    bo::Rng rng(3);
+    auto s = MakeLevel0("gpucb", g.space(0), lo, rng);
+    s->Observe(h, 0, Unused(), 2.0);
+    const auto& bo_strategy = dynamic_cast<const OwnActionBoStrategy&>(*s);
+    EXPECT_EQ(bo_strategy.gp().standardize(), standardize);
+    Eigen::VectorXd mu, var;
+    bo_strategy.gp().Predict(Eigen::MatrixXd::Constant(1, 1, 50.0), &mu, &var);
+    EXPECT_NEAR(mu(0), standardize ? 0.9 : 0.0, 1e-9) << "standardize " << standardize;
+  }
+}
+
 TEST(PayoffBelief, AnOwnActionBeliefFedRoundByRoundIsTheGpOfTheOwnActionColumns) {
   ToyGame g;
   const GameHistory h = RandomHistory(g, 9, 3);
