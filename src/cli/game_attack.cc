@@ -33,6 +33,7 @@ experiment::ExperimentSpec AttackGameSpec(const GameArgs& a) {
   spec.attacks = {a.study.attacker};
   spec.untargeted = true;
   spec.indices = a.study.indices;
+  spec.data = a.study.data;
   spec.num_images = a.study.num_games;
   spec.eps = a.study.eps;
   spec.budget = a.study.rounds;  // one round per query

@@ -135,6 +135,10 @@ std::function<int()> RegisterGameCommand(CLI::App& app) {
          "adversarial: L_inf radius of each clip (default 0.2 MNIST, 0.05 CIFAR-10; attack "
          "games: the attack's, 0.3 MNIST, 0.05 CIFAR-10)")
       ->check(NumberIn(0, 1, true));
+  cmd->add_option("--data", a->study.data,
+                  "adversarial: play on these test images instead of the shipped sample (an MNIST "
+                  "IDX images file or a CIFAR-10 .bin batch, e.g. ../shared/datasets/cifar10/"
+                  "test_batch.bin for the thesis' image 9139)");
   cmd->add_option("--vae", a->study.vae,
                   "adversarial: TorchScript VAE (default models/<game>_vae.pt)");
   cmd->add_option("--refit-every", a->study.refit_every,

@@ -115,6 +115,7 @@ std::string WriteSummary(const GameArgs& out, const experiment::GameStudyOptions
     meta["epsilon"] = *a.eps;
     meta["model"] = experiment::RecordPath(t.model_path);
     meta["vae"] = experiment::RecordPath(t.vae_path);
+    meta["data"] = a.data.empty() ? "shipped" : experiment::RecordPath(a.data);
     meta["refit_every"] = a.refit_every;
     meta["images"] = t.images;
   }

@@ -91,6 +91,8 @@ void GameStudyOptions::Validate() const {
   const GameStudyOptions& a = *this;
   if (a.game != "synthetic" && a.game != "mnist" && a.game != "cifar10")
     throw std::invalid_argument("--game " + a.game + ": use synthetic, mnist or cifar10");
+  if (a.game == "synthetic" && !a.data.empty())
+    throw std::invalid_argument("--data is for the adversarial games (mnist, cifar10)");
   if (a.rounds < 1 || a.num_games < 1 || a.inits < 1 || a.grid < 2 || a.samples < 1 ||
       a.candidates < 1)
     throw std::invalid_argument(
@@ -196,7 +198,7 @@ struct LatentSetup {
 
 LatentSetup LoadLatentGame(const GameStudyOptions& a) {
   LatentSetup ls;
-  ls.images = std::make_unique<data::ImageSet>(LoadImages(a.game, "", "auto"));
+  ls.images = std::make_unique<data::ImageSet>(LoadImages(a.game, a.data, "auto"));
   ls.model_path = a.model.empty() ? DefaultModelPath(a.game) : a.model;
   ls.model = LoadModelFor(*ls.images, ls.model_path, "auto", a.threads, a.normalize,
                           oracle::HttpOptions{a.http_timeout, a.http_retries});

@@ -50,10 +50,11 @@ struct GameStudyOptions {
   std::optional<double> eps;          ///< latent: L_inf clip (unset: 0.2 MNIST, 0.05 CIFAR)
   std::vector<int> indices;           ///< latent: images (empty: the first num_games)
   std::string vae, model, normalize;  ///< latent: VAE, classifier ("" = shipped)
-  double http_timeout = 30;           ///< served classifier: seconds per request
-  int http_retries = 3;               ///< served classifier: retries
-  std::string beta = "r2b2_ref";      ///< exploration weight (bo::ParseExplorationWeight)
-  uint64_t seed = 0;                  ///< run seed (experiment/seeds.h derives the rest)
+  std::string data;  ///< latent: test images file ("" = the shipped sample; as --data of attack)
+  double http_timeout = 30;       ///< served classifier: seconds per request
+  int http_retries = 3;           ///< served classifier: retries
+  std::string beta = "r2b2_ref";  ///< exploration weight (bo::ParseExplorationWeight)
+  uint64_t seed = 0;              ///< run seed (experiment/seeds.h derives the rest)
 
   /// Fills the game's defaults (the fields whose "0" / "-1" / "" above means "the game's
   /// default"), then calls Validate(). Throws std::invalid_argument as Validate does, or for

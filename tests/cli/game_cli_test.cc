@@ -117,7 +117,43 @@ TEST_F(GameCli, BadGameInputFailsClearlyAndWritesNothing) {
   EXPECT_NE(RunAdvbo("game --type zerosum --out-dir " + out.string(), dir_ / "log"), 0);
   EXPECT_NE(Slurp(dir_ / "log").find("unknown game type 'zerosum' (use common, general, constant)"),
             std::string::npos);
+  EXPECT_NE(RunAdvbo("game --data x.bin --out-dir " + out.string(), dir_ / "log"), 0);
+  EXPECT_NE(Slurp(dir_ / "log").find("--data is for the adversarial games"), std::string::npos);
   EXPECT_FALSE(fs::exists(out));
+}
+
+// --data: the game plays image i of the given file, not of the shipped sample. The file holds
+// the shipped CIFAR-10 sample's images 9 and 2 in that order, so its image 0 has image 9's
+// label, which differs from the label of the shipped sample's image 0.
+TEST_F(GameCli, AdversarialGamePlaysOnTheImagesOfData) {
+  std::ifstream in(advbo::testing::kRoot + "/data/cifar10/test_batch_first2000.bin",
+                   std::ios::binary);
+  std::vector<char> all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t rec = 1 + 3 * 32 * 32;
+  ASSERT_GE(all.size(), 10 * rec);
+  const fs::path data = dir_ / "two.bin";
+  {
+    std::ofstream f(data, std::ios::binary);
+    for (size_t i : {9u, 2u}) f.write(all.data() + i * rec, static_cast<std::streamsize>(rec));
+  }
+  const int label = static_cast<unsigned char>(all[9 * rec]);
+  ASSERT_NE(label, static_cast<unsigned char>(all[0]));
+  const fs::path out = dir_ / "data";
+  ASSERT_EQ(RunAdvbo("game --game cifar10 --data " + data.string() +
+                         " --matchups 0v0 --rounds 2 --init-rounds 1 --candidates 10 --indices 0 "
+                         "-q --out-dir " +
+                         out.string(),
+                     dir_ / "log"),
+            0)
+      << Slurp(dir_ / "log");
+  const auto rounds = Lines(out / "rounds.jsonl");
+  ASSERT_EQ(rounds.size(), 3u);
+  for (const auto& r : rounds) {
+    EXPECT_EQ(r["image_index"].get<int>(), 0);
+    EXPECT_EQ(r["true_class"].get<int>(), label);
+  }
+  const auto summary = nlohmann::json::parse(Slurp(out / "summary.json"));
+  EXPECT_NE(summary["data"].get<std::string>().find("two.bin"), std::string::npos);
 }
 
 TEST_F(GameCli, AttackBehindADefenseReportsItAndItsCleanAccuracy) {
