@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "text/settings.h"
 namespace advbo::attacks {
 
 double NowSeconds() {
@@ -14,16 +15,7 @@ double NowSeconds() {
 
 std::vector<std::pair<std::string, std::string>> SplitAttackSettings(const std::string& spec,
                                                                      const std::string& text) {
-  std::vector<std::pair<std::string, std::string>> out;
-  std::stringstream ss(text);
-  for (std::string kv; std::getline(ss, kv, ',');) {
-    if (kv.empty()) continue;
-    const auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
-      throw std::invalid_argument("attack '" + spec + "': setting '" + kv + "' is not key=value");
-    out.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
-  }
-  return out;
+  return text::SplitSettings(text, "attack '" + spec + "'");
 }
 
 double SettingNumber(const std::string& spec, const std::string& key, const std::string& text) {

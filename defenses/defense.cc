@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "text/settings.h"
 namespace advbo::defenses {
 namespace {
 
@@ -167,14 +168,8 @@ std::map<std::string, std::string> ParamsOf(const std::string& part, std::string
   *name = part.substr(0, colon);
   std::map<std::string, std::string> p;
   if (colon == std::string::npos) return p;
-  std::stringstream ss(part.substr(colon + 1));
-  std::string kv;
-  while (std::getline(ss, kv, ',')) {
-    const auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
-      throw std::invalid_argument("defense '" + part + "': parameters are key=value");
-    p[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
+  for (auto& [key, value] : text::SplitSettings(part.substr(colon + 1), "defense '" + part + "'"))
+    p[key] = value;
   return p;
 }
 

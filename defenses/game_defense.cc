@@ -10,6 +10,7 @@
 #include "bo/kernel.h"
 #include "games/level0.h"
 #include "text/numbers.h"
+#include "text/settings.h"
 
 namespace advbo::defenses {
 namespace {
@@ -73,11 +74,7 @@ GameDefenseSpec ParseGameDefense(const std::string& spec) {
     const std::string settings = actions.substr(settings_colon + 1);
     actions.resize(settings_colon);
     const std::string what = "game defense '" + spec + "'";
-    std::stringstream ss(settings);
-    for (std::string kv; std::getline(ss, kv, ',');) {
-      const auto eq = kv.find('=');
-      const std::string key = kv.substr(0, eq),
-                        value = eq == std::string::npos ? "" : kv.substr(eq + 1);
+    for (const auto& [key, value] : text::SplitSettings(settings, what)) {
       try {
         if (key == "window") {
           const long w = text::ParseInteger(value, "window");
@@ -87,7 +84,8 @@ GameDefenseSpec ParseGameDefense(const std::string& spec) {
           bo::ParseExplorationWeight(value);  // checked here, applied by GameDefense
           out.beta = value;
         } else {
-          throw std::invalid_argument("unknown setting '" + kv + "' (window=N, beta=POLICY)");
+          throw std::invalid_argument("unknown setting '" + key + "=" + value +
+                                      "' (window=N, beta=POLICY)");
         }
       } catch (const std::invalid_argument& e) {
         throw std::invalid_argument(what + ": " + e.what());

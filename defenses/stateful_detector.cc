@@ -5,6 +5,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "text/numbers.h"
+#include "text/settings.h"
 namespace advbo::defenses {
 namespace {
 
@@ -30,13 +32,7 @@ uint64_t HashWindow(const uint8_t* v, int n) {
 
 BlacklightOptions ParseBlacklightSettings(const std::string& part, const std::string& settings) {
   BlacklightOptions o;
-  std::stringstream ss(settings);
-  std::string kv;
-  while (std::getline(ss, kv, ',')) {
-    const auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
-      throw std::invalid_argument("defense '" + part + "': parameters are key=value");
-    const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
+  for (const auto& [key, value] : text::SplitSettings(settings, "defense '" + part + "'")) {
     if (key == "action") {
       if (value != "reject" && value != "flag")
         throw std::invalid_argument("defense '" + part + "': action must be reject or flag");
@@ -45,10 +41,8 @@ BlacklightOptions ParseBlacklightSettings(const std::string& part, const std::st
     }
     long v = 0;
     try {
-      size_t used = 0;
-      v = std::stol(value, &used);
-      if (used != value.size()) throw std::invalid_argument("x");
-    } catch (const std::exception&) {
+      v = text::ParseInteger(value, key);
+    } catch (const std::invalid_argument&) {
       throw std::invalid_argument("defense '" + part + "': " + key + " must be an integer");
     }
     auto in = [&](long lo, long hi) {
