@@ -164,6 +164,16 @@ std::function<int()> RegisterGameCommand(CLI::App& app) {
          "as GPy's GPRegression in the R2-B2 reference code)")
       ->check(CLI::IsMember({"standardized", "raw"}))
       ->default_str("standardized");
+  cmd->add_option("--gp-lengthscale", a->study.gp_lengthscale,
+                  "adversarial: the agents' GP prior lengthscale in action units (latent actions "
+                  "span [-2, 2]; refits start from it; the reference code's GPy start is 0.2)")
+      ->check(NumberIn(0, 1e6, true))
+      ->default_val(1.0);
+  cmd->add_option("--gp-restarts", a->study.gp_restarts,
+                  "adversarial: random restarts of each GP hyperparameter refit besides the warm "
+                  "start (the reference code: 10)")
+      ->check(IntInRange(0, 100))
+      ->default_val(1);
   cmd->add_option("--beta", a->study.beta,
                   "UCB exploration weight: r2b2_ref (0.5 d log 2t, d = own action dimension, the "
                   "reference code) | r2b2_joint (d = joint dimension) | srinivas2010 | constant:V")

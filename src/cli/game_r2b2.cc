@@ -102,6 +102,8 @@ std::string WriteSummary(const GameArgs& out, const experiment::GameStudyOptions
                          {"payoff_noise", a.payoff_noise},
                          {"gp_noise", a.gp_noise},
                          {"gp_outputs", a.standardize_payoffs ? "standardized" : "raw"},
+                         {"gp_lengthscale", a.gp_lengthscale},
+                         {"gp_restarts", a.gp_restarts},
                          {"beta", a.beta},
                          {"samples", a.samples},
                          {"candidates", a.candidates},

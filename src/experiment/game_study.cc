@@ -101,6 +101,9 @@ void GameStudyOptions::Validate() const {
     throw std::invalid_argument("--init-rounds, --refit-every and --threads must be >= 0");
   if (!(a.payoff_noise >= 0) || !std::isfinite(a.payoff_noise))
     throw std::invalid_argument("--payoff-noise must be >= 0");
+  if (!(a.gp_lengthscale > 0) || !std::isfinite(a.gp_lengthscale) || a.gp_restarts < 0 ||
+      a.gp_restarts > 100)
+    throw std::invalid_argument("--gp-lengthscale must be > 0 and --gp-restarts in 0..100");
   if (!(a.gp_noise > 0) || !std::isfinite(a.gp_noise))
     throw std::invalid_argument("--gp-noise must be > 0");
   if (!(a.lengthscale > 0) || !std::isfinite(a.lengthscale))
@@ -131,6 +134,7 @@ struct AgentContext {
   double rff_lengthscale = 0.1;
   int candidates = 1000;
   long exact_limit = 20000;
+  double gp_lengthscale = 1.0;  // gpucb / ts own-action GP prior
 };
 
 // Agent `self` of the pair `specs`. It models agent m's level-0 strategy as specs[m]'s (the
@@ -154,6 +158,7 @@ std::unique_ptr<games::R2b2Agent> MakeR2b2(int self, const std::pair<AgentSpec, 
     lo.candidate_seed = bo::DeriveSeed(run_seed, 91 + m);
     lo.gp_noise = a.gp_noise;
     lo.standardize = a.standardize_payoffs;
+    lo.gp_lengthscale = ctx.gp_lengthscale;
     lo.belief = ctx.belief;
     level0.push_back(
         games::MakeLevel0((m == 0 ? specs.first : specs.second).level0, ctx.spaces[m], lo, feat));
@@ -242,11 +247,13 @@ std::unique_ptr<games::GameEnvironment> MakeGame(const GameStudyOptions& a, Game
         for (int j = 0; j < 100; ++j) sp.grid.row(i * 100 + j) << v(i), v(j);
     }
   const int joint = ctx->spaces[0].dim() + ctx->spaces[1].dim();
-  ctx->prior =
-      bo::ExactGP(std::make_unique<bo::StationaryKernel>(bo::KernelFamily::kSquaredExponential,
-                                                         joint, true, std::vector<int>{}, 1.0, 1.0),
-                  a.gp_noise, a.standardize_payoffs);
+  ctx->prior = bo::ExactGP(
+      std::make_unique<bo::StationaryKernel>(bo::KernelFamily::kSquaredExponential, joint, true,
+                                             std::vector<int>{}, a.gp_lengthscale, 1.0),
+      a.gp_noise, a.standardize_payoffs);
   ctx->belief.refit_every = a.refit_every;  // App. E.6.2.1a: every 10 iterations
+  ctx->belief.fit.restarts = a.gp_restarts;
+  ctx->gp_lengthscale = a.gp_lengthscale;
   ctx->rff_lengthscale = 1.0;
   ctx->exact_limit = 1000;  // large grids: sample the expectation (S samples)
   return lg;

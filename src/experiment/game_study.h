@@ -47,6 +47,12 @@ struct GameStudyOptions {
   /// zero prior mean over payoffs in their own units (GPy's GPRegression in the R2-B2
   /// reference code), so an unexplored action is expected to pay 0.
   bool standardize_payoffs = true;
+  /// Adversarial games: the agents' GP prior lengthscale in action units (the actions span
+  /// [-2, 2] per latent dimension; the reference code starts GPy at 0.05 of its [0, 1]
+  /// scaling = 0.2 here) and the random restarts of every hyperparameter refit besides the
+  /// warm start (GPy's optimize_restarts(10) there).
+  double gp_lengthscale = 1.0;
+  int gp_restarts = 1;
   std::optional<double> eps;          ///< latent: L_inf clip (unset: 0.2 MNIST, 0.05 CIFAR)
   std::vector<int> indices;           ///< latent: images (empty: the first num_games)
   std::string vae, model, normalize;  ///< latent: VAE, classifier ("" = shipped)

@@ -199,6 +199,8 @@ void Level0Options::Validate() const {
   if (candidates < 1) throw std::invalid_argument("level-0 options: need >= 1 candidate");
   if (!(gp_noise > 0) || !std::isfinite(gp_noise))
     throw std::invalid_argument("level-0 options: the GP noise variance must be finite and > 0");
+  if (!(gp_lengthscale > 0) || !std::isfinite(gp_lengthscale))
+    throw std::invalid_argument("level-0 options: the GP lengthscale must be finite and > 0");
   belief.Validate();
 }
 
@@ -209,9 +211,10 @@ std::unique_ptr<Level0Strategy> MakeLevel0(const std::string& name, const Action
   if (name == "gpmw") return std::make_unique<GpMwStrategy>(space);
   if (name == "exp3") return std::make_unique<Exp3RffStrategy>(space, o.rff_lengthscale, rng);
   if (name == "gpucb" || name == "ts") {
-    bo::ExactGP prior(std::make_unique<bo::StationaryKernel>(bo::KernelFamily::kSquaredExponential,
-                                                             space.dim(), true),
-                      o.gp_noise, o.standardize);
+    bo::ExactGP prior(
+        std::make_unique<bo::StationaryKernel>(bo::KernelFamily::kSquaredExponential, space.dim(),
+                                               true, std::vector<int>{}, o.gp_lengthscale, 1.0),
+        o.gp_noise, o.standardize);
     return std::make_unique<OwnActionBoStrategy>(space,
                                                  name == "gpucb"
                                                      ? OwnActionBoStrategy::Acquisition::kUcb

@@ -154,6 +154,7 @@ struct Level0Options {
   int candidates = 200;          ///< gpucb / ts: candidate-set size
   uint64_t candidate_seed = 0;   ///< gpucb / ts: candidate-set seed
   double gp_noise = 1e-2;        ///< gpucb / ts: noise variance of the own-action GP
+  double gp_lengthscale = 1.0;   ///< gpucb / ts: prior SE lengthscale of the own-action GP
   bool standardize = true;       ///< gpucb / ts: standardise payoffs (false: zero prior mean,
                                  ///< payoffs in their own units, as GPy in the reference code)
   BeliefOptions belief;          ///< gpucb / ts: refit schedule and seed

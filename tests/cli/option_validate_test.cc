@@ -127,7 +127,8 @@ TEST(OptionValidate, DefensesAndGames) {
   ExpectValidates<games::Level0Options>(
       "Level0Options",
       {[](auto& o) { o.rff_lengthscale = 0; }, [](auto& o) { o.candidates = 0; },
-       [](auto& o) { o.gp_noise = kNan; }, [](auto& o) { o.belief.refit_every = -1; }});
+       [](auto& o) { o.gp_noise = kNan; }, [](auto& o) { o.belief.refit_every = -1; },
+       [](auto& o) { o.gp_lengthscale = -1; }});
   experiment::GameStudyOptions study;
   EXPECT_THROW(study.Validate(), std::invalid_argument) << "unresolved: samples 0, level0 \"\"";
   study.ResolveDefaults();
@@ -136,7 +137,9 @@ TEST(OptionValidate, DefensesAndGames) {
       {[](auto& o) { o.game = "imagenet"; }, [](auto& o) { o.rounds = 0; },
        [](auto& o) { o.grid = 1; }, [](auto& o) { o.gp_noise = 0; }, [](auto& o) { o.eps = 1.5; },
        [](auto& o) { o.level0 = "oracle"; }, [](auto& o) { o.beta = "nonsense"; },
-       [](auto& o) { o.type = "nonsense"; }},
+       [](auto& o) { o.type = "nonsense"; }, [](auto& o) { o.gp_lengthscale = 0; },
+       [](auto& o) { o.gp_restarts = -1; }, [](auto& o) { o.gp_restarts = 101; },
+       [](auto& o) { o.game = "synthetic", o.data = "x.bin"; }},
       study);
   ExpectValidates<serve::ServeOptions>("ServeOptions", {[](auto& o) { o.max_batch = 0; }});
   ExpectValidates<oracle::HttpOptions>(

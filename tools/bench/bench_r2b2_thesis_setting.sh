@@ -5,7 +5,12 @@
 # and its MNIST image (test image 6590 = img_inds_mnist.pkl[3], the index r2_b2_mnist.py
 # plays), eps = 0.2, 150 rounds, 5 random initial rounds, 10 initialisations, seed 0.
 #
-#   bash tools/bench/bench_r2b2_thesis_setting.sh [OUT] [BETAS]
+#   bash tools/bench/bench_r2b2_thesis_setting.sh [OUT] [BETAS] [-- EXTRA GAME OPTIONS]
+#
+# Environment: MODEL (default models/mnist_cw_plain.pt; models/mnist_r2b2_cnn.pt is the
+# thesis' own architecture, re-trained), IMAGES (default "--indices 6590 --inits 10"; the
+# 10-image rows: "--games 10 --inits 5"). EXTRA options go to every game (e.g.
+# --gp-outputs raw --gp-lengthscale 0.2 --gp-restarts 10: the reference code's GPy).
 #
 # Plays, for each exploration weight in BETAS (default "r2b2_ref r2b2_joint": the reference
 # code's own-action d, and advbo's former joint-dimension reading -- paired, same seeds):
@@ -18,9 +23,15 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out="${1:-tools/results/r2b2_thesis_setting}"
 betas="${2:-r2b2_ref r2b2_joint}"
+extra=()
+if [[ $# -gt 2 ]]; then
+  [[ "$3" == "--" ]] || { echo "usage: $0 [OUT] [BETAS] [-- GAME OPTIONS]" >&2; exit 2; }
+  extra=("${@:4}")
+fi
 ADVBO="${ADVBO:-build/advbo}"
-common=(--game mnist --model models/mnist_cw_plain.pt --vae models/mnist_vae_r2b2.pt
-        --indices 6590 --inits 10 --rounds 150 --seed 0 --quiet)
+read -r -a images <<< "${IMAGES:---indices 6590 --inits 10}"
+common=(--game mnist --model "${MODEL:-models/mnist_cw_plain.pt}" --vae models/mnist_vae_r2b2.pt
+        "${images[@]}" --rounds 150 --seed 0 --quiet "${extra[@]}")
 for beta in $betas; do
   for p in gpucb:none gpucb:random gpucb:r2b2:1-lite ts:none ts:random ts:r2b2:1-lite \
            0v0 1v0 0v1; do
