@@ -9,7 +9,8 @@
 #
 # Environment: MODEL (default models/mnist_cw_plain.pt; models/mnist_r2b2_cnn.pt is the
 # thesis' own architecture, re-trained), IMAGES (default "--indices 6590 --inits 10"; the
-# 10-image rows: "--games 10 --inits 5"). EXTRA options go to every game (e.g.
+# 10-image rows: "--games 10 --inits 5"), ROWS (default: all nine games below, by their
+# names here: gpucb:none ... 0v1). EXTRA options go to every game (e.g.
 # --gp-outputs raw --gp-lengthscale 0.2 --gp-restarts 10: the reference code's GPy).
 #
 # Plays, for each exploration weight in BETAS (default "r2b2_ref r2b2_joint": the reference
@@ -33,8 +34,7 @@ read -r -a images <<< "${IMAGES:---indices 6590 --inits 10}"
 common=(--game mnist --model "${MODEL:-models/mnist_cw_plain.pt}" --vae models/mnist_vae_r2b2.pt
         "${images[@]}" --rounds 150 --seed 0 --quiet "${extra[@]}")
 for beta in $betas; do
-  for p in gpucb:none gpucb:random gpucb:r2b2:1-lite ts:none ts:random ts:r2b2:1-lite \
-           0v0 1v0 0v1; do
+  for p in ${ROWS:-gpucb:none gpucb:random gpucb:r2b2:1-lite ts:none ts:random ts:r2b2:1-lite 0v0 1v0 0v1}; do
     if [[ "$p" == *:* ]]; then
       att="${p%%:*}"; def="${p#*:}"; name="${att}-vs-${def//:/}"
       agents=(--attacker "$att" --defender "$def")

@@ -16,7 +16,6 @@ Usage: /usr/bin/python3 tools/bench/bench_serve_session.py --out DIR \\
            --defense r2b2:jpeg+noise --defense r2b2:jpeg+noise:window=100 [--requests 5000]
 """
 import argparse
-import gzip
 import http.client
 import json
 import os
@@ -29,19 +28,17 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+from train_models import read_idx  # noqa: E402
 
 
 def read_mnist(index):
     """Test image `index` [1, 28, 28] in [0, 1] and its label, from the shipped sample."""
-    with gzip.open(ROOT / "data/mnist/t10k-images-idx3-ubyte.gz") as f:
-        raw = f.read()
-    n = int.from_bytes(raw[4:8], "big")
-    if not 0 <= index < n:
-        sys.exit(f"--index {index}: the shipped MNIST sample has {n} images")
-    img = np.frombuffer(raw, np.uint8, 784, 16 + 784 * index).reshape(1, 28, 28) / 255.0
-    with gzip.open(ROOT / "data/mnist/t10k-labels-idx1-ubyte.gz") as f:
-        label = f.read()[8 + index]
-    return img.astype(np.float32), int(label)
+    images = read_idx(str(ROOT / "data/mnist/t10k-images-idx3-ubyte.gz"))
+    labels = read_idx(str(ROOT / "data/mnist/t10k-labels-idx1-ubyte.gz"))
+    if not 0 <= index < len(images):
+        sys.exit(f"--index {index}: the shipped MNIST sample has {len(images)} images")
+    return (images[index][None] / 255.0).astype(np.float32), int(labels[index])
 
 
 def rss_mb(pid):

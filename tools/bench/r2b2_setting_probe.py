@@ -26,7 +26,6 @@ Usage: /usr/bin/python3 tools/bench/r2b2_setting_probe.py --model models/mnist_c
 Writes a markdown table to stdout and, with --out FILE, the numbers as JSON.
 """
 import argparse
-import gzip
 import json
 import sys
 from pathlib import Path
@@ -35,6 +34,8 @@ import numpy as np
 import torch
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+from train_models import read_cifar_bin, read_idx  # noqa: E402
 
 
 def test_set(dataset, folder):
@@ -43,21 +44,15 @@ def test_set(dataset, folder):
     (default the shipped data/cifar10, the first 2,000 test images)."""
     if dataset == "mnist":
         folder = Path(folder or ROOT / "data/mnist")
-        with gzip.open(folder / "t10k-images-idx3-ubyte.gz") as f:
-            raw = f.read()
-        n = int.from_bytes(raw[4:8], "big")
-        x = np.frombuffer(raw, np.uint8, n * 784, 16).reshape(n, 1, 28, 28) / 255.0
-        with gzip.open(folder / "t10k-labels-idx1-ubyte.gz") as f:
-            y = np.frombuffer(f.read(), np.uint8, n, 8).astype(np.int64)
-    else:
-        folder = Path(folder or ROOT / "data/cifar10")
-        files = sorted(folder.glob("test_batch*.bin"))
-        if not files:
-            sys.exit(f"{folder}: no test_batch*.bin")
-        raw = np.concatenate([np.fromfile(f, np.uint8).reshape(-1, 3073) for f in files])
-        y = raw[:, 0].astype(np.int64)
-        x = raw[:, 1:].reshape(-1, 3, 32, 32) / 255.0
-    return torch.from_numpy(x.astype(np.float32)), torch.from_numpy(y)
+        x = read_idx(str(folder / "t10k-images-idx3-ubyte.gz"))[:, None] / 255.0
+        y = read_idx(str(folder / "t10k-labels-idx1-ubyte.gz")).astype(np.int64)
+        return torch.from_numpy(x.astype(np.float32)), torch.from_numpy(y)
+    folder = Path(folder or ROOT / "data/cifar10")
+    files = sorted(folder.glob("test_batch*.bin"))
+    if not files:
+        sys.exit(f"{folder}: no test_batch*.bin")
+    xs, ys = zip(*[read_cifar_bin(str(f)) for f in files])
+    return torch.cat(xs), torch.cat(ys)
 
 
 def probabilities(model, x):
