@@ -38,6 +38,39 @@ std::pair<double, double> MeanSe(const std::vector<double>& v) {
   return {m, se};
 }
 
+// Everything of the study that decides its numbers, for summary.json.
+nlohmann::json StudySettings(const experiment::GameStudyOptions& a,
+                             const experiment::GameStudyResult& t) {
+  nlohmann::json meta = {{"game", a.game},
+                         {"rounds", a.rounds},
+                         {"init_rounds", a.init_rounds},
+                         {"games", t.num_games},
+                         {"inits", a.inits},
+                         {"level0", a.level0},
+                         {"payoff_noise", a.payoff_noise},
+                         {"gp_noise", a.gp_noise},
+                         {"gp_outputs", a.standardize_payoffs ? "standardized" : "raw"},
+                         {"gp_lengthscale", a.gp_lengthscale},
+                         {"gp_restarts", a.gp_restarts},
+                         {"beta", a.beta},
+                         {"samples", a.samples},
+                         {"candidates", a.candidates},
+                         {"seed", a.seed}};
+  if (a.game == "synthetic") {
+    meta["game_type"] = games::GameTypeName(t.type);
+    meta["grid"] = a.grid;
+    meta["lengthscale"] = a.lengthscale;
+  } else {
+    meta["epsilon"] = *a.eps;
+    meta["model"] = experiment::RecordPath(t.model_path);
+    meta["vae"] = experiment::RecordPath(t.vae_path);
+    meta["data"] = a.data.empty() ? "shipped" : experiment::RecordPath(a.data);
+    meta["refit_every"] = a.refit_every;
+    meta["images"] = t.images;
+  }
+  return meta;
+}
+
 // The table (returned; also table.txt) and summary.json: synthetic = mean regret over the T
 // rounds; adversarial = successful attacks per T rounds and mean attack score; mean and
 // standard error over runs.
@@ -93,34 +126,8 @@ std::string WriteSummary(const GameArgs& out, const experiment::GameStudyOptions
     table << buf;
     summary.push_back(row);
   }
-  nlohmann::json meta = {{"game", a.game},
-                         {"rounds", a.rounds},
-                         {"init_rounds", a.init_rounds},
-                         {"games", num_games},
-                         {"inits", a.inits},
-                         {"level0", a.level0},
-                         {"payoff_noise", a.payoff_noise},
-                         {"gp_noise", a.gp_noise},
-                         {"gp_outputs", a.standardize_payoffs ? "standardized" : "raw"},
-                         {"gp_lengthscale", a.gp_lengthscale},
-                         {"gp_restarts", a.gp_restarts},
-                         {"beta", a.beta},
-                         {"samples", a.samples},
-                         {"candidates", a.candidates},
-                         {"seed", a.seed},
-                         {"results", summary}};
-  if (synthetic) {
-    meta["game_type"] = games::GameTypeName(type);
-    meta["grid"] = a.grid;
-    meta["lengthscale"] = a.lengthscale;
-  } else {
-    meta["epsilon"] = *a.eps;
-    meta["model"] = experiment::RecordPath(t.model_path);
-    meta["vae"] = experiment::RecordPath(t.vae_path);
-    meta["data"] = a.data.empty() ? "shipped" : experiment::RecordPath(a.data);
-    meta["refit_every"] = a.refit_every;
-    meta["images"] = t.images;
-  }
+  nlohmann::json meta = StudySettings(a, t);
+  meta["results"] = summary;
   experiment::WriteFileAtomic(fs::path(out.out_dir) / "summary.json", meta.dump(2) + "\n");
   experiment::WriteFileAtomic(fs::path(out.out_dir) / "table.txt", table.str());
   return table.str();
