@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # The adversarial-ML game in the R2-B2 thesis' own setting (issue #39, item 1): its target
-# architecture class (a plain CNN without batch norm: models/mnist_cw_plain.pt), its VAE
+# architecture class (by default a plain CNN without batch norm, models/mnist_cw_plain.pt;
+# MODEL=models/mnist_r2b2_cnn.pt is the thesis' own architecture re-trained), its VAE
 # (models/mnist_vae_r2b2.pt, converted from the authors' weights by tools/convert_r2b2_vae.py)
 # and its MNIST image (test image 6590 = img_inds_mnist.pkl[3], the index r2_b2_mnist.py
 # plays), eps = 0.2, 150 rounds, 5 random initial rounds, 10 initialisations, seed 0.
 #
 #   bash tools/bench/bench_r2b2_thesis_setting.sh [OUT] [BETAS] [-- EXTRA GAME OPTIONS]
 #
-# Environment: MODEL (default models/mnist_cw_plain.pt; models/mnist_r2b2_cnn.pt is the
-# thesis' own architecture, re-trained), IMAGES (default "--indices 6590 --inits 10"; the
+# Environment: MODEL (default models/mnist_cw_plain.pt), IMAGES (default "--indices 6590 --inits 10"; the
 # 10-image rows: "--games 10 --inits 5"), ROWS (default: all nine games below, by their
 # names here: gpucb:none ... 0v1). EXTRA options go to every game (e.g.
 # --gp-outputs raw --gp-lengthscale 0.2 --gp-restarts 10: the reference code's GPy).
