@@ -32,7 +32,9 @@ uint64_t HashWindow(const uint8_t* v, int n) {
 
 BlacklightOptions ParseBlacklightSettings(const std::string& part, const std::string& settings) {
   BlacklightOptions o;
-  for (const auto& [key, value] : text::SplitSettings(settings, "defense '" + part + "'")) {
+  for (const auto& setting : text::SplitSettings(settings, "defense '" + part + "'")) {
+    const std::string& key = setting.first;  // named, not bound: the lambda below captures it
+    const std::string& value = setting.second;
     if (key == "action") {
       if (value != "reject" && value != "flag")
         throw std::invalid_argument("defense '" + part + "': action must be reject or flag");
