@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 namespace advbo::defenses {
 namespace {
@@ -44,13 +45,22 @@ LatentGame::LatentGame(const oracle::Classifier& model, const oracle::Autoencode
   z0_ = att_.Encode(clean_.data(), 1).row(0).transpose();
   spaces_.push_back(
       games::ActionSpace::Box(att_.latent_dim(), -opt_.action_bound, opt_.action_bound));
-  spaces_.push_back(
-      games::ActionSpace::Box(def_.latent_dim(), -opt_.action_bound, opt_.action_bound));
+  games::ActionSpace defender =
+      games::ActionSpace::Box(def_.latent_dim(), -opt_.action_bound, opt_.action_bound);
+  if (opt_.strength_action) {
+    const int z = def_.latent_dim();
+    defender.lower.conservativeResize(z + 1);
+    defender.upper.conservativeResize(z + 1);
+    defender.lower(z) = 0.0;
+    defender.upper(z) = 1.0;
+  }
+  spaces_.push_back(std::move(defender));
 }
 
 void LatentGame::Images(const Eigen::VectorXd& a1, const Eigen::VectorXd& a2,
                         std::vector<float>* x1, std::vector<float>* x2) const {
-  if (a1.size() != att_.latent_dim() || a2.size() != def_.latent_dim())
+  const int z2 = def_.latent_dim();
+  if (a1.size() != att_.latent_dim() || a2.size() != z2 + (opt_.strength_action ? 1 : 0))
     throw std::invalid_argument("latent game: action size differs from the latent dimension");
   *x1 = att_.Decode((z0_ + a1).transpose());
   last_linf1_ = ClipTo(x1, clean_, opt_.epsilon);
@@ -60,7 +70,13 @@ void LatentGame::Images(const Eigen::VectorXd& a1, const Eigen::VectorXd& a2,
     return;
   }
   Eigen::VectorXd z1 = def_.Encode(x1->data(), 1).row(0).transpose();
-  *x2 = def_.Decode((z1 + a2).transpose());
+  *x2 = def_.Decode((z1 + a2.head(z2)).transpose());
+  if (opt_.strength_action) {
+    last_strength_ = std::clamp(a2(z2), 0.0, 1.0);
+    const float w = static_cast<float>(last_strength_);
+    if (w < 1.0f)  // w = 1 is exactly the thesis' move
+      for (size_t i = 0; i < x2->size(); ++i) (*x2)[i] = (*x1)[i] + w * ((*x2)[i] - (*x1)[i]);
+  }
   last_linf2_ = ClipTo(x2, *x1, opt_.epsilon);
 }
 
@@ -81,11 +97,13 @@ Eigen::VectorXd LatentGame::Payoffs(const std::vector<Eigen::VectorXd>& actions)
 
 nlohmann::json LatentGame::RoundDetails(const std::vector<Eigen::VectorXd>&,
                                         const Eigen::VectorXd&) {
-  return {{"attack_score", last_score_},
-          {"true_prob", last_true_},
-          {"success", last_score_ > last_true_},
-          {"linf_attacker", last_linf1_},
-          {"linf_defender", last_linf2_}};
+  nlohmann::json d = {{"attack_score", last_score_},
+                      {"true_prob", last_true_},
+                      {"success", last_score_ > last_true_},
+                      {"linf_attacker", last_linf1_},
+                      {"linf_defender", last_linf2_}};
+  if (opt_.strength_action && opt_.defender_active) d["strength"] = last_strength_;
+  return d;
 }
 
 }  // namespace advbo::defenses

@@ -5,9 +5,12 @@
 //   x_1 = clip(Dec_A(Enc_A(x_0) + a_1); x_0 +- eps, [0, 1])      attacker's image
 //   x_2 = clip(Dec_D(Enc_D(x_1) + a_2); x_1 +- eps, [0, 1])      defended image
 // (the attacker's clip is anchored on the clean image, the defender's on the attacker's
-// image, docs/design.md). The target model scores x_2 (one query): attack score
-// s = max_{c != y} p_c(x_2) is the attacker's payoff, 1 - s the defender's (constant-sum);
-// the round is a successful attack when s > p_y(x_2).
+// image, docs/design.md). With LatentGameOptions::strength_action the defender's action has
+// one more coordinate w in [0, 1], its purification strength (advbo's extension, not in the
+// thesis): x_2 = clip(x_1 + w (Dec_D(Enc_D(x_1) + a_2) - x_1); x_1 +- eps, [0, 1]), so w = 0
+// passes the attacker's image through unchanged and w = 1 is the thesis' move. The target model
+// scores x_2 (one query): attack score s = max_{c != y} p_c(x_2) is the attacker's payoff, 1 - s
+// the defender's (constant-sum); the round is a successful attack when s > p_y(x_2).
 #pragma once
 
 #include <vector>
@@ -25,6 +28,10 @@ struct LatentGameOptions {
   /// false = no defender stage: x_2 = x_1 whatever a_2 is (the "without defender" runs of
   /// App. E.6.2.2b, Fig. E.10)
   bool defender_active = true;
+  /// true = the defender's action is [a_2, w]: z latent coordinates in [-bound, bound] and a
+  /// purification strength w in [0, 1] (w = 0: pass-through, the "no defender" image; w = 1:
+  /// the thesis' move). false (default) = the thesis' action space, a_2 only.
+  bool strength_action = false;
   /// epsilon in (0, 1], action_bound > 0; throws std::invalid_argument "latent game: ...".
   void Validate() const;
 };
@@ -44,11 +51,14 @@ class LatentGame final : public games::GameEnvironment {
   /// (s, 1 - s) for the joint action; one model query.
   Eigen::VectorXd Payoffs(const std::vector<Eigen::VectorXd>& actions) override;
   /// {"attack_score", "true_prob", "success", "linf_attacker" (x_1 vs x_0),
-  ///  "linf_defender" (x_2 vs x_1)} of the last Payoffs call.
+  ///  "linf_defender" (x_2 vs x_1)} of the last Payoffs call, and "strength" (w) with the
+  ///  strength action.
   nlohmann::json RoundDetails(const std::vector<Eigen::VectorXd>& actions,
                               const Eigen::VectorXd& payoffs) override;
 
-  /// The attacker's and the defended image of a joint action (C*H*W each).
+  /// The attacker's and the defended image of a joint action (C*H*W each). a1 [z_A], a2
+  /// [z_D] or [z_D + 1] with the strength action. Throws std::invalid_argument on a size
+  /// mismatch.
   void Images(const Eigen::VectorXd& a1, const Eigen::VectorXd& a2, std::vector<float>* x1,
               std::vector<float>* x2) const;
   const std::vector<float>& clean() const { return clean_; }
@@ -64,7 +74,7 @@ class LatentGame final : public games::GameEnvironment {
   std::vector<games::ActionSpace> spaces_;
   long queries_ = 0;
   double last_score_ = 0, last_true_ = 0;
-  mutable double last_linf1_ = 0, last_linf2_ = 0;  // of the last Images call
+  mutable double last_linf1_ = 0, last_linf2_ = 0, last_strength_ = 1;  // last Images call
 };
 
 }  // namespace advbo::defenses

@@ -139,6 +139,11 @@ std::function<int()> RegisterGameCommand(CLI::App& app) {
                   "adversarial: play on these test images instead of the shipped sample (an MNIST "
                   "IDX images file or a CIFAR-10 .bin batch, e.g. ../shared/datasets/cifar10/"
                   "test_batch.bin for the thesis' image 9139)");
+  cmd->add_flag("--defender-strength", a->study.defender_strength,
+                "adversarial: the defender also chooses its purification strength w in [0, 1] "
+                "(its image moves w of the way to its VAE move; w = 0 passes the attacker's image "
+                "through), so it can learn to stand aside; advbo's extension of the thesis' action "
+                "space");
   cmd->add_option("--vae", a->study.vae,
                   "adversarial: TorchScript VAE (default models/<game>_vae.pt)");
   cmd->add_option("--refit-every", a->study.refit_every,

@@ -66,6 +66,7 @@ nlohmann::json StudySettings(const experiment::GameStudyOptions& a,
     meta["vae"] = experiment::RecordPath(t.vae_path);
     meta["data"] = a.data.empty() ? "shipped" : experiment::RecordPath(a.data);
     meta["refit_every"] = a.refit_every;
+    meta["defender_strength"] = a.defender_strength;
     meta["images"] = t.images;
   }
   return meta;

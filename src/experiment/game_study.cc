@@ -93,6 +93,14 @@ void GameStudyOptions::Validate() const {
     throw std::invalid_argument("--game " + a.game + ": use synthetic, mnist or cifar10");
   if (a.game == "synthetic" && !a.data.empty())
     throw std::invalid_argument("--data is for the adversarial games (mnist, cifar10)");
+  if (a.defender_strength && a.game == "synthetic")
+    throw std::invalid_argument(
+        "--defender-strength is for the adversarial games (mnist, cifar10)");
+  if (a.defender_strength && (a.level0 == "gpmw" || a.level0 == "exp3"))
+    throw std::invalid_argument(
+        "--defender-strength needs a continuous action space: not with "
+        "--level0 " +
+        a.level0);
   if (a.rounds < 1 || a.num_games < 1 || a.inits < 1 || a.grid < 2 || a.samples < 1 ||
       a.candidates < 1)
     throw std::invalid_argument(
@@ -236,6 +244,7 @@ std::unique_ptr<games::GameEnvironment> MakeGame(const GameStudyOptions& a, Game
   defenses::LatentGameOptions lo;
   lo.epsilon = *a.eps;
   lo.defender_active = defender_active;
+  lo.strength_action = a.defender_strength;
   auto lg = std::make_unique<defenses::LatentGame>(*ls.model, *ls.vae, *ls.vae,
                                                    ls.images->image(t.index), t.label, lo);
   ctx->spaces = {lg->space(0), lg->space(1)};

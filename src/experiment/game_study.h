@@ -53,6 +53,10 @@ struct GameStudyOptions {
   /// warm start (GPy's optimize_restarts(10) there).
   double gp_lengthscale = 1.0;
   int gp_restarts = 1;
+  /// Latent games: the defender's action gets a purification strength w in [0, 1] besides
+  /// its latent move (w = 0 passes the attacker's image through; defenses::LatentGame).
+  /// false = the thesis' action space.
+  bool defender_strength = false;
   std::optional<double> eps;          ///< latent: L_inf clip (unset: 0.2 MNIST, 0.05 CIFAR)
   std::vector<int> indices;           ///< latent: images (empty: the first num_games)
   std::string vae, model, normalize;  ///< latent: VAE, classifier ("" = shipped)

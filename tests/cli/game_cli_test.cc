@@ -141,7 +141,7 @@ TEST_F(GameCli, AdversarialGamePlaysOnTheImagesOfData) {
   const fs::path out = dir_ / "data";
   ASSERT_EQ(RunAdvbo("game --game cifar10 --data " + data.string() +
                          " --matchups 0v0 --rounds 2 --init-rounds 1 --candidates 10 --indices 0 "
-                         "-q --out-dir " +
+                         "--defender-strength -q --out-dir " +
                          out.string(),
                      dir_ / "log"),
             0)
@@ -151,9 +151,15 @@ TEST_F(GameCli, AdversarialGamePlaysOnTheImagesOfData) {
   for (const auto& r : rounds) {
     EXPECT_EQ(r["image_index"].get<int>(), 0);
     EXPECT_EQ(r["true_class"].get<int>(), label);
+    // The defender's action: 8 latent coordinates and its purification strength, recorded.
+    ASSERT_EQ(r["actions"][1].size(), 9u);
+    EXPECT_DOUBLE_EQ(r["strength"].get<double>(), r["actions"][1][8].get<double>());
+    EXPECT_GE(r["strength"].get<double>(), 0.0);
+    EXPECT_LE(r["strength"].get<double>(), 1.0);
   }
   const auto summary = nlohmann::json::parse(Slurp(out / "summary.json"));
   EXPECT_NE(summary["data"].get<std::string>().find("two.bin"), std::string::npos);
+  EXPECT_TRUE(summary["defender_strength"].get<bool>());
 }
 
 TEST_F(GameCli, AttackBehindADefenseReportsItAndItsCleanAccuracy) {

@@ -139,7 +139,9 @@ TEST(OptionValidate, DefensesAndGames) {
        [](auto& o) { o.level0 = "oracle"; }, [](auto& o) { o.beta = "nonsense"; },
        [](auto& o) { o.type = "nonsense"; }, [](auto& o) { o.gp_lengthscale = 0; },
        [](auto& o) { o.gp_restarts = -1; }, [](auto& o) { o.gp_restarts = 101; },
-       [](auto& o) { o.game = "synthetic", o.data = "x.bin"; }},
+       [](auto& o) { o.game = "synthetic", o.data = "x.bin"; },
+       [](auto& o) { o.game = "synthetic", o.defender_strength = true; },
+       [](auto& o) { o.game = "mnist", o.level0 = "gpmw", o.defender_strength = true; }},
       study);
   ExpectValidates<serve::ServeOptions>("ServeOptions", {[](auto& o) { o.max_batch = 0; }});
   ExpectValidates<oracle::HttpOptions>(

@@ -102,5 +102,44 @@ TEST(Autoencoder, LoadingErrorsNameTheFileAndTheProblem) {
   }
 }
 
+// The purification-strength action (advbo's extension): w = 0 passes the attacker's image
+// through, w = 1 is the thesis' move, w = 1/2 lies halfway before the clip.
+TEST(LatentGame, StrengthZeroPassesThroughAndOneIsTheThesisMove) {
+  auto model = oracle::Classifier::Load(kRoot + "/models/mnist_cw.pt");
+  auto vae = oracle::Autoencoder::Load(kRoot + "/models/mnist_vae.pt", 1, 28, 28);
+  data::ImageSet images = data::ReadMnist(kRoot + "/data/mnist/t10k-images-idx3-ubyte.gz",
+                                          kRoot + "/data/mnist/t10k-labels-idx1-ubyte.gz", 5);
+  LatentGameOptions thesis, strength;
+  strength.strength_action = true;
+  LatentGame plain(*model, *vae, *vae, images.image(2), images.labels[2], thesis);
+  LatentGame game(*model, *vae, *vae, images.image(2), images.labels[2], strength);
+  ASSERT_EQ(game.space(1).dim(), 3);
+  EXPECT_EQ(game.space(1).lower(2), 0.0);
+  EXPECT_EQ(game.space(1).upper(2), 1.0);
+  EXPECT_EQ(game.space(1).lower(0), -2.0);
+  EXPECT_EQ(game.space(0).dim(), 2) << "the attacker's space is unchanged";
+  const Eigen::Vector2d a1(0.7, -1.2), move(1.0, 1.5);
+  std::vector<float> x1, x2, t1, t2, h1, h2;
+  plain.Images(a1, move, &t1, &t2);
+  game.Images(a1, Eigen::Vector3d(move(0), move(1), 0.0), &x1, &x2);
+  EXPECT_EQ(x1, t1);
+  EXPECT_EQ(x2, x1) << "w = 0: the model scores the attacker's image";
+  game.Images(a1, Eigen::Vector3d(move(0), move(1), 1.0), &x1, &x2);
+  EXPECT_EQ(x2, t2) << "w = 1: the thesis' move";
+  game.Images(a1, Eigen::Vector3d(move(0), move(1), 0.5), &h1, &h2);
+  double moved = 0;
+  for (size_t i = 0; i < h2.size(); ++i) {
+    // Halfway to the (clipped) full move wherever the full move was not clipped.
+    if (std::abs(t2[i] - t1[i]) < 0.2 - 1e-6) ASSERT_NEAR(h2[i], 0.5f * (t1[i] + t2[i]), 1e-6);
+    ASSERT_LE(std::abs(h2[i] - h1[i]), std::abs(t2[i] - t1[i]) + 1e-6);
+    moved = std::max(moved, static_cast<double>(std::abs(h2[i] - h1[i])));
+  }
+  EXPECT_GT(moved, 0.0);
+  EXPECT_THROW(game.Images(a1, move, &x1, &x2), std::invalid_argument)
+      << "a latent move without its strength";
+  const Eigen::VectorXd p = game.Payoffs({a1, Eigen::Vector3d(0, 0, 0.25)});
+  EXPECT_NEAR(game.RoundDetails({}, p)["strength"].get<double>(), 0.25, 1e-6);
+}
+
 }  // namespace
 }  // namespace advbo::defenses

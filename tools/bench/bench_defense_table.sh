@@ -13,7 +13,8 @@
 # that is interrupted resumes. Then the Markdown rows:
 #   /usr/bin/python3 tools/bench/evaluate_table.py tools/results/defense_table/mnist/*/*
 # ADVBO=path overrides build/advbo; THREADS (default 1) LibTorch threads; JOBS (default 2)
-# evaluations in parallel; DEFENSES overrides the list (space separated specs).
+# evaluations in parallel; DEFENSES overrides the list (space separated specs); MODELS the
+# models (space separated names under models/, e.g. "cifar10_cw").
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 dataset="${1:?dataset: mnist | cifar10}"
@@ -29,6 +30,7 @@ case "$dataset" in
   cifar10) models=(cifar10_cw cifar10_at); eps=0.0313725 ;;
   *) echo "dataset must be mnist or cifar10, got '$dataset'" >&2; exit 2 ;;
 esac
+[ -n "${MODELS:-}" ] && read -r -a models <<< "$MODELS"
 # Input transformations (deterministic, then randomised), output post-processing, the
 # stateful detector, and the game defenders (level-1 R2-B2, level-0 random).
 DEFENSES="${DEFENSES:-none jpeg:quality=75 bits:depth=4 median:size=3 blur:sigma=1 \

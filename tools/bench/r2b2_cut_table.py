@@ -4,7 +4,8 @@ Fig. E.10): for each LABEL=DIR made by tools/bench/bench_r2b2_thesis_setting.sh 
 <game>/summary.json, e.g. OUT/r2b2_ref), the successful rounds of 150 of the GP-UCB and TS
 attackers against no defender, the random-search (level-0) defender and the level-1
 R2-B2-Lite defender, mean +- s.e. over runs, and the cut in % against the random defender
-and against no defender, with the paired difference (Lite - random, same seeds) and its s.e.
+and against no defender, with the paired differences (Lite - random and Lite - none, same
+images and seeds) and their s.e.
 
     /usr/bin/python3 tools/bench/r2b2_cut_table.py std=OUT1/r2b2_ref raw=OUT2/r2b2_ref \\
         [--out FILE.md]
@@ -17,15 +18,17 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from report_util import emit, mean_se  # noqa: E402
+from report_util import emit, mean_se, paired  # noqa: E402
 
 
 def runs(folder, name):
+    """Successful rounds per run of one game, keyed by run (image x initialisation: the same
+    key has the same seed in every game of a setting), or None when the game is missing."""
     path = os.path.join(folder, name, "summary.json")
     if not os.path.isfile(path):
         return None
     with open(path) as f:
-        return json.load(f)["results"][0]["per_run_successes"]
+        return dict(enumerate(json.load(f)["results"][0]["per_run_successes"]))
 
 
 def cut(base, lite):
@@ -44,8 +47,9 @@ def main():
     ap.add_argument("--out")
     a = ap.parse_args()
     lines = ["| setting | attacker | no defender | random defender | R2-B2-Lite defender | "
-             "fewer than vs random (goal ≥ 90 %) | fewer than vs none (goal ≥ 0 %) | paired Lite − random |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "fewer than vs random (goal ≥ 90 %) | fewer than vs none (goal ≥ 0 %) | "
+             "paired Lite − random | paired Lite − none |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for item in a.settings:
         if "=" not in item:
             sys.exit(f"{item}: use LABEL=DIR")
@@ -54,15 +58,16 @@ def main():
             sys.exit(f"{folder}: not a folder")
         for att in ("gpucb", "ts"):
             none, rnd, lite = (runs(folder, f"{att}-vs-{d}") for d in ("none", "random", "r2b21-lite"))
-            cell = {k: (mean_se(v) if v else None) for k, v in (("n", none), ("r", rnd), ("l", lite))}
+            cell = {k: (mean_se(list(v.values())) if v else None)
+                    for k, v in (("n", none), ("r", rnd), ("l", lite))}
             fmt = lambda c: "–" if c is None else f"{c[0]:.1f} ± {c[1]:.1f}"  # noqa: E731
-            paired = "–"
-            if rnd and lite and len(rnd) == len(lite):
-                paired = "{:+.1f} ± {:.1f}".format(*mean_se([y - x for x, y in zip(rnd, lite)]))
+            diff = lambda b: ("–" if not (b and lite and b.keys() == lite.keys())  # noqa: E731
+                              else "{:+.1f} ± {:.1f}".format(*paired(lite, b)))
             lines.append(f"| {label} | {'GP-UCB' if att == 'gpucb' else 'TS'} | {fmt(cell['n'])} | "
                          f"{fmt(cell['r'])} | {fmt(cell['l'])} | "
                          f"{cut(cell['r'] and cell['r'][0], cell['l'] and cell['l'][0])} | "
-                         f"{cut(cell['n'] and cell['n'][0], cell['l'] and cell['l'][0])} | {paired} |")
+                         f"{cut(cell['n'] and cell['n'][0], cell['l'] and cell['l'][0])} | {diff(rnd)} | "
+                         f"{diff(none)} |")
     emit(lines, a.out)
 
 
