@@ -57,6 +57,19 @@ std::string GameDefenseSpec::Spec() const {
   return settings.empty() ? s : s + ":" + settings;
 }
 
+std::string WithDefaultWindow(const std::string& spec, int window) {
+  if (window < 0 || window > 1000000)
+    throw std::invalid_argument("game defense: window must be in 0..1000000");
+  if (!IsGameDefense(spec)) return spec;
+  GameDefenseSpec parsed = ParseGameDefense(spec);
+  // The settings part is the text after the second ':' (ACTIONS holds none).
+  const size_t first = spec.find(':');
+  const size_t second = spec.find(':', first + 1);
+  if (second != std::string::npos && spec.find("window=", second) != std::string::npos) return spec;
+  parsed.window = window;
+  return parsed.Spec();
+}
+
 bool IsGameDefense(const std::string& spec) {
   return spec.rfind("r2b2:", 0) == 0 || spec.rfind("random:", 0) == 0;
 }

@@ -91,6 +91,17 @@ bool IsGameDefense(const std::string& spec);
 /// the accepted values.
 GameDefenseSpec ParseGameDefense(const std::string& spec);
 
+/// `spec` with window=`window` (0..1,000,000) added when it is a game defender that names no
+/// window setting; any other spec is returned unchanged. `advbo serve` gives its defenders
+/// kServedDefenderWindow this way, so a client session's cost per query stays bounded (issue
+/// #39: window 100 and the exact GP reach the same verdicts on the CIFAR-10 defense table,
+/// docs/results/games.md). Throws std::invalid_argument as ParseGameDefense, or for a window
+/// out of range.
+std::string WithDefaultWindow(const std::string& spec, int window);
+
+/// The window `advbo serve` gives a game defender whose spec names none (rounds).
+inline constexpr int kServedDefenderWindow = 100;
+
 /// The defender of one attack instance (its history is that instance's queries).
 class GameDefense {
  public:

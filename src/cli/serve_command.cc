@@ -14,6 +14,7 @@
 #include "bo/allocator.h"
 #include "cli/commands.h"
 #include "cli/validators.h"
+#include "defenses/game_defense.h"
 #include "experiment/setup.h"
 #include "experiment/spec.h"
 #include "serve/server.h"
@@ -93,8 +94,8 @@ int RunServe(const ServeArgs& a) {
   std::unique_ptr<experiment::DefenseSetup> defense;
   if (a.defense != "none" && !a.defense.empty())
     defense = std::make_unique<experiment::DefenseSetup>(
-        a.defense, shape, a.dataset, a.defender_vae,
-        a.defender_eps.value_or(experiment::EpsilonFor(a.dataset, std::nullopt)));
+        defenses::WithDefaultWindow(a.defense, defenses::kServedDefenderWindow), shape, a.dataset,
+        a.defender_vae, a.defender_eps.value_or(experiment::EpsilonFor(a.dataset, std::nullopt)));
   serve::ModelServer server(*model, defense.get(), opt);
   const int port = server.Bind();
   std::fprintf(
@@ -140,7 +141,9 @@ std::function<int()> RegisterServeCommand(CLI::App& app) {
                   "send pixels in [0,1]");
   cmd->add_option("--defense", a->defense,
                   "defense in front of the model (as advbo attack --defense: jpeg:quality=75, "
-                  "r2b2:jpeg+noise, ...); per-instance when clients send session headers")
+                  "r2b2:jpeg+noise, ...); per-instance when clients send session headers. A game "
+                  "defender's GP keeps a window of the last 100-200 rounds unless its spec sets "
+                  "window=N (window=0: the exact GP, whose cost grows with the session)")
       ->default_val("none");
   cmd->add_option("--defender-vae", a->defender_vae,
                   "VAE of a game defender (default models/<dataset>_vae.pt)");

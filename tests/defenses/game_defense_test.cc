@@ -42,6 +42,22 @@ TEST(ParseGameDefense, SpecsAndErrors) {
   }
 }
 
+// advbo serve's default window: added only to a game defender that names none.
+TEST(ParseGameDefense, WithDefaultWindowAddsAWindowOnlyWhereNoneIsNamed) {
+  EXPECT_EQ(WithDefaultWindow("r2b2:jpeg+noise", 100), "r2b2:jpeg+noise:window=100");
+  EXPECT_EQ(WithDefaultWindow("random:latent:beta=r2b2_joint", 100),
+            "random:latent:window=100,beta=r2b2_joint");
+  EXPECT_EQ(WithDefaultWindow("r2b2:noise:window=0", 100), "r2b2:noise:window=0")
+      << "an explicit window (here: the exact GP) is kept";
+  EXPECT_EQ(WithDefaultWindow("r2b2:noise:beta=constant:1,window=7", 100),
+            "r2b2:noise:beta=constant:1,window=7");
+  EXPECT_EQ(WithDefaultWindow("jpeg:quality=75", 100), "jpeg:quality=75");
+  EXPECT_EQ(WithDefaultWindow("none", 100), "none");
+  EXPECT_EQ(ParseGameDefense(WithDefaultWindow("r2b2:bits", 100)).window, 100);
+  EXPECT_THROW(WithDefaultWindow("r2b2:bits", -1), std::invalid_argument);
+  EXPECT_THROW(WithDefaultWindow("r2b2:nonsense", 100), std::invalid_argument);
+}
+
 TEST(ParseGameDefense, WindowSetting) {
   const GameDefenseSpec w = ParseGameDefense("r2b2:jpeg+noise:window=50");
   EXPECT_EQ(w.window, 50);
