@@ -8,7 +8,9 @@
 #
 #   bash tools/bench/bench_r2b2_thesis_setting.sh [OUT] [BETAS] [-- EXTRA GAME OPTIONS]
 #
-# Environment: MODEL (default models/mnist_cw_plain.pt), IMAGES (default "--indices 6590 --inits 10"; the
+# Environment: GAME (default mnist; cifar10 plays the shipped CIFAR-10 sample with
+# MODEL models/cifar10_cw.pt and VAE models/cifar10_vae.pt unless given), VAE (default
+# models/mnist_vae_r2b2.pt), MODEL (default models/mnist_cw_plain.pt), IMAGES (default "--indices 6590 --inits 10"; the
 # 10-image rows: "--games 10 --inits 5"), ROWS (default: all nine games below, by their
 # names here: gpucb:none ... 0v1). EXTRA options go to every game (e.g.
 # --gp-outputs raw --gp-lengthscale 0.2 --gp-restarts 10: the reference code's GPy).
@@ -31,7 +33,11 @@ if [[ $# -gt 2 ]]; then
 fi
 ADVBO="${ADVBO:-build/advbo}"
 read -r -a images <<< "${IMAGES:---indices 6590 --inits 10}"
-common=(--game mnist --model "${MODEL:-models/mnist_cw_plain.pt}" --vae models/mnist_vae_r2b2.pt
+GAME="${GAME:-mnist}"
+if [[ "$GAME" == cifar10 ]]; then
+  MODEL="${MODEL:-models/cifar10_cw.pt}"; VAE="${VAE:-models/cifar10_vae.pt}"
+fi
+common=(--game "$GAME" --model "${MODEL:-models/mnist_cw_plain.pt}" --vae "${VAE:-models/mnist_vae_r2b2.pt}"
         "${images[@]}" --rounds 150 --seed 0 --quiet "${extra[@]}")
 for beta in $betas; do
   for p in ${ROWS:-gpucb:none gpucb:random gpucb:r2b2:1-lite ts:none ts:random ts:r2b2:1-lite 0v0 1v0 0v1}; do
