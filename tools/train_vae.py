@@ -187,8 +187,10 @@ def main():
     args = ap.parse_args()
     if args.epochs is not None and args.epochs < 1:
         ap.error("--epochs must be >= 1")
-    if not args.consistency >= 0:
-        ap.error("--consistency must be >= 0")
+    if not 0 <= args.consistency < float("inf"):
+        ap.error("--consistency must be a finite number >= 0")
+    if not 0 < args.lr < float("inf") or args.batch < 1:
+        ap.error("--lr must be a finite number > 0 and --batch >= 1")
     if args.clip_eps is not None and not 0 < args.clip_eps <= 1:
         ap.error("--clip-eps must be in (0, 1]")
     for f in (args.init, args.classifier):
