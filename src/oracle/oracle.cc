@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
@@ -20,6 +21,31 @@ PixelSpace ParsePixelSpace(const std::string& v, const char* option) {
   if (v == "8bit") return PixelSpace::k8bit;
   if (v == "float") return PixelSpace::kFloat;
   throw std::invalid_argument(std::string(option) + " must be 8bit or float, got '" + v + "'");
+}
+
+const char* NormName(Norm n) { return n == Norm::kL2 ? "l2" : "linf"; }
+
+Norm ParseNorm(const std::string& v, const char* option) {
+  if (v == "linf") return Norm::kLinf;
+  if (v == "l2") return Norm::kL2;
+  throw std::invalid_argument(std::string(option) + " must be linf or l2, got '" + v + "'");
+}
+
+double Distance(Norm norm, const float* a, const float* b, size_t n) {
+  double d = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double t = static_cast<double>(a[i]) - static_cast<double>(b[i]);
+    d = norm == Norm::kL2 ? d + t * t : std::max(d, std::abs(t));
+  }
+  return norm == Norm::kL2 ? std::sqrt(d) : d;
+}
+
+const char* FeedbackName(Feedback f) { return f == Feedback::kLabel ? "label" : "scores"; }
+
+Feedback ParseFeedback(const std::string& v, const char* option) {
+  if (v == "scores") return Feedback::kScores;
+  if (v == "label") return Feedback::kLabel;
+  throw std::invalid_argument(std::string(option) + " must be scores or label, got '" + v + "'");
 }
 
 bool OnPixelGrid(const float* x, size_t n) {
@@ -157,8 +183,101 @@ double QueryOracle::query_radius() const {
   return pixel_space_ == PixelSpace::k8bit ? GridRadius(epsilon_) : epsilon_;
 }
 
+void QueryOracle::set_norm(Norm n) {
+  if (queries_ > 0) throw std::logic_error("QueryOracle: the norm is set before the first query");
+  if (n == Norm::kL2 && rescale_compat_)
+    throw std::invalid_argument("the rescale-compat threat model is L_inf only (--norm linf)");
+  norm_ = n;
+}
+
+void QueryOracle::set_feedback_type(Feedback f) {
+  if (queries_ > 0)
+    throw std::logic_error("QueryOracle: the feedback type is set before the first query");
+  if (f == Feedback::kLabel && (samples_ > 1 || confirm_ > 0 || resample_ || rescale_compat_))
+    throw std::invalid_argument(
+        "label feedback does not combine with EOT, confirmations, resampling or rescale compat");
+  feedback_type_ = f;
+}
+
+double QueryOracle::DistanceToClean(const float* image) const {
+  return Distance(norm_, image, clean_.data(), clean_.size());
+}
+
 void QueryOracle::Project(float* images, int n) const {
+  ProjectImpl(images, n, feedback_type_ == Feedback::kScores);
+}
+
+void QueryOracle::ProjectToBall(float* images, int n) const { ProjectImpl(images, n, true); }
+
+void QueryOracle::ProjectL2(float* x) const {
   const size_t d = clean_.size();
+  double norm2 = 0;
+  for (size_t i = 0; i < d; ++i) {
+    const float v = std::isfinite(x[i]) ? std::clamp(x[i], 0.0f, 1.0f) : clean_[i];
+    x[i] = v;
+    const double t = static_cast<double>(v) - clean_[i];
+    norm2 += t * t;
+  }
+  // Scale the perturbation onto the ball; float rounding can leave it a hair outside, so
+  // shrink until the double-precision check passes. The box holds: scaling moves towards
+  // the clean pixel, which is inside it.
+  for (int tries = 0; norm2 > epsilon_ * epsilon_; ++tries) {
+    const double s = epsilon_ / std::sqrt(norm2) * (1 - 1e-7 * (1 << std::min(tries, 20)));
+    norm2 = 0;
+    for (size_t i = 0; i < d; ++i) {
+      const double t = (static_cast<double>(x[i]) - clean_[i]) * s;
+      x[i] = static_cast<float>(clean_[i] + t);
+      const double u = static_cast<double>(x[i]) - clean_[i];
+      norm2 += u * u;
+    }
+  }
+  if (pixel_space_ != PixelSpace::k8bit) return;
+  // Nearest grid value; then the pixels whose rounding lengthened the perturbation most go
+  // to the grid value on the clean side (never longer than before rounding) until inside.
+  std::vector<std::pair<double, size_t>> longer;
+  norm2 = 0;
+  for (size_t i = 0; i < d; ++i) {
+    const double c = clean_[i], before = static_cast<double>(x[i]) - c;
+    const long kc = std::lround(c * 255.0), k = std::lround(static_cast<double>(x[i]) * 255.0);
+    x[i] = k == kc ? clean_[i] : GridValue(k);
+    const double after = static_cast<double>(x[i]) - c;
+    if (after * after > before * before) longer.push_back({after * after - before * before, i});
+    norm2 += after * after;
+  }
+  std::sort(longer.begin(), longer.end(), std::greater<>());
+  for (const auto& [gain, i] : longer) {
+    if (norm2 <= epsilon_ * epsilon_) break;
+    const double c = clean_[i], old = static_cast<double>(x[i]) - c;
+    const long kc = std::lround(c * 255.0), k = std::lround(static_cast<double>(x[i]) * 255.0);
+    const long towards = k > kc ? k - 1 : k + 1;
+    x[i] = towards == kc ? clean_[i] : GridValue(towards);
+    const double now = static_cast<double>(x[i]) - c;
+    norm2 += now * now - old * old;
+  }
+}
+
+void QueryOracle::ProjectImpl(float* images, int n, bool ball) const {
+  const size_t d = clean_.size();
+  if (!ball || norm_ == Norm::kL2) {
+    for (int b = 0; b < n; ++b) {
+      float* x = images + b * d;
+      if (ball) {
+        ProjectL2(x);
+        continue;
+      }
+      // Label feedback: the box [0, 1] only (and the grid in 8-bit mode).
+      for (size_t i = 0; i < d; ++i) {
+        const float v = std::isfinite(x[i]) ? std::clamp(x[i], 0.0f, 1.0f) : clean_[i];
+        if (pixel_space_ != PixelSpace::k8bit) {
+          x[i] = v;
+          continue;
+        }
+        const long k = std::lround(static_cast<double>(v) * 255.0);
+        x[i] = k == std::lround(static_cast<double>(clean_[i]) * 255.0) ? clean_[i] : GridValue(k);
+      }
+    }
+    return;
+  }
   if (rescale_compat_ && pixel_space_ == PixelSpace::k8bit) {
     // The reference code's rescaled image, then rounded onto the grid (what would be sent).
     const float e = static_cast<float>(epsilon_), scale = 1.0f / (1.0f + 2.0f * e);
@@ -207,6 +326,8 @@ void QueryOracle::Project(float* images, int n) const {
 
 void QueryOracle::set_samples_per_query(int k) {
   if (queries_ > 0) throw std::invalid_argument("QueryOracle: EOT samples set after a query");
+  if (k > 1 && feedback_type_ == Feedback::kLabel)
+    throw std::invalid_argument("eot: needs score feedback (--feedback scores)");
   if (k < 1 || k > model_budget_)
     throw std::invalid_argument("eot: k = " + std::to_string(k) +
                                 " samples per query must be in [1, the budget " +
@@ -294,6 +415,12 @@ QueryResult QueryOracle::QueryBatch(float* images, int n) {
     for (int b = 0; b < n; ++b)
       if (r.rejected[b]) r.success[b] = false;
   }
+  r.adversarial = r.success;
+  if (feedback_type_ == Feedback::kLabel) {
+    if (feedback_) feedback_(r);  // the defender's payoff needs the scores
+    ApplyLabelFeedback(images, n, &r);
+    return r;
+  }
   for (int b = 0; b < n; ++b) {
     const long index = ++queries_;
     if (observer_) observer_(images + b * d, index);
@@ -313,11 +440,37 @@ QueryResult QueryOracle::QueryBatch(float* images, int n) {
   return r;
 }
 
+void QueryOracle::ApplyLabelFeedback(const float* images, int n, QueryResult* r) {
+  const size_t d = clean_.size();
+  for (int b = 0; b < n; ++b) {
+    const long index = ++queries_;
+    const float* x = images + b * d;
+    if (observer_) observer_(x, index);
+    const bool adversarial = r->adversarial[b];
+    const double dist = DistanceToClean(x);
+    r->success[b] = adversarial && dist <= epsilon_;
+    r->objective(b) = adversarial ? 1.0 : -1.0;  // the label, nothing more
+    if (adversarial && dist < best_distance_) {
+      best_distance_ = dist;
+      best_objective_ = -dist;
+      best_image_.assign(x, x + d);
+      distance_trace_.push_back({index, dist});
+    }
+    if (r->success[b] && first_success_ < 0) {
+      first_success_ = index;
+      success_image_.assign(x, x + d);
+    }
+  }
+  r->log_probs.resize(n, 0);
+}
+
 }  // namespace advbo::oracle
 
 namespace advbo::oracle {
 
 void QueryOracle::set_resampling(double scale, int max_tries, uint64_t seed, int quantization) {
+  if (feedback_type_ == Feedback::kLabel)
+    throw std::invalid_argument("resampling needs score feedback (--feedback scores)");
   if (!(scale > 0 && scale <= 1) || max_tries < 0 || quantization < 0 || quantization > 255)
     throw std::invalid_argument(
         "resampling: scale in (0, 1], tries >= 0 and quantization in [0, 255] needed");
@@ -355,6 +508,8 @@ void QueryOracle::AddResamplingNoise(float* image) {
 void QueryOracle::set_confirmations(int n) {
   if (n < 0 || n > 1000)
     throw std::invalid_argument("confirmations must be in [0, 1000], got " + std::to_string(n));
+  if (n > 0 && feedback_type_ == Feedback::kLabel)
+    throw std::invalid_argument("confirmations need score feedback (--feedback scores)");
   confirm_ = n;
 }
 
@@ -402,9 +557,12 @@ QueryResult QueryOracle::Query(float* images, int n) {
     record_success_ = false;
     QueryResult r = resample_ ? ResampledQuery(images, n) : QueryBatch(images, n);
     Confirm(images, n, &r);
+    r.adversarial = r.success;  // score feedback: the confirmed verdict
     return r;
   }
-  return resample_ ? ResampledQuery(images, n) : QueryBatch(images, n);
+  QueryResult r = resample_ ? ResampledQuery(images, n) : QueryBatch(images, n);
+  if (feedback_type_ == Feedback::kScores) r.adversarial = r.success;
+  return r;
 }
 
 QueryResult QueryOracle::ResampledQuery(float* images, int n) {

@@ -1,8 +1,8 @@
 // The black-box query oracle and threat model (docs/design.md, "The oracle contract").
 // Every image evaluated by the model is one query; the oracle itself enforces the
-// per-instance budget (a batch that would exceed it is refused whole) and the L_inf
-// threat model (every query is clipped into the eps-ball around the clean image,
-// intersected with [0, 1], before the model sees it).
+// per-instance budget (a batch that would exceed it is refused whole) and the threat model:
+// the norm of the eps-ball (L_inf by default, or L2), the query space (float or 8-bit) and
+// what the attack is told (the model's scores, or only its top-1 label).
 #pragma once
 
 #include <Eigen/Dense>
@@ -12,6 +12,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "oracle/classifier.h"
@@ -40,6 +41,32 @@ bool OnPixelGrid(const float* pixels, size_t n);
 /// 12/255 at eps = 0.05. eps >= 0; 0 when eps < 1/255.
 double GridRadius(double eps);
 
+/// The norm of the threat model's eps-ball (docs/design.md, "Threat models").
+///   kLinf: max_i |x_i - x0_i| <= eps (the papers' setting; the default).
+///   kL2:   sqrt(sum_i (x_i - x0_i)^2) <= eps, pixels in [0, 1] (eps in the same units).
+enum class Norm { kLinf, kL2 };
+
+/// "linf" | "l2".
+const char* NormName(Norm n);
+/// Parses "linf" | "l2"; throws std::invalid_argument naming `option` and the value.
+Norm ParseNorm(const std::string& value, const char* option = "--norm");
+
+/// The distance between n-pixel images a and b in norm `norm` (computed in double).
+double Distance(Norm norm, const float* a, const float* b, size_t n);
+
+/// What an attack is told of each query (docs/design.md, "Threat models").
+///   kScores: the model's log-probabilities (score-based attacks; the default).
+///   kLabel:  only the top-1 label (hard-label / decision-based attacks). Queries may lie
+///            anywhere in [0, 1] (outside the eps-ball too); a query is a success only when
+///            it is adversarial *and* inside the ball, and the oracle records the closest
+///            adversarial query (best_distance()).
+enum class Feedback { kScores, kLabel };
+
+/// "scores" | "label".
+const char* FeedbackName(Feedback f);
+/// Parses "scores" | "label"; throws std::invalid_argument naming `option` and the value.
+Feedback ParseFeedback(const std::string& value, const char* option = "--feedback");
+
 /// Thrown when a batch would take the query count past the budget; nothing was evaluated.
 class BudgetExhausted : public std::runtime_error {
  public:
@@ -48,10 +75,18 @@ class BudgetExhausted : public std::runtime_error {
 
 /// Result of one batch of queries.
 struct QueryResult {
-  Eigen::VectorXd objective;   ///< [n] attack objective, > 0 on the success side
+  /// [n] attack objective, > 0 on the success side. With label feedback: +1 for an
+  /// adversarial label, -1 otherwise (nothing but the label).
+  Eigen::VectorXd objective;
   std::vector<int> predicted;  ///< [n] argmax classes
-  std::vector<bool> success;   ///< [n] argmax == target (targeted) / != true (untargeted)
-  Eigen::MatrixXd log_probs;   ///< [n, classes] log-softmax scores (for losses like C&W's)
+  /// [n] argmax == target (targeted) / != true (untargeted); with label feedback also
+  /// inside the eps-ball (an adversarial query outside it is `adversarial` only).
+  std::vector<bool> success;
+  /// [n, classes] log-softmax scores (for losses like C&W's); [n, 0] with label feedback.
+  Eigen::MatrixXd log_probs;
+  /// [n] the label alone is adversarial (argmax == target / != true), wherever the query
+  /// lies. Equal to `success` with score feedback.
+  std::vector<bool> adversarial;
   /// [n] refused by a stateful detector (QueryOracle::set_query_monitor with reject): a flat
   /// answer, never a success. Empty when nothing was refused.
   std::vector<bool> rejected;
@@ -89,8 +124,33 @@ class QueryOracle {
   /// Projects n images in place onto the threat model (what Query does first): clip into the
   /// eps-ball intersected with [0, 1] and, in 8-bit mode, round onto the 1/255 grid inside
   /// it (a pixel left on its clean grid value keeps the clean float bit for bit). Non-finite
-  /// pixels become the clean pixel.
+  /// pixels become the clean pixel. L2: the perturbation is clipped to [0, 1] and scaled
+  /// onto the ball; 8-bit rounding goes to the nearest grid value, except that pixels whose
+  /// rounding lengthened the perturbation are rounded towards the clean pixel (largest
+  /// lengthening first) until the image is inside the ball again. Label feedback: queries
+  /// are only clipped to [0, 1] (and rounded in 8-bit mode), not into the ball.
   void Project(float* images, int n) const;
+  /// Project as for score feedback: into the ball whatever the feedback (the image a
+  /// label-feedback run reports as its answer at eps).
+  void ProjectToBall(float* images, int n) const;
+
+  /// Switches the ball's norm (before the first query; default kLinf). kL2 is refused with
+  /// the rescale-compat threat model. Throws std::invalid_argument / std::logic_error.
+  void set_norm(Norm n);
+  Norm norm() const { return norm_; }
+  /// Switches what the attack is told (before the first query; default kScores). Label
+  /// feedback is refused with EOT, confirmations, resampling and rescale compat (attacks on
+  /// randomised defenses are score-based here). Throws std::logic_error after a query.
+  void set_feedback_type(Feedback f);
+  Feedback feedback_type() const { return feedback_type_; }
+  /// Distance of an image [C*H*W] from the clean one in the ball's norm.
+  double DistanceToClean(const float* image) const;
+  /// Label feedback: the distance of the closest adversarial query so far (+inf before
+  /// one); its image is best_image(). Score feedback: +inf.
+  double best_distance() const { return best_distance_; }
+  /// Label feedback: (query index, best_distance()) each time the closest adversarial query
+  /// improved -- the distance-vs-queries curve of a hard-label run. Empty with scores.
+  const std::vector<std::pair<long, double>>& distance_trace() const { return distance_trace_; }
 
   /// Switches the query space (before the first query). k8bit needs every clean pixel on the
   /// 1/255 grid (OnPixelGrid) and eps >= 1/255 (one grid step); throws std::invalid_argument
@@ -118,14 +178,16 @@ class QueryOracle {
   /// 1-based index of the first successful query, or -1.
   long first_success_query() const { return first_success_; }
   bool succeeded() const { return first_success_ > 0; }
-  /// Best (largest) objective seen, -inf before any query, and its (clipped) image.
+  /// Best (largest) objective seen, -inf before any query, and its (clipped) image. With
+  /// label feedback: minus the distance of the closest adversarial query (-inf before one).
   double best_objective() const { return best_objective_; }
   const std::vector<float>& best_image() const { return best_image_; }
   /// The first successful image (empty if none).
   const std::vector<float>& success_image() const { return success_image_; }
   /// The model's answers (log-softmax scores [classes]) to best_image() and
-  /// success_image() when they were queried (empty before): what a run without setup
-  /// queries reports for the saved image instead of scoring it again.
+  /// success_image() when they were queried (empty before, and always with label feedback):
+  /// what a run without setup queries reports for the saved image instead of scoring it
+  /// again.
   const Eigen::RowVectorXd& best_log_probs() const { return best_log_probs_; }
   const Eigen::RowVectorXd& success_log_probs() const { return success_log_probs_; }
   const std::vector<float>& clean() const { return clean_; }
@@ -265,6 +327,16 @@ class QueryOracle {
   bool rescale_compat_ = false;
   PixelSpace pixel_space_ = PixelSpace::kFloat;
   QueryContext context_;
+  Norm norm_ = Norm::kLinf;
+  Feedback feedback_type_ = Feedback::kScores;
+  double best_distance_ = std::numeric_limits<double>::infinity();
+  std::vector<std::pair<long, double>> distance_trace_;
+  // Project with or without the ball (label feedback projects without it).
+  void ProjectImpl(float* images, int n, bool ball) const;
+  // L2: one image into the ball intersected with [0, 1] (and onto the grid in 8-bit mode).
+  void ProjectL2(float* x) const;
+  // Label feedback: success only inside the ball, best = closest adversarial, scores hidden.
+  void ApplyLabelFeedback(const float* images, int n, QueryResult* r);
 };
 
 }  // namespace advbo::oracle

@@ -285,5 +285,120 @@ TEST_F(Models, EightBitNeedsGridDataAndOneStep) {
   EXPECT_THROW(a.set_pixel_space(PixelSpace::k8bit), std::logic_error);
 }
 
+TEST_F(Models, L2QueriesStayInTheBallAndOnTheGrid) {
+  auto lin = Classifier::Load(Path("linear"));
+  for (PixelSpace space : {PixelSpace::kFloat, PixelSpace::k8bit}) {
+    for (double eps : {0.5, 2.0, 3 / 255.0}) {
+      std::vector<float> clean = GridImage(11);
+      QueryOracle o(*lin, clean.data(), 0, 1, eps, 100);
+      o.set_norm(Norm::kL2);
+      o.set_pixel_space(space);
+      long evaluated = 0;
+      o.set_observer([&](const float* img, long) {
+        ++evaluated;
+        ASSERT_LE(Distance(Norm::kL2, img, clean.data(), 784), eps);
+        for (int i = 0; i < 784; ++i) {
+          ASSERT_TRUE(img[i] >= 0.0f && img[i] <= 1.0f);
+          if (space == PixelSpace::k8bit) {
+            const double k = static_cast<double>(img[i]) * 255.0;
+            ASSERT_NEAR(k, std::round(k), 1e-3) << "pixel " << i << " off the grid";
+          }
+        }
+      });
+      std::mt19937 g(4);
+      std::uniform_real_distribution<float> u(-0.3f, 0.3f);
+      std::vector<float> batch(20 * 784);
+      for (size_t i = 0; i < batch.size(); ++i) batch[i] = clean[i % 784] + u(g) * (i / 784);
+      batch[5] = NAN;
+      o.Query(batch.data(), 20);
+      EXPECT_EQ(evaluated, 20);
+      EXPECT_EQ(batch[5], clean[5]);
+      // Far outside: the projection lands on the sphere (at 8 bits within one grid step per
+      // pixel, sqrt(784) / 255 in all); inside the ball a float query is unchanged.
+      std::vector<float> far(784);
+      for (int i = 0; i < 784; ++i) far[i] = clean[i] + (i % 2 ? 0.2f : -0.2f);
+      o.Project(far.data(), 1);
+      const double r = Distance(Norm::kL2, far.data(), clean.data(), 784);
+      EXPECT_LE(r, eps);
+      EXPECT_GE(r, space == PixelSpace::k8bit ? eps - 28 / 255.0 : eps * (1 - 1e-5));
+      if (space == PixelSpace::kFloat) {
+        std::vector<float> near = clean;
+        near[10] = std::clamp(clean[10] + static_cast<float>(eps / 4), 0.0f, 1.0f);
+        std::vector<float> copy = near;
+        o.Project(copy.data(), 1);
+        EXPECT_EQ(copy, near);
+      }
+    }
+  }
+  // The rescale-compat threat model is L_inf only; the norm is set before the first query.
+  std::vector<float> clean = GridImage(1);
+  QueryOracle rc(*lin, clean.data(), 0, 1, 0.3, 10);
+  rc.set_rescale_compat(true);
+  EXPECT_THROW(rc.set_norm(Norm::kL2), std::invalid_argument);
+  QueryOracle late(*lin, clean.data(), 0, 1, 0.3, 10);
+  late.Query(clean.data(), 1);
+  EXPECT_THROW(late.set_norm(Norm::kL2), std::logic_error);
+  EXPECT_EQ(ParseNorm("l2"), Norm::kL2);
+  EXPECT_THROW(ParseNorm("L3"), std::invalid_argument);
+}
+
+TEST_F(Models, LabelFeedbackNeverLeaksAScore) {
+  auto lin = Classifier::Load(Path("linear"));
+  std::vector<float> clean = GridImage(3);
+  Eigen::MatrixXd lp0 = lin->LogProbabilities(clean.data(), 1);
+  Eigen::Index truth;
+  lp0.row(0).maxCoeff(&truth);
+  const double eps = 0.05;
+  for (PixelSpace space : {PixelSpace::kFloat, PixelSpace::k8bit}) {
+    QueryOracle o(*lin, clean.data(), static_cast<int>(truth), -1, eps, 200);
+    o.set_pixel_space(space);
+    o.set_feedback_type(Feedback::kLabel);
+    EXPECT_THROW(o.set_samples_per_query(2), std::invalid_argument);
+    EXPECT_THROW(o.set_confirmations(1), std::invalid_argument);
+    // Far-away queries are evaluated where they are (clipped to [0, 1] only).
+    std::mt19937 g(8);
+    std::uniform_real_distribution<float> u(-1.5f, 1.5f);
+    std::vector<float> batch(100 * 784);
+    for (auto& v : batch) v = u(g);
+    std::vector<float> sent = batch;
+    double farthest = 0;
+    o.set_observer([&](const float* img, long) {
+      farthest = std::max(farthest, Distance(Norm::kLinf, img, clean.data(), 784));
+    });
+    const QueryResult r = o.Query(batch.data(), 100);
+    EXPECT_GT(farthest, 0.5);
+    EXPECT_EQ(r.log_probs.rows(), 100);
+    EXPECT_EQ(r.log_probs.cols(), 0);
+    const Eigen::MatrixXd lp = lin->LogProbabilities(batch.data(), 100);
+    double closest = INFINITY;
+    for (int b = 0; b < 100; ++b) {
+      Eigen::Index arg;
+      lp.row(b).maxCoeff(&arg);
+      EXPECT_EQ(r.predicted[b], arg);
+      const bool adv = arg != truth;
+      EXPECT_EQ(r.adversarial[b], adv);
+      EXPECT_EQ(r.objective(b), adv ? 1.0 : -1.0);  // the label and nothing else
+      const double dist = Distance(Norm::kLinf, batch.data() + b * 784, clean.data(), 784);
+      EXPECT_EQ(r.success[b], adv && dist <= eps);
+      if (adv) closest = std::min(closest, dist);
+      for (int i = 0; i < 784; ++i)
+        ASSERT_EQ(batch[b * 784 + i], space == PixelSpace::kFloat
+                                          ? std::clamp(sent[b * 784 + i], 0.0f, 1.0f)
+                                          : batch[b * 784 + i]);
+    }
+    ASSERT_TRUE(std::isfinite(closest));
+    EXPECT_EQ(o.best_distance(), closest);
+    EXPECT_EQ(o.best_objective(), -closest);
+    EXPECT_EQ(o.best_log_probs().size(), 0);
+    ASSERT_FALSE(o.distance_trace().empty());
+    EXPECT_EQ(o.distance_trace().back().second, closest);
+    EXPECT_FALSE(o.succeeded());  // every adversarial query lies far outside the ball
+    // ProjectToBall is the score-feedback projection: inside the L_inf ball.
+    std::vector<float> x = batch;
+    o.ProjectToBall(x.data(), 1);
+    EXPECT_LE(Distance(Norm::kLinf, x.data(), clean.data(), 784), eps);
+  }
+}
+
 }  // namespace
 }  // namespace advbo::oracle
