@@ -1,5 +1,6 @@
 #include "attacks/attack.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -55,6 +56,25 @@ double SettingInRange(const std::string& spec, const std::string& key, double v,
     throw std::invalid_argument("attack '" + spec + "': " + key + " must be in " + range);
   }
   return v;
+}
+
+std::string ThreatModelMismatch(const Attack& attack, const std::string& spec, oracle::Norm norm,
+                                oracle::Feedback feedback) {
+  const auto fits = [&](const Attack& a) {
+    const auto n = a.norms();
+    return a.feedback() == feedback && std::find(n.begin(), n.end(), norm) != n.end();
+  };
+  if (fits(attack)) return "";
+  std::string names;
+  for (const auto& name : AttackNames())
+    if (fits(*MakeAttack(name, AttackContext{}))) names += (names.empty() ? "" : ", ") + name;
+  const bool label = attack.feedback() == oracle::Feedback::kLabel;
+  std::string norms;
+  for (oracle::Norm n : attack.norms())
+    norms += (norms.empty() ? "" : "|") + std::string(oracle::NormName(n));
+  return "attack '" + spec + "' is a " + (label ? "hard-label" : "score-based") + " " + norms +
+         " attack; --feedback " + oracle::FeedbackName(feedback) + " --norm " +
+         oracle::NormName(norm) + " needs one of: " + (names.empty() ? "(none yet)" : names);
 }
 
 void FinishResult(const oracle::QueryOracle& oracle, double start_seconds, AttackResult* r) {

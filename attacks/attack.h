@@ -40,6 +40,14 @@ class Attack {
   virtual std::string name() const = 0;
   /// Whether untargeted attacks are supported.
   virtual bool supports_untargeted() const { return true; }
+  /// Whether targeted attacks are supported (hard-label attacks that start from an
+  /// adversarial image found by random search are untargeted only).
+  virtual bool supports_targeted() const { return true; }
+  /// The ball norms the attack runs under (oracle::QueryOracle::set_norm); L_inf by default.
+  virtual std::vector<oracle::Norm> norms() const { return {oracle::Norm::kLinf}; }
+  /// What the attack needs to be told of each query: the model's scores (score-based, the
+  /// default) or only the top-1 label (hard-label / decision-based attacks).
+  virtual oracle::Feedback feedback() const { return oracle::Feedback::kScores; }
   /// Runs until success or until the oracle's budget is spent (never more: the oracle
   /// refuses). Model failures propagate as oracle::ModelError.
   virtual AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,
@@ -61,6 +69,12 @@ std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext&
 
 /// Names accepted by MakeAttack.
 std::vector<std::string> AttackNames();
+
+/// "" when `attack` runs under the threat model (norm, feedback), else a message naming the
+/// attack, what it needs and the attacks that do fit, e.g. "attack 'square' is a score-based
+/// attack; --feedback label needs a hard-label attack: hsja, rays, ...".
+std::string ThreatModelMismatch(const Attack& attack, const std::string& spec, oracle::Norm norm,
+                                oracle::Feedback feedback);
 
 /// The "key=value,key=value" settings `text` of attack spec `spec` (e.g. "kernel=se,init=5"
 /// of "bos2:kernel=se,init=5") as (key, value text) pairs in order; empty pieces are

@@ -10,14 +10,16 @@
 #include "attacks/genattack/genattack.h"
 #include "attacks/parsimonious/parsimonious.h"
 #include "attacks/random/random_search.h"
+#include "attacks/rays/rays.h"
+#include "attacks/signhunter/signhunter.h"
 #include "attacks/square/square.h"
 #include "attacks/zoo/zoo.h"
 
 namespace advbo::attacks {
 
 std::vector<std::string> AttackNames() {
-  return {"bos2", "bos2-nostop", "bayesopt", "bayesopt-learnd", "genattack",
-          "zoo",  "autozoom",    "square",   "parsimonious",    "random"};
+  return {"bos2",     "bos2-nostop", "bayesopt",     "bayesopt-learnd", "genattack",  "zoo",
+          "autozoom", "square",      "parsimonious", "random",          "signhunter", "rays"};
 }
 
 std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext& ctx) {
@@ -44,6 +46,16 @@ std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext&
       }
       return std::make_unique<SquareAttack>(o, name);
     }
+    if (base == "rays") {
+      RaysOptions o;
+      for (const auto& [key, v] : ParseAttackSettings(name, name.substr(colon + 1))) {
+        if (key != "tolerance")
+          throw std::invalid_argument("attack '" + name + "': unknown setting '" + key +
+                                      "' (rays takes tolerance)");
+        o.tolerance = v;
+      }
+      return std::make_unique<RaysAttack>(o, name);
+    }
     if (base != "bos2" && base != "bos2-nostop")
       throw std::invalid_argument("attack '" + base + "' takes no settings ('" + name + "')");
     Bos2Options o = Bos2Attack::OptionsFor(ctx, base == "bos2");
@@ -60,6 +72,8 @@ std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext&
   }
   if (name == "parsimonious") return std::make_unique<ParsimoniousAttack>();
   if (name == "random") return std::make_unique<RandomSearch>();
+  if (name == "signhunter") return std::make_unique<SignHunterAttack>();
+  if (name == "rays") return std::make_unique<RaysAttack>();
   if (name == "square") {
     SquareOptions o;
     o.p_init = mnist ? 0.8 : 0.05;

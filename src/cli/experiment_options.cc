@@ -50,8 +50,21 @@ void AddExperimentOptions(CLI::App* cmd, ExperimentArgs* a) {
       ->check(IntAtLeast(0));
   cmd->add_flag("--untargeted", a->spec.untargeted, "untargeted attack (argmax != true class)");
   cmd->add_option("--eps", a->spec.eps,
-                  "L_inf radius in (0,1] pixel units (default 0.3 MNIST, 0.05 CIFAR-10)")
-      ->check(NumberIn(0, 1, true));
+                  "radius of the ball in pixel units: L_inf in (0,1] (default 0.3 MNIST, 0.05 "
+                  "CIFAR-10); with --norm l2 an L2 radius (default 2 MNIST, 1 CIFAR-10)")
+      ->check(NumberIn(0, experiment::kMaxL2Radius, true));
+  cmd->add_option("--norm", a->spec.norm,
+                  "the ball's norm: linf (max pixel change) | l2 (Euclidean over all "
+                  "pixels); l2 attacks: square-l2, simba-dct")
+      ->check(CLI::IsMember({"linf", "l2"}))
+      ->default_val("linf");
+  cmd->add_option("--feedback", a->spec.feedback,
+                  "what the attack is told of each query: scores (the model's probabilities; "
+                  "score-based attacks) | label (only the top-1 class; hard-label attacks such "
+                  "as hsja, sign-opt, rays, bo-hl, whose queries may leave the ball: a query "
+                  "succeeds when adversarial and inside it)")
+      ->check(CLI::IsMember({"scores", "label"}))
+      ->default_val("scores");
   cmd->add_option("--budget", a->spec.budget, "maximum queries per instance (T)")
       ->check(IntInRange(1, experiment::kMaxBudget))
       ->default_val(900);

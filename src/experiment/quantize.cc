@@ -7,9 +7,14 @@
 namespace advbo::experiment {
 
 std::vector<float> QuantizeInBall(const std::vector<float>& image, const std::vector<float>& clean,
-                                  double eps) {
+                                  double eps, oracle::Norm norm) {
   if (image.size() != clean.size())
     throw std::invalid_argument("QuantizeInBall: image and clean image differ in length");
+  if (norm == oracle::Norm::kL2) {
+    std::vector<float> out = image;
+    oracle::ProjectOntoL2Ball(out.data(), clean.data(), out.size(), eps, true);
+    return out;
+  }
   std::vector<float> out(image.size());
   for (size_t i = 0; i < image.size(); ++i) {
     const double c = clean[i], lo = std::max(0.0, c - eps), hi = std::min(1.0, c + eps);

@@ -78,16 +78,29 @@ Experiment::Experiment(ExperimentSpec spec, data::ImageSet images,
 }
 
 void Experiment::Init() {
-  eps_ = EpsilonFor(spec_.dataset, spec_.eps);
+  norm_ = oracle::ParseNorm(spec_.norm);
+  feedback_ = oracle::ParseFeedback(spec_.feedback);
+  eps_ = EpsilonFor(spec_.dataset, spec_.eps, spec_.norm);
   if (images_.size() == 0) throw data::DataError(dataset_name_ + ": no images");
   if (!spec_.num_images) spec_.num_images = DefaultNumImages(images_, !spec_.data.empty());
+  if (norm_ == oracle::Norm::kL2 && spec_.rescale_compat)
+    throw std::invalid_argument("--rescale-compat is an L_inf threat model (--norm linf)");
+  // A latent game defender clips in L_inf: under an L2 ball its default radius is the
+  // dataset's L_inf one, not the L2 eps.
+  const double defender_eps = spec_.defender_eps.value_or(
+      norm_ == oracle::Norm::kLinf ? eps_ : EpsilonFor(spec_.dataset, std::nullopt));
   defense_ = std::make_unique<DefenseSetup>(spec_.defense, images_, spec_.dataset,
-                                            spec_.defender_vae, spec_.defender_eps.value_or(eps_));
+                                            spec_.defender_vae, defender_eps);
   const attacks::AttackContext ctx = ContextFor(images_, spec_.dataset, spec_.data);
   for (const auto& name : spec_.attacks) {
     attacks_.push_back(attacks::MakeAttack(name, ctx));
+    const std::string mismatch =
+        attacks::ThreatModelMismatch(*attacks_.back(), name, norm_, feedback_);
+    if (!mismatch.empty()) throw std::invalid_argument(mismatch);
     if (spec_.untargeted && !attacks_.back()->supports_untargeted())
       throw std::invalid_argument("attack " + name + " has no untargeted mode");
+    if (!spec_.untargeted && !attacks_.back()->supports_targeted())
+      throw std::invalid_argument("attack " + name + " is untargeted only (--untargeted)");
   }
   if (!model_) {
     model_path_ = spec_.model.empty() ? DefaultModelPath(spec_.dataset) : spec_.model;
@@ -169,11 +182,13 @@ void Experiment::AddClassNames(nlohmann::json* record) const {
 void Experiment::VerifyQuantized(size_t i, uint64_t instance_seed, const oracle::QueryOracle& orc,
                                  JobResult* out) const {
   const Instance& inst = instances().at(i);
-  out->quantized = QuantizeInBall(out->result.adversarial, out->clean, eps_);
-  double linf = 0;
-  for (size_t p = 0; p < out->clean.size(); ++p)
-    linf = std::max(linf, std::abs(static_cast<double>(out->quantized[p]) - out->clean[p]));
-  out->record["quantized_linf"] = linf;
+  out->quantized = QuantizeInBall(out->result.adversarial, out->clean, eps_, norm_);
+  const size_t d = out->clean.size();
+  out->record["quantized_linf"] =
+      oracle::Distance(oracle::Norm::kLinf, out->quantized.data(), out->clean.data(), d);
+  if (norm_ == oracle::Norm::kL2)
+    out->record["quantized_l2"] =
+        oracle::Distance(oracle::Norm::kL2, out->quantized.data(), out->clean.data(), d);
   if (spec_.rescale_compat) {
     out->record["quantized_success"] = nullptr;
     out->record["quantized_queries"] = 0;
@@ -230,7 +245,9 @@ nlohmann::json Experiment::Settings() const {
           {"threat_model", spec_.rescale_compat ? "rescale_compat" : "clip"},
           {"defense", defense_->Spec()},
           {"normalize", model_->normalization() ? model_->normalization()->Spec() : "none"},
-          {"pixels", oracle::PixelSpaceName(pixels_)}};
+          {"pixels", oracle::PixelSpaceName(pixels_)},
+          {"norm", oracle::NormName(norm_)},
+          {"feedback", oracle::FeedbackName(feedback_)}};
 }
 
 JobResult Experiment::Run(size_t i, size_t j, const attacks::AttackProgress& progress,
@@ -243,6 +260,8 @@ JobResult Experiment::Run(size_t i, size_t j, const attacks::AttackProgress& pro
                           spec_.budget);
   orc.set_rescale_compat(spec_.rescale_compat);
   orc.set_pixel_space(pixels_);
+  orc.set_norm(norm_);
+  orc.set_feedback_type(feedback_);
   std::shared_ptr<defenses::GameDefense> defender;
   std::function<void(const oracle::QueryResult&)> also;
   if (hooks.on_batch)

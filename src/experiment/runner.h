@@ -75,6 +75,9 @@ class Experiment {
   /// The query space in use: spec.pixels, except that 8-bit falls back to float when an
   /// attacked image is not on the 1/255 grid (pixels_note() then says so).
   oracle::PixelSpace pixels() const { return pixels_; }
+  /// The ball's norm and the attacks' feedback (spec norm / feedback, parsed).
+  oracle::Norm norm() const { return norm_; }
+  oracle::Feedback feedback() const { return feedback_; }
   /// "" or a one-line note for the user about the query space (the float fallback).
   const std::string& pixels_note() const { return pixels_note_; }
   /// The data's name in records: the --data path, else the shipped dataset's name.
@@ -119,6 +122,8 @@ class Experiment {
   ExperimentSpec spec_;
   double eps_ = 0;
   oracle::PixelSpace pixels_ = oracle::PixelSpace::k8bit;
+  oracle::Norm norm_ = oracle::Norm::kLinf;
+  oracle::Feedback feedback_ = oracle::Feedback::kScores;
   std::string pixels_note_;
   std::string dataset_name_, model_path_;
   data::ImageSet images_;

@@ -90,9 +90,10 @@ int DefaultNumImages(const data::ImageSet& images, bool user_data) {
   return user_data && !images.sources.empty() ? static_cast<int>(images.size()) : 10;
 }
 
-double EpsilonFor(const std::string& dataset, std::optional<double> eps) {
+double EpsilonFor(const std::string& dataset, std::optional<double> eps, const std::string& norm) {
+  if (!eps && norm == "l2") return dataset == "cifar10" ? 1.0 : 2.0;
   if (!eps) return dataset == "cifar10" ? 0.05 : 0.3;
-  CheckLinfRadius("--eps", eps);
+  CheckRadius("--eps", eps, norm);
   return *eps;
 }
 
@@ -385,6 +386,16 @@ nlohmann::json InstanceRecord(const std::string& attack, const Instance& inst,
   for (const auto& [key, value] : r.details.items()) rec[key] = value;
   rec["threat_model"] = orc.rescale_compat() ? "rescale_compat" : "clip";
   rec["pixels"] = oracle::PixelSpaceName(orc.pixel_space());
+  rec["norm"] = oracle::NormName(orc.norm());
+  rec["feedback"] = oracle::FeedbackName(orc.feedback_type());
+  if (orc.feedback_type() == oracle::Feedback::kLabel) {
+    // Hard-label runs: the closest adversarial query (null before one) and its curve.
+    rec["distance"] = std::isfinite(orc.best_distance()) ? nlohmann::json(orc.best_distance())
+                                                         : nlohmann::json(nullptr);
+    nlohmann::json trace = nlohmann::json::array();
+    for (const auto& [q, dist] : orc.distance_trace()) trace.push_back({q, dist});
+    rec["distance_trace"] = trace;
+  }
   rec["seconds"] = r.seconds;
   rec["model_seconds"] = r.model_seconds;
   rec["bo_seconds"] = r.bo_seconds;

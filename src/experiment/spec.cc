@@ -26,6 +26,14 @@ void CheckLinfRadius(const char* option, const std::optional<double>& v) {
                                 FormatNumber(*v));
 }
 
+void CheckRadius(const char* option, const std::optional<double>& v, const std::string& norm) {
+  if (norm != "l2") return CheckLinfRadius(option, v);
+  if (v && !(*v > 0 && *v <= kMaxL2Radius))  // also refuses NaN
+    throw std::invalid_argument(std::string(option) + " must be an L2 radius in (0, " +
+                                FormatNumber(kMaxL2Radius) + "] (pixel units), got " +
+                                FormatNumber(*v));
+}
+
 void Validate(const ExperimentSpec& s) {
   if (s.attacks.empty()) throw std::invalid_argument("no attack given");
   std::set<std::string> seen;
@@ -51,7 +59,9 @@ void Validate(const ExperimentSpec& s) {
     throw std::invalid_argument(
         "--classes orders the classes of your own data (--data); the shipped datasets' "
         "classes are already the shipped models' order");
-  CheckLinfRadius("--eps", s.eps);
+  oracle::ParseNorm(s.norm);
+  oracle::ParseFeedback(s.feedback);
+  CheckRadius("--eps", s.eps, s.norm);
   CheckLinfRadius("--defender-eps", s.defender_eps);
   if (s.budget < 1 || s.budget > kMaxBudget)
     throw std::invalid_argument("--budget must be in 1.." + std::to_string(kMaxBudget) +
@@ -108,6 +118,8 @@ nlohmann::json RecordSettings(const nlohmann::json& r) {
   s["defense"] = r.contains("defense") ? r.at("defense") : nlohmann::json("none");
   s["normalize"] = r.contains("normalize") ? r.at("normalize") : nlohmann::json("none");
   s["pixels"] = r.contains("pixels") ? r.at("pixels") : nlohmann::json("float");
+  s["norm"] = r.contains("norm") ? r.at("norm") : nlohmann::json("linf");
+  s["feedback"] = r.contains("feedback") ? r.at("feedback") : nlohmann::json("scores");
   return s;
 }
 

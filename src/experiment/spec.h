@@ -46,6 +46,12 @@ struct ExperimentSpec {
   /// success is a savable image; data off the grid fall back to "float" with a note) or
   /// "float" (the papers' setting). See oracle::PixelSpace.
   std::string pixels = "8bit";
+  /// The ball's norm: "linf" (default) or "l2" (eps then an L2 radius, pixel units over all
+  /// C*H*W values). See oracle::Norm.
+  std::string norm = "linf";
+  /// What the attacks are told: "scores" (default; score-based attacks) or "label" (only the
+  /// top-1 label; hard-label attacks, whose queries may leave the ball). See oracle::Feedback.
+  std::string feedback = "scores";
   /// Score images before the attacks (default): the model's shape/output probe, the
   /// selection of correctly classified images, the clean accuracy behind a defense and the
   /// re-query of each reported image (each counted in records' setup_queries /
@@ -72,6 +78,13 @@ std::string FormatNumber(double v);
 /// (NaN refused). Throws std::invalid_argument naming the option and the value.
 void CheckLinfRadius(const char* option, const std::optional<double>& v);
 
+/// Checks a radius `v` given as `option` for the ball's norm `norm` ("linf" | "l2"), if set:
+/// L_inf in (0, 1] (CheckLinfRadius), L2 in (0, kMaxL2Radius]. Throws std::invalid_argument.
+void CheckRadius(const char* option, const std::optional<double>& v, const std::string& norm);
+
+/// Largest accepted L2 radius: sqrt(3 * 512 * 512), the diameter of [0, 1]^(3x512x512).
+inline constexpr double kMaxL2Radius = 886.81;
+
 /// Checks `--indices`: every index >= 0 and none listed twice (a duplicate would attack one
 /// instance twice, and a resumed run would disagree with an uninterrupted one). Throws
 /// std::invalid_argument naming the index.
@@ -80,8 +93,9 @@ void CheckImageIndices(const std::vector<int>& indices);
 /// Checks every field that can be checked without loading anything: attack specs parse
 /// (MakeAttack with a default context), at most one of untargeted / target, target >= 0,
 /// num_images >= 1 if set, classes only with data, indices >= 0 and distinct, eps and defender_eps
-/// in (0, 1] and not NaN, budget in [1, kMaxBudget], http_timeout in (0, kMaxHttpTimeout], pixels
-/// 8bit | float, threads in [0, kMaxThreads], clean_images >= 0, attack specs unique. Throws
+/// in (0, 1] and not NaN (eps an L2 radius in (0, kMaxL2Radius] with norm l2), norm linf |
+/// l2, feedback scores | label, budget in [1, kMaxBudget], http_timeout in (0, kMaxHttpTimeout],
+/// pixels 8bit | float, threads in [0, kMaxThreads], clean_images >= 0, attack specs unique. Throws
 /// std::invalid_argument naming the option (as the CLI spells it) and the value.
 void Validate(const ExperimentSpec& spec);
 
@@ -94,7 +108,8 @@ std::vector<std::string> SplitAttackList(const std::string& list);
 /// The settings a record must share with the running experiment to be resumed from or
 /// merged with it: budget, epsilon, seed, model (as recorded), dataset, threat_model,
 /// defense ("none" when absent), normalize ("none" when absent), pixels ("float" when
-/// absent: records from before 8-bit queries).
+/// absent: records from before 8-bit queries), norm ("linf" when absent) and feedback
+/// ("scores" when absent).
 nlohmann::json RecordSettings(const nlohmann::json& record);
 
 /// "" when `record` was made with `settings` (RecordSettings of a record of the running

@@ -209,51 +209,54 @@ void QueryOracle::Project(float* images, int n) const {
 
 void QueryOracle::ProjectToBall(float* images, int n) const { ProjectImpl(images, n, true); }
 
-void QueryOracle::ProjectL2(float* x) const {
-  const size_t d = clean_.size();
+void ProjectOntoL2Ball(float* x, const float* clean, size_t d, double eps, bool grid) {
   double norm2 = 0;
   for (size_t i = 0; i < d; ++i) {
-    const float v = std::isfinite(x[i]) ? std::clamp(x[i], 0.0f, 1.0f) : clean_[i];
+    const float v = std::isfinite(x[i]) ? std::clamp(x[i], 0.0f, 1.0f) : clean[i];
     x[i] = v;
-    const double t = static_cast<double>(v) - clean_[i];
+    const double t = static_cast<double>(v) - clean[i];
     norm2 += t * t;
   }
   // Scale the perturbation onto the ball; float rounding can leave it a hair outside, so
   // shrink until the double-precision check passes. The box holds: scaling moves towards
   // the clean pixel, which is inside it.
-  for (int tries = 0; norm2 > epsilon_ * epsilon_; ++tries) {
-    const double s = epsilon_ / std::sqrt(norm2) * (1 - 1e-7 * (1 << std::min(tries, 20)));
+  for (int tries = 0; norm2 > eps * eps; ++tries) {
+    const double s = eps / std::sqrt(norm2) * (1 - 1e-7 * (1 << std::min(tries, 20)));
     norm2 = 0;
     for (size_t i = 0; i < d; ++i) {
-      const double t = (static_cast<double>(x[i]) - clean_[i]) * s;
-      x[i] = static_cast<float>(clean_[i] + t);
-      const double u = static_cast<double>(x[i]) - clean_[i];
+      const double t = (static_cast<double>(x[i]) - clean[i]) * s;
+      x[i] = static_cast<float>(clean[i] + t);
+      const double u = static_cast<double>(x[i]) - clean[i];
       norm2 += u * u;
     }
   }
-  if (pixel_space_ != PixelSpace::k8bit) return;
+  if (!grid) return;
   // Nearest grid value; then the pixels whose rounding lengthened the perturbation most go
   // to the grid value on the clean side (never longer than before rounding) until inside.
   std::vector<std::pair<double, size_t>> longer;
   norm2 = 0;
   for (size_t i = 0; i < d; ++i) {
-    const double c = clean_[i], before = static_cast<double>(x[i]) - c;
+    const double c = clean[i], before = static_cast<double>(x[i]) - c;
     const long kc = std::lround(c * 255.0), k = std::lround(static_cast<double>(x[i]) * 255.0);
-    x[i] = k == kc ? clean_[i] : GridValue(k);
+    x[i] = k == kc ? clean[i] : GridValue(k);
     const double after = static_cast<double>(x[i]) - c;
     if (after * after > before * before) longer.push_back({after * after - before * before, i});
     norm2 += after * after;
   }
   std::sort(longer.begin(), longer.end(), std::greater<>());
   for (const auto& [gain, i] : longer) {
-    if (norm2 <= epsilon_ * epsilon_) break;
-    const double c = clean_[i], old = static_cast<double>(x[i]) - c;
+    if (norm2 <= eps * eps) break;
+    const double c = clean[i], old = static_cast<double>(x[i]) - c;
     const long kc = std::lround(c * 255.0), k = std::lround(static_cast<double>(x[i]) * 255.0);
     const long towards = k > kc ? k - 1 : k + 1;
-    x[i] = towards == kc ? clean_[i] : GridValue(towards);
+    x[i] = towards == kc ? clean[i] : GridValue(towards);
     const double now = static_cast<double>(x[i]) - c;
     norm2 += now * now - old * old;
   }
+}
+
+void QueryOracle::ProjectL2(float* x) const {
+  ProjectOntoL2Ball(x, clean_.data(), clean_.size(), epsilon_, pixel_space_ == PixelSpace::k8bit);
 }
 
 void QueryOracle::ProjectImpl(float* images, int n, bool ball) const {

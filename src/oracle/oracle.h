@@ -54,6 +54,15 @@ Norm ParseNorm(const std::string& value, const char* option = "--norm");
 /// The distance between n-pixel images a and b in norm `norm` (computed in double).
 double Distance(Norm norm, const float* a, const float* b, size_t n);
 
+/// Projects one image x [d] (pixels, modified in place) onto the L2 ball of radius eps >= 0
+/// around `clean` [d] intersected with [0, 1]: non-finite pixels become the clean pixel, the
+/// perturbation is clipped to [0, 1] and scaled onto the ball. With `grid` (8-bit) each
+/// pixel then goes to its nearest multiple of 1/255 (the clean pixel's own grid value is the
+/// clean float), and the pixels whose rounding lengthened the perturbation most go one step
+/// back towards the clean pixel until the image is inside the ball again (checked in
+/// double). Used by QueryOracle in L2 mode and for the saved image of an L2 run.
+void ProjectOntoL2Ball(float* x, const float* clean, size_t d, double eps, bool grid);
+
 /// What an attack is told of each query (docs/design.md, "Threat models").
 ///   kScores: the model's log-probabilities (score-based attacks; the default).
 ///   kLabel:  only the top-1 label (hard-label / decision-based attacks). Queries may lie

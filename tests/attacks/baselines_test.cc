@@ -40,7 +40,7 @@ data::ImageSet* BaselinesOnMnist::data_ = nullptr;
 // (log p_0 - log p_6 = 0.046): targeting its runner-up class 6 is an easy instance.
 TEST_F(BaselinesOnMnist, EachSucceedsOnAnEasyInstanceWithinTheDefaultBudget) {
   for (const std::string name : {"bayesopt", "bayesopt-learnd", "square", "genattack", "zoo",
-                                 "autozoom", "parsimonious", "random"}) {
+                                 "autozoom", "parsimonious", "random", "signhunter"}) {
     const bool untargeted = name == "random";  // the floor: untargeted on test image 0
     const int idx = untargeted ? 0 : 1621;
     oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx], untargeted ? -1 : 6, 0.3,
@@ -61,9 +61,11 @@ TEST_F(BaselinesOnMnist, EachSucceedsOnAnEasyInstanceWithinTheDefaultBudget) {
   }
 }
 
+// Under every threat model an attack declares (its norms, its feedback), for both goals it
+// supports: every query in [0, 1] and, with score feedback, inside the ball of its norm;
+// never more than the budget; every evaluated image counted.
 TEST_F(BaselinesOnMnist, EveryQueryOfEveryAttackRespectsTheOracleContract) {
   const int idx = 0;  // a 7, targeted at 1: hard, so every attack spends its whole budget
-  const double eps = 0.3;
 #ifdef ADVBO_SANITIZED
   const long budget = 60;  // the same contract, checked 5x faster under ASan + UBSan
 #else
@@ -72,29 +74,63 @@ TEST_F(BaselinesOnMnist, EveryQueryOfEveryAttackRespectsTheOracleContract) {
   std::vector<std::string> names = AttackNames();
   names.push_back("square:resample=3");  // the noise-aware variant re-queries its incumbent
   for (const std::string& name : names) {
-    for (int target : {1, -1}) {
-      oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx], target, eps, budget);
-      long seen = 0;
-      double worst = 0;
-      const std::vector<float>& x0 = o.clean();
-      o.set_observer([&](const float* img, long index) {
-        ++seen;
-        EXPECT_EQ(index, seen);
-        for (size_t k = 0; k < x0.size(); ++k) {
-          worst = std::max(worst, std::abs(static_cast<double>(img[k]) - x0[k]));
-          ASSERT_TRUE(img[k] >= 0.0f && img[k] <= 1.0f) << name;
-        }
-      });
-      bo::Rng rng(1);
-      AttackResult r = MakeAttack(name, Mnist())->Run(o, rng, nullptr);
-      EXPECT_LE(worst, eps + 1e-6) << name;
-      EXPECT_LE(o.queries(), budget) << name;
-      EXPECT_EQ(seen, o.queries()) << name;
-      EXPECT_LE(r.queries, budget) << name;
-      if (!r.success) EXPECT_EQ(r.queries, o.queries()) << name;
-      EXPECT_GE(r.model_seconds, 0.0);
-      EXPECT_GE(r.seconds, r.model_seconds - 1e-9);
+    const auto attack = MakeAttack(name, Mnist());
+    for (oracle::Norm norm : attack->norms()) {
+      const double eps = norm == oracle::Norm::kL2 ? 2.0 : 0.3;
+      const bool label = attack->feedback() == oracle::Feedback::kLabel;
+      for (int target : {1, -1}) {
+        if ((target < 0 && !attack->supports_untargeted()) ||
+            (target >= 0 && !attack->supports_targeted()))
+          continue;
+        const std::string what =
+            name + " " + oracle::NormName(norm) + " target " + std::to_string(target);
+        oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx], target, eps, budget);
+        o.set_norm(norm);
+        o.set_feedback_type(attack->feedback());
+        long seen = 0;
+        double worst = 0;
+        const std::vector<float>& x0 = o.clean();
+        o.set_observer([&](const float* img, long index) {
+          ++seen;
+          EXPECT_EQ(index, seen);
+          worst = std::max(worst, oracle::Distance(norm, img, x0.data(), x0.size()));
+          for (size_t k = 0; k < x0.size(); ++k)
+            ASSERT_TRUE(img[k] >= 0.0f && img[k] <= 1.0f) << what;
+        });
+        bo::Rng rng(1);
+        AttackResult r = attack->Run(o, rng, nullptr);
+        if (!label) EXPECT_LE(worst, eps + 1e-6) << what;
+        EXPECT_LE(o.queries(), budget) << what;
+        EXPECT_EQ(seen, o.queries()) << what;
+        EXPECT_LE(r.queries, budget) << what;
+        if (!r.success) EXPECT_EQ(r.queries, o.queries()) << what;
+        if (r.success) EXPECT_LE(o.DistanceToClean(r.adversarial.data()), eps) << what;
+        EXPECT_GE(r.model_seconds, 0.0);
+        EXPECT_GE(r.seconds, r.model_seconds - 1e-9);
+      }
     }
+  }
+}
+
+// The hard-label attacks, untargeted on the easy instance (test image 1621, eps 0.3): each
+// finds an adversarial image inside the ball from labels alone, and the closest adversarial
+// query the oracle recorded is what the run reports.
+TEST_F(BaselinesOnMnist, HardLabelAttacksSucceedOnAnEasyInstance) {
+  for (const std::string& name : AttackNames()) {
+    const auto attack = MakeAttack(name, Mnist());
+    if (attack->feedback() != oracle::Feedback::kLabel) continue;
+    const int idx = 1621;
+    oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx], -1, 0.3, 900);
+    o.set_feedback_type(oracle::Feedback::kLabel);
+    bo::Rng rng(0);
+    AttackResult r = attack->Run(o, rng, nullptr);
+    ASSERT_TRUE(r.success) << name;
+    EXPECT_LE(o.DistanceToClean(r.adversarial.data()), 0.3) << name;
+    EXPECT_EQ(r.best_objective, -o.best_distance()) << name;
+    Eigen::MatrixXd lp = model_->LogProbabilities(r.adversarial.data(), 1);
+    Eigen::Index arg;
+    lp.row(0).maxCoeff(&arg);
+    EXPECT_NE(arg, data_->labels[idx]) << name;
   }
 }
 

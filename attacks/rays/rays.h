@@ -1,0 +1,45 @@
+// RayS (Chen & Gu, "RayS: A Ray Searching Method for Hard-label Adversarial Attack", KDD
+// 2020, Algorithms 1-3): a hard-label, untargeted L_inf attack. It searches the direction
+// d in {-1, +1}^n of a ray from the clean image x0 for the one whose decision boundary is
+// closest in L_inf: the radius of direction d is r(d) = min { r : clip(x0 + r d, 0, 1) is
+// misclassified }. Directions are explored by flipping contiguous chunks of d, halving the
+// chunk size level by level (Algorithm 2, the hierarchical search; chunks in the flattened
+// C*H*W order). For each candidate, one query at the current best radius r* tells whether
+// it can improve (Algorithm 3: if clip(x0 + r* d') is not adversarial, r(d') >= r* and the
+// candidate is dropped); otherwise a binary search on [0, r*] finds its radius to within
+// `tolerance`. The run stops at the first adversarial query inside the eps-ball (the oracle's
+// success with label feedback) or when the budget is spent.
+//
+// The first direction (all +1) is tested at r = 1, the largest L_inf radius. Under 8-bit
+// queries radii are whole grid steps k/255, so every query is an 8-bit image and the binary
+// search ends at one step.
+#pragma once
+
+#include "attacks/attack.h"
+
+namespace advbo::attacks {
+
+/// RayS settings.
+struct RaysOptions {
+  /// Binary-search tolerance on the radius (pixel units) under float queries, in (0, 1];
+  /// 1e-3 as in the paper's experiments. Under 8-bit queries the search ends at one step.
+  double tolerance = 1e-3;
+};
+
+/// RayS; spec "rays" or "rays:tolerance=T". Label feedback, L_inf, untargeted only.
+class RaysAttack final : public Attack {
+ public:
+  explicit RaysAttack(RaysOptions options = {}, std::string name = "rays");
+  std::string name() const override { return name_; }
+  bool supports_targeted() const override { return false; }
+  oracle::Feedback feedback() const override { return oracle::Feedback::kLabel; }
+  /// Runs until an adversarial query lies inside the eps-ball or the budget is spent.
+  AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,
+                   const AttackProgress& progress) const override;
+
+ private:
+  RaysOptions options_;
+  std::string name_;
+};
+
+}  // namespace advbo::attacks
