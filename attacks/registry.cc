@@ -8,6 +8,7 @@
 #include "attacks/bayesopt/bayesopt.h"
 #include "attacks/bos2/bos2_attack.h"
 #include "attacks/genattack/genattack.h"
+#include "attacks/hsja/hsja.h"
 #include "attacks/parsimonious/parsimonious.h"
 #include "attacks/random/random_search.h"
 #include "attacks/rays/rays.h"
@@ -18,8 +19,8 @@
 namespace advbo::attacks {
 
 std::vector<std::string> AttackNames() {
-  return {"bos2",     "bos2-nostop", "bayesopt",     "bayesopt-learnd", "genattack",  "zoo",
-          "autozoom", "square",      "parsimonious", "random",          "signhunter", "rays"};
+  return {"bos2",   "bos2-nostop",  "bayesopt", "bayesopt-learnd", "genattack", "zoo", "autozoom",
+          "square", "parsimonious", "random",   "signhunter",      "rays",      "hsja"};
 }
 
 std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext& ctx) {
@@ -56,6 +57,22 @@ std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext&
       }
       return std::make_unique<RaysAttack>(o, name);
     }
+    if (base == "hsja") {
+      HsjaOptions o;
+      for (const auto& [key, v] : ParseAttackSettings(name, name.substr(colon + 1))) {
+        if (key == "initial_probes") {
+          o.initial_probes = SettingInteger(name, key, v, 1, 100000);
+        } else if (key == "max_probes") {
+          o.max_probes = SettingInteger(name, key, v, 1, 1000000);
+        } else if (key == "gamma") {
+          o.gamma = v;
+        } else {
+          throw std::invalid_argument("attack '" + name + "': unknown setting '" + key +
+                                      "' (hsja takes initial_probes, max_probes, gamma)");
+        }
+      }
+      return std::make_unique<HsjaAttack>(o, name);
+    }
     if (base != "bos2" && base != "bos2-nostop")
       throw std::invalid_argument("attack '" + base + "' takes no settings ('" + name + "')");
     Bos2Options o = Bos2Attack::OptionsFor(ctx, base == "bos2");
@@ -74,6 +91,7 @@ std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext&
   if (name == "random") return std::make_unique<RandomSearch>();
   if (name == "signhunter") return std::make_unique<SignHunterAttack>();
   if (name == "rays") return std::make_unique<RaysAttack>();
+  if (name == "hsja") return std::make_unique<HsjaAttack>();
   if (name == "square") {
     SquareOptions o;
     o.p_init = mnist ? 0.8 : 0.05;

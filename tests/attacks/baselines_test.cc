@@ -134,6 +134,35 @@ TEST_F(BaselinesOnMnist, HardLabelAttacksSucceedOnAnEasyInstance) {
   }
 }
 
+// With a ball too small to reach (L_inf 0.01, L2 0.1) the hard-label attacks walk the whole
+// budget towards the clean image: the closest adversarial query keeps improving (the oracle's
+// distance trace falls strictly) and ends well below the first adversarial query's distance.
+TEST_F(BaselinesOnMnist, HardLabelAttacksWalkTowardsTheCleanImage) {
+  for (const std::string& name : AttackNames()) {
+    const auto attack = MakeAttack(name, Mnist());
+    if (attack->feedback() != oracle::Feedback::kLabel) continue;
+    for (oracle::Norm norm : attack->norms()) {
+      const std::string what = name + " " + oracle::NormName(norm);
+      const double eps = norm == oracle::Norm::kL2 ? 0.1 : 0.01;
+      oracle::QueryOracle o(*model_, data_->image(0), data_->labels[0], -1, eps, 300);
+      o.set_norm(norm);
+      o.set_feedback_type(oracle::Feedback::kLabel);
+      bo::Rng rng(2);
+      AttackResult r = attack->Run(o, rng, nullptr);
+      EXPECT_FALSE(r.success) << what;
+      EXPECT_EQ(o.queries(), 300) << what;
+      const auto& trace = o.distance_trace();
+      ASSERT_GE(trace.size(), 2u) << what;
+      for (size_t k = 1; k < trace.size(); ++k) {
+        EXPECT_GT(trace[k].first, trace[k - 1].first) << what;
+        EXPECT_LT(trace[k].second, trace[k - 1].second) << what;
+      }
+      EXPECT_LT(trace.back().second, 0.7 * trace.front().second) << what;
+      EXPECT_EQ(o.DistanceToClean(r.adversarial.data()), trace.back().second) << what;
+    }
+  }
+}
+
 TEST(SquareSchedule, HalvesAtThePapersIterationsRescaledToTheBudget) {
   EXPECT_DOUBLE_EQ(SquareSchedule(0.8, 0, 10000), 0.8);
   EXPECT_DOUBLE_EQ(SquareSchedule(0.8, 11, 10000), 0.4);

@@ -16,7 +16,8 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/report_util.py
-from report_util import emit  # noqa: E402
+from report_util import emit, paired  # noqa: E402
+from paired_compare import mcnemar_exact  # noqa: E402
 
 
 def load(path):
@@ -55,7 +56,42 @@ def main():
         lines.append(f"| `{s['defender']}` | {len(imgs)} | {len(held)} | {pair} | "
                      f"{statistics.mean(ratios):.2f} | {sum(r >= 3.5 for r in ratios)} |"
                      if hit else f"| `{s['defender']}` | {len(imgs)} | {len(held)} | — | — | 0 |")
+    lines += paired_lines(a.dir, attacked, s0["rounds"])
     emit(lines, a.out)
+
+
+def paired_lines(d, attacked, rounds):
+    """R2-B2 against the random defender of the same action space, on the images both
+    played: who fully defends which (exact McNemar p on the discordant images) and the paired
+    difference in queries Parsimonious spends (failures count as T)."""
+    out = ["", "Paired, R2-B2 vs the random defender of the same action space (images both played; "
+           f"queries with failures = {rounds}):", "",
+           "| pair | images | only R2-B2 defends / only random defends | McNemar p | "
+           "queries R2-B2 − random (mean ± s.e.) | more / fewer queries under R2-B2 | sign-test p |",
+           "| --- | --- | --- | --- | --- | --- | --- |"]
+    rows = 0
+    for name in sorted(os.listdir(d)):
+        if not name.startswith("r2b2_"):
+            continue
+        other = "random_" + name[len("r2b2_"):]
+        fr, fo = (os.path.join(d, x, "summary.json") for x in (name, other))
+        if not (os.path.isfile(fr) and os.path.isfile(fo)):
+            continue
+        r, _ = load(fr)
+        o, _ = load(fo)
+        common = [i for i in attacked if i in r and i in o]
+        only_r = sum(1 for i in common if not r[i][0] and o[i][0])
+        only_o = sum(1 for i in common if r[i][0] and not o[i][0])
+        q = lambda res: {i: (res[i][1] if res[i][0] else rounds) for i in common}  # noqa: E731
+        qr, qo = q(r), q(o)
+        m, se = paired(qr, qo)
+        more = sum(qr[i] > qo[i] for i in common)
+        fewer = sum(qr[i] < qo[i] for i in common)
+        out.append(f"| `{name}` vs `{other}` | {len(common)} | {only_r} / {only_o} | "
+                   f"{mcnemar_exact(only_r, only_o):.3g} | {m:+.1f} ± {se:.1f} | {more} / {fewer} | "
+                   f"{mcnemar_exact(more, fewer):.3g} |")
+        rows += 1
+    return out if rows else []
 
 
 if __name__ == "__main__":
