@@ -13,14 +13,18 @@
 #include "attacks/random/random_search.h"
 #include "attacks/rays/rays.h"
 #include "attacks/signhunter/signhunter.h"
+#include "attacks/simba/simba.h"
 #include "attacks/square/square.h"
+#include "attacks/square/square_l2.h"
 #include "attacks/zoo/zoo.h"
 
 namespace advbo::attacks {
 
 std::vector<std::string> AttackNames() {
-  return {"bos2",   "bos2-nostop",  "bayesopt", "bayesopt-learnd", "genattack", "zoo", "autozoom",
-          "square", "parsimonious", "random",   "signhunter",      "rays",      "hsja"};
+  // Score-based L_inf, then the L2 and hard-label attacks (issue #40).
+  return {"bos2",      "bos2-nostop", "bayesopt",     "bayesopt-learnd", "genattack",  "zoo",
+          "autozoom",  "square",      "parsimonious", "random",          "signhunter", "simba-dct",
+          "square-l2", "rays",        "hsja"};
 }
 
 std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext& ctx) {
@@ -57,6 +61,32 @@ std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext&
       }
       return std::make_unique<RaysAttack>(o, name);
     }
+    if (base == "square-l2") {
+      double p_init = 0.1;
+      for (const auto& [key, v] : ParseAttackSettings(name, name.substr(colon + 1))) {
+        if (key != "p_init")
+          throw std::invalid_argument("attack '" + name + "': unknown setting '" + key +
+                                      "' (square-l2 takes p_init)");
+        p_init = v;
+      }
+      return std::make_unique<SquareL2Attack>(p_init, name);
+    }
+    if (base == "simba-dct") {
+      SimbaOptions o;
+      for (const auto& [key, v] : ParseAttackSettings(name, name.substr(colon + 1))) {
+        if (key == "step") {
+          o.step = v;
+        } else if (key == "initial") {
+          o.initial = SettingInteger(name, key, v, 1, 4096);
+        } else if (key == "stride") {
+          o.stride = SettingInteger(name, key, v, 1, 4096);
+        } else {
+          throw std::invalid_argument("attack '" + name + "': unknown setting '" + key +
+                                      "' (simba-dct takes step, initial, stride)");
+        }
+      }
+      return std::make_unique<SimbaDctAttack>(o, name);
+    }
     if (base == "hsja") {
       HsjaOptions o;
       for (const auto& [key, v] : ParseAttackSettings(name, name.substr(colon + 1))) {
@@ -92,6 +122,8 @@ std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext&
   if (name == "signhunter") return std::make_unique<SignHunterAttack>();
   if (name == "rays") return std::make_unique<RaysAttack>();
   if (name == "hsja") return std::make_unique<HsjaAttack>();
+  if (name == "simba-dct") return std::make_unique<SimbaDctAttack>();
+  if (name == "square-l2") return std::make_unique<SquareL2Attack>();
   if (name == "square") {
     SquareOptions o;
     o.p_init = mnist ? 0.8 : 0.05;

@@ -3,12 +3,17 @@
 // the eps-ball and [0, 1], never more than the budget, every evaluated image counted).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "attacks/attack.h"
+#include "attacks/signhunter/signhunter.h"
+#include "attacks/simba/simba.h"
 #include "attacks/square/square.h"
+#include "attacks/square/square_l2.h"
 #include "data/datasets.h"
 #include "oracle/classifier.h"
 
@@ -160,6 +165,86 @@ TEST_F(BaselinesOnMnist, HardLabelAttacksWalkTowardsTheCleanImage) {
       EXPECT_LT(trace.back().second, 0.7 * trace.front().second) << what;
       EXPECT_EQ(o.DistanceToClean(r.adversarial.data()), trace.back().second) << what;
     }
+  }
+}
+
+// The score-based L2 attacks on test image 0 (a 7) targeted at 3 in an L2 ball of 2.0 (float
+// queries: SimBA-DCT needs about 70 queries, Square-L2 about 160): each succeeds, and the
+// reported image lies in the ball and is classified as the target.
+TEST_F(BaselinesOnMnist, L2AttacksSucceedOnATargetedInstance) {
+  for (const std::string name : {"simba-dct", "square-l2"}) {
+    oracle::QueryOracle o(*model_, data_->image(0), data_->labels[0], 3, 2.0, 900);
+    o.set_norm(oracle::Norm::kL2);
+    bo::Rng rng(0);
+    AttackResult r = MakeAttack(name, Mnist())->Run(o, rng, nullptr);
+    ASSERT_TRUE(r.success) << name;
+    EXPECT_LE(oracle::Distance(oracle::Norm::kL2, r.adversarial.data(), o.clean().data(), 784), 2.0)
+        << name;
+    Eigen::MatrixXd lp = model_->LogProbabilities(r.adversarial.data(), 1);
+    Eigen::Index arg;
+    lp.row(0).maxCoeff(&arg);
+    EXPECT_EQ(arg, 3) << name;
+    EXPECT_GT(r.queries, 10) << name;  // not a trivial instance
+  }
+}
+
+// The DCT basis is orthonormal (the closed form of DCT-II), and SimBA's order visits every
+// coefficient once, the initial low-frequency block first.
+TEST(SimbaDct, BasisIsOrthonormalAndTheOrderCoversItLowFrequenciesFirst) {
+  std::vector<std::vector<float>> basis;
+  for (int u = 0; u < 6; ++u)
+    for (int v = 0; v < 5; ++v) {
+      basis.emplace_back();
+      DctBasis(2, 6, 5, (u + v) % 2, u, v, &basis.back());
+    }
+  for (size_t a = 0; a < basis.size(); ++a)
+    for (size_t b = 0; b < basis.size(); ++b) {
+      double dot = 0;
+      for (size_t k = 0; k < basis[a].size(); ++k) dot += double(basis[a][k]) * basis[b][k];
+      EXPECT_NEAR(dot, a == b ? 1.0 : 0.0, 1e-5) << a << " " << b;
+    }
+  bo::Rng rng(3);
+  const auto order = SimbaOrder(3, 8, 8, 2, 3, rng);
+  ASSERT_EQ(order.size(), 3u * 8 * 8);
+  std::set<std::array<int, 3>> seen(order.begin(), order.end());
+  EXPECT_EQ(seen.size(), order.size());
+  for (size_t k = 0; k < order.size(); ++k) {
+    const int band = std::max(order[k][1], order[k][2]);
+    EXPECT_EQ(band < 2, k < 3u * 4) << k;  // the 2 x 2 block of 3 channels comes first
+  }
+}
+
+// Square-L2's meta-pattern: unit L2 norm, the lower half the negated upper bump (for even s),
+// peaks at the bumps' centres, and `transpose` transposes it.
+TEST(SquareL2, MetaPatternIsTwoOppositeUnitBumps) {
+  for (int s : {3, 6, 7}) {
+    const std::vector<float> p = SquareL2MetaPattern(s, false), t = SquareL2MetaPattern(s, true);
+    double n = 0;
+    for (float v : p) n += double(v) * v;
+    EXPECT_NEAR(n, 1.0, 1e-6);
+    for (int i = 0; i < s; ++i)
+      for (int j = 0; j < s; ++j) EXPECT_EQ(t[i * s + j], p[j * s + i]);
+    const int top = s / 2;
+    EXPECT_GT(p[(top / 2) * s + s / 2], 0.0f);
+    EXPECT_LT(p[(top + (s - top) / 2) * s + s / 2], 0.0f);
+    if (s % 2 == 0)
+      for (int i = 0; i < top; ++i)
+        for (int j = 0; j < s; ++j) EXPECT_FLOAT_EQ(p[(top + i) * s + j], -p[i * s + j]);
+  }
+}
+
+TEST(SignHunter, ChunksHalveLevelByLevelAndTileThePixels) {
+  EXPECT_EQ(SignHunterChunk(10, 0, 0), std::make_pair(size_t{0}, size_t{10}));
+  EXPECT_EQ(SignHunterChunk(10, 1, 1), std::make_pair(size_t{5}, size_t{10}));
+  EXPECT_EQ(SignHunterChunk(10, 2, 3), std::make_pair(size_t{9}, size_t{10}));  // ceil(10/4) = 3
+  for (int h = 0; h < 4; ++h) {
+    size_t covered = 0;
+    for (long i = 0; i < (1L << h); ++i) {
+      const auto [b, e] = SignHunterChunk(13, h, i);
+      EXPECT_EQ(b, std::min<size_t>(covered, 13));
+      covered = e;
+    }
+    EXPECT_EQ(covered, 13u);
   }
 }
 
