@@ -5,10 +5,12 @@
 #include "attacks/adaptive/adaptive.h"
 #include "attacks/attack.h"
 #include "attacks/autozoom/autozoom.h"
+#include "attacks/bandits/bandits.h"
 #include "attacks/bayesopt/bayesopt.h"
 #include "attacks/bos2/bos2_attack.h"
 #include "attacks/genattack/genattack.h"
 #include "attacks/hsja/hsja.h"
+#include "attacks/nes/nes.h"
 #include "attacks/parsimonious/parsimonious.h"
 #include "attacks/random/random_search.h"
 #include "attacks/rays/rays.h"
@@ -22,9 +24,10 @@ namespace advbo::attacks {
 
 std::vector<std::string> AttackNames() {
   // Score-based L_inf, then the L2 and hard-label attacks (issue #40).
-  return {"bos2",      "bos2-nostop", "bayesopt",     "bayesopt-learnd", "genattack",  "zoo",
-          "autozoom",  "square",      "parsimonious", "random",          "signhunter", "simba-dct",
-          "square-l2", "rays",        "hsja"};
+  return {"bos2",       "bos2-nostop", "bayesopt", "bayesopt-learnd", "genattack",
+          "zoo",        "autozoom",    "square",   "parsimonious",    "random",
+          "signhunter", "nes",         "bandits",  "simba-dct",       "square-l2",
+          "rays",       "hsja"};
 }
 
 std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext& ctx) {
@@ -60,6 +63,43 @@ std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext&
         o.tolerance = v;
       }
       return std::make_unique<RaysAttack>(o, name);
+    }
+    if (base == "nes") {
+      NesOptions o;
+      for (const auto& [key, v] : ParseAttackSettings(name, name.substr(colon + 1))) {
+        if (key == "samples") {
+          o.samples = SettingInteger(name, key, v, 1, 100000);
+        } else if (key == "sigma") {
+          o.sigma = v;
+        } else if (key == "lr_ratio") {
+          o.lr_ratio = v;
+        } else {
+          throw std::invalid_argument("attack '" + name + "': unknown setting '" + key +
+                                      "' (nes takes samples, sigma, lr_ratio)");
+        }
+      }
+      return std::make_unique<NesAttack>(o, name);
+    }
+    if (base == "bandits") {
+      BanditsOptions o;
+      for (const auto& [key, v] : ParseAttackSettings(name, name.substr(colon + 1))) {
+        if (key == "exploration") {
+          o.exploration = v;
+        } else if (key == "fd_eta") {
+          o.fd_eta = v;
+        } else if (key == "online_lr") {
+          o.online_lr = v;
+        } else if (key == "lr_ratio") {
+          o.lr_ratio = v;
+        } else if (key == "tile") {
+          o.tile = SettingInteger(name, key, v, 1, 4096);
+        } else {
+          throw std::invalid_argument(
+              "attack '" + name + "': unknown setting '" + key +
+              "' (bandits takes exploration, fd_eta, online_lr, lr_ratio, tile)");
+        }
+      }
+      return std::make_unique<BanditsAttack>(o, name);
     }
     if (base == "square-l2") {
       double p_init = 0.1;
@@ -123,6 +163,8 @@ std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext&
   if (name == "rays") return std::make_unique<RaysAttack>();
   if (name == "hsja") return std::make_unique<HsjaAttack>();
   if (name == "simba-dct") return std::make_unique<SimbaDctAttack>();
+  if (name == "nes") return std::make_unique<NesAttack>();
+  if (name == "bandits") return std::make_unique<BanditsAttack>();
   if (name == "square-l2") return std::make_unique<SquareL2Attack>();
   if (name == "square") {
     SquareOptions o;

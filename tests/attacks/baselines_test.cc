@@ -44,8 +44,9 @@ data::ImageSet* BaselinesOnMnist::data_ = nullptr;
 // Test image 1621 (a 0) is correctly classified with the smallest margin of the first 2,000
 // (log p_0 - log p_6 = 0.046): targeting its runner-up class 6 is an easy instance.
 TEST_F(BaselinesOnMnist, EachSucceedsOnAnEasyInstanceWithinTheDefaultBudget) {
-  for (const std::string name : {"bayesopt", "bayesopt-learnd", "square", "genattack", "zoo",
-                                 "autozoom", "parsimonious", "random", "signhunter"}) {
+  for (const std::string name :
+       {"bayesopt", "bayesopt-learnd", "square", "genattack", "zoo", "autozoom", "parsimonious",
+        "random", "signhunter", "nes", "bandits"}) {
     const bool untargeted = name == "random";  // the floor: untargeted on test image 0
     const int idx = untargeted ? 0 : 1621;
     oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx], untargeted ? -1 : 6, 0.3,
