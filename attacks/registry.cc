@@ -15,6 +15,7 @@
 #include "attacks/random/random_search.h"
 #include "attacks/rays/rays.h"
 #include "attacks/signhunter/signhunter.h"
+#include "attacks/signopt/signopt.h"
 #include "attacks/simba/simba.h"
 #include "attacks/square/square.h"
 #include "attacks/square/square_l2.h"
@@ -27,7 +28,7 @@ std::vector<std::string> AttackNames() {
   return {"bos2",       "bos2-nostop", "bayesopt", "bayesopt-learnd", "genattack",
           "zoo",        "autozoom",    "square",   "parsimonious",    "random",
           "signhunter", "nes",         "bandits",  "simba-dct",       "square-l2",
-          "rays",       "hsja"};
+          "rays",       "hsja",        "sign-opt"};
 }
 
 std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext& ctx) {
@@ -127,6 +128,22 @@ std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext&
       }
       return std::make_unique<SimbaDctAttack>(o, name);
     }
+    if (base == "sign-opt") {
+      SignOptOptions o;
+      for (const auto& [key, v] : ParseAttackSettings(name, name.substr(colon + 1))) {
+        if (key == "probes") {
+          o.probes = SettingInteger(name, key, v, 1, 100000);
+        } else if (key == "h") {
+          o.h = v;
+        } else if (key == "alpha") {
+          o.alpha = v;
+        } else {
+          throw std::invalid_argument("attack '" + name + "': unknown setting '" + key +
+                                      "' (sign-opt takes probes, h, alpha)");
+        }
+      }
+      return std::make_unique<SignOptAttack>(o, name);
+    }
     if (base == "hsja") {
       HsjaOptions o;
       for (const auto& [key, v] : ParseAttackSettings(name, name.substr(colon + 1))) {
@@ -162,6 +179,7 @@ std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext&
   if (name == "signhunter") return std::make_unique<SignHunterAttack>();
   if (name == "rays") return std::make_unique<RaysAttack>();
   if (name == "hsja") return std::make_unique<HsjaAttack>();
+  if (name == "sign-opt") return std::make_unique<SignOptAttack>();
   if (name == "simba-dct") return std::make_unique<SimbaDctAttack>();
   if (name == "nes") return std::make_unique<NesAttack>();
   if (name == "bandits") return std::make_unique<BanditsAttack>();

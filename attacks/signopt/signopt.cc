@@ -1,0 +1,139 @@
+#include "attacks/signopt/signopt.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+namespace advbo::attacks {
+namespace {
+
+using Dir = std::vector<double>;
+
+// g(theta): the distance to the boundary along a direction, by queries to the oracle.
+class BoundarySearch {
+ public:
+  explicit BoundarySearch(oracle::QueryOracle& o)
+      : o_(o),
+        x0_(o.clean()),
+        norm_(o.norm()),
+        grid_(o.pixel_space() == oracle::PixelSpace::k8bit),
+        x_(x0_.size()) {}
+
+  bool done() const { return o_.remaining() <= 0 || o_.succeeded(); }
+
+  // theta scaled to unit L2 length (the paper's parametrisation, whatever the norm).
+  static void Normalise(Dir* t) {
+    double n = 0;
+    for (double v : *t) n += v * v;
+    for (auto& v : *t) v /= std::sqrt(std::max(n, 1e-60));
+  }
+
+  // Whether the point at distance r (the oracle's norm) along direction t is adversarial;
+  // one query.
+  bool Adversarial(const Dir& t, double r) {
+    if (o_.remaining() <= 0) return false;
+    double n = 0;
+    for (double v : t) n = norm_ == oracle::Norm::kL2 ? n + v * v : std::max(n, std::abs(v));
+    const double scale = r / std::max(norm_ == oracle::Norm::kL2 ? std::sqrt(n) : n, 1e-30);
+    for (size_t k = 0; k < x0_.size(); ++k) x_[k] = static_cast<float>(x0_[k] + scale * t[k]);
+    return o_.Query(x_.data(), 1).adversarial[0];
+  }
+
+  // g(theta) if below `bound` (binary search on [0, bound]), else +inf.
+  double Below(const Dir& t, double bound) {
+    if (!Adversarial(t, bound)) return std::numeric_limits<double>::infinity();
+    double lo = 0, hi = bound;
+    const double tol = std::max(bound * 1e-3, grid_ ? 1.0 / 255.0 : 0.0);
+    while (hi - lo > tol && !done()) {
+      const double mid = (lo + hi) / 2;
+      (Adversarial(t, mid) ? hi : lo) = mid;
+    }
+    return hi;
+  }
+
+ private:
+  oracle::QueryOracle& o_;
+  const std::vector<float>& x0_;
+  oracle::Norm norm_;
+  bool grid_;
+  std::vector<float> x_;
+};
+
+}  // namespace
+
+void SignOptOptions::Validate(const std::string& name) const {
+  if (probes < 1 || probes > 100000)
+    throw std::invalid_argument("attack '" + name + "': probes must be in [1, 100000]");
+  if (!(h > 0 && h <= 10) || !(alpha > 0 && alpha <= 100))
+    throw std::invalid_argument("attack '" + name + "': h in (0, 10] and alpha in (0, 100]");
+  if (initial_tries < 1 || initial_tries > 100000)
+    throw std::invalid_argument("attack '" + name + "': initial_tries must be in [1, 100000]");
+}
+
+SignOptAttack::SignOptAttack(SignOptOptions options, std::string name)
+    : options_(options), name_(std::move(name)) {
+  options_.Validate(name_);
+}
+
+AttackResult SignOptAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
+                                const AttackProgress& progress) const {
+  const double t0 = NowSeconds();
+  const size_t d = oracle.clean().size();
+  const double far = oracle.norm() == oracle::Norm::kL2 ? std::sqrt(static_cast<double>(d)) : 1.0;
+  BoundarySearch search(oracle);
+  std::normal_distribution<double> gauss(0.0, 1.0);
+  Dir theta(d), t(d), u(d), grad(d);
+  double g = std::numeric_limits<double>::infinity();
+  // Start: the closest boundary of random directions (each first tested at the box's size).
+  for (int i = 0; i < options_.initial_tries && !search.done() && !std::isfinite(g); ++i) {
+    for (auto& v : t) v = gauss(rng);
+    search.Normalise(&t);
+    const double r = search.Below(t, far);
+    if (r < g) g = r, theta = t;
+  }
+  double alpha = options_.alpha;
+  long iterations = 0;
+  while (std::isfinite(g) && !search.done()) {
+    ++iterations;
+    std::fill(grad.begin(), grad.end(), 0.0);
+    for (int q = 0; q < options_.probes && !search.done(); ++q) {
+      double umax = 0, un = 0;
+      for (auto& v : u) v = gauss(rng), un += v * v;
+      for (auto& v : u) v /= std::sqrt(un), umax = std::max(umax, std::abs(v));
+      const double h = oracle.pixel_space() == oracle::PixelSpace::k8bit
+                           ? std::max(options_.h, 2.0 / (255.0 * g * umax))
+                           : options_.h;
+      for (size_t k = 0; k < d; ++k) t[k] = theta[k] + h * u[k];
+      search.Normalise(&t);
+      const double sign = search.Adversarial(t, g) ? -1.0 : 1.0;
+      for (size_t k = 0; k < d; ++k) grad[k] += sign * u[k];
+    }
+    // Line search on alpha: halve until theta - alpha grad improves, double while it does.
+    bool improved = false;
+    for (int tries = 0; tries < 5 && !search.done(); ++tries) {
+      for (size_t k = 0; k < d; ++k) t[k] = theta[k] - alpha * grad[k] / options_.probes;
+      search.Normalise(&t);
+      const double r = search.Below(t, g);
+      if (r < g) {
+        g = r, theta = t, improved = true;
+        alpha *= 2;
+      } else if (improved) {
+        alpha /= 2;
+        break;
+      } else {
+        alpha /= 2;
+      }
+    }
+    if (!improved && alpha < 1e-4) alpha = options_.alpha;  // restart the step size
+    if (progress) progress(oracle.queries(), oracle.best_objective());
+  }
+  AttackResult r;
+  FinishResult(oracle, t0, &r);
+  r.details["sign_opt_iterations"] = iterations;
+  return r;
+}
+
+}  // namespace advbo::attacks
