@@ -7,6 +7,7 @@
 #include "attacks/autozoom/autozoom.h"
 #include "attacks/bandits/bandits.h"
 #include "attacks/bayesopt/bayesopt.h"
+#include "attacks/bo_hard_label/bo_hard_label.h"
 #include "attacks/bos2/bos2_attack.h"
 #include "attacks/genattack/genattack.h"
 #include "attacks/hsja/hsja.h"
@@ -25,10 +26,11 @@ namespace advbo::attacks {
 
 std::vector<std::string> AttackNames() {
   // Score-based L_inf, then the L2 and hard-label attacks (issue #40).
-  return {"bos2",       "bos2-nostop", "bayesopt", "bayesopt-learnd", "genattack",
-          "zoo",        "autozoom",    "square",   "parsimonious",    "random",
-          "signhunter", "nes",         "bandits",  "simba-dct",       "square-l2",
-          "rays",       "hsja",        "sign-opt"};
+  return {"bos2",         "bos2-nostop", "bayesopt",   "bayesopt-learnd",
+          "genattack",    "zoo",         "autozoom",   "square",
+          "parsimonious", "random",      "signhunter", "nes",
+          "bandits",      "simba-dct",   "square-l2",  "rays",
+          "hsja",         "sign-opt",    "bo-hl"};
 }
 
 std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext& ctx) {
@@ -144,6 +146,20 @@ std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext&
       }
       return std::make_unique<SignOptAttack>(o, name);
     }
+    if (base == "bo-hl") {
+      BoHardLabelOptions o;
+      for (const auto& [key, v] : ParseAttackSettings(name, name.substr(colon + 1))) {
+        if (key == "side") {
+          o.side = SettingInteger(name, key, v, 1, 64);
+        } else if (key == "bo_fraction") {
+          o.bo_fraction = SettingInRange(name, key, v, 0, 1);
+        } else {
+          throw std::invalid_argument("attack '" + name + "': unknown setting '" + key +
+                                      "' (bo-hl takes side, bo_fraction)");
+        }
+      }
+      return std::make_unique<BoHardLabelAttack>(o, name);
+    }
     if (base == "hsja") {
       HsjaOptions o;
       for (const auto& [key, v] : ParseAttackSettings(name, name.substr(colon + 1))) {
@@ -179,6 +195,7 @@ std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext&
   if (name == "signhunter") return std::make_unique<SignHunterAttack>();
   if (name == "rays") return std::make_unique<RaysAttack>();
   if (name == "hsja") return std::make_unique<HsjaAttack>();
+  if (name == "bo-hl") return std::make_unique<BoHardLabelAttack>();
   if (name == "sign-opt") return std::make_unique<SignOptAttack>();
   if (name == "simba-dct") return std::make_unique<SimbaDctAttack>();
   if (name == "nes") return std::make_unique<NesAttack>();

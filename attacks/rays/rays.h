@@ -15,9 +15,36 @@
 // search ends at one step.
 #pragma once
 
+#include <vector>
+
 #include "attacks/attack.h"
 
 namespace advbo::attacks {
+
+/// RayS' ray search on one instance (Algorithms 2-3), shared with the BO hard-label attack
+/// (attacks/bo_hard_label): radii of sign directions d in {-1, +1}^n from the clean image.
+class RaySearch {
+ public:
+  /// `tolerance`: the binary search's resolution under float queries (one grid step under
+  /// 8-bit queries). The oracle must outlive the search.
+  RaySearch(oracle::QueryOracle& oracle, double tolerance);
+  /// Whether clip(x0 + r d) is adversarial (one query; false once the budget is spent).
+  bool Adversarial(const std::vector<float>& d, double r);
+  /// Algorithm 3: the radius of d if below `best` (one query at best, +inf meaning 1, then a
+  /// binary search on [0, best]), else `best`.
+  double Search(const std::vector<float>& d, double best);
+  /// Algorithm 2 from direction *d with radius `best`: chunk flips at halving sizes, each
+  /// kept when Search improves; runs until success or the budget is spent; returns the
+  /// final radius and leaves the final direction in *d.
+  double Hierarchical(std::vector<float>* d, double best, const AttackProgress& progress);
+
+ private:
+  oracle::QueryOracle& oracle_;
+  const std::vector<float>& x0_;
+  bool grid_;
+  double step_;
+  std::vector<float> x_;
+};
 
 /// RayS settings.
 struct RaysOptions {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "attacks/attack.h"
+#include "attacks/bo_hard_label/bo_hard_label.h"
 #include "attacks/signhunter/signhunter.h"
 #include "attacks/simba/simba.h"
 #include "attacks/square/square.h"
@@ -247,6 +248,19 @@ TEST(SignHunter, ChunksHalveLevelByLevelAndTileThePixels) {
     }
     EXPECT_EQ(covered, 13u);
   }
+}
+
+// bo-hl's directions: one sign per tile of each channel, tiles of H / side rows and W / side
+// columns (the last ones larger when side does not divide the image).
+TEST(BoHardLabel, UpsampleSignsGivesOneSignPerTile) {
+  Eigen::VectorXd z(2 * 3 * 3);
+  for (int k = 0; k < z.size(); ++k) z(k) = k % 2 ? 1.0 : -1.0;
+  const std::vector<float> d = UpsampleSigns(z, 2, 7, 6, 3);
+  ASSERT_EQ(d.size(), 2u * 7 * 6);
+  for (int c = 0; c < 2; ++c)
+    for (int i = 0; i < 7; ++i)
+      for (int j = 0; j < 6; ++j)
+        EXPECT_EQ(d[(c * 7 + i) * 6 + j], z((c * 3 + i * 3 / 7) * 3 + j / 2)) << c << i << j;
 }
 
 TEST(SquareSchedule, HalvesAtThePapersIterationsRescaledToTheBudget) {

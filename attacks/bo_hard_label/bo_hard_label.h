@@ -1,0 +1,58 @@
+// BO hard-label attack (this project's method, issue #40; in the spirit of Shukla, Sahu,
+// Willmott & Bhattacharya, "Simple and Efficient Hard Label Black-box Adversarial Attacks in
+// Low Query Budget Regimes", KDD 2021): Bayesian optimisation of the decision-boundary
+// distance over a low-dimensional direction space, then RayS' hierarchical search from the
+// best direction found. Untargeted, L_inf, label feedback.
+//
+//   Direction space: z in {-1, +1}^D, D = C * s * s (s = `side`, default 4: 48 dimensions on
+//   CIFAR-10, 16 on MNIST); the ray direction is z upsampled by repetition to C x H x W
+//   (one sign per s x s tile of each channel) -- a vertex direction, as RayS' are.
+//   Objective: the L_inf radius r(z) of the ray's decision boundary (RaySearch::Search: one
+//   query at the best radius r* so far; only an improving direction costs a binary search).
+//   A direction that does not improve is observed at r* (a censored value: r(z) >= r*).
+//   BO loop (shared BO core: bo::ExactGP, Matern-5/2, hyperparameters by marginal
+//   likelihood every 10 observations): the first point is all +1 (RayS' start), then 4
+//   random vertices, then each next z minimises the lower confidence bound mu - sqrt(beta_t)
+//   sigma (beta_t = 0.2 D log 2t, Kandasamy et al. 2015's practical schedule) over 500 random
+//   vertices and 100 one-to-three-tile sign flips of each of the 5 best observed directions.
+//   After `bo_fraction` of the budget, RayS' hierarchical search (attacks/rays) continues at
+//   full resolution from the best direction and radius.
+// The run stops at the first adversarial query inside the eps-ball or when the budget is spent.
+#pragma once
+
+#include "attacks/attack.h"
+
+namespace advbo::attacks {
+
+/// BO hard-label settings.
+struct BoHardLabelOptions {
+  int side = 4;              ///< s: tiles per image side of the direction space, >= 1
+  double bo_fraction = 0.3;  ///< share of the budget for the BO stage, in [0, 1]
+  int fit_every = 10;        ///< GP hyperparameter refits every this many observations, >= 1
+  /// Throws std::invalid_argument naming the field and `name` (the attack spec).
+  void Validate(const std::string& name) const;
+};
+
+/// The direction of latent vertex z [C * side * side] (values +-1) upsampled by repetition
+/// to [C * H * W]: pixel (c, i, j) takes z(c, i * side / H, j * side / W).
+std::vector<float> UpsampleSigns(const Eigen::VectorXd& z, int channels, int height, int width,
+                                 int side);
+
+/// BO hard-label attack; spec "bo-hl" or "bo-hl:side=S,bo_fraction=F". Label feedback,
+/// L_inf, untargeted only. details: bo_hl_evaluations (BO-stage directions tried),
+/// bo_hl_radius_after_bo (the best radius when RayS' search took over; null if none).
+class BoHardLabelAttack final : public Attack {
+ public:
+  explicit BoHardLabelAttack(BoHardLabelOptions options = {}, std::string name = "bo-hl");
+  std::string name() const override { return name_; }
+  bool supports_targeted() const override { return false; }
+  oracle::Feedback feedback() const override { return oracle::Feedback::kLabel; }
+  AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,
+                   const AttackProgress& progress) const override;
+
+ private:
+  BoHardLabelOptions options_;
+  std::string name_;
+};
+
+}  // namespace advbo::attacks
