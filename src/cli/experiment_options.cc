@@ -51,8 +51,9 @@ void AddExperimentOptions(CLI::App* cmd, ExperimentArgs* a) {
   cmd->add_flag("--untargeted", a->spec.untargeted, "untargeted attack (argmax != true class)");
   cmd->add_option("--eps", a->spec.eps,
                   "radius of the ball in pixel units: L_inf in (0,1] (default 0.3 MNIST, 0.05 "
-                  "CIFAR-10); with --norm l2 an L2 radius (default 2 MNIST, 1 CIFAR-10)")
-      ->check(NumberIn(0, experiment::kMaxL2Radius, true));
+                  "CIFAR-10); with --norm l2 an L2 radius in (0, 886.81] (default 2 MNIST, 1 "
+                  "CIFAR-10)")
+      ->check(BallRadius(experiment::kMaxL2Radius));
   cmd->add_option("--norm", a->spec.norm,
                   "the ball's norm: linf (max pixel change) | l2 (Euclidean over all "
                   "pixels); l2 attacks: square-l2, simba-dct")
@@ -60,8 +61,8 @@ void AddExperimentOptions(CLI::App* cmd, ExperimentArgs* a) {
       ->default_val("linf");
   cmd->add_option("--feedback", a->spec.feedback,
                   "what the attack is told of each query: scores (the model's probabilities; "
-                  "score-based attacks) | label (only the top-1 class; hard-label attacks such "
-                  "as hsja, sign-opt, rays, bo-hl, whose queries may leave the ball: a query "
+                  "score-based attacks) | label (only the top-1 class; the hard-label attacks "
+                  "rays, hsja, sign-opt, bo-hl, whose queries may leave the ball: a query "
                   "succeeds when adversarial and inside it)")
       ->check(CLI::IsMember({"scores", "label"}))
       ->default_val("scores");

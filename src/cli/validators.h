@@ -61,6 +61,23 @@ inline CLI::Validator NumberIn(double lo, double hi, bool lo_open = false, bool 
       range);
 }
 
+/// The ball's radius (--eps): a finite number in (0, l2_max], refused otherwise with a
+/// message naming both norms' ranges, "(0, 1] with --norm linf, (0, l2_max] with --norm l2";
+/// the experiment then checks it against the norm actually chosen (experiment::CheckRadius).
+inline CLI::Validator BallRadius(double l2_max) {
+  const CLI::Validator number = NumberIn(0, l2_max, true);
+  std::string hi = std::to_string(l2_max);
+  hi.erase(hi.find_last_not_of('0') + 1);
+  if (!hi.empty() && hi.back() == '.') hi.pop_back();
+  const std::string want = "(0, 1] with --norm linf, (0, " + hi + "] with --norm l2";
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        std::string copy = text;
+        return number(copy).empty() ? "" : "must be a radius in " + want + ", got '" + text + "'";
+      },
+      want);
+}
+
 /// Accepts a finite number >= `lo` (> lo when `open`).
 inline CLI::Validator NumberAtLeast(double lo, bool open = false) {
   return NumberIn(lo, std::numeric_limits<double>::infinity(), open);

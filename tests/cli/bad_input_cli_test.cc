@@ -46,10 +46,23 @@ TEST_F(BadInput, AttackAndBenchOptionsAreValidatedBeforeAnyWork) {
   const std::string o = " -q -o " + out_.string();
   const std::string b = " -q --out-dir " + (dir_ / "b").string();
   const std::vector<std::pair<std::string, std::string>> probes = {
-      {"attack --attack random -n 1 --eps -1" + o, "--eps: must be a number in (0, 1], got '-1'"},
+      {"attack --attack random -n 1 --eps -1" + o,
+       "--eps: must be a radius in (0, 1] with --norm linf, (0, 886.81] with --norm l2, got '-1'"},
       {"attack --attack random -n 1 --eps 0" + o, "got '0'"},
-      {"attack --attack random -n 1 --eps nan" + o, "--eps: must be a number in (0, 1], got 'nan'"},
-      {"attack --attack random -n 1 --eps 1.5" + o, "got '1.5'"},
+      {"attack --attack random -n 1 --eps nan" + o, "--eps: must be a"},
+      {"attack --attack random -n 1 --eps 1.5" + o, "(pixel units), got 1.5"},
+      {"attack --attack random -n 1 --norm l2 --eps 1000" + o,
+       "--eps: must be a radius in (0, 1] with --norm linf, (0, 886.81] with --norm l2"},
+      {"attack --attack random -n 1 --norm l2 --eps 900" + o,
+       "--eps: must be a radius in (0, 1] with --norm linf, (0, 886.81] with --norm l2, got "
+       "'900'"},
+      {"attack --attack random -n 1 --norm l2" + o,
+       "attack 'random' is a score-based linf attack; --feedback scores --norm l2 needs one of: "
+       "simba-dct, square-l2"},
+      {"attack --attack square -n 1 --feedback label" + o, "needs one of: rays, hsja"},
+      {"attack --attack rays -n 1 --feedback label" + o, "rays is untargeted only (--untargeted)"},
+      {"attack --attack random -n 1 --norm l1" + o, "--norm"},
+      {"attack --attack random -n 1 --feedback probs" + o, "--feedback"},
       {"attack --attack random -n 1 --target -1" + o,
        "--target: must be an integer >= 0, got '-1'"},
       {"attack --attack random -n 1 --target 10" + o, "the model has 10 classes"},

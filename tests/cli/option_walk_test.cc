@@ -127,7 +127,8 @@ TEST(OptionWalk, RangeMessagesNameTheRangeAndTheValue) {
   auto err = [](std::vector<std::string> path, const std::string& name, const std::string& v) {
     return ParseError(OptionRef{std::move(path), name, ""}, v);
   };
-  EXPECT_NE(err({"attack"}, "--eps", "1.5").find("--eps: must be a number in (0, 1], got '1.5'"),
+  EXPECT_NE(err({"attack"}, "--defender-eps", "1.5")
+                .find("--defender-eps: must be a number in (0, 1], got '1.5'"),
             std::string::npos);
   EXPECT_NE(err({"bench"}, "--budget", "1000000000000")
                 .find("--budget: must be an integer in 1..100000000, got '1000000000000'"),

@@ -1,0 +1,141 @@
+#!/usr/bin/python3
+"""Peer run for issue #40: IBM ART's HopSkipJump (L2 and L_inf) and Sign-OPT (L2) on the same
+shipped CIFAR-10 model, test images, threat model and query budget as `advbo bench` (advbo's
+hsja and sign-opt; tools/bench/bench_threat_models.sh), so the median distance of the closest
+adversarial query and the wall time per image can be compared side by side.
+
+ART is run from a checkout of its public code given with --art (not part of this project):
+e.g. `git clone https://github.com/Trusted-AI/adversarial-robustness-toolbox` (this machine:
+`git archive` of the snapshot fetched into a temp dir). Needs python3-torch, -numpy, -scipy,
+-sklearn, -tqdm, -six from Debian.
+
+Every image the model scores goes through one counting wrapper: a batch that would pass the
+budget raises and ends the attack (ART has no query budget of its own for HopSkipJump), and each
+adversarial query's distance to the clean image (float queries, as ART sends them) updates the
+closest-adversarial trace, the same definition as advbo's oracle (distance_trace in records).
+Output: JSONL records (one per image and attack: attack, image_index, queries_used, distance,
+distance_trace, seconds, model_seconds), readable by tools/bench/threat_model_table.py when
+written as ROOT/<group>/records.jsonl.
+
+Usage: /usr/bin/python3 tools/bench/art_peer.py --art ART_DIR --out ROOT [--n 50] [--offset 100]
+       [--budget 1000] [--attacks hsja_l2,hsja_linf,signopt_l2] [--threads 1]
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+class Budget(Exception):
+    pass
+
+
+class CountingModel:
+    """The TorchScript model behind ART's BlackBoxClassifier: counts every image, enforces the
+    budget and records the closest adversarial query (L2 or L_inf)."""
+
+    def __init__(self, model, clean, label, budget, norm):
+        self.model, self.clean, self.label, self.budget, self.norm = model, clean, label, budget, norm
+        self.queries, self.model_seconds, self.best, self.trace = 0, 0.0, float("inf"), []
+
+    def __call__(self, x):
+        x = np.asarray(x, dtype=np.float32).reshape(-1, 3, 32, 32)
+        if self.queries + len(x) > self.budget:
+            raise Budget()
+        t0 = time.perf_counter()
+        with torch.no_grad():
+            logits = self.model(torch.from_numpy(np.ascontiguousarray(x)))
+        probs = torch.softmax(logits, 1).numpy().astype(np.float32)
+        self.model_seconds += time.perf_counter() - t0
+        for img, p in zip(x, probs):
+            self.queries += 1
+            if int(np.argmax(p)) != self.label:
+                d = img.astype(np.float64) - self.clean
+                dist = float(np.sqrt((d * d).sum()) if self.norm == 2 else np.abs(d).max())
+                if dist < self.best:
+                    self.best = dist
+                    self.trace.append([self.queries, dist])
+        return probs
+
+
+def load_cifar(path, count):
+    raw = np.fromfile(path, dtype=np.uint8).reshape(-1, 3073)[:count]
+    return raw[:, 1:].reshape(-1, 3, 32, 32).astype(np.float32) / 255.0, raw[:, 0].astype(int)
+
+
+def make_attack(name, classifier, budget):
+    from art.attacks.evasion import HopSkipJump, SignOPTAttack
+    if name.startswith("hsja"):
+        norm = 2 if name.endswith("l2") else np.inf
+        # The paper's defaults (ART's): init_eval 100, max_eval 10000; iterations until the
+        # budget wrapper stops it.
+        return HopSkipJump(classifier, targeted=False, norm=norm, max_iter=10000, max_eval=10000,
+                           init_eval=100, init_size=100, verbose=False), norm
+    if name == "signopt_l2":
+        return SignOPTAttack(classifier, targeted=False, k=200, alpha=0.2, beta=0.001,
+                             num_trial=100, max_iter=10000, query_limit=budget, verbose=False), 2
+    raise SystemExit(f"art_peer: unknown attack {name} (hsja_l2, hsja_linf, signopt_l2)")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--art", required=True, help="a checkout of ART's public code")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--n", type=int, default=50)
+    ap.add_argument("--offset", type=int, default=100)
+    ap.add_argument("--budget", type=int, default=1000)
+    ap.add_argument("--attacks", default="hsja_l2,hsja_linf,signopt_l2")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args()
+    if not os.path.isdir(os.path.join(a.art, "art")):
+        sys.exit(f"art_peer: {a.art}: no art/ package there (give a checkout of ART's code)")
+    sys.path.insert(0, a.art)
+    import art
+    from art.estimators.classification import BlackBoxClassifier
+    torch.set_num_threads(a.threads)
+    model = torch.jit.load(os.path.join(ROOT, "models", "cifar10_cw.pt")).eval()
+    xs, ys = load_cifar(os.path.join(ROOT, "data", "cifar10", "test_batch_first2000.bin"),
+                        a.offset + a.n)
+    for name in a.attacks.split(","):
+        group = "label_l2" if name.endswith("l2") else "label_linf"
+        os.makedirs(os.path.join(a.out, group), exist_ok=True)
+        path = os.path.join(a.out, group, "records.jsonl")
+        with open(path + ".partial", "w") as out:
+            for idx in range(a.offset, a.offset + a.n):
+                x, y = xs[idx], int(ys[idx])
+                with torch.no_grad():
+                    if int(model(torch.from_numpy(x[None])).argmax()) != y:
+                        continue  # advbo attacks only correctly classified images
+                np.random.seed(a.seed + idx)
+                counter = CountingModel(model, x.astype(np.float64), y, a.budget, None)
+                clf = BlackBoxClassifier(counter, (3, 32, 32), 10, clip_values=(0.0, 1.0))
+                attack, counter.norm = make_attack(name, clf, a.budget)
+                t0 = time.perf_counter()
+                try:
+                    attack.generate(x[None], y=np.eye(10, dtype=np.float32)[[y]])
+                except Budget:
+                    pass
+                rec = {"attack": f"art:{name}", "image_index": idx, "queries_used": counter.queries,
+                       "distance": None if counter.best == float("inf") else counter.best,
+                       "distance_trace": counter.trace, "seconds": time.perf_counter() - t0,
+                       "model_seconds": counter.model_seconds, "budget": a.budget,
+                       "norm": "l2" if counter.norm == 2 else "linf", "feedback": "label",
+                       "art_version": art.__version__, "seed": a.seed, "dataset": "cifar10",
+                       "pixels": "float", "epsilon": None, "success": False, "queries": counter.queries}
+                out.write(json.dumps(rec) + "\n")
+                out.flush()
+                print(f"art_peer: {name} image {idx}: {counter.queries} queries, distance "
+                      f"{rec['distance']}, {rec['seconds']:.1f} s", file=sys.stderr)
+        os.replace(path + ".partial", path)
+
+
+if __name__ == "__main__":
+    main()

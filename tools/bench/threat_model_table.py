@@ -1,0 +1,117 @@
+#!/usr/bin/python3
+"""Tables of tools/bench/bench_threat_models.sh (issue #40): per threat-model group (score_linf,
+label_linf, score_l2, label_l2 under ROOT) and attack, the success rate within the budget and
+the queries to success -- mean over successes (BlackboxBench's "mean queries"), median, and mean
+with failures counted at the budget -- and, for the hard-label groups, the median distance of the
+closest adversarial query after 100, 500 and 1,000 queries and its mean at the end (RayS' average
+decision-boundary distance, ADBD, over the instances with an adversarial query). With --curves, the
+median-distance-vs-queries curves of the hard-label groups as CSV. Stdlib only.
+
+Usage: /usr/bin/python3 tools/bench/threat_model_table.py ROOT [--out FILE.md] [--curves FILE.csv]
+"""
+import argparse
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/
+from report_util import emit, read_records  # noqa: E402
+
+GROUPS = ["score_linf", "label_linf", "score_l2", "label_l2"]
+CHECKPOINTS = [100, 500, 1000]
+
+
+def distance_at(trace, q):
+    """Distance of the closest adversarial query among the first q (inf before one)."""
+    best = float("inf")
+    for index, dist in trace:
+        if index > q:
+            break
+        best = dist
+    return best
+
+
+def median_or_inf(xs):
+    return statistics.median(xs) if xs else float("inf")
+
+
+def fmt(x, digits=3):
+    return "—" if x == float("inf") else f"{x:.{digits}g}"
+
+
+def group_lines(name, records):
+    by = {}
+    for r in records:
+        by.setdefault(r["attack"], []).append(r)
+    r0 = records[0]
+    label = r0.get("feedback") == "label"
+    lines = [f"**{name}**: {r0['dataset']}, {r0.get('norm', 'linf')} eps {r0['epsilon']}, "
+             f"{r0.get('feedback', 'scores')} feedback, {r0['pixels']} queries, budget {r0['budget']}, "
+             f"seed {r0['seed']}, untargeted", ""]
+    head = "| attack | instances | ASR % | mean queries (successes) | median | mean (failures = T) | s / instance |"
+    rule = "| --- | --- | --- | --- | --- | --- | --- |"
+    if label:
+        head += " median distance @ " + " / ".join(str(c) for c in CHECKPOINTS) + " | ADBD |"
+        rule += " --- | --- |"
+    lines += [head, rule]
+    for attack, rs in sorted(by.items(), key=lambda kv: -sum(r["success"] for r in kv[1])):
+        ok = [r["queries"] for r in rs if r["success"]]
+        t = rs[0]["budget"]
+        row = (f"| `{attack}` | {len(rs)} | {100 * len(ok) / len(rs):.1f} | "
+               f"{statistics.mean(ok):.1f} | {statistics.median(ok):.0f} | " if ok else
+               f"| `{attack}` | {len(rs)} | 0.0 | — | — | ")
+        row += (f"{statistics.mean(r['queries'] if r['success'] else t for r in rs):.1f} | "
+                f"{statistics.mean(r['seconds'] for r in rs):.2f} |")
+        if label:
+            meds = [median_or_inf([distance_at(r.get("distance_trace", []), c) for r in rs])
+                    for c in CHECKPOINTS]
+            final = [r["distance"] for r in rs if r.get("distance") is not None]
+            row += (" " + " / ".join(fmt(m) for m in meds) +
+                    f" | {fmt(statistics.mean(final)) if final else '—'} |")
+        lines.append(row)
+    return lines + [""]
+
+
+def write_curves(groups, path):
+    """CSV of the hard-label groups' median-distance-vs-queries curves: group, attack, queries,
+    median distance of the closest adversarial query so far (empty before one)."""
+    rows = ["group,attack,queries,median_distance"]
+    for g, rs in groups:
+        if rs[0].get("feedback") != "label":
+            continue
+        t = rs[0]["budget"]
+        for attack in sorted({r["attack"] for r in rs}):
+            mine = [r for r in rs if r["attack"] == attack]
+            for q in range(10, t + 1, max(1, t // 100)):
+                m = median_or_inf([distance_at(r.get("distance_trace", []), q) for r in mine])
+                rows.append(f"{g},{attack},{q},{'' if m == float('inf') else f'{m:.6g}'}")
+    with open(path + ".partial", "w") as f:
+        f.write("\n".join(rows) + "\n")
+    os.replace(path + ".partial", path)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("root")
+    ap.add_argument("--out")
+    ap.add_argument("--curves", help="CSV of the hard-label median-distance-vs-queries curves")
+    a = ap.parse_args()
+    groups = []
+    for g in GROUPS:
+        f = os.path.join(a.root, g, "records.jsonl")
+        if os.path.isfile(f):
+            rs = list(read_records(f, "threat_model_table"))
+            if rs:
+                groups.append((g, rs))
+    if not groups:
+        sys.exit(f"threat_model_table: no records under {a.root} (run tools/bench/bench_threat_models.sh)")
+    lines = []
+    for g, rs in groups:
+        lines += group_lines(g, rs)
+    emit(lines, a.out)
+    if a.curves:
+        write_curves(groups, a.curves)
+
+
+if __name__ == "__main__":
+    main()
