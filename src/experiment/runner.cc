@@ -77,6 +77,15 @@ Experiment::Experiment(ExperimentSpec spec, data::ImageSet images,
   Init();
 }
 
+void Experiment::CheckAttackFits(const attacks::Attack& attack, const std::string& name) const {
+  const std::string mismatch = attacks::ThreatModelMismatch(attack, name, norm_, feedback_);
+  if (!mismatch.empty()) throw std::invalid_argument(mismatch);
+  if (spec_.untargeted && !attack.supports_untargeted())
+    throw std::invalid_argument("attack " + name + " has no untargeted mode");
+  if (!spec_.untargeted && !attack.supports_targeted())
+    throw std::invalid_argument("attack " + name + " is untargeted only (--untargeted)");
+}
+
 void Experiment::Init() {
   norm_ = oracle::ParseNorm(spec_.norm);
   feedback_ = oracle::ParseFeedback(spec_.feedback);
@@ -94,13 +103,7 @@ void Experiment::Init() {
   const attacks::AttackContext ctx = ContextFor(images_, spec_.dataset, spec_.data);
   for (const auto& name : spec_.attacks) {
     attacks_.push_back(attacks::MakeAttack(name, ctx));
-    const std::string mismatch =
-        attacks::ThreatModelMismatch(*attacks_.back(), name, norm_, feedback_);
-    if (!mismatch.empty()) throw std::invalid_argument(mismatch);
-    if (spec_.untargeted && !attacks_.back()->supports_untargeted())
-      throw std::invalid_argument("attack " + name + " has no untargeted mode");
-    if (!spec_.untargeted && !attacks_.back()->supports_targeted())
-      throw std::invalid_argument("attack " + name + " is untargeted only (--untargeted)");
+    CheckAttackFits(*attacks_.back(), name);
   }
   if (!model_) {
     model_path_ = spec_.model.empty() ? DefaultModelPath(spec_.dataset) : spec_.model;

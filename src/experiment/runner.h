@@ -121,6 +121,9 @@ class Experiment {
                        JobResult* out) const;
   ExperimentSpec spec_;
   double eps_ = 0;
+  // Throws std::invalid_argument when `attack` (spec `name`) does not run under the spec's
+  // norm, feedback or goal.
+  void CheckAttackFits(const attacks::Attack& attack, const std::string& name) const;
   oracle::PixelSpace pixels_ = oracle::PixelSpace::k8bit;
   oracle::Norm norm_ = oracle::Norm::kLinf;
   oracle::Feedback feedback_ = oracle::Feedback::kScores;
