@@ -146,9 +146,9 @@ data::ImageSet ToImageSet(const py::array& images_in, const py::array& labels_in
 // _core.RUN_OPTIONS (advbo/_api.py derives the options Attack passes through from it).
 const std::vector<std::string>& RunOptions() {
   static const std::vector<std::string> names = {
-      "target",       "dataset",        "output",  "normalize",    "defense",
-      "defender_eps", "clean_images",   "indices", "threads",      "http_timeout",
-      "http_retries", "rescale_compat", "pixels",  "setup_queries"};
+      "target",       "dataset",       "output",  "normalize",    "defense",      "defender_eps",
+      "clean_images", "indices",       "threads", "http_timeout", "http_retries", "rescale_compat",
+      "pixels",       "setup_queries", "norm",    "feedback"};
   return names;
 }
 
@@ -180,6 +180,8 @@ experiment::ExperimentSpec SpecOfOptions(const std::string& attack, std::optiona
   spec.rescale_compat = Take<bool>(opts, "rescale_compat", false, "True or False");
   spec.pixels = Take<std::string>(opts, "pixels", "8bit", "'8bit' or 'float'");
   spec.setup_queries = Take<bool>(opts, "setup_queries", true, "True or False");
+  spec.norm = Take<std::string>(opts, "norm", "linf", "'linf' or 'l2'");
+  spec.feedback = Take<std::string>(opts, "feedback", "scores", "'scores' or 'label'");
   *dataset =
       Take<std::optional<std::string>>(opts, "dataset", std::nullopt, "'mnist', 'cifar10' or None");
   if (!opts.empty()) {

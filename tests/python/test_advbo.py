@@ -409,3 +409,27 @@ def test_every_passed_through_option_is_read_by_the_module():
             advbo.attack(Brightness(), clean, labels, eps=0.1, **{name: object()})
         assert "unknown option" not in str(info.value), name
         assert name in str(info.value), (name, str(info.value))
+
+
+def test_hard_label_and_l2_threat_models_through_the_python_api():
+    # Hard-label: RayS against the brightness classifier sees labels only, may query outside
+    # the ball, and records the closest adversarial query; a brightness shift of 0.1 flips
+    # these images, inside the L_inf ball of 0.2.
+    model = Brightness()
+    clean = grey_images([0.42, 0.45])
+    res = advbo.attack(model, clean, np.array([0, 0]), attack="rays", eps=0.2, budget=200,
+                       targeted=False, seed=0, feedback="label", pixels="float")
+    for r in res.records:
+        assert r["feedback"] == "label" and r["norm"] == "linf" and r["success"]
+        assert r["distance"] <= 0.2 and r["distance_trace"][-1][1] == r["distance"]
+        assert np.abs(res.x_adv[r["image_index"]] - clean[r["image_index"]]).max() <= 0.2 + 1e-6
+    # L2: SimBA-DCT's queries stay inside the L2 ball of 1.0.
+    model = Brightness()
+    res = advbo.attack(model, clean[:1], np.array([0]), attack="simba-dct", eps=1.0, budget=100,
+                       targeted=False, seed=0, norm="l2", pixels="float")
+    queries = np.concatenate(model.batches[2 + 1:])
+    assert np.sqrt(((queries - clean[0]) ** 2).reshape(len(queries), -1).sum(1)).max() <= 1.0 + 1e-5
+    assert res.records[0]["norm"] == "l2"
+    with pytest.raises(ValueError, match="needs one of"):
+        advbo.attack(Brightness(), clean, np.array([0, 0]), attack="square", eps=0.2, budget=10,
+                     targeted=False, feedback="label")

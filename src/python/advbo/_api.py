@@ -347,7 +347,9 @@ class Attack:
         ("jpeg:quality=75", "r2b2:jpeg+noise", ...), defender_eps, threads, http_timeout,
         http_retries, rescale_compat -- the CLI's options of the same names; setup_queries
         (default True; False = the CLI's --no-setup-queries: the model scores only the
-        attack's counted queries, output must be given).
+        attack's counted queries, output must be given); norm ("linf" | "l2": the ball, eps
+        then an L2 radius) and feedback ("scores" | "label": only the top-1 class, for the
+        hard-label attacks "rays", "hsja", "sign-opt", "bo-hl").
 
     Raises TypeError / ValueError for bad arguments (naming them), advbo.ModelError when the
     model fails, and the model's or callback's own exception when it raises.
