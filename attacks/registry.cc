@@ -10,6 +10,7 @@
 #include "attacks/bo_hard_label/bo_hard_label.h"
 #include "attacks/bos2/bos2_attack.h"
 #include "attacks/genattack/genattack.h"
+#include "attacks/geoda/geoda.h"
 #include "attacks/hsja/hsja.h"
 #include "attacks/nes/nes.h"
 #include "attacks/parsimonious/parsimonious.h"
@@ -26,11 +27,10 @@ namespace advbo::attacks {
 
 std::vector<std::string> AttackNames() {
   // Score-based L_inf, then the L2 and hard-label attacks (issue #40).
-  return {"bos2",         "bos2-nostop", "bayesopt",   "bayesopt-learnd",
-          "genattack",    "zoo",         "autozoom",   "square",
-          "parsimonious", "random",      "signhunter", "nes",
-          "bandits",      "simba-dct",   "square-l2",  "rays",
-          "hsja",         "sign-opt",    "bo-hl"};
+  return {"bos2",       "bos2-nostop", "bayesopt", "bayesopt-learnd", "genattack",
+          "zoo",        "autozoom",    "square",   "parsimonious",    "random",
+          "signhunter", "nes",         "bandits",  "simba-dct",       "square-l2",
+          "rays",       "hsja",        "sign-opt", "geoda",           "bo-hl"};
 }
 
 namespace {
@@ -220,6 +220,7 @@ std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext&
   if (name == "signhunter") return std::make_unique<SignHunterAttack>();
   if (name == "rays") return std::make_unique<RaysAttack>();
   if (name == "hsja") return std::make_unique<HsjaAttack>();
+  if (name == "geoda") return std::make_unique<GeodaAttack>();
   if (name == "bo-hl") return std::make_unique<BoHardLabelAttack>();
   if (name == "sign-opt") return std::make_unique<SignOptAttack>();
   if (name == "simba-dct") return std::make_unique<SimbaDctAttack>();

@@ -315,8 +315,8 @@ std::function<int()> RegisterAttackCommand(CLI::App& app) {
          "--attack", args->attack,
          "attack: bos2 | bos2-nostop | bayesopt | bayesopt-learnd | genattack | zoo | autozoom |\n"
          "square | parsimonious | random | signhunter | nes | bandits (score-based L_inf);\n"
-         "square-l2 | simba-dct (--norm l2); rays | hsja | sign-opt | bo-hl (--feedback label,\n"
-         "untargeted); BOS^2 settings as bos2:key=value,... (e.g.\n"
+         "square-l2 | simba-dct (--norm l2); rays | hsja | sign-opt | geoda | bo-hl\n"
+         "(--feedback label, untargeted); BOS^2 settings as bos2:key=value,... (e.g.\n"
          "bos2:preset=thesis, bos2:kernel=matern52,beta=constant:9; see README); adaptive\n"
          "wrappers: eot:k=10/ATTACK (expectation over a randomised defense, every sample a\n"
          "counted query), aaa-adaptive:interval=4,reverse=1/ATTACK (against --defense aaa)")

@@ -11,6 +11,7 @@
 
 #include "attacks/attack.h"
 #include "attacks/bo_hard_label/bo_hard_label.h"
+#include "attacks/geoda/geoda.h"
 #include "attacks/signhunter/signhunter.h"
 #include "attacks/simba/simba.h"
 #include "attacks/square/square.h"
@@ -261,6 +262,21 @@ TEST(BoHardLabel, UpsampleSignsGivesOneSignPerTile) {
     for (int i = 0; i < 7; ++i)
       for (int j = 0; j < 6; ++j)
         EXPECT_EQ(d[(c * 7 + i) * 6 + j], z((c * 3 + i * 3 / 7) * 3 + j / 2)) << c << i << j;
+}
+
+// GeoDA's query allocation (Sec. 5): increasing by lambda^(-2/3) per iteration, each >= 1,
+// never more than the total.
+TEST(Geoda, AllocationGrowsGeometricallyWithinTheTotal) {
+  const std::vector<long> n = GeodaAllocation(1000, 10, 0.6);
+  ASSERT_EQ(n.size(), 10u);
+  long sum = 0;
+  for (size_t t = 0; t < n.size(); ++t) {
+    sum += n[t];
+    if (t > 0) EXPECT_NEAR(double(n[t]) / n[t - 1], std::pow(0.6, -2.0 / 3.0), 0.1) << t;
+  }
+  EXPECT_LE(sum, 1000);
+  EXPECT_GE(sum, 990);
+  for (long v : GeodaAllocation(3, 10, 0.6)) EXPECT_GE(v, 1);
 }
 
 TEST(SquareSchedule, HalvesAtThePapersIterationsRescaledToTheBudget) {
