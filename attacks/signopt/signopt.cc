@@ -87,11 +87,13 @@ AttackResult SignOptAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
   std::normal_distribution<double> gauss(0.0, 1.0);
   Dir theta(d), t(d), u(d), grad(d);
   double g = std::numeric_limits<double>::infinity();
-  // Start: the closest boundary of random directions (each first tested at the box's size).
-  for (int i = 0; i < options_.initial_tries && !search.done() && !std::isfinite(g); ++i) {
+  // Start: the closest boundary of `initial_tries` random directions (the paper's code's
+  // num_trial = 100): each is tested at the best distance so far (the box's size before
+  // one), so a direction that does not improve costs one query.
+  for (int i = 0; i < options_.initial_tries && !search.done(); ++i) {
     for (auto& v : t) v = gauss(rng);
     search.Normalise(&t);
-    const double r = search.Below(t, far);
+    const double r = search.Below(t, std::isfinite(g) ? g : far);
     if (r < g) g = r, theta = t;
   }
   double alpha = options_.alpha;

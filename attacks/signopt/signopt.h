@@ -4,7 +4,8 @@
 // a ray from the clean image x0 that minimises g(theta), the distance (in the oracle's
 // norm) to the decision boundary along theta (kept at unit L2 length, as in the paper, for
 // L_inf too; only the distance is measured in L_inf):
-//   start:  random Gaussian directions (up to `initial_tries`), the closest boundary kept;
+//   start:  `initial_tries` random Gaussian directions, the closest boundary kept (each
+//           checked with one query at the best distance so far, searched only if closer);
 //   step:   the sign gradient estimate (eq. 5) g^ = 1/Q sum_q sign(g(theta + h u_q) -
 //           g(theta)) u_q, each sign from ONE query: is x0 + g(theta) (theta + h u_q)/|.|
 //           adversarial (the distance would shrink: -1) or not (+1);

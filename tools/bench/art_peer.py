@@ -104,11 +104,15 @@ def main():
     model = torch.jit.load(os.path.join(ROOT, "models", "cifar10_cw.pt")).eval()
     xs, ys = load_cifar(os.path.join(ROOT, "data", "cifar10", "test_batch_first2000.bin"),
                         a.offset + a.n)
+    started = set()  # groups whose records file this run has begun (attacks append to it)
     for name in a.attacks.split(","):
         group = "label_l2" if name.endswith("l2") else "label_linf"
         os.makedirs(os.path.join(a.out, group), exist_ok=True)
         path = os.path.join(a.out, group, "records.jsonl")
-        with open(path + ".partial", "w") as out:
+        if group in started:
+            os.replace(path, path + ".partial")
+        started.add(group)
+        with open(path + ".partial", "a" if os.path.exists(path + ".partial") else "w") as out:
             for idx in range(a.offset, a.offset + a.n):
                 x, y = xs[idx], int(ys[idx])
                 with torch.no_grad():
