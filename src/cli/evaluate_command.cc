@@ -34,7 +34,7 @@ namespace {
 
 struct EvaluateArgs : ExperimentArgs {
   std::string out_dir;
-  std::string ensemble = "square,parsimonious,bos2";
+  std::string ensemble;  ///< "" = DefaultEnsemble of the threat model
   bool no_adaptive = false;
   std::string shard = "1/1";
   bool quiet = false;
@@ -42,12 +42,19 @@ struct EvaluateArgs : ExperimentArgs {
 
 std::string Pct(double v) { return Fmt(100.0 * v, 1) + " %"; }
 
+// The ensemble of a threat model (--norm, --feedback), cheapest first: the score-based L_inf
+// ensemble, the L2 pair, or the hard-label attacks of that norm.
+std::string DefaultEnsemble(const std::string& norm, const std::string& feedback) {
+  if (feedback == "label") return norm == "l2" ? "hsja,sign-opt,geoda" : "rays,bo-hl,hsja";
+  return norm == "l2" ? "simba-dct,square-l2" : "square,parsimonious,bos2";
+}
+
 // What a run of `advbo evaluate` attacks: the experiment's spec (every image of the run, so
 // each instance keeps its seed whatever the shard), the ensemble in order (the defense's
 // adaptive attack last), all images looked at and this shard's.
 struct EvaluatePlan {
   experiment::ExperimentSpec spec;
-  std::vector<std::string> order;
+  std::vector<std::string> order, plain;  // with and without the adaptive attack
   std::vector<int> images, mine;
   int shard_k = 1, shard_n = 1;
 };
@@ -66,7 +73,8 @@ EvaluatePlan PlanEvaluate(const EvaluateArgs& a) {
   args.spec.untargeted = true;
   // Robustness is reported at the field's standard radii unless --eps says otherwise.
   if (!args.spec.eps && args.spec.data.empty())
-    args.spec.eps = args.spec.dataset == "cifar10" ? 8.0 / 255 : 0.3;
+    args.spec.eps = args.spec.norm == "l2" ? (args.spec.dataset == "cifar10" ? 0.5 : 2.0)
+                                           : (args.spec.dataset == "cifar10" ? 8.0 / 255 : 0.3);
   // The images looked at: --indices, else the first -n of the data (clean errors count as
   // not robust, so they are part of the denominator); of the user's data at most all of it
   // (default: all of an image folder or file).
@@ -85,7 +93,9 @@ EvaluatePlan PlanEvaluate(const EvaluateArgs& a) {
     if (static_cast<int>(k % p.shard_n) == p.shard_k - 1) p.mine.push_back(p.images[k]);
   if (p.mine.empty()) throw std::invalid_argument("shard " + a.shard + " has no image");
   args.spec.indices = p.images;
-  p.order = experiment::SplitAttackList(a.ensemble);
+  p.plain = experiment::SplitAttackList(
+      a.ensemble.empty() ? DefaultEnsemble(args.spec.norm, args.spec.feedback) : a.ensemble);
+  p.order = p.plain;
   p.spec = SpecOf(args, p.order);
   experiment::Validate(p.spec);
   // The defense's adaptive attack joins the ensemble last (for a deterministic defense it
@@ -146,7 +156,9 @@ std::string EvaluateTable(const experiment::Experiment& ex, const EvaluatePlan& 
   std::string table;
   table += "model                      " + experiment::RecordPath(ex.model_path()) + "\n";
   table += "defense                    " + ex.defense().Spec() + "\n";
-  table += "threat model               L_inf eps " + Fmt(ex.epsilon(), 4) + ", " +
+  table += std::string("threat model               ") +
+           (ex.norm() == oracle::Norm::kL2 ? "L2" : "L_inf") + " eps " + Fmt(ex.epsilon(), 4) +
+           (ex.feedback() == oracle::Feedback::kLabel ? ", top-1 label only" : "") + ", " +
            oracle::PixelSpaceName(ex.pixels()) + " queries, budget " +
            std::to_string(p.spec.budget) + " per attack, untargeted, seed " +
            std::to_string(p.spec.seed) + "\n";
@@ -175,7 +187,7 @@ std::string WriteEvaluateOutputs(const EvaluateArgs& a, const EvaluatePlan& p,
   const auto verdicts = experiment::WorstCaseVerdicts(p.mine, ex.selection().skipped, all, p.order);
   nlohmann::json summary = experiment::SummarizeVerdicts(verdicts, p.order);
   // The same records without the adaptive attack: the plain ensemble's number, beside.
-  const std::vector<std::string> plain = experiment::SplitAttackList(a.ensemble);
+  const std::vector<std::string>& plain = p.plain;
   const auto plain_summary = experiment::SummarizeVerdicts(
       experiment::WorstCaseVerdicts(p.mine, ex.selection().skipped, all, plain), plain);
   summary["robust_accuracy_plain_ensemble"] = plain_summary["robust_accuracy"];
@@ -257,8 +269,10 @@ std::function<int()> RegisterEvaluateCommand(CLI::App& app) {
       "summary.json and table.txt into -o/--out; --shard k/n takes every n-th image, and the\n"
       "same command without --shard on that folder combines the shards (no new query).");
   cmd->add_option("--ensemble", a->ensemble,
-                  "comma list of attack specs, cheapest first (as --attacks of advbo bench)")
-      ->default_val(a->ensemble);
+                  "comma list of attack specs, cheapest first (as --attacks of advbo bench); "
+                  "default by threat model: square,parsimonious,bos2 | simba-dct,square-l2 "
+                  "(--norm l2) | rays,bo-hl,hsja (--feedback label) | hsja,sign-opt,geoda "
+                  "(--feedback label --norm l2)");
   cmd->add_flag("--no-adaptive", a->no_adaptive,
                 "do not add the defense's adaptive attack to the ensemble");
   AddExperimentOptions(cmd, a.get());
@@ -269,8 +283,8 @@ std::function<int()> RegisterEvaluateCommand(CLI::App& app) {
   cmd->get_option("--target")->description("not for evaluate (always untargeted): refused");
   cmd->get_option("--untargeted")->description("the default here (evaluate is always untargeted)");
   cmd->get_option("--eps")->description(
-      "L_inf radius in (0,1] pixel units (default 8/255 CIFAR-10, 0.3 MNIST: the field's "
-      "standard radii)");
+      "radius in pixel units: L_inf in (0,1] (default 8/255 CIFAR-10, 0.3 MNIST: the field's "
+      "standard radii); with --norm l2 an L2 radius (default 0.5 CIFAR-10, 2 MNIST)");
   cmd->add_option("--shard", a->shard, "evaluate shard k of n (every n-th image from the k-th)")
       ->default_val("1/1");
   cmd->add_option("-o,--out", a->out_dir, "output folder (required)");

@@ -229,3 +229,34 @@ TEST_F(BenchCli, EvaluateWorstCaseEqualsThePerAttackRecordsAndResumes) {
   EXPECT_EQ(RunAdvbo("evaluate --targeted -n 1 -o " + (dir_ / "t").string(), dir_ / "log3"), 1);
   EXPECT_NE(Slurp(dir_ / "log3").find("untargeted"), std::string::npos);
 }
+
+// `advbo evaluate` under the other threat models (issue #40): without --ensemble it takes the
+// hard-label ensemble under --feedback label and the L2 pair (at the L2 radius 0.5 on CIFAR-10)
+// under --norm l2; every record carries the threat model, and hard-label records a distance.
+TEST_F(BenchCli, EvaluatePicksTheEnsembleAndRadiusOfTheThreatModel) {
+  const struct {
+    const char* flags;
+    std::vector<std::string> ensemble;
+    double eps;
+  } cases[] = {{"--feedback label", {"rays", "bo-hl", "hsja"}, 8.0 / 255},
+               {"--norm l2", {"simba-dct", "square-l2"}, 0.5}};
+  int n = 0;
+  for (const auto& c : cases) {
+    const fs::path out = dir_ / ("ev" + std::to_string(n++));
+    const std::string cmd = std::string("evaluate --dataset cifar10 -n 2 --budget 30 ") + c.flags +
+                            " --threads 1 -q -o " + out.string();
+    ASSERT_EQ(RunAdvbo(cmd, dir_ / "log"), 0) << Slurp(dir_ / "log");
+    const auto summary = nlohmann::json::parse(Slurp(out / "summary.json"));
+    EXPECT_EQ(summary["plain_ensemble"].get<std::vector<std::string>>(), c.ensemble) << c.flags;
+    const auto records = advbo::testing::ReadJsonl(out / "records.jsonl");
+    ASSERT_FALSE(records.empty()) << c.flags;
+    for (const auto& r : records) {
+      EXPECT_NEAR(r["epsilon"].get<double>(), c.eps, 1e-9) << c.flags;
+      const bool label = std::string(c.flags).find("label") != std::string::npos;
+      EXPECT_EQ(r["feedback"], label ? "label" : "scores");
+      EXPECT_EQ(r["norm"], std::string(c.flags).find("l2") != std::string::npos ? "l2" : "linf");
+      if (r["feedback"] == "label") EXPECT_TRUE(r.contains("distance")) << r.dump();
+      EXPECT_LE(r["queries_used"].get<long>(), 30);
+    }
+  }
+}
