@@ -187,6 +187,28 @@ std::unique_ptr<Attack> LabelAttackWithSettings(const std::string& base, const s
   return nullptr;
 }
 
+// GeoDA with settings ("geoda:iterations=20"); nullptr when `base` is not "geoda".
+std::unique_ptr<Attack> GeodaWithSettings(const std::string& base, const std::string& name,
+                                          size_t colon) {
+  if (base != "geoda") return nullptr;
+  GeodaOptions o;
+  for (const auto& [key, v] : ParseAttackSettings(name, name.substr(colon + 1))) {
+    if (key == "iterations") {
+      o.iterations = SettingInteger(name, key, v, 1, 10000);
+    } else if (key == "lambda") {
+      o.lambda = v;
+    } else if (key == "sigma") {
+      o.sigma = v;
+    } else if (key == "subspace") {
+      o.subspace = SettingInteger(name, key, v, 1, 4096);
+    } else {
+      throw std::invalid_argument("attack '" + name + "': unknown setting '" + key +
+                                  "' (geoda takes iterations, lambda, sigma, subspace)");
+    }
+  }
+  return std::make_unique<GeodaAttack>(o, name);
+}
+
 }  // namespace
 
 std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext& ctx) {
@@ -201,6 +223,7 @@ std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext&
     if (auto a = ScoreAttackWithSettings(base, name, colon, mnist)) return a;
     if (auto a = L2AttackWithSettings(base, name, colon)) return a;
     if (auto a = LabelAttackWithSettings(base, name, colon)) return a;
+    if (auto a = GeodaWithSettings(base, name, colon)) return a;
     if (base != "bos2" && base != "bos2-nostop")
       throw std::invalid_argument("attack '" + base + "' takes no settings ('" + name + "')");
     Bos2Options o = Bos2Attack::OptionsFor(ctx, base == "bos2");

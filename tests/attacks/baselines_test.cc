@@ -294,6 +294,11 @@ TEST(MakeAttack, KnowsEveryNameAndRejectsOthers) {
   // Square's settings: the whole spec is the name in records; bad settings are errors.
   EXPECT_EQ(MakeAttack("square:p_init=0.3,resample=4", AttackContext{})->name(),
             "square:p_init=0.3,resample=4");
+  // Every spec with settings parses to itself (each attack family's settings are wired).
+  for (const char* spec : {"nes:samples=10", "bandits:tile=2", "simba-dct:step=0.1",
+                           "square-l2:p_init=0.2", "rays:tolerance=0.01", "hsja:gamma=2",
+                           "sign-opt:probes=50", "geoda:iterations=5", "bo-hl:side=3"})
+    EXPECT_EQ(MakeAttack(spec, AttackContext{})->name(), spec);
   for (const char* bad : {"square:resample=0", "square:resample=1.5", "square:p_init=0",
                           "square:p_init=2", "square:steps=3", "square:resample", "zoo:x=1"})
     EXPECT_THROW(MakeAttack(bad, AttackContext{}), std::invalid_argument) << bad;
