@@ -54,6 +54,27 @@ class Attack {
                            const AttackProgress& progress) const = 0;
 };
 
+/// Base of the hard-label (decision-based) attacks (RayS, HopSkipJump, Sign-OPT, GeoDA,
+/// bo-hl): label feedback, untargeted only (each starts from an adversarial image found by
+/// random search, not from a target class), the registry name and the norms it runs under
+/// given at construction.
+class LabelAttack : public Attack {
+ public:
+  std::string name() const override { return name_; }
+  bool supports_targeted() const override { return false; }
+  std::vector<oracle::Norm> norms() const override { return norms_; }
+  oracle::Feedback feedback() const override { return oracle::Feedback::kLabel; }
+
+ protected:
+  /// name: the registry spec; norms: non-empty.
+  LabelAttack(std::string name, std::vector<oracle::Norm> norms)
+      : name_(std::move(name)), norms_(std::move(norms)) {}
+
+ private:
+  std::string name_;
+  std::vector<oracle::Norm> norms_;
+};
+
 /// Dataset-dependent defaults an attack may need (paper settings differ for MNIST and
 /// CIFAR-10).
 struct AttackContext {

@@ -60,8 +60,8 @@ void BoHardLabelOptions::Validate(const std::string& name) const {
 }
 
 BoHardLabelAttack::BoHardLabelAttack(BoHardLabelOptions options, std::string name)
-    : options_(options), name_(std::move(name)) {
-  options_.Validate(name_);
+    : LabelAttack(std::move(name), {oracle::Norm::kLinf}), options_(options) {
+  options_.Validate(this->name());
 }
 
 AttackResult BoHardLabelAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
@@ -104,7 +104,7 @@ AttackResult BoHardLabelAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
     x.row(x.rows() - 1) = z.transpose();
     y.conservativeResize(y.size() + 1);
     y(y.size() - 1) = r;
-    gp.SetData(x, y);
+    gp.AddObservation(z, r);  // O(N^2) Cholesky row-append, not a refactorisation
     if (x.rows() % options_.fit_every == 0) bo::FitHyperparameters(&gp, fit, rng);
     if (progress) progress(oracle.queries(), oracle.best_objective());
   }

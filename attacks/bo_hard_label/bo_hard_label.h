@@ -41,18 +41,14 @@ std::vector<float> UpsampleSigns(const Eigen::VectorXd& z, int channels, int hei
 /// BO hard-label attack; spec "bo-hl" or "bo-hl:side=S,bo_fraction=F". Label feedback,
 /// L_inf, untargeted only. details: bo_hl_evaluations (BO-stage directions tried),
 /// bo_hl_radius_after_bo (the best radius when RayS' search took over; null if none).
-class BoHardLabelAttack final : public Attack {
+class BoHardLabelAttack final : public LabelAttack {
  public:
   explicit BoHardLabelAttack(BoHardLabelOptions options = {}, std::string name = "bo-hl");
-  std::string name() const override { return name_; }
-  bool supports_targeted() const override { return false; }
-  oracle::Feedback feedback() const override { return oracle::Feedback::kLabel; }
   AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                    const AttackProgress& progress) const override;
 
  private:
   BoHardLabelOptions options_;
-  std::string name_;
 };
 
 }  // namespace advbo::attacks

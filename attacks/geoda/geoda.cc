@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "attacks/simba/simba.h"
+#include "attacks/common/dct.h"
 
 namespace advbo::attacks {
 namespace {
@@ -50,17 +50,21 @@ class Geometry {
   // Eq. 9: the normal estimate at boundary point xb from n probes xb + eta, eta Gaussian
   // (standard deviation `sigma`) on the coefficients of `basis`: sum_i z_i eta_i, z_i = +1 for
   // an adversarial probe and -1 otherwise. [d].
-  std::vector<double> Normal(const std::vector<double>& xb, long n,
-                             const std::vector<std::vector<float>>& basis, double sigma,
-                             bo::Rng& rng) {
+  // The normal estimate at xb from n probes xb + eta, eta with i.i.d. N(0, sigma^2)
+  // coefficients on the lowest DCT frequencies of each channel (rows_h [mh, height], rows_w
+  // [mw, width] from DctRows): sum of sign(adversarial) eta.
+  std::vector<double> Normal(const std::vector<double>& xb, long n, int channels,
+                             const Eigen::MatrixXd& rows_h, const Eigen::MatrixXd& rows_w,
+                             double sigma, bo::Rng& rng) {
     std::normal_distribution<double> g(0.0, sigma);
-    std::vector<double> normal(x0_.size(), 0.0), eta(x0_.size());
+    const Eigen::Index mh = rows_h.rows(), mw = rows_w.rows();
+    std::vector<Eigen::MatrixXd> coef(channels, Eigen::MatrixXd(mh, mw));
+    std::vector<double> normal(x0_.size(), 0.0), eta;
     for (long q = 0; q < n && !done(); ++q) {
-      std::fill(eta.begin(), eta.end(), 0.0);
-      for (const auto& bv : basis) {
-        const double z = g(rng);
-        for (size_t k = 0; k < eta.size(); ++k) eta[k] += z * bv[k];
-      }
+      for (auto& block : coef)  // row by row: the order of the basis-image sum it replaced
+        for (Eigen::Index a = 0; a < mh; ++a)
+          for (Eigen::Index b = 0; b < mw; ++b) block(a, b) = g(rng);
+      InverseDctLowFrequency(coef, rows_h, rows_w, &eta);
       for (size_t k = 0; k < eta.size(); ++k) x_[k] = static_cast<float>(xb[k] + eta[k]);
       const double sign = o_.Query(x_.data(), 1).adversarial[0] ? 1.0 : -1.0;
       for (size_t k = 0; k < eta.size(); ++k) normal[k] += sign * eta[k];
@@ -113,8 +117,8 @@ void GeodaOptions::Validate(const std::string& name) const {
 }
 
 GeodaAttack::GeodaAttack(GeodaOptions options, std::string name)
-    : options_(options), name_(std::move(name)) {
-  options_.Validate(name_);
+    : LabelAttack(std::move(name), {oracle::Norm::kL2, oracle::Norm::kLinf}), options_(options) {
+  options_.Validate(this->name());
 }
 
 AttackResult GeodaAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
@@ -143,18 +147,16 @@ AttackResult GeodaAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
   std::vector<double> xb(d);
   for (size_t k = 0; k < d; ++k) xb[k] = x0[k] + dist * v[k];
   // Probes: Gaussian coefficients on the m x m lowest DCT frequencies of each channel.
-  std::vector<std::vector<float>> basis;
-  for (int ch = 0; ch < c; ++ch)
-    for (int a = 0; a < m; ++a)
-      for (int b = 0; b < m; ++b) DctBasis(c, h, w, ch, a, b, &basis.emplace_back());
+  const Eigen::MatrixXd rows_h = DctRows(h, std::min(m, h)), rows_w = DctRows(w, std::min(m, w));
   const double per_pixel = oracle.pixel_space() == oracle::PixelSpace::k8bit
                                ? std::max(options_.sigma, 1.0 / 255.0)
                                : options_.sigma;
   // A coefficient of standard deviation s moves a pixel by about s * sqrt(|basis| / d).
-  const double coef_sigma = per_pixel * std::sqrt(static_cast<double>(d) / basis.size());
+  const double basis_size = static_cast<double>(c) * rows_h.rows() * rows_w.rows();
+  const double coef_sigma = per_pixel * std::sqrt(static_cast<double>(d) / basis_size);
   const auto alloc = GeodaAllocation(oracle.remaining(), options_.iterations, options_.lambda);
   for (int t = 0; t < options_.iterations && std::isfinite(dist) && !geo.done(); ++t) {
-    v = geo.Normal(xb, alloc[t], basis, coef_sigma, rng);
+    v = geo.Normal(xb, alloc[t], c, rows_h, rows_w, coef_sigma, rng);
     Geometry::Normalise(l2, &v);
     if (Geometry::MaxAbs(v) == 0) continue;
     const double r = geo.Radius(v, dist);

@@ -39,21 +39,14 @@ std::vector<long> GeodaAllocation(long total, int iterations, double lambda);
 
 /// GeoDA; spec "geoda" or "geoda:iterations=T,lambda=L,sigma=S,subspace=K". Label feedback,
 /// L2 and L_inf, untargeted only.
-class GeodaAttack final : public Attack {
+class GeodaAttack final : public LabelAttack {
  public:
   explicit GeodaAttack(GeodaOptions options = {}, std::string name = "geoda");
-  std::string name() const override { return name_; }
-  bool supports_targeted() const override { return false; }
-  std::vector<oracle::Norm> norms() const override {
-    return {oracle::Norm::kL2, oracle::Norm::kLinf};
-  }
-  oracle::Feedback feedback() const override { return oracle::Feedback::kLabel; }
   AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                    const AttackProgress& progress) const override;
 
  private:
   GeodaOptions options_;
-  std::string name_;
 };
 
 }  // namespace advbo::attacks

@@ -165,8 +165,8 @@ void HsjaOptions::Validate(const std::string& name) const {
 }
 
 HsjaAttack::HsjaAttack(HsjaOptions options, std::string name)
-    : options_(options), name_(std::move(name)) {
-  options_.Validate(name_);
+    : LabelAttack(std::move(name), {oracle::Norm::kL2, oracle::Norm::kLinf}), options_(options) {
+  options_.Validate(this->name());
 }
 
 AttackResult HsjaAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,

@@ -41,15 +41,9 @@ struct HsjaOptions {
 
 /// HopSkipJumpAttack; spec "hsja" or "hsja:initial_probes=B,max_probes=M,gamma=G".
 /// Label feedback, L2 and L_inf (the oracle's norm), untargeted only.
-class HsjaAttack final : public Attack {
+class HsjaAttack final : public LabelAttack {
  public:
   explicit HsjaAttack(HsjaOptions options = {}, std::string name = "hsja");
-  std::string name() const override { return name_; }
-  bool supports_targeted() const override { return false; }
-  std::vector<oracle::Norm> norms() const override {
-    return {oracle::Norm::kL2, oracle::Norm::kLinf};
-  }
-  oracle::Feedback feedback() const override { return oracle::Feedback::kLabel; }
   /// Runs until an adversarial query lies inside the eps-ball or the budget is spent.
   /// details: hsja_iterations, hsja_start (query index of the first adversarial start, null
   /// when no noise image was adversarial).
@@ -58,7 +52,6 @@ class HsjaAttack final : public Attack {
 
  private:
   HsjaOptions options_;
-  std::string name_;
 };
 
 }  // namespace advbo::attacks

@@ -58,9 +58,9 @@ double RaySearch::Hierarchical(std::vector<float>* d, double best, const AttackP
 }
 
 RaysAttack::RaysAttack(RaysOptions options, std::string name)
-    : options_(options), name_(std::move(name)) {
+    : LabelAttack(std::move(name), {oracle::Norm::kLinf}), options_(options) {
   if (!(options_.tolerance > 0 && options_.tolerance <= 1))
-    throw std::invalid_argument("attack '" + name_ + "': tolerance must be in (0, 1]");
+    throw std::invalid_argument("attack '" + this->name() + "': tolerance must be in (0, 1]");
 }
 
 AttackResult RaysAttack::Run(oracle::QueryOracle& oracle, bo::Rng& /*rng*/,

@@ -54,19 +54,15 @@ struct RaysOptions {
 };
 
 /// RayS; spec "rays" or "rays:tolerance=T". Label feedback, L_inf, untargeted only.
-class RaysAttack final : public Attack {
+class RaysAttack final : public LabelAttack {
  public:
   explicit RaysAttack(RaysOptions options = {}, std::string name = "rays");
-  std::string name() const override { return name_; }
-  bool supports_targeted() const override { return false; }
-  oracle::Feedback feedback() const override { return oracle::Feedback::kLabel; }
   /// Runs until an adversarial query lies inside the eps-ball or the budget is spent.
   AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                    const AttackProgress& progress) const override;
 
  private:
   RaysOptions options_;
-  std::string name_;
 };
 
 }  // namespace advbo::attacks

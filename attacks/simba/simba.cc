@@ -31,18 +31,6 @@ std::vector<std::array<int, 3>> SimbaOrder(int channels, int height, int width, 
   return order;
 }
 
-void DctBasis(int channels, int height, int width, int c, int u, int v, std::vector<float>* out) {
-  out->assign(static_cast<size_t>(channels) * height * width, 0.0f);
-  const double au = std::sqrt((u == 0 ? 1.0 : 2.0) / height),
-               av = std::sqrt((v == 0 ? 1.0 : 2.0) / width);
-  for (int i = 0; i < height; ++i) {
-    const double ci = au * std::cos(M_PI * (2 * i + 1) * u / (2.0 * height));
-    for (int j = 0; j < width; ++j)
-      (*out)[(static_cast<size_t>(c) * height + i) * width + j] =
-          static_cast<float>(ci * av * std::cos(M_PI * (2 * j + 1) * v / (2.0 * width)));
-  }
-}
-
 SimbaDctAttack::SimbaDctAttack(SimbaOptions options, std::string name)
     : options_(options), name_(std::move(name)) {
   options_.Validate(name_);

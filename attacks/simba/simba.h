@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "attacks/attack.h"
+#include "attacks/common/dct.h"
 
 namespace advbo::attacks {
 
@@ -33,10 +34,6 @@ struct SimbaOptions {
 /// order: the initial x initial block first, then bands of `stride`, each shuffled by `rng`.
 std::vector<std::array<int, 3>> SimbaOrder(int channels, int height, int width, int initial,
                                            int stride, bo::Rng& rng);
-
-/// The orthonormal 2-D DCT-II basis image of coefficient (u, v) in channel c, written into
-/// `out` [channels * height * width] (zero in the other channels); unit L2 norm.
-void DctBasis(int channels, int height, int width, int c, int u, int v, std::vector<float>* out);
 
 /// SimBA-DCT; spec "simba-dct" or "simba-dct:step=S,initial=I,stride=K". Score feedback,
 /// L2 only (queries stay in the L2 ball through the oracle), targeted and untargeted.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 #include "attacks/common/window_refine.h"
 
@@ -25,6 +26,29 @@ void SquareOptions::Validate(const std::string& name) const {
     throw std::invalid_argument("attack '" + name + "': resample must be an integer in [1, 10000]");
 }
 
+void SquareRandomSearch(oracle::QueryOracle& oracle, int resample, std::vector<float> best,
+                        double best_obj, const SquareProposal& propose,
+                        const AttackProgress& progress) {
+  std::vector<float> cand;
+  int best_evals = 1;  // evaluations best_obj is the mean of
+  for (long i = 1; oracle.remaining() > 0 && !oracle.succeeded(); ++i) {
+    propose(i, best, &cand);
+    const double obj = oracle.Query(cand.data(), 1).objective(0);
+    if (best_evals < resample && oracle.remaining() > 0 && !oracle.succeeded()) {
+      // One more evaluation of the incumbent (a fresh draw of the defense's randomness).
+      const double again = oracle.Query(best.data(), 1).objective(0);
+      best_obj = (best_obj * best_evals + again) / (best_evals + 1);
+      ++best_evals;
+    }
+    if (obj > best_obj) {  // loss decreased
+      best_obj = obj;
+      best_evals = 1;
+      best.swap(cand);
+    }
+    if (progress) progress(oracle.queries(), oracle.best_objective());
+  }
+}
+
 SquareAttack::SquareAttack(SquareOptions options, std::string name)
     : options_(options), name_(std::move(name)) {
   options_.Validate(name_);
@@ -40,7 +64,7 @@ AttackResult SquareAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
   std::bernoulli_distribution coin(0.5);
 
   // Vertical stripes: one sign per (channel, column).
-  std::vector<float> best(x0.size()), cand;
+  std::vector<float> best(x0.size());
   for (int ch = 0; ch < c; ++ch)
     for (int col = 0; col < w; ++col) {
       const float s = coin(rng) ? eps : -eps;
@@ -49,29 +73,19 @@ AttackResult SquareAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
         best[k] = x0[k] + s;
       }
     }
-  double best_obj = oracle.Query(best.data(), 1).objective(0);  // best is now clipped
-  int best_evals = 1;  // evaluations best_obj is the mean of
-  const bool resample = options_.resample > 1;
-  for (long i = 1; oracle.remaining() > 0 && !oracle.succeeded(); ++i) {
-    // With resampling an iteration may cost two queries: the schedule follows the queries.
-    const double p = SquareSchedule(options_.p_init, resample ? oracle.queries() : i, n_iters);
-    int s = static_cast<int>(std::lround(std::sqrt(p * h * w)));
-    s = std::clamp(s, 1, std::min(h, w) - 1);
-    ProposeSquareWindow(x0, best, c, h, w, s, eps, rng, &cand);
-    const double obj = oracle.Query(cand.data(), 1).objective(0);
-    if (best_evals < options_.resample && oracle.remaining() > 0 && !oracle.succeeded()) {
-      // One more evaluation of the incumbent (a fresh draw of the defense's randomness).
-      const double again = oracle.Query(best.data(), 1).objective(0);
-      best_obj = (best_obj * best_evals + again) / (best_evals + 1);
-      ++best_evals;
-    }
-    if (obj > best_obj) {  // loss decreased
-      best_obj = obj;
-      best_evals = 1;
-      best.swap(cand);
-    }
-    if (progress) progress(oracle.queries(), oracle.best_objective());
-  }
+  const double best_obj = oracle.Query(best.data(), 1).objective(0);  // best is now clipped
+  SquareRandomSearch(
+      oracle, options_.resample, std::move(best), best_obj,
+      [&](long i, const std::vector<float>& incumbent, std::vector<float>* cand) {
+        // With resampling an iteration may cost two queries: the schedule follows the
+        // queries.
+        const double p =
+            SquareSchedule(options_.p_init, options_.resample > 1 ? oracle.queries() : i, n_iters);
+        const int s =
+            std::clamp(static_cast<int>(std::lround(std::sqrt(p * h * w))), 1, std::min(h, w) - 1);
+        ProposeSquareWindow(x0, incumbent, c, h, w, s, eps, rng, cand);
+      },
+      progress);
   AttackResult r;
   FinishResult(oracle, t0, &r);
   return r;

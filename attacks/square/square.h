@@ -20,6 +20,10 @@
 // (thesis eq. 5.3), so the accept/reject decisions are computed from it exactly.
 #pragma once
 
+#include <functional>
+#include <string>
+#include <vector>
+
 #include "attacks/attack.h"
 
 namespace advbo::attacks {
@@ -40,6 +44,19 @@ struct SquareOptions {
 
 /// The schedule p(i) for iteration i of a run of n_iters iterations (paper Sec. 4 / App.).
 double SquareSchedule(double p_init, long i, long n_iters);
+
+/// Proposes a candidate from the incumbent: (iteration i = 1, 2, ..., incumbent [D],
+/// candidate out [D]).
+using SquareProposal = std::function<void(long, const std::vector<float>&, std::vector<float>*)>;
+
+/// Square Attack's random-search loop (paper Algorithm 1, lines 3-9), shared by the L_inf and
+/// L2 attacks: until success or the budget is spent, propose a candidate from the incumbent
+/// `best` [D] (queried already, objective `best_obj`), query it and keep it if the objective
+/// rises (the loss falls). resample = R > 1: the incumbent's objective is the mean of up to R
+/// evaluations, re-querying it after each candidate until it has R (see above); 1 = the paper.
+void SquareRandomSearch(oracle::QueryOracle& oracle, int resample, std::vector<float> best,
+                        double best_obj, const SquareProposal& propose,
+                        const AttackProgress& progress);
 
 /// Square Attack; spec "square" or "square:p_init=P,resample=R" (P in (0, 1], R an integer
 /// in [1, 10000]). Throws std::invalid_argument on options out of range.

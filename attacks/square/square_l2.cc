@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "attacks/square/square.h"
 
@@ -120,25 +122,22 @@ AttackResult SquareL2Attack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
   const std::vector<float>& x0 = oracle.clean();
   const int c = oracle.model().channels(), h = oracle.model().height(), w = oracle.model().width();
   const double eps = oracle.epsilon();
-  std::vector<float> nu = InitialPerturbation(c, h, w, eps, rng), best(x0.size()), cand;
+  std::vector<float> nu = InitialPerturbation(c, h, w, eps, rng), best(x0.size());
   for (size_t k = 0; k < x0.size(); ++k) best[k] = x0[k] + nu[k];
-  double best_obj = oracle.Query(best.data(), 1).objective(0);  // projected in place
+  const double best_obj = oracle.Query(best.data(), 1).objective(0);  // projected in place
   const long n_iters = oracle.budget();
-  for (long it = 1; oracle.remaining() > 0 && !oracle.succeeded(); ++it) {
-    const double p = SquareSchedule(p_init_, it, n_iters);
-    const int s = std::clamp(static_cast<int>(std::lround(std::sqrt(p * h * w))), 3,
-                             std::max(1, std::min(h, w) - 1));
-    for (size_t k = 0; k < x0.size(); ++k) nu[k] = best[k] - x0[k];
-    MoveMass(c, h, w, s, eps, rng, &nu);
-    cand.resize(x0.size());
-    for (size_t k = 0; k < x0.size(); ++k) cand[k] = x0[k] + nu[k];
-    const double obj = oracle.Query(cand.data(), 1).objective(0);
-    if (obj > best_obj) {
-      best_obj = obj;
-      best.swap(cand);
-    }
-    if (progress) progress(oracle.queries(), oracle.best_objective());
-  }
+  SquareRandomSearch(
+      oracle, 1, std::move(best), best_obj,
+      [&](long it, const std::vector<float>& incumbent, std::vector<float>* cand) {
+        const double p = SquareSchedule(p_init_, it, n_iters);
+        const int s = std::clamp(static_cast<int>(std::lround(std::sqrt(p * h * w))), 3,
+                                 std::max(1, std::min(h, w) - 1));
+        for (size_t k = 0; k < x0.size(); ++k) nu[k] = incumbent[k] - x0[k];
+        MoveMass(c, h, w, s, eps, rng, &nu);
+        cand->resize(x0.size());
+        for (size_t k = 0; k < x0.size(); ++k) (*cand)[k] = x0[k] + nu[k];
+      },
+      progress);
   AttackResult r;
   FinishResult(oracle, t0, &r);
   return r;

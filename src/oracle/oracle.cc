@@ -419,52 +419,43 @@ QueryResult QueryOracle::QueryBatch(float* images, int n) {
       if (r.rejected[b]) r.success[b] = false;
   }
   r.adversarial = r.success;
-  if (feedback_type_ == Feedback::kLabel) {
-    if (feedback_) feedback_(r);  // the defender's payoff needs the scores
-    ApplyLabelFeedback(images, n, &r);
-    return r;
-  }
-  for (int b = 0; b < n; ++b) {
-    const long index = ++queries_;
-    if (observer_) observer_(images + b * d, index);
-    const double y = r.objective(b);
-    if (y > best_objective_) {
-      best_objective_ = y;
-      best_image_.assign(images + b * d, images + (b + 1) * d);
-      best_log_probs_ = r.log_probs.row(b);
-    }
-    if (r.success[b] && first_success_ < 0 && record_success_) {
-      first_success_ = index;
-      success_image_.assign(images + b * d, images + (b + 1) * d);
-      success_log_probs_ = r.log_probs.row(b);
-    }
-  }
-  if (feedback_) feedback_(per_sample ? *per_sample : r);
+  const bool label = feedback_type_ == Feedback::kLabel;
+  // A game defender's payoff needs the scores, which label feedback hides below.
+  if (label && feedback_) feedback_(per_sample ? *per_sample : r);
+  for (int b = 0; b < n; ++b) TrackQuery(images + b * d, b, &r);
+  if (label)
+    r.log_probs.resize(n, 0);  // the label, nothing more
+  else if (feedback_)
+    feedback_(per_sample ? *per_sample : r);
   return r;
 }
 
-void QueryOracle::ApplyLabelFeedback(const float* images, int n, QueryResult* r) {
+void QueryOracle::TrackQuery(const float* x, int b, QueryResult* r) {
   const size_t d = clean_.size();
-  for (int b = 0; b < n; ++b) {
-    const long index = ++queries_;
-    const float* x = images + b * d;
-    if (observer_) observer_(x, index);
+  const long index = ++queries_;
+  if (observer_) observer_(x, index);
+  const bool label = feedback_type_ == Feedback::kLabel;
+  if (label) {
     const bool adversarial = r->adversarial[b];
     const double dist = DistanceToClean(x);
     r->success[b] = adversarial && dist <= epsilon_;
-    r->objective(b) = adversarial ? 1.0 : -1.0;  // the label, nothing more
+    r->objective(b) = adversarial ? 1.0 : -1.0;
     if (adversarial && dist < best_distance_) {
       best_distance_ = dist;
       best_objective_ = -dist;
       best_image_.assign(x, x + d);
       distance_trace_.push_back({index, dist});
     }
-    if (r->success[b] && first_success_ < 0) {
-      first_success_ = index;
-      success_image_.assign(x, x + d);
-    }
+  } else if (r->objective(b) > best_objective_) {
+    best_objective_ = r->objective(b);
+    best_image_.assign(x, x + d);
+    best_log_probs_ = r->log_probs.row(b);
   }
-  r->log_probs.resize(n, 0);
+  if (r->success[b] && first_success_ < 0 && (label || record_success_)) {
+    first_success_ = index;
+    success_image_.assign(x, x + d);
+    if (!label) success_log_probs_ = r->log_probs.row(b);
+  }
 }
 
 }  // namespace advbo::oracle

@@ -344,8 +344,10 @@ class QueryOracle {
   void ProjectImpl(float* images, int n, bool ball) const;
   // L2: one image into the ball intersected with [0, 1] (and onto the grid in 8-bit mode).
   void ProjectL2(float* x) const;
-  // Label feedback: success only inside the ball, best = closest adversarial, scores hidden.
-  void ApplyLabelFeedback(const float* images, int n, QueryResult* r);
+  // Counts query b of a batch (image x) and updates the best / first-success tracking.
+  // Label feedback: success only inside the ball, best = the closest adversarial query, the
+  // objective replaced by +-1 (the caller hides the scores). Scores: best = highest objective.
+  void TrackQuery(const float* x, int b, QueryResult* r);
 };
 
 }  // namespace advbo::oracle

@@ -5,12 +5,14 @@
 
 #include <array>
 #include <cmath>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "attacks/attack.h"
 #include "attacks/bo_hard_label/bo_hard_label.h"
+#include "attacks/common/dct.h"
 #include "attacks/geoda/geoda.h"
 #include "attacks/signhunter/signhunter.h"
 #include "attacks/simba/simba.h"
@@ -215,6 +217,27 @@ TEST(SimbaDct, BasisIsOrthonormalAndTheOrderCoversItLowFrequenciesFirst) {
     const int band = std::max(order[k][1], order[k][2]);
     EXPECT_EQ(band < 2, k < 3u * 4) << k;  // the 2 x 2 block of 3 channels comes first
   }
+}
+
+// GeoDA's probes: the separable inverse DCT of a low-frequency block equals the sum of the
+// DCT basis images weighted by the coefficients (non-square image, mh != mw).
+TEST(Dct, InverseLowFrequencyIsTheWeightedSumOfBasisImages) {
+  const int c = 2, h = 7, w = 6, mh = 3, mw = 4;
+  bo::Rng rng(5);
+  std::normal_distribution<double> g(0.0, 1.0);
+  std::vector<Eigen::MatrixXd> coef(c, Eigen::MatrixXd(mh, mw));
+  std::vector<double> sum(static_cast<size_t>(c) * h * w, 0.0), fast;
+  std::vector<float> basis;
+  for (int ch = 0; ch < c; ++ch)
+    for (int u = 0; u < mh; ++u)
+      for (int v = 0; v < mw; ++v) {
+        coef[ch](u, v) = g(rng);
+        DctBasis(c, h, w, ch, u, v, &basis);
+        for (size_t k = 0; k < sum.size(); ++k) sum[k] += coef[ch](u, v) * basis[k];
+      }
+  InverseDctLowFrequency(coef, DctRows(h, mh), DctRows(w, mw), &fast);
+  ASSERT_EQ(fast.size(), sum.size());
+  for (size_t k = 0; k < sum.size(); ++k) EXPECT_NEAR(fast[k], sum[k], 1e-5) << k;
 }
 
 // Square-L2's meta-pattern: unit L2 norm, the lower half the negated upper bump (for even s),
