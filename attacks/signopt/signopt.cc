@@ -62,6 +62,14 @@ class BoundarySearch {
   std::vector<float> x_;
 };
 
+// g(theta - step grad) if it is below g (the step's direction left in *t), else +inf.
+double TryStep(BoundarySearch* search, const Dir& theta, const Dir& grad, double step, double g,
+               Dir* t) {
+  for (size_t k = 0; k < theta.size(); ++k) (*t)[k] = theta[k] - step * grad[k];
+  BoundarySearch::Normalise(t);
+  return search->Below(*t, g);
+}
+
 }  // namespace
 
 void SignOptOptions::Validate(const std::string& name) const {
@@ -74,8 +82,8 @@ void SignOptOptions::Validate(const std::string& name) const {
 }
 
 SignOptAttack::SignOptAttack(SignOptOptions options, std::string name)
-    : options_(options), name_(std::move(name)) {
-  options_.Validate(name_);
+    : LabelAttack(std::move(name), {oracle::Norm::kL2, oracle::Norm::kLinf}), options_(options) {
+  options_.Validate(this->name());
 }
 
 AttackResult SignOptAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
@@ -96,7 +104,7 @@ AttackResult SignOptAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
     const double r = search.Below(t, std::isfinite(g) ? g : far);
     if (r < g) g = r, theta = t;
   }
-  double alpha = options_.alpha;
+  double alpha = options_.alpha, h_scale = 1.0;
   long iterations = 0;
   while (std::isfinite(g) && !search.done()) {
     ++iterations;
@@ -106,30 +114,30 @@ AttackResult SignOptAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
       for (auto& v : u) v = gauss(rng), un += v * v;
       for (auto& v : u) v /= std::sqrt(un), umax = std::max(umax, std::abs(v));
       const double h = oracle.pixel_space() == oracle::PixelSpace::k8bit
-                           ? std::max(options_.h, 2.0 / (255.0 * g * umax))
-                           : options_.h;
+                           ? std::max(options_.h * h_scale, 2.0 / (255.0 * g * umax))
+                           : options_.h * h_scale;
       for (size_t k = 0; k < d; ++k) t[k] = theta[k] + h * u[k];
       search.Normalise(&t);
       const double sign = search.Adversarial(t, g) ? -1.0 : 1.0;
       for (size_t k = 0; k < d; ++k) grad[k] += sign * u[k];
     }
-    // Line search on alpha: halve until theta - alpha grad improves, double while it does.
+    // Line search on alpha (the schedule of the paper's code): double alpha while
+    // theta - alpha grad keeps improving g; if the first step does not improve, shrink alpha
+    // by 4 until one does. A step size that has fallen below 1e-4 is restarted at 1 with a
+    // probe step h ten times smaller.
     bool improved = false;
-    for (int tries = 0; tries < 5 && !search.done(); ++tries) {
-      for (size_t k = 0; k < d; ++k) t[k] = theta[k] - alpha * grad[k] / options_.probes;
-      search.Normalise(&t);
-      const double r = search.Below(t, g);
-      if (r < g) {
-        g = r, theta = t, improved = true;
-        alpha *= 2;
-      } else if (improved) {
-        alpha /= 2;
-        break;
-      } else {
-        alpha /= 2;
-      }
+    for (int tries = 0; tries < 15 && !search.done(); ++tries) {
+      const double r = TryStep(&search, theta, grad, alpha / options_.probes, g, &t);
+      alpha *= 2;
+      if (!(r < g)) break;
+      g = r, theta = t, improved = true;
     }
-    if (!improved && alpha < 1e-4) alpha = options_.alpha;  // restart the step size
+    for (int tries = 0; !improved && tries < 15 && !search.done(); ++tries) {
+      alpha /= 4;
+      const double r = TryStep(&search, theta, grad, alpha / options_.probes, g, &t);
+      if (r < g) g = r, theta = t, improved = true;
+    }
+    if (alpha < 1e-4) alpha = 1.0, h_scale *= 0.1;
     if (progress) progress(oracle.queries(), oracle.best_objective());
   }
   AttackResult r;

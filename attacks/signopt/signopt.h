@@ -9,8 +9,10 @@
 //   step:   the sign gradient estimate (eq. 5) g^ = 1/Q sum_q sign(g(theta + h u_q) -
 //           g(theta)) u_q, each sign from ONE query: is x0 + g(theta) (theta + h u_q)/|.|
 //           adversarial (the distance would shrink: -1) or not (+1);
-//   update: theta' = theta - alpha g^ with a line search on alpha (doubled while it
-//           improves, halved until it does, up to 5 times); g(theta') by a binary search
+//   update: theta' = theta - alpha g^ with the line search of the paper's code: alpha
+//           doubled while g keeps falling (up to 15 times), else divided by 4 until it falls
+//           (up to 15 times); an alpha below 1e-4 restarts at 1 with h ten times smaller;
+//           g(theta') by a binary search
 //           below the current g (one query first: no improvement if x0 + g theta' is not
 //           adversarial), to a relative tolerance of 1e-3.
 // The run stops at the first adversarial query inside the eps-ball or when the budget is spent.
@@ -34,21 +36,14 @@ struct SignOptOptions {
 
 /// Sign-OPT; spec "sign-opt" or "sign-opt:probes=Q,h=H,alpha=A". Label feedback, L2 and
 /// L_inf (the oracle's norm), untargeted only.
-class SignOptAttack final : public Attack {
+class SignOptAttack final : public LabelAttack {
  public:
   explicit SignOptAttack(SignOptOptions options = {}, std::string name = "sign-opt");
-  std::string name() const override { return name_; }
-  bool supports_targeted() const override { return false; }
-  std::vector<oracle::Norm> norms() const override {
-    return {oracle::Norm::kL2, oracle::Norm::kLinf};
-  }
-  oracle::Feedback feedback() const override { return oracle::Feedback::kLabel; }
   AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                    const AttackProgress& progress) const override;
 
  private:
   SignOptOptions options_;
-  std::string name_;
 };
 
 }  // namespace advbo::attacks
