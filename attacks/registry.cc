@@ -1,6 +1,11 @@
 // The attack registry: names and specs accepted by MakeAttack (attacks/attack.h).
+#include <algorithm>
 #include <cmath>
+#include <functional>
+#include <memory>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "attacks/adaptive/adaptive.h"
 #include "attacks/attack.h"
@@ -35,178 +40,141 @@ std::vector<std::string> AttackNames() {
 
 namespace {
 
-// Score-based attacks with settings ("square:p_init=0.3"); nullptr when `base` is none of them.
-std::unique_ptr<Attack> ScoreAttackWithSettings(const std::string& base, const std::string& name,
-                                                size_t colon, bool mnist) {
+// One key of an attack's settings spec ("square:p_init=0.3,resample=4") and how its value is
+// validated and stored into the options struct O.
+template <class O>
+struct Setting {
+  const char* key;
+  std::function<void(O*, const std::string& spec, double v)> store;
+};
+
+// A real-valued setting, validated by the options' own Validate.
+template <class O>
+Setting<O> Real(const char* key, double O::*field) {
+  return {key, [field](O* o, const std::string&, double v) { o->*field = v; }};
+}
+
+// An integer setting in [lo, hi] (SettingInteger's message otherwise).
+template <class O>
+Setting<O> Integer(const char* key, int O::*field, int lo, int hi) {
+  return {key, [key, field, lo, hi](O* o, const std::string& spec, double v) {
+            o->*field = SettingInteger(spec, key, v, lo, hi);
+          }};
+}
+
+// A real setting in [lo, hi] (SettingInRange's message otherwise).
+template <class O>
+Setting<O> InRange(const char* key, double O::*field, double lo, double hi) {
+  return {key, [key, field, lo, hi](O* o, const std::string& spec, double v) {
+            o->*field = SettingInRange(spec, key, v, lo, hi);
+          }};
+}
+
+// `defaults` with the settings of spec `name` (after its colon) applied; an unknown key is an
+// std::invalid_argument naming the spec and the keys `base` takes.
+template <class O>
+O ParseOptions(const std::string& base, const std::string& name, size_t colon, O defaults,
+               const std::vector<Setting<O>>& table) {
+  for (const auto& [key, v] : ParseAttackSettings(name, name.substr(colon + 1))) {
+    const auto it = std::find_if(table.begin(), table.end(),
+                                 [&key = key](const Setting<O>& s) { return key == s.key; });
+    if (it == table.end()) {
+      std::string keys;
+      for (const auto& s : table) keys += (keys.empty() ? "" : ", ") + std::string(s.key);
+      throw std::invalid_argument("attack '" + name + "': unknown setting '" + key + "' (" + base +
+                                  " takes " + keys + ")");
+    }
+    it->store(&defaults, name, v);
+  }
+  return defaults;
+}
+
+// Square-L2's only setting.
+struct SquareL2Settings {
+  double p_init = 0.1;
+};
+
+// The attacks that take settings except BOS^2 ("nes:samples=20"); nullptr when `base` is
+// none of them.
+std::unique_ptr<Attack> AttackWithSettings(const std::string& base, const std::string& name,
+                                           size_t colon, bool mnist) {
+  using O1 = SquareOptions;
   if (base == "square") {
-    SquareOptions o;
+    O1 o;
     o.p_init = mnist ? 0.8 : 0.05;
-    for (const auto& [key, v] : ParseAttackSettings(name, name.substr(colon + 1))) {
-      if (key == "p_init") {
-        o.p_init = v;
-      } else if (key == "resample") {
-        o.resample = SettingInteger(name, key, v, 1, 10000);
-      } else {
-        throw std::invalid_argument("attack '" + name + "': unknown setting '" + key +
-                                    "' (square takes p_init, resample)");
-      }
-    }
-    return std::make_unique<SquareAttack>(o, name);
+    return std::make_unique<SquareAttack>(
+        ParseOptions(base, name, colon, o,
+                     {Real("p_init", &O1::p_init), Integer("resample", &O1::resample, 1, 10000)}),
+        name);
   }
-  if (base == "nes") {
-    NesOptions o;
-    for (const auto& [key, v] : ParseAttackSettings(name, name.substr(colon + 1))) {
-      if (key == "samples") {
-        o.samples = SettingInteger(name, key, v, 1, 100000);
-      } else if (key == "sigma") {
-        o.sigma = v;
-      } else if (key == "lr_ratio") {
-        o.lr_ratio = v;
-      } else {
-        throw std::invalid_argument("attack '" + name + "': unknown setting '" + key +
-                                    "' (nes takes samples, sigma, lr_ratio)");
-      }
-    }
-    return std::make_unique<NesAttack>(o, name);
-  }
-  if (base == "bandits") {
-    BanditsOptions o;
-    for (const auto& [key, v] : ParseAttackSettings(name, name.substr(colon + 1))) {
-      if (key == "exploration") {
-        o.exploration = v;
-      } else if (key == "fd_eta") {
-        o.fd_eta = v;
-      } else if (key == "online_lr") {
-        o.online_lr = v;
-      } else if (key == "lr_ratio") {
-        o.lr_ratio = v;
-      } else if (key == "tile") {
-        o.tile = SettingInteger(name, key, v, 1, 4096);
-      } else {
-        throw std::invalid_argument(
-            "attack '" + name + "': unknown setting '" + key +
-            "' (bandits takes exploration, fd_eta, online_lr, lr_ratio, tile)");
-      }
-    }
-    return std::make_unique<BanditsAttack>(o, name);
-  }
+  using O2 = NesOptions;
+  if (base == "nes")
+    return std::make_unique<NesAttack>(
+        ParseOptions(base, name, colon, O2{},
+                     {Integer("samples", &O2::samples, 1, 100000), Real("sigma", &O2::sigma),
+                      Real("lr_ratio", &O2::lr_ratio)}),
+        name);
+  using O3 = BanditsOptions;
+  if (base == "bandits")
+    return std::make_unique<BanditsAttack>(
+        ParseOptions(base, name, colon, O3{},
+                     {Real("exploration", &O3::exploration), Real("fd_eta", &O3::fd_eta),
+                      Real("online_lr", &O3::online_lr), Real("lr_ratio", &O3::lr_ratio),
+                      Integer("tile", &O3::tile, 1, 4096)}),
+        name);
+  if (base == "square-l2")
+    return std::make_unique<SquareL2Attack>(
+        ParseOptions(base, name, colon, SquareL2Settings{},
+                     {Real("p_init", &SquareL2Settings::p_init)})
+            .p_init,
+        name);
+  using O4 = SimbaOptions;
+  if (base == "simba-dct")
+    return std::make_unique<SimbaDctAttack>(
+        ParseOptions(base, name, colon, O4{},
+                     {Real("step", &O4::step), Integer("initial", &O4::initial, 1, 4096),
+                      Integer("stride", &O4::stride, 1, 4096)}),
+        name);
   return nullptr;
 }
 
-// L2 attacks with settings ("simba-dct:step=0.1"); nullptr when `base` is none of them.
-std::unique_ptr<Attack> L2AttackWithSettings(const std::string& base, const std::string& name,
-                                             size_t colon) {
-  if (base == "square-l2") {
-    double p_init = 0.1;
-    for (const auto& [key, v] : ParseAttackSettings(name, name.substr(colon + 1))) {
-      if (key != "p_init")
-        throw std::invalid_argument("attack '" + name + "': unknown setting '" + key +
-                                    "' (square-l2 takes p_init)");
-      p_init = v;
-    }
-    return std::make_unique<SquareL2Attack>(p_init, name);
-  }
-  if (base == "simba-dct") {
-    SimbaOptions o;
-    for (const auto& [key, v] : ParseAttackSettings(name, name.substr(colon + 1))) {
-      if (key == "step") {
-        o.step = v;
-      } else if (key == "initial") {
-        o.initial = SettingInteger(name, key, v, 1, 4096);
-      } else if (key == "stride") {
-        o.stride = SettingInteger(name, key, v, 1, 4096);
-      } else {
-        throw std::invalid_argument("attack '" + name + "': unknown setting '" + key +
-                                    "' (simba-dct takes step, initial, stride)");
-      }
-    }
-    return std::make_unique<SimbaDctAttack>(o, name);
-  }
-  return nullptr;
-}
-
-// Hard-label attacks with settings ("rays:tolerance=0.01"); nullptr when `base` is none.
+// The hard-label attacks with settings ("rays:tolerance=0.01"); nullptr when `base` is none.
 std::unique_ptr<Attack> LabelAttackWithSettings(const std::string& base, const std::string& name,
                                                 size_t colon) {
-  if (base == "rays") {
-    RaysOptions o;
-    for (const auto& [key, v] : ParseAttackSettings(name, name.substr(colon + 1))) {
-      if (key != "tolerance")
-        throw std::invalid_argument("attack '" + name + "': unknown setting '" + key +
-                                    "' (rays takes tolerance)");
-      o.tolerance = v;
-    }
-    return std::make_unique<RaysAttack>(o, name);
-  }
-  if (base == "hsja") {
-    HsjaOptions o;
-    for (const auto& [key, v] : ParseAttackSettings(name, name.substr(colon + 1))) {
-      if (key == "initial_probes") {
-        o.initial_probes = SettingInteger(name, key, v, 1, 100000);
-      } else if (key == "max_probes") {
-        o.max_probes = SettingInteger(name, key, v, 1, 1000000);
-      } else if (key == "gamma") {
-        o.gamma = v;
-      } else {
-        throw std::invalid_argument("attack '" + name + "': unknown setting '" + key +
-                                    "' (hsja takes initial_probes, max_probes, gamma)");
-      }
-    }
-    return std::make_unique<HsjaAttack>(o, name);
-  }
-  if (base == "sign-opt") {
-    SignOptOptions o;
-    for (const auto& [key, v] : ParseAttackSettings(name, name.substr(colon + 1))) {
-      if (key == "probes") {
-        o.probes = SettingInteger(name, key, v, 1, 100000);
-      } else if (key == "h") {
-        o.h = v;
-      } else if (key == "alpha") {
-        o.alpha = v;
-      } else {
-        throw std::invalid_argument("attack '" + name + "': unknown setting '" + key +
-                                    "' (sign-opt takes probes, h, alpha)");
-      }
-    }
-    return std::make_unique<SignOptAttack>(o, name);
-  }
-  if (base == "bo-hl") {
-    BoHardLabelOptions o;
-    for (const auto& [key, v] : ParseAttackSettings(name, name.substr(colon + 1))) {
-      if (key == "side") {
-        o.side = SettingInteger(name, key, v, 1, 64);
-      } else if (key == "bo_fraction") {
-        o.bo_fraction = SettingInRange(name, key, v, 0, 1);
-      } else {
-        throw std::invalid_argument("attack '" + name + "': unknown setting '" + key +
-                                    "' (bo-hl takes side, bo_fraction)");
-      }
-    }
-    return std::make_unique<BoHardLabelAttack>(o, name);
-  }
+  if (base == "rays")
+    return std::make_unique<RaysAttack>(ParseOptions(base, name, colon, RaysOptions{},
+                                                     {Real("tolerance", &RaysOptions::tolerance)}),
+                                        name);
+  using O1 = HsjaOptions;
+  if (base == "hsja")
+    return std::make_unique<HsjaAttack>(
+        ParseOptions(
+            base, name, colon, O1{},
+            {Integer("initial_probes", &O1::initial_probes, 1, 100000),
+             Integer("max_probes", &O1::max_probes, 1, 1000000), Real("gamma", &O1::gamma)}),
+        name);
+  using O2 = SignOptOptions;
+  if (base == "sign-opt")
+    return std::make_unique<SignOptAttack>(
+        ParseOptions(base, name, colon, O2{},
+                     {Integer("probes", &O2::probes, 1, 100000), Real("h", &O2::h),
+                      Real("alpha", &O2::alpha)}),
+        name);
+  using O3 = BoHardLabelOptions;
+  if (base == "bo-hl")
+    return std::make_unique<BoHardLabelAttack>(
+        ParseOptions(
+            base, name, colon, O3{},
+            {Integer("side", &O3::side, 1, 64), InRange("bo_fraction", &O3::bo_fraction, 0, 1)}),
+        name);
+  using O4 = GeodaOptions;
+  if (base == "geoda")
+    return std::make_unique<GeodaAttack>(
+        ParseOptions(base, name, colon, O4{},
+                     {Integer("iterations", &O4::iterations, 1, 10000), Real("lambda", &O4::lambda),
+                      Real("sigma", &O4::sigma), Integer("subspace", &O4::subspace, 1, 4096)}),
+        name);
   return nullptr;
-}
-
-// GeoDA with settings ("geoda:iterations=20"); nullptr when `base` is not "geoda".
-std::unique_ptr<Attack> GeodaWithSettings(const std::string& base, const std::string& name,
-                                          size_t colon) {
-  if (base != "geoda") return nullptr;
-  GeodaOptions o;
-  for (const auto& [key, v] : ParseAttackSettings(name, name.substr(colon + 1))) {
-    if (key == "iterations") {
-      o.iterations = SettingInteger(name, key, v, 1, 10000);
-    } else if (key == "lambda") {
-      o.lambda = v;
-    } else if (key == "sigma") {
-      o.sigma = v;
-    } else if (key == "subspace") {
-      o.subspace = SettingInteger(name, key, v, 1, 4096);
-    } else {
-      throw std::invalid_argument("attack '" + name + "': unknown setting '" + key +
-                                  "' (geoda takes iterations, lambda, sigma, subspace)");
-    }
-  }
-  return std::make_unique<GeodaAttack>(o, name);
 }
 
 }  // namespace
@@ -220,10 +188,8 @@ std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext&
   const auto colon = name.find(':');
   if (colon != std::string::npos) {
     const std::string base = name.substr(0, colon);
-    if (auto a = ScoreAttackWithSettings(base, name, colon, mnist)) return a;
-    if (auto a = L2AttackWithSettings(base, name, colon)) return a;
+    if (auto a = AttackWithSettings(base, name, colon, mnist)) return a;
     if (auto a = LabelAttackWithSettings(base, name, colon)) return a;
-    if (auto a = GeodaWithSettings(base, name, colon)) return a;
     if (base != "bos2" && base != "bos2-nostop")
       throw std::invalid_argument("attack '" + base + "' takes no settings ('" + name + "')");
     Bos2Options o = Bos2Attack::OptionsFor(ctx, base == "bos2");
