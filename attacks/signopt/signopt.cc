@@ -62,6 +62,12 @@ class BoundarySearch {
   std::vector<float> x_;
 };
 
+double MaxAbs(const Dir& v) {
+  double m = 0;
+  for (double x : v) m = std::max(m, std::abs(x));
+  return m;
+}
+
 // g(theta - step grad) if it is below g (the step's direction left in *t), else +inf.
 double TryStep(BoundarySearch* search, const Dir& theta, const Dir& grad, double step, double g,
                Dir* t) {
@@ -104,6 +110,7 @@ AttackResult SignOptAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
     const double r = search.Below(t, std::isfinite(g) ? g : far);
     if (r < g) g = r, theta = t;
   }
+  const bool grid = oracle.pixel_space() == oracle::PixelSpace::k8bit;
   double alpha = options_.alpha, h_scale = 1.0;
   long iterations = 0;
   while (std::isfinite(g) && !search.done()) {
@@ -113,9 +120,8 @@ AttackResult SignOptAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
       double umax = 0, un = 0;
       for (auto& v : u) v = gauss(rng), un += v * v;
       for (auto& v : u) v /= std::sqrt(un), umax = std::max(umax, std::abs(v));
-      const double h = oracle.pixel_space() == oracle::PixelSpace::k8bit
-                           ? std::max(options_.h * h_scale, 2.0 / (255.0 * g * umax))
-                           : options_.h * h_scale;
+      const double h =
+          grid ? std::max(options_.h * h_scale, 2.0 / (255.0 * g * umax)) : options_.h * h_scale;
       for (size_t k = 0; k < d; ++k) t[k] = theta[k] + h * u[k];
       search.Normalise(&t);
       const double sign = search.Adversarial(t, g) ? -1.0 : 1.0;
@@ -132,12 +138,20 @@ AttackResult SignOptAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
       if (!(r < g)) break;
       g = r, theta = t, improved = true;
     }
+    // 8-bit queries: a step that moves no pixel by half a grid step queries the same image
+    // again, so the shrinking stops there (and alpha restarts as below).
+    const double grad_max = MaxAbs(grad) / options_.probes;
+    bool invisible = false;
     for (int tries = 0; !improved && tries < 15 && !search.done(); ++tries) {
       alpha /= 4;
+      if (grid && g * alpha * grad_max < 0.5 / 255.0) {
+        invisible = true;
+        break;
+      }
       const double r = TryStep(&search, theta, grad, alpha / options_.probes, g, &t);
       if (r < g) g = r, theta = t, improved = true;
     }
-    if (alpha < 1e-4) alpha = 1.0, h_scale *= 0.1;
+    if (alpha < 1e-4 || invisible) alpha = 1.0, h_scale *= 0.1;
     if (progress) progress(oracle.queries(), oracle.best_objective());
   }
   AttackResult r;
