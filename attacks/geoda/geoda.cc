@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attacks/common/dct.h"
+#include "attacks/common/ray.h"
 
 namespace advbo::attacks {
 namespace {
@@ -16,16 +17,12 @@ namespace {
 // Queries of one GeoDA instance: adversarial checks along rays and probes around x_B.
 class Geometry {
  public:
-  explicit Geometry(oracle::QueryOracle& o) : o_(o), x0_(o.clean()), x_(x0_.size()) {}
+  explicit Geometry(oracle::QueryOracle& o) : o_(o), probe_(o), x0_(o.clean()), x_(x0_.size()) {}
 
-  bool done() const { return o_.remaining() <= 0 || o_.succeeded(); }
+  bool done() const { return probe_.done(); }
 
   // Whether x0 + r v is adversarial (one query).
-  bool Along(const std::vector<double>& v, double r) {
-    if (o_.remaining() <= 0) return false;
-    for (size_t k = 0; k < x0_.size(); ++k) x_[k] = static_cast<float>(x0_[k] + r * v[k]);
-    return o_.Query(x_.data(), 1).adversarial[0];
-  }
+  bool Along(const std::vector<double>& v, double r) { return probe_.Adversarial(v, r); }
 
   // The smallest adversarial radius along v: checked at `guess`, expanded x1.5 (up to 10
   // times) until adversarial, then bisected to a relative 1e-3 (one grid step at 8 bits).
@@ -40,11 +37,7 @@ class Geometry {
     const double tol = std::max(hi * 1e-3, o_.pixel_space() == oracle::PixelSpace::k8bit
                                                ? 1.0 / 255.0 / std::max(MaxAbs(v), 1e-12)
                                                : 0.0);
-    while (hi - lo > tol && !done()) {
-      const double mid = (lo + hi) / 2;
-      (Along(v, mid) ? hi : lo) = mid;
-    }
-    return hi;
+    return probe_.Bisect(v, lo, hi, tol);
   }
 
   // Eq. 9: the normal estimate at boundary point xb from n probes xb + eta, eta Gaussian
@@ -89,6 +82,7 @@ class Geometry {
 
  private:
   oracle::QueryOracle& o_;
+  RayProbe probe_;
   const std::vector<float>& x0_;
   std::vector<float> x_;
 };

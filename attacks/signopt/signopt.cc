@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "attacks/common/ray.h"
+
 namespace advbo::attacks {
 namespace {
 
@@ -16,13 +18,9 @@ using Dir = std::vector<double>;
 class BoundarySearch {
  public:
   explicit BoundarySearch(oracle::QueryOracle& o)
-      : o_(o),
-        x0_(o.clean()),
-        norm_(o.norm()),
-        grid_(o.pixel_space() == oracle::PixelSpace::k8bit),
-        x_(x0_.size()) {}
+      : probe_(o), norm_(o.norm()), grid_(o.pixel_space() == oracle::PixelSpace::k8bit) {}
 
-  bool done() const { return o_.remaining() <= 0 || o_.succeeded(); }
+  bool done() const { return probe_.done(); }
 
   // theta scaled to unit L2 length (the paper's parametrisation, whatever the norm).
   static void Normalise(Dir* t) {
@@ -33,33 +31,27 @@ class BoundarySearch {
 
   // Whether the point at distance r (the oracle's norm) along direction t is adversarial;
   // one query.
-  bool Adversarial(const Dir& t, double r) {
-    if (o_.remaining() <= 0) return false;
-    double n = 0;
-    for (double v : t) n = norm_ == oracle::Norm::kL2 ? n + v * v : std::max(n, std::abs(v));
-    const double scale = r / std::max(norm_ == oracle::Norm::kL2 ? std::sqrt(n) : n, 1e-30);
-    for (size_t k = 0; k < x0_.size(); ++k) x_[k] = static_cast<float>(x0_[k] + scale * t[k]);
-    return o_.Query(x_.data(), 1).adversarial[0];
-  }
+  bool Adversarial(const Dir& t, double r) { return probe_.Adversarial(t, r, Length(t)); }
 
   // g(theta) if below `bound` (binary search on [0, bound]), else +inf.
   double Below(const Dir& t, double bound) {
-    if (!Adversarial(t, bound)) return std::numeric_limits<double>::infinity();
-    double lo = 0, hi = bound;
+    const double length = Length(t);
+    if (!probe_.Adversarial(t, bound, length)) return std::numeric_limits<double>::infinity();
     const double tol = std::max(bound * 1e-3, grid_ ? 1.0 / 255.0 : 0.0);
-    while (hi - lo > tol && !done()) {
-      const double mid = (lo + hi) / 2;
-      (Adversarial(t, mid) ? hi : lo) = mid;
-    }
-    return hi;
+    return probe_.Bisect(t, 0, bound, tol, length);
   }
 
  private:
-  oracle::QueryOracle& o_;
-  const std::vector<float>& x0_;
+  // |t| in the oracle's norm (L2 or L_inf), at least 1e-30.
+  double Length(const Dir& t) const {
+    double n = 0;
+    for (double v : t) n = norm_ == oracle::Norm::kL2 ? n + v * v : std::max(n, std::abs(v));
+    return std::max(norm_ == oracle::Norm::kL2 ? std::sqrt(n) : n, 1e-30);
+  }
+
+  RayProbe probe_;
   oracle::Norm norm_;
   bool grid_;
-  std::vector<float> x_;
 };
 
 double MaxAbs(const Dir& v) {
