@@ -56,6 +56,8 @@ void BoHardLabelOptions::Validate(const std::string& name) const {
     throw std::invalid_argument("attack '" + name + "': side must be in [1, 64]");
   if (!(bo_fraction >= 0 && bo_fraction <= 1))
     throw std::invalid_argument("attack '" + name + "': bo_fraction must be in [0, 1]");
+  if (bo_max_queries < 0)
+    throw std::invalid_argument("attack '" + name + "': bo_max_queries must be >= 0");
   if (fit_every < 1) throw std::invalid_argument("attack '" + name + "': fit_every must be >= 1");
 }
 
@@ -70,7 +72,8 @@ AttackResult BoHardLabelAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
   const int c = oracle.model().channels(), h = oracle.model().height(), w = oracle.model().width();
   const int s = std::min({options_.side, h, w}), dim = c * s * s;
   RaySearch search(oracle, 1e-3);
-  const long bo_budget = static_cast<long>(options_.bo_fraction * oracle.budget());
+  const long bo_budget = std::min(static_cast<long>(options_.bo_fraction * oracle.budget()),
+                                  static_cast<long>(options_.bo_max_queries));
   bo::ExactGP gp(std::make_unique<bo::StationaryKernel>(bo::KernelFamily::kMatern52, dim, false,
                                                         std::vector<int>{}, 1.0, 1.0),
                  1e-4);

@@ -15,8 +15,10 @@
 //   random vertices, then each next z minimises the lower confidence bound mu - sqrt(beta_t)
 //   sigma (beta_t = 0.2 D log 2t, Kandasamy et al. 2015's practical schedule) over 500 random
 //   vertices and 100 one-to-three-tile sign flips of each of the 5 best observed directions.
-//   After `bo_fraction` of the budget, RayS' hierarchical search (attacks/rays) continues at
-//   full resolution from the best direction and radius.
+//   After `bo_fraction` of the budget (at most `bo_max_queries` queries: the stage looks for a
+//   good start, which does not need more queries when the budget grows, while its GP work
+//   grows with the square of its observations), RayS' hierarchical search (attacks/rays)
+//   continues at full resolution from the best direction and radius.
 // The run stops at the first adversarial query inside the eps-ball or when the budget is spent.
 #pragma once
 
@@ -28,6 +30,7 @@ namespace advbo::attacks {
 struct BoHardLabelOptions {
   int side = 4;              ///< s: tiles per image side of the direction space, >= 1
   double bo_fraction = 0.3;  ///< share of the budget for the BO stage, in [0, 1]
+  int bo_max_queries = 300;  ///< ... and at most this many queries, >= 0 (300 = 0.3 x 1,000)
   int fit_every = 10;        ///< GP hyperparameter refits every this many observations, >= 1
   /// Throws std::invalid_argument naming the field and `name` (the attack spec).
   void Validate(const std::string& name) const;
@@ -38,8 +41,8 @@ struct BoHardLabelOptions {
 std::vector<float> UpsampleSigns(const Eigen::VectorXd& z, int channels, int height, int width,
                                  int side);
 
-/// BO hard-label attack; spec "bo-hl" or "bo-hl:side=S,bo_fraction=F". Label feedback,
-/// L_inf, untargeted only. details: bo_hl_evaluations (BO-stage directions tried),
+/// BO hard-label attack; spec "bo-hl" or "bo-hl:side=S,bo_fraction=F,bo_max_queries=Q". Label
+/// feedback, L_inf, untargeted only. details: bo_hl_evaluations (BO-stage directions tried),
 /// bo_hl_radius_after_bo (the best radius when RayS' search took over; null if none).
 class BoHardLabelAttack final : public LabelAttack {
  public:
