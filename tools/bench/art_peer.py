@@ -1,8 +1,9 @@
 #!/usr/bin/python3
-"""Peer run for issue #40: IBM ART's HopSkipJump (L2 and L_inf) and Sign-OPT (L2) on the same
-shipped CIFAR-10 model, test images, threat model and query budget as `advbo bench` (advbo's
-hsja and sign-opt; tools/bench/bench_threat_models.sh), so the median distance of the closest
-adversarial query and the wall time per image can be compared side by side.
+"""Peer run for issue #40: IBM ART's HopSkipJump (L2 and L_inf), Sign-OPT (L2), SimBA-DCT and
+Square (L2) on the same shipped CIFAR-10 model, test images, threat model and query budget as
+`advbo bench` (advbo's hsja, sign-opt, simba-dct and square-l2; tools/bench/bench_art_peer.sh),
+so the median distance of the closest adversarial query (hard-label), the ASR and queries at the
+L2 radius (score-based) and the wall time per image can be compared side by side.
 
 ART is run from a checkout of its public code given with --art (not part of this project):
 e.g. `git clone https://github.com/Trusted-AI/adversarial-robustness-toolbox` (this machine:
@@ -13,12 +14,16 @@ Every image the model scores goes through one counting wrapper: a batch that wou
 budget raises and ends the attack (ART has no query budget of its own for HopSkipJump), and each
 adversarial query's distance to the clean image (float queries, as ART sends them) updates the
 closest-adversarial trace, the same definition as advbo's oracle (distance_trace in records).
+For the score-based attacks (simba_l2, square_l2) the wrapper also ends the attack at its first
+adversarial query inside the L2 ball of radius --eps, the success advbo's oracle counts (ART's
+SimBA has no ball of its own: a query outside it is counted but is not a success).
 Output: JSONL records (one per image and attack: attack, image_index, queries_used, distance,
 distance_trace, seconds, model_seconds), readable by tools/bench/threat_model_table.py when
 written as ROOT/<group>/records.jsonl.
 
 Usage: /usr/bin/python3 tools/bench/art_peer.py --art ART_DIR --out ROOT [--n 50] [--offset 100]
-       [--budget 1000] [--attacks hsja_l2,hsja_linf,signopt_l2] [--threads 1]
+       [--budget 1000] [--attacks hsja_l2,hsja_linf,signopt_l2,simba_l2,square_l2] [--eps 1.0]
+       [--threads 1]
 """
 import argparse
 import json
@@ -34,15 +39,20 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
 class Budget(Exception):
-    pass
+    """The next batch would pass the query budget."""
+
+
+class Success(Exception):
+    """A query was adversarial and inside the ball (score-based runs): the attack is done."""
 
 
 class CountingModel:
     """The TorchScript model behind ART's BlackBoxClassifier: counts every image, enforces the
     budget and records the closest adversarial query (L2 or L_inf)."""
 
-    def __init__(self, model, clean, label, budget, norm):
+    def __init__(self, model, clean, label, budget, norm, eps=None):
         self.model, self.clean, self.label, self.budget, self.norm = model, clean, label, budget, norm
+        self.eps, self.success = eps, False
         self.queries, self.model_seconds, self.best, self.trace = 0, 0.0, float("inf"), []
 
     def __call__(self, x):
@@ -62,6 +72,9 @@ class CountingModel:
                 if dist < self.best:
                     self.best = dist
                     self.trace.append([self.queries, dist])
+                if self.eps is not None and dist <= self.eps:
+                    self.success = True
+                    raise Success()
         return probs
 
 
@@ -70,8 +83,9 @@ def load_cifar(path, count):
     return raw[:, 1:].reshape(-1, 3, 32, 32).astype(np.float32) / 255.0, raw[:, 0].astype(int)
 
 
-def make_attack(name, classifier, budget):
-    from art.attacks.evasion import HopSkipJump, SignOPTAttack
+def make_attack(name, classifier, budget, eps):
+    """ART's attack `name` with the papers' settings advbo uses too; returns (attack, norm)."""
+    from art.attacks.evasion import HopSkipJump, SignOPTAttack, SimBA, SquareAttack
     if name.startswith("hsja"):
         norm = 2 if name.endswith("l2") else np.inf
         # The paper's defaults (ART's): init_eval 100, max_eval 10000; iterations until the
@@ -81,7 +95,18 @@ def make_attack(name, classifier, budget):
     if name == "signopt_l2":
         return SignOPTAttack(classifier, targeted=False, k=200, alpha=0.2, beta=0.001,
                              num_trial=100, max_iter=10000, query_limit=budget, verbose=False), 2
-    raise SystemExit(f"art_peer: unknown attack {name} (hsja_l2, hsja_linf, signopt_l2)")
+    if name == "simba_l2":
+        # advbo's simba-dct defaults: step 0.2 (the paper's), low-frequency block 4 = side / 8,
+        # stride 4; ART tries both signs every step (2 queries), the paper the second only if
+        # the first fails.
+        return SimBA(classifier, attack="dct", max_iter=budget, order="random", epsilon=0.2,
+                     freq_dim=4, stride=4, targeted=False), 2
+    if name == "square_l2":
+        # p_init 0.1 is the paper's (and advbo's square-l2 default) for L2.
+        return SquareAttack(classifier, norm=2, max_iter=budget, eps=eps, p_init=0.1,
+                            nb_restarts=1, batch_size=1, verbose=False), 2
+    raise SystemExit(f"art_peer: unknown attack {name} "
+                     "(hsja_l2, hsja_linf, signopt_l2, simba_l2, square_l2)")
 
 
 def main():
@@ -91,22 +116,27 @@ def main():
     ap.add_argument("--n", type=int, default=50)
     ap.add_argument("--offset", type=int, default=100)
     ap.add_argument("--budget", type=int, default=1000)
-    ap.add_argument("--attacks", default="hsja_l2,hsja_linf,signopt_l2")
+    ap.add_argument("--attacks", default="hsja_l2,hsja_linf,signopt_l2,simba_l2,square_l2")
+    ap.add_argument("--eps", type=float, default=1.0,
+                    help="L2 radius of the score-based attacks' success (pixels in [0, 1])")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
+    if not a.eps > 0 or not np.isfinite(a.eps):
+        sys.exit(f"art_peer: --eps {a.eps}: must be a finite radius > 0")
     if not os.path.isdir(os.path.join(a.art, "art")):
         sys.exit(f"art_peer: {a.art}: no art/ package there (give a checkout of ART's code)")
     sys.path.insert(0, a.art)
     import art
-    from art.estimators.classification import BlackBoxClassifier
+    from art.estimators.classification import BlackBoxClassifier, BlackBoxClassifierNeuralNetwork
     torch.set_num_threads(a.threads)
     model = torch.jit.load(os.path.join(ROOT, "models", "cifar10_cw.pt")).eval()
     xs, ys = load_cifar(os.path.join(ROOT, "data", "cifar10", "test_batch_first2000.bin"),
                         a.offset + a.n)
     started = set()  # groups whose records file this run has begun (attacks append to it)
     for name in a.attacks.split(","):
-        group = "label_l2" if name.endswith("l2") else "label_linf"
+        score = name in ("simba_l2", "square_l2")
+        group = "score_l2" if score else "label_l2" if name.endswith("l2") else "label_linf"
         os.makedirs(os.path.join(a.out, group), exist_ok=True)
         path = os.path.join(a.out, group, "records.jsonl")
         if group in started:
@@ -119,21 +149,27 @@ def main():
                     if int(model(torch.from_numpy(x[None])).argmax()) != y:
                         continue  # advbo attacks only correctly classified images
                 np.random.seed(a.seed + idx)
-                counter = CountingModel(model, x.astype(np.float64), y, a.budget, None)
-                clf = BlackBoxClassifier(counter, (3, 32, 32), 10, clip_values=(0.0, 1.0))
-                attack, counter.norm = make_attack(name, clf, a.budget)
+                counter = CountingModel(model, x.astype(np.float64), y, a.budget, None,
+                                        a.eps if score else None)
+                # SimBA and Square ask for ART's neural-network estimator type (the same
+                # black-box predict function underneath).
+                wrap = BlackBoxClassifierNeuralNetwork if score else BlackBoxClassifier
+                clf = wrap(counter, (3, 32, 32), 10, clip_values=(0.0, 1.0))
+                attack, counter.norm = make_attack(name, clf, a.budget, a.eps)
                 t0 = time.perf_counter()
                 try:
                     attack.generate(x[None], y=np.eye(10, dtype=np.float32)[[y]])
-                except Budget:
+                except (Budget, Success):
                     pass
                 rec = {"attack": f"art:{name}", "image_index": idx, "queries_used": counter.queries,
                        "distance": None if counter.best == float("inf") else counter.best,
                        "distance_trace": counter.trace, "seconds": time.perf_counter() - t0,
                        "model_seconds": counter.model_seconds, "budget": a.budget,
-                       "norm": "l2" if counter.norm == 2 else "linf", "feedback": "label",
+                       "norm": "l2" if counter.norm == 2 else "linf",
+                       "feedback": "scores" if score else "label",
                        "art_version": art.__version__, "seed": a.seed, "dataset": "cifar10",
-                       "pixels": "float", "epsilon": None, "success": False, "queries": counter.queries}
+                       "pixels": "float", "epsilon": a.eps if score else None,
+                       "success": counter.success, "queries": counter.queries}
                 out.write(json.dumps(rec) + "\n")
                 out.flush()
                 print(f"art_peer: {name} image {idx}: {counter.queries} queries, distance "

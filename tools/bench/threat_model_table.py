@@ -18,7 +18,11 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) 
 from report_util import emit, read_records  # noqa: E402
 
 GROUPS = ["score_linf", "label_linf", "score_l2", "label_l2"]
-CHECKPOINTS = [100, 500, 1000]
+CHECKPOINTS = [100, 500, 1000]  # and the budget when it is larger
+
+
+def checkpoints(budget):
+    return CHECKPOINTS + ([budget] if budget > CHECKPOINTS[-1] else [])
 
 
 def distance_at(trace, q):
@@ -51,7 +55,8 @@ def group_lines(name, records):
     head = "| attack | instances | ASR % | mean queries (successes) | median | mean (failures = T) | s / instance |"
     rule = "| --- | --- | --- | --- | --- | --- | --- |"
     if label:
-        head += " median distance @ " + " / ".join(str(c) for c in CHECKPOINTS) + " | ADBD |"
+        head += (" median distance @ " + " / ".join(str(c) for c in checkpoints(r0["budget"])) +
+                 " | ADBD |")
         rule += " --- | --- |"
     lines += [head, rule]
     for attack, rs in sorted(by.items(), key=lambda kv: -sum(r["success"] for r in kv[1])):
@@ -64,7 +69,7 @@ def group_lines(name, records):
                 f"{statistics.mean(r['seconds'] for r in rs):.2f} |")
         if label:
             meds = [median_or_inf([distance_at(r.get("distance_trace", []), c) for r in rs])
-                    for c in CHECKPOINTS]
+                    for c in checkpoints(t)]
             final = [r["distance"] for r in rs if r.get("distance") is not None]
             row += (" " + " / ".join(fmt(m) for m in meds) +
                     f" | {fmt(statistics.mean(final)) if final else '—'} |")
