@@ -166,7 +166,8 @@ std::unique_ptr<Attack> LabelAttackWithSettings(const std::string& base, const s
         ParseOptions(
             base, name, colon, O3{},
             {Integer("side", &O3::side, 1, 64), InRange("bo_fraction", &O3::bo_fraction, 0, 1),
-             Integer("bo_max_queries", &O3::bo_max_queries, 0, 1000000)}),
+             Integer("bo_max_queries", &O3::bo_max_queries, 0, 1000000),
+             Integer("patience", &O3::patience, 0, 1000000)}),
         name);
   using O4 = GeodaOptions;
   if (base == "geoda")

@@ -5,8 +5,10 @@
 #include <limits>
 #include <numeric>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
+#include "attacks/hsja/hsja.h"
 #include "attacks/rays/rays.h"
 #include "bo/acquisition.h"
 #include "bo/gp.h"
@@ -58,6 +60,7 @@ void BoHardLabelOptions::Validate(const std::string& name) const {
     throw std::invalid_argument("attack '" + name + "': bo_fraction must be in [0, 1]");
   if (bo_max_queries < 0)
     throw std::invalid_argument("attack '" + name + "': bo_max_queries must be >= 0");
+  if (patience < 0) throw std::invalid_argument("attack '" + name + "': patience must be >= 0");
   if (fit_every < 1) throw std::invalid_argument("attack '" + name + "': fit_every must be >= 1");
 }
 
@@ -115,11 +118,23 @@ AttackResult BoHardLabelAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
   std::vector<float> d = UpsampleSigns(best_z, c, h, w, s);
   if (!stop()) {
     if (!std::isfinite(best)) best = search.Search(d, best);
-    best = search.Hierarchical(&d, best, progress);
+    best = search.Hierarchical(&d, best, progress, options_.patience);
+  }
+  long hsja_from = -1;
+  if (!stop() && std::isfinite(best)) {
+    // RayS stalled (a plateau of sign directions: under 8-bit queries the radius moves in
+    // whole grid steps): HopSkipJump's continuous steps from its closest adversarial point.
+    hsja_from = oracle.queries();
+    std::vector<float> x(oracle.clean());
+    for (size_t k = 0; k < x.size(); ++k)
+      x[k] = std::clamp(x[k] + static_cast<float>(best) * d[k], 0.0f, 1.0f);
+    HsjaIterate(oracle, HsjaOptions{}, std::move(x), rng, progress);
   }
   AttackResult r;
   FinishResult(oracle, t0, &r);
   r.details["bo_hl_evaluations"] = t;
+  r.details["bo_hl_hsja_from"] =
+      hsja_from >= 0 ? nlohmann::json(hsja_from) : nlohmann::json(nullptr);
   r.details["bo_hl_radius_after_bo"] =
       std::isfinite(after_bo) ? nlohmann::json(after_bo) : nlohmann::json(nullptr);
   return r;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <random>
 #include <stdexcept>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace advbo::attacks {
@@ -169,32 +171,43 @@ HsjaAttack::HsjaAttack(HsjaOptions options, std::string name)
   options_.Validate(this->name());
 }
 
+int HsjaIterate(oracle::QueryOracle& oracle, const HsjaOptions& options, std::vector<float> x,
+                bo::Rng& rng, const AttackProgress& progress) {
+  Walker w(oracle, options, rng);
+  if (x.size() != w.dim())
+    throw std::invalid_argument("HsjaIterate: the start image has " + std::to_string(x.size()) +
+                                " values, the model's input " + std::to_string(w.dim()));
+  x = w.BinarySearch(x);
+  double dist = w.Dist(x);
+  const double d = static_cast<double>(w.dim());
+  int t = 0;
+  for (t = 1; !w.done(); ++t) {
+    double delta = t == 1 ? 0.1 : (w.l2() ? std::sqrt(d) : d) * w.theta() * dist;
+    if (w.grid()) delta = std::max(delta, std::sqrt(d) / 255.0);
+    const int probes = static_cast<int>(
+        std::min<double>(options.max_probes, options.initial_probes * std::sqrt(t)));
+    const Image v = w.Direction(x, delta, probes);
+    if (w.done()) break;
+    const Image y = w.Step(x, v, dist, t);
+    if (w.done()) break;
+    x = w.BinarySearch(y);
+    dist = w.Dist(x);
+    if (progress) progress(oracle.queries(), oracle.best_objective());
+  }
+  return t;
+}
+
 AttackResult HsjaAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                              const AttackProgress& progress) const {
   const double t0 = NowSeconds();
-  Walker w(oracle, options_, rng);
-  Image x(w.dim());
-  const bool started = w.Start(options_.initial_noise_tries, &x);
-  const long start_query = started ? oracle.queries() : -1;
-  int t = 0;
-  if (started) {
-    x = w.BinarySearch(x);
-    double dist = w.Dist(x);
-    const double d = static_cast<double>(w.dim());
-    for (t = 1; !w.done(); ++t) {
-      double delta = t == 1 ? 0.1 : (w.l2() ? std::sqrt(d) : d) * w.theta() * dist;
-      if (w.grid()) delta = std::max(delta, std::sqrt(d) / 255.0);
-      const int probes = static_cast<int>(
-          std::min<double>(options_.max_probes, options_.initial_probes * std::sqrt(t)));
-      const Image v = w.Direction(x, delta, probes);
-      if (w.done()) break;
-      const Image y = w.Step(x, v, dist, t);
-      if (w.done()) break;
-      x = w.BinarySearch(y);
-      dist = w.Dist(x);
-      if (progress) progress(oracle.queries(), oracle.best_objective());
-    }
+  Image x(oracle.clean().size());
+  bool started = false;
+  {
+    Walker w(oracle, options_, rng);
+    started = w.Start(options_.initial_noise_tries, &x);
   }
+  const long start_query = started ? oracle.queries() : -1;
+  const int t = started ? HsjaIterate(oracle, options_, std::move(x), rng, progress) : 0;
   AttackResult r;
   FinishResult(oracle, t0, &r);
   r.details["hsja_iterations"] = t;

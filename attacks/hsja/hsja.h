@@ -25,6 +25,8 @@
 // searches stop at one grid step.
 #pragma once
 
+#include <vector>
+
 #include "attacks/attack.h"
 
 namespace advbo::attacks {
@@ -38,6 +40,14 @@ struct HsjaOptions {
   /// Throws std::invalid_argument naming the field and `name` (the attack spec).
   void Validate(const std::string& name) const;
 };
+
+/// HopSkipJumpAttack's iterations (Algorithm 2: binary search to the boundary, gradient-
+/// direction estimate, geometric step, repeated) from an adversarial image x [C * H * W]
+/// (pixels in [0, 1]; e.g. another hard-label attack's closest adversarial point), until
+/// success or the budget is spent. Used by Run after its noise start and by bo-hl's last stage.
+/// Returns the iterations run; throws std::invalid_argument when x has the wrong size.
+int HsjaIterate(oracle::QueryOracle& oracle, const HsjaOptions& options, std::vector<float> x,
+                bo::Rng& rng, const AttackProgress& progress);
 
 /// HopSkipJumpAttack; spec "hsja" or "hsja:initial_probes=B,max_probes=M,gamma=G".
 /// Label feedback, L2 and L_inf (the oracle's norm), untargeted only.

@@ -36,16 +36,18 @@ double RaySearch::Search(const std::vector<float>& d, double best) {
   return std::min(start, hi * step_);
 }
 
-double RaySearch::Hierarchical(std::vector<float>* d, double best, const AttackProgress& progress) {
+double RaySearch::Hierarchical(std::vector<float>* d, double best, const AttackProgress& progress,
+                               long patience) {
   const size_t n = d->size();
   int h = 0;
-  long i = 0;
-  while (oracle_.remaining() > 0 && !oracle_.succeeded()) {
+  long i = 0, improved_at = oracle_.queries();
+  while (oracle_.remaining() > 0 && !oracle_.succeeded() &&
+         (patience <= 0 || oracle_.queries() - improved_at < patience)) {
     const auto [begin, end] = SignHunterChunk(n, h, i);
     for (size_t k = begin; k < end; ++k) (*d)[k] = -(*d)[k];
     const double r = Search(*d, best);
     if (r < best)
-      best = r;
+      best = r, improved_at = oracle_.queries();
     else
       for (size_t k = begin; k < end; ++k) (*d)[k] = -(*d)[k];  // keep the better direction
     if (++i == (1L << h)) {

@@ -34,9 +34,11 @@ class RaySearch {
   /// binary search on [0, best]), else `best`.
   double Search(const std::vector<float>& d, double best);
   /// Algorithm 2 from direction *d with radius `best`: chunk flips at halving sizes, each
-  /// kept when Search improves; runs until success or the budget is spent; returns the
-  /// final radius and leaves the final direction in *d.
-  double Hierarchical(std::vector<float>* d, double best, const AttackProgress& progress);
+  /// kept when Search improves; runs until success or the budget is spent, or (patience > 0)
+  /// until `patience` queries in a row have not improved the radius; returns the final radius
+  /// and leaves the final direction in *d.
+  double Hierarchical(std::vector<float>* d, double best, const AttackProgress& progress,
+                      long patience = 0);
 
  private:
   oracle::QueryOracle& oracle_;

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <set>
 #include <string>
@@ -14,6 +15,7 @@
 #include "attacks/bo_hard_label/bo_hard_label.h"
 #include "attacks/common/dct.h"
 #include "attacks/geoda/geoda.h"
+#include "attacks/rays/rays.h"
 #include "attacks/signhunter/signhunter.h"
 #include "attacks/simba/simba.h"
 #include "attacks/square/square.h"
@@ -171,6 +173,40 @@ TEST_F(BaselinesOnMnist, HardLabelAttacksWalkTowardsTheCleanImage) {
       EXPECT_EQ(o.DistanceToClean(r.adversarial.data()), trace.back().second) << what;
     }
   }
+}
+
+// RayS' search with patience P returns once P queries in a row have not shrunk its radius
+// (well before the budget on this unreachable eps), and bo-hl then hands over to
+// HopSkipJump, whose steps move the closest adversarial query nearer than RayS got.
+TEST_F(BaselinesOnMnist, RaysPatienceStopsOnAPlateauAndBoHlHandsOverToHsja) {
+  {
+    oracle::QueryOracle o(*model_, data_->image(0), data_->labels[0], -1, 0.01, 3000);
+    o.set_feedback_type(oracle::Feedback::kLabel);
+    RaySearch search(o, 1e-3);
+    std::vector<float> d(o.clean().size(), 1.0f);
+    double best = search.Search(d, std::numeric_limits<double>::infinity());
+    best = search.Hierarchical(&d, best, nullptr, 50);
+    ASSERT_TRUE(std::isfinite(best));
+    ASSERT_LT(o.queries(), 3000);  // stopped by the patience, not by the budget
+    const long since = o.queries() - o.distance_trace().back().first;
+    EXPECT_GE(since, 50);
+    EXPECT_LT(since, 50 + 12);  // the last candidate's search is at most ~log2(255) queries
+  }
+  oracle::QueryOracle o(*model_, data_->image(0), data_->labels[0], -1, 0.01, 1500);
+  o.set_feedback_type(oracle::Feedback::kLabel);
+  bo::Rng rng(4);
+  const AttackResult r = MakeAttack("bo-hl:patience=50", Mnist())->Run(o, rng, nullptr);
+  ASSERT_TRUE(r.details.contains("bo_hl_hsja_from"));
+  ASSERT_TRUE(r.details["bo_hl_hsja_from"].is_number());
+  const long from = r.details["bo_hl_hsja_from"].get<long>();
+  EXPECT_GT(from, 0);
+  EXPECT_LT(from, 1500);
+  EXPECT_EQ(o.queries(), 1500);
+  const auto& trace = o.distance_trace();
+  double before = std::numeric_limits<double>::infinity();
+  for (const auto& [index, dist] : trace)
+    if (index <= from) before = dist;
+  EXPECT_LT(trace.back().second, before);  // HopSkipJump got closer than RayS' plateau
 }
 
 // The score-based L2 attacks on test image 0 (a 7) targeted at 3 in an L2 ball of 2.0 (float
