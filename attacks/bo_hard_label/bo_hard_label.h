@@ -2,7 +2,7 @@
 // Willmott & Bhattacharya, "Simple and Efficient Hard Label Black-box Adversarial Attacks in
 // Low Query Budget Regimes", KDD 2021): Bayesian optimisation of the decision-boundary
 // distance over a low-dimensional direction space, then RayS' hierarchical search from the
-// best direction found. Untargeted, L_inf, label feedback.
+// best direction found, then HopSkipJump once RayS stalls. Untargeted, L_inf, label feedback.
 //
 //   Direction space: z in {-1, +1}^D, D = C * s * s (s = `side`, default 4: 48 dimensions on
 //   CIFAR-10, 16 on MNIST); the ray direction is z upsampled by repetition to C x H x W
@@ -19,6 +19,10 @@
 //   good start, which does not need more queries when the budget grows, while its GP work
 //   grows with the square of its observations), RayS' hierarchical search (attacks/rays)
 //   continues at full resolution from the best direction and radius.
+//   Once that search has not shrunk the radius for `patience` queries (a plateau: under 8-bit
+//   queries the radius moves in whole grid steps and sign flips stop helping), HopSkipJump's
+//   iterations (attacks/hsja, Chen, Jordan & Wainwright, S&P 2020, Algorithm 2) continue from
+//   the closest adversarial point x0 + r* d, with continuous steps off the plateau.
 // The run stops at the first adversarial query inside the eps-ball or when the budget is spent.
 #pragma once
 
@@ -45,9 +49,10 @@ struct BoHardLabelOptions {
 std::vector<float> UpsampleSigns(const Eigen::VectorXd& z, int channels, int height, int width,
                                  int side);
 
-/// BO hard-label attack; spec "bo-hl" or "bo-hl:side=S,bo_fraction=F,bo_max_queries=Q". Label
-/// feedback, L_inf, untargeted only. details: bo_hl_evaluations (BO-stage directions tried),
-/// bo_hl_radius_after_bo (the best radius when RayS' search took over; null if none).
+/// BO hard-label attack; spec "bo-hl" or "bo-hl:side=S,bo_fraction=F,bo_max_queries=Q,patience=P".
+/// Label feedback, L_inf, untargeted only. details: bo_hl_evaluations (BO-stage directions tried),
+/// bo_hl_radius_after_bo (the best radius when RayS' search took over; null if none),
+/// bo_hl_hsja_from (the query count when HopSkipJump took over; null if it never did).
 class BoHardLabelAttack final : public LabelAttack {
  public:
   explicit BoHardLabelAttack(BoHardLabelOptions options = {}, std::string name = "bo-hl");
