@@ -18,15 +18,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/
 from report_util import read_records  # noqa: E402
 
-
-def distance_at(trace, q):
-    """Distance of the closest adversarial query among the first q (inf before one)."""
-    best = float("inf")
-    for index, dist in trace:
-        if index > q:
-            break
-        best = dist
-    return best
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # tools/bench/
+from threat_model_table import distance_at  # noqa: E402
 
 
 def mcnemar(w, l):
