@@ -16,11 +16,7 @@ budget="${1:-60s}"
 shift || true
 targets=("$@")
 ((${#targets[@]})) || targets=(mnist cifar10 images specs bounds)
-if ! command -v clang++ > /dev/null || [ ! -e /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a ]; then
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends clang libclang-rt-14-dev >&2
-fi
+bash tools/install_clang.sh
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DADVBO_FUZZ=ON \
   -DADVBO_BUILD_TESTS=OFF -DADVBO_NATIVE=OFF > /dev/null
 cmake --build build-fuzz -j "${JOBS:-$(nproc)}" --target $(printf 'fuzz_%s ' "${targets[@]}") >&2

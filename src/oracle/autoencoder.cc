@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "oracle/sanitizer_allocator.h"
+
 namespace advbo::oracle {
 
 struct Autoencoder::Impl {
@@ -28,6 +30,7 @@ std::unique_ptr<Autoencoder> Autoencoder::Load(const std::string& path, int c, i
   ae->c_ = c;
   ae->h_ = h;
   ae->w_ = w;
+  InstallSanitizerTensorAllocator();
   try {
     ae->impl_->module = torch::jit::load(path, torch::kCPU);
     ae->impl_->module.eval();

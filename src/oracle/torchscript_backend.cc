@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "oracle/classifier.h"
+#include "oracle/sanitizer_allocator.h"
 
 namespace advbo::oracle {
 namespace {
@@ -50,6 +51,7 @@ class TorchScriptBackend : public ScoreBackend {
   explicit TorchScriptBackend(std::string path) : path_(std::move(path)) {}
 
   void Load() {
+    InstallSanitizerTensorAllocator();
     try {
       module_ = torch::jit::load(path_, torch::kCPU);
       module_.eval();
