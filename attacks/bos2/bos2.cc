@@ -171,6 +171,7 @@ void Bos2Options::Validate(int max_side, long budget) const {
     fail("max_gp_points (setting window) must be 0 (all points) or >= 4, got " +
          std::to_string(max_gp_points));
   if (refine_queries < 0) fail("refine_queries (setting refine) must be >= 0");
+  if (refine_patience < 0) fail("refine_patience (setting patience) must be >= 0");
   if (!(refine_p_init > 0 && refine_p_init <= 1))
     fail("refine_p_init (setting refine_p) must be in (0, 1], got " +
          std::to_string(refine_p_init));
@@ -249,6 +250,10 @@ class Bos2Run {
   void Report() const {
     if (progress_) progress_(oracle_.queries(), oracle_.best_objective());
   }
+  // Whether the BO loops may go on: budget above the refinement's floor, no success, and
+  // (with Bos2Options::refine_patience) an improvement of the best objective within the last
+  // refine_patience queries. Tracks the query of the last improvement.
+  bool BoContinues();
   Bos2Result Finish();
 
   oracle::QueryOracle& oracle_;
@@ -267,6 +272,8 @@ class Bos2Run {
   const double per_noise_;
   ExactGP dim_gp_, per_gp_;
   int prev_side_ = -1, outer_ = 0;
+  double best_seen_ = -std::numeric_limits<double>::infinity();
+  long improved_at_ = 0;  // query count when best_seen_ was last raised
   Bos2Result result_;
 };
 
@@ -306,7 +313,7 @@ Bos2Run::Bos2Run(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng& r
 Bos2Result Bos2Run::Run() {
   if (!Initialise()) return Finish();
   result_.refine_reserved = bo_floor_;  // (0 in the records of a run that ended in Initialise)
-  while (oracle_.remaining() > bo_floor_ && !oracle_.succeeded()) {
+  while (BoContinues()) {
     ++outer_;
     Loop loop;
     StartLoop(ChooseSide(), &loop);
@@ -323,6 +330,20 @@ Bos2Result Bos2Run::Run() {
     result_.refine_queries = oracle_.queries() - result_.refine_start;
   }
   return Finish();
+}
+
+bool Bos2Run::BoContinues() {
+  if (oracle_.remaining() <= bo_floor_ || oracle_.succeeded()) return false;
+  if (oracle_.best_objective() > best_seen_) {
+    best_seen_ = oracle_.best_objective();
+    improved_at_ = oracle_.queries();
+  }
+  if (bo_floor_ > 0 && opt_.refine_patience > 0 &&
+      oracle_.queries() - improved_at_ >= opt_.refine_patience) {
+    result_.refine_handover = true;
+    return false;
+  }
+  return true;
 }
 
 bool Bos2Run::Initialise() {
@@ -416,7 +437,7 @@ void Bos2Run::StartLoop(int side, Loop* loop) {
 
 void Bos2Run::PerturbationLoop(Loop* loop) {
   bool stop = false;
-  for (int i = 1; i <= opt_.i_max && oracle_.remaining() > bo_floor_ && !stop;) {
+  for (int i = 1; i <= opt_.i_max && !stop && BoContinues();) {
     // A batch of q points (Bos2Options::batch), sent to the model as one batch. q = 1 is the
     // thesis' sequential loop.
     const int q = static_cast<int>(std::min<long>(

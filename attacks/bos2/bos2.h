@@ -77,6 +77,12 @@ struct Bos2Options {
   double refine_fraction = 0;
   /// p_init of the refinement's window schedule (fraction of pixels per window), (0, 1].
   double refine_p_init = 0.1;
+  /// Hand-over patience (advbo, issue #41; as bo-hl's RayS -> HopSkipJump hand-over): with the
+  /// refinement stage on, the BO loops also end -- and the stage takes every query left --
+  /// once `refine_patience` queries (counted from the end of Initialise) have not raised the
+  /// best objective. Checked between perturbation loops and after every loop query.
+  /// 0 = off (the BO loops run to the stage's share of the budget).
+  long refine_patience = 0;
   /// Batch size q of the perturbation loop (advbo; issue of speed, not in the thesis): q
   /// points per iteration, chosen one after another by Add-GP-UCB with each earlier one's
   /// posterior mean added as a fantasy observation (Kriging believer, Ginsbourger et al.
@@ -154,7 +160,10 @@ struct Bos2Result {
   std::vector<Bos2Loop> loops;     ///< the sequence of latent dimensions tried
   long refine_start = -1;          ///< queries used before the refinement stage (-1: none)
   long refine_reserved = 0;        ///< queries reserved for the stage (0: stage off)
-  long refine_queries = 0;         ///< queries the refinement stage spent
+  /// The BO loops ended early by Bos2Options::refine_patience (the stage then had more
+  /// queries than reserved).
+  bool refine_handover = false;
+  long refine_queries = 0;  ///< queries the refinement stage spent
   double seconds = 0, model_seconds = 0, bo_seconds = 0;
   Bos2Phases phases;  ///< where bo_seconds went
 };

@@ -150,6 +150,8 @@ const std::map<std::string, SettingHandler>& SettingHandlers() {
        }},
       {"refine_p", [](const std::string& spec, const std::string& k, const std::string& v,
                       Bos2Options* o) { o->refine_p_init = SettingNumber(spec, k, v); }},
+      {"patience", [](const std::string& spec, const std::string& k, const std::string& v,
+                      Bos2Options* o) { o->refine_patience = ParseInt(spec, k, v, 0); }},
       {"paths", [](const std::string& spec, const std::string& k, const std::string& v,
                    Bos2Options* o) { o->bos.num_paths = ParseInt(spec, k, v, 100); }},
       {"batch_mode",
@@ -216,6 +218,7 @@ AttackResult Bos2Attack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
     r.details["refine"] = {{"start_query", b.refine_start},
                            {"queries", b.refine_queries},
                            {"reserved", b.refine_reserved}};
+  if (b.refine_handover) r.details["refine"]["handover"] = true;  // absent: false
   const Bos2Phases& ph = b.phases;
   r.details["bo_phase_seconds"] = {{"dimension", ph.dimension},
                                    {"gp_setup", ph.gp_setup},
@@ -258,6 +261,7 @@ AttackResult Bos2Attack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
     r.details["bos2_settings"]["refine_queries"] = b.refine_reserved;
     r.details["bos2_settings"]["refine_p_init"] = o.refine_p_init;
   }
+  if (o.refine_patience > 0) r.details["bos2_settings"]["refine_patience"] = o.refine_patience;
   return r;
 }
 

@@ -388,5 +388,48 @@ TEST_F(Bos2OnMnist, DefaultRefinementTakesTheLastThirdOfTheBudget) {
   EXPECT_EQ(loop_queries, budget);
 }
 
+// refine_patience (issue #41): once that many queries have not raised the best objective, the
+// BO loops end and the refinement stage takes every query left; without it the stage starts at
+// its reserved share.
+TEST_F(Bos2OnMnist, PatienceHandsTheRestOfTheBudgetToTheRefinement) {
+  const int idx = 1;
+  const double eps = 0.1;
+  const long budget = 300;  // reserved: floor(300 / 3) = 100, from query 200
+  const long patience = 15;
+  auto run = [&](long p, std::vector<double>* best) {
+    oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx], 7, eps, budget);
+    o.set_pixel_space(oracle::PixelSpace::k8bit);
+    bo::Rng rng(5);
+    Bos2Options opt = Bos2Options::Tuned();
+    opt.refine_patience = p;
+    best->assign(1, -1e300);  // best->at(q): best objective after q queries
+    const Bos2Result r = RunBos2(o, opt, rng, [&](long q, double y) {
+      best->resize(q + 1, best->back());
+      (*best)[q] = y;
+    });
+    EXPECT_EQ(o.queries(), budget);
+    return r;
+  };
+  std::vector<double> best, best0;
+  const Bos2Result r = run(patience, &best);
+  const Bos2Result r0 = run(0, &best0);
+  ASSERT_FALSE(r.success);
+  ASSERT_FALSE(r0.success);
+  EXPECT_FALSE(r0.refine_handover);
+  EXPECT_EQ(r0.refine_start, budget - 100);
+  ASSERT_TRUE(r.refine_handover);
+  ASSERT_GE(r.refine_start, 30 + patience);  // after Initialise and a full patience
+  EXPECT_LT(r.refine_start, budget - 100);
+  EXPECT_EQ(r.refine_queries, budget - r.refine_start);
+  // No improvement in the last `patience` BO queries, and none of the BO stage's other
+  // stretches of that length was flat (the hand-over would have come there).
+  ASSERT_LT(static_cast<size_t>(r.refine_start), best.size());
+  EXPECT_EQ(best[r.refine_start], best[r.refine_start - patience]);
+  for (long q = 30 + patience; q < r.refine_start; ++q)
+    EXPECT_GT(best[q], best[q - patience]) << "flat for " << patience << " queries at " << q;
+  // Before the hand-over both runs made the same queries.
+  for (long q = 1; q <= r.refine_start; ++q) ASSERT_EQ(best[q], best0[q]) << q;
+}
+
 }  // namespace
 }  // namespace advbo::attacks
