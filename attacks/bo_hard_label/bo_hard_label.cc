@@ -125,10 +125,10 @@ AttackResult BoHardLabelAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
     // RayS stalled (a plateau of sign directions: under 8-bit queries the radius moves in
     // whole grid steps): HopSkipJump's continuous steps from its closest adversarial point.
     hsja_from = oracle.queries();
-    std::vector<float> x(oracle.clean());
-    for (size_t k = 0; k < x.size(); ++k)
-      x[k] = std::clamp(x[k] + static_cast<float>(best) * d[k], 0.0f, 1.0f);
-    HsjaIterate(oracle, HsjaOptions{}, std::move(x), rng, progress);
+    std::vector<float> start(oracle.clean());
+    for (size_t k = 0; k < start.size(); ++k)
+      start[k] = std::clamp(start[k] + static_cast<float>(best) * d[k], 0.0f, 1.0f);
+    HsjaIterate(oracle, HsjaOptions{}, std::move(start), rng, progress);
   }
   AttackResult r;
   FinishResult(oracle, t0, &r);
