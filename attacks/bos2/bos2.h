@@ -108,7 +108,9 @@ struct Bos2Options {
   /// last hyperparameters), 8 instead of 15 L-BFGS-B polish iterations and a GP window of 120
   /// instead of 200 points. Paired on 153 MNIST instances (8-bit, T = 900): 90.2 vs 88.2 %
   /// ASR (4 wins / 1 loss), -0.6 +- 7.8 queries, BO time per query 4.12 vs 6.76 ms
-  /// (docs/results/attacks.md). Not the default: the published tables were made with Tuned().
+  /// (docs/results/attacks.md). Not the default: the published tables were made with Tuned(),
+  /// and on 153 CIFAR-10 instances it lost ASR (56.2 vs 59.5 %, 2 wins / 7 losses;
+  /// tools/results/bos2_search/cifar10_check153.md).
   static Bos2Options Fast();
 
   /// Checks every setting (Ceres' Options::IsValid habit): 2 <= i_0 < i_max, non-empty side
