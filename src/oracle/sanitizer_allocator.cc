@@ -29,15 +29,16 @@ class RecyclingAllocator final : public c10::Allocator {
     void* p = nullptr;
     if (n >= kMinRecycled) {
       std::lock_guard<std::mutex> lock(mutex_);
-      auto it = free_.find(n);
-      if (it != free_.end() && !it->second.empty()) {
+      if (auto it = free_.find(n); it != free_.end() && !it->second.empty()) {
         p = it->second.back();
         it->second.pop_back();
         kept_ -= n;
         ASAN_UNPOISON_MEMORY_REGION(p, n);
+        size_of_[p] = n;
+        return {p, p, &Delete, c10::Device(c10::DeviceType::CPU)};
       }
     }
-    if (!p && posix_memalign(&p, kAlignment, n) != 0) throw std::bad_alloc();
+    if (posix_memalign(&p, kAlignment, n) != 0) throw std::bad_alloc();
     if (n >= kMinRecycled) {
       std::lock_guard<std::mutex> lock(mutex_);
       size_of_[p] = n;
