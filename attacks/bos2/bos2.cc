@@ -28,21 +28,30 @@ struct PerturbationSample {
 
 // Group j's share of the loop's global candidate pool: candidate_pool rows [P, D] whose group
 // columns are uniform in [-1, 1] (a vertex_fraction of them at box vertices), zeros elsewhere
-// (the component kernel reads only its group's columns).
-Eigen::MatrixXd PoolCandidates(const ExactGP& gp, int j, const Bos2Options& opt, bo::Rng& rng) {
+// (the component kernel reads only its group's columns). With a trust region (`box`
+// non-null: its lower and upper bounds), uniform in the box and at its vertices instead.
+Eigen::MatrixXd PoolCandidates(const ExactGP& gp, int j, const Bos2Options& opt,
+                               const std::pair<Eigen::VectorXd, Eigen::VectorXd>* box,
+                               bo::Rng& rng) {
   const auto& dims = dynamic_cast<const bo::AdditiveKernel&>(gp.kernel()).group(j).active_dims();
   const int p = opt.candidate_pool;
   const int n_vertex = static_cast<int>(std::lround(opt.acquisition.vertex_fraction * p));
   std::uniform_real_distribution<double> unif(-1.0, 1.0);
   Eigen::MatrixXd z = Eigen::MatrixXd::Zero(p, gp.X().cols());
   for (int c = 0; c < p; ++c)
-    for (int a : dims) z(c, a) = c < n_vertex ? (unif(rng) < 0 ? -1.0 : 1.0) : unif(rng);
+    for (int a : dims) {
+      const double v = c < n_vertex ? (unif(rng) < 0 ? -1.0 : 1.0) : unif(rng);
+      z(c, a) =
+          box == nullptr ? v : box->first(a) + (box->second(a) - box->first(a)) * 0.5 * (v + 1.0);
+    }
   return z;
 }
 
 // Group j's local candidates: local_candidates rows around the incumbent (Gaussian with
-// std local_scale * 2 per coordinate, clipped to [-1, 1]).
+// std local_scale * 2 per coordinate, clipped to the loop's bounds [lb, ub]: [-1, 1] or the
+// trust region).
 Eigen::MatrixXd LocalCandidates(const ExactGP& gp, int j, const Eigen::VectorXd& incumbent,
+                                const Eigen::VectorXd& lb, const Eigen::VectorXd& ub,
                                 const Bos2Options& opt, bo::Rng& rng) {
   const auto& dims = dynamic_cast<const bo::AdditiveKernel&>(gp.kernel()).group(j).active_dims();
   const int p = opt.acquisition.local_candidates;
@@ -51,7 +60,7 @@ Eigen::MatrixXd LocalCandidates(const ExactGP& gp, int j, const Eigen::VectorXd&
   for (int c = 0; c < p; ++c)
     for (int a : dims)
       z(c, a) =
-          std::clamp(incumbent(a) + opt.acquisition.local_scale * 2.0 * normal(rng), -1.0, 1.0);
+          std::clamp(incumbent(a) + opt.acquisition.local_scale * 2.0 * normal(rng), lb(a), ub(a));
   return z;
 }
 
@@ -184,6 +193,11 @@ void Bos2Options::Validate(int max_side, long budget) const {
   if (!(acquisition.vertex_fraction >= 0 && acquisition.vertex_fraction <= 1))
     fail("vertex_fraction (setting vertex) must be in [0, 1], got " +
          std::to_string(acquisition.vertex_fraction));
+  try {
+    trust.Validate();
+  } catch (const std::invalid_argument& e) {
+    fail(std::string(e.what()) + " (settings tr_init, tr_succ, tr_fail)");
+  }
   if (budget > 0 && refine_queries > 0 && refine_queries >= budget)
     fail("refine=" + std::to_string(refine_queries) + " reserves the whole budget of " +
          std::to_string(budget) +
@@ -212,6 +226,7 @@ class Bos2Run {
     Bos2Loop record;
     double y_star = 0;  // best objective before the loop: the stopping threshold
     Eigen::VectorXd incumbent, local_center, lb, ub;
+    Eigen::VectorXd pool_lb, pool_ub;  // the bounds the global pool was drawn in (trust region)
     double incumbent_y = 0;
     std::optional<bo::AdditiveCandidatePool> global_pool, local_pool;
     bo::GpPrecision precision;
@@ -234,8 +249,11 @@ class Bos2Run {
   // floor or Bayesian optimal stopping.
   void PerturbationLoop(Loop* loop);
   // The candidate pools in step with the perturbation GP (drawn on first use; the local pool
-  // redrawn when the incumbent moved).
+  // redrawn when the incumbent moved, the global pool when the trust region changed).
   void SyncPools(Loop* loop);
+  // With Bos2Options::trust_region: the loop's bounds [lb, ub] <- the region's box around
+  // the incumbent, weighted by the additive groups' lengthscales (TuRBO Sec. 2).
+  void PlaceTrustRegion(Loop* loop) const;
   // The next q points of the loop at its iteration i: one acquisition pass, or Kriging
   // believer (fantasy observations, replaced by the real outputs in UpdateGp).
   std::vector<Eigen::VectorXd> ProposeBatch(Loop* loop, int i, int q, bool one_pass);
@@ -264,8 +282,9 @@ class Bos2Run {
   const double model_s0_;
   const int c_;
   LatentQuerier querier_;
-  double d_norm_ = 1, t_norm_ = 1;  // D_dim inputs: (d / d_norm, t / t_norm)
-  long bo_floor_ = 0;               // queries left when the BO loops end (the refinement's)
+  std::optional<bo::TrustRegion> trust_;  // with Bos2Options::trust_region
+  double d_norm_ = 1, t_norm_ = 1;        // D_dim inputs: (d / d_norm, t / t_norm)
+  long bo_floor_ = 0;                     // queries left when the BO loops end (the refinement's)
   std::vector<PerturbationSample> d_per_;
   std::vector<Eigen::Vector2d> dim_x_;
   std::vector<double> dim_y_;
@@ -294,6 +313,7 @@ Bos2Run::Bos2Run(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng& r
       per_gp_(
           std::make_unique<bo::StationaryKernel>(bo::KernelFamily::kSquaredExponential, 1, false),
           per_noise_) {
+  if (opt.trust_region) trust_.emplace(opt.trust);
   const double d_max =
       static_cast<double>(*std::max_element(opt.allowed_sides.begin(), opt.allowed_sides.end()));
   d_norm_ = d_max * d_max * c_;
@@ -433,6 +453,19 @@ void Bos2Run::StartLoop(int side, Loop* loop) {
   loop->incumbent_y = yp(inc);
   loop->lb = Eigen::VectorXd::Constant(d, -1.0);
   loop->ub = Eigen::VectorXd::Constant(d, 1.0);
+  if (trust_) {
+    loop->record.trust_length = trust_->length();
+    PlaceTrustRegion(loop);
+  }
+}
+
+void Bos2Run::PlaceTrustRegion(Loop* loop) const {
+  const auto& k = dynamic_cast<const bo::AdditiveKernel&>(per_gp_.kernel());
+  Eigen::VectorXd ls = Eigen::VectorXd::Ones(loop->d);
+  for (int j = 0; j < k.num_groups(); ++j)
+    for (int a : k.group(j).active_dims()) ls(a) = k.group(j).lengthscales()(0);
+  const Eigen::VectorXd one = Eigen::VectorXd::Ones(loop->d);
+  trust_->Box(loop->incumbent, bo::TrustRegion::Weights(ls), -one, one, &loop->lb, &loop->ub);
 }
 
 void Bos2Run::PerturbationLoop(Loop* loop) {
@@ -447,26 +480,40 @@ void Bos2Run::PerturbationLoop(Loop* loop) {
     const std::vector<Eigen::VectorXd> us = ProposeBatch(loop, i, q, one_pass);
     const Eigen::VectorXd ys = querier_.Query(us, loop->side);
     UpdateGp(us, ys, n0, one_pass);
+    const double best_before = loop->incumbent_y;
     // The rest of a batch cut short by success or stopping was queried: it is kept in D_per
     // and counted in the loop's queries, without further decisions.
     for (int k = 0; k < q; ++k) stop = Observe(loop, i + k, us[k], ys(k), !stop) || stop;
     i += q;
+    if (trust_) {
+      trust_->Update(ys.maxCoeff(), best_before, q, loop->d);
+      PlaceTrustRegion(loop);
+    }
   }
 }
 
 void Bos2Run::SyncPools(Loop* loop) {
   Timed(&result_.phases.pools, [&] {
-    if (!loop->global_pool) {
-      loop->global_pool.emplace(per_gp_);
-      loop->local_pool.emplace(per_gp_);
+    const bool box_moved = trust_ && (loop->pool_lb.size() == 0 || loop->pool_lb != loop->lb ||
+                                      loop->pool_ub != loop->ub);
+    if (!loop->global_pool || box_moved) {
+      if (!loop->global_pool) {
+        loop->global_pool.emplace(per_gp_);
+        loop->local_pool.emplace(per_gp_);
+      }
+      const std::pair<Eigen::VectorXd, Eigen::VectorXd> box{loop->lb, loop->ub};
       for (int j = 0; j < loop->global_pool->num_groups(); ++j)
-        loop->global_pool->SetCandidates(per_gp_, j, PoolCandidates(per_gp_, j, opt_, rng_));
+        loop->global_pool->SetCandidates(
+            per_gp_, j, PoolCandidates(per_gp_, j, opt_, trust_ ? &box : nullptr, rng_));
+      loop->pool_lb = loop->lb;
+      loop->pool_ub = loop->ub;
     }
-    if (loop->local_center.size() == 0 || loop->local_center != loop->incumbent) {
+    if (loop->local_center.size() == 0 || loop->local_center != loop->incumbent || box_moved) {
       loop->local_center = loop->incumbent;
       for (int j = 0; j < loop->local_pool->num_groups(); ++j)
-        loop->local_pool->SetCandidates(per_gp_, j,
-                                        LocalCandidates(per_gp_, j, loop->incumbent, opt_, rng_));
+        loop->local_pool->SetCandidates(
+            per_gp_, j,
+            LocalCandidates(per_gp_, j, loop->incumbent, loop->lb, loop->ub, opt_, rng_));
     }
     loop->global_pool->Sync(per_gp_);
     loop->local_pool->Sync(per_gp_);
@@ -567,6 +614,7 @@ Bos2Result Bos2Run::Finish() {
   result_.seconds = std::chrono::duration<double>(Clock::now() - t_start_).count();
   result_.model_seconds = oracle_.model_seconds() - model_s0_;
   result_.bo_seconds = std::max(0.0, result_.seconds - result_.model_seconds);
+  if (trust_) result_.trust_restarts = trust_->restarts();
   return result_;
 }
 

@@ -15,6 +15,7 @@
 #include "bo/kernel.h"
 #include "bo/optimal_stopping.h"
 #include "bo/random.h"
+#include "bo/trust_region.h"
 #include "oracle/oracle.h"
 
 namespace advbo::attacks {
@@ -95,6 +96,16 @@ struct Bos2Options {
   /// of every group's next-best scored candidates), costing one proposal per batch; false =
   /// Kriging believer (q proposals, each after the previous one's fantasy observation).
   bool batch_one_pass = true;
+  /// TuRBO trust region for the perturbation loop (advbo, issue #41; Eriksson et al.,
+  /// NeurIPS 2019, Sec. 2): Add-GP-UCB's candidates and polish are confined to a box around
+  /// the loop's incumbent, of side trust.length_init (in units of the latent box [-1, 1]'s
+  /// width) scaled per coordinate by its additive group's lengthscale (TrustRegion::Weights).
+  /// The side doubles after trust.success_tolerance improvements in a row, halves after
+  /// trust.failure_tolerance misses in a row, and restarts at length_init below length_min;
+  /// it carries over from one perturbation loop to the next. Candidate pools are redrawn in
+  /// the box when it changes. false = the thesis' global search in [-1, 1]^d.
+  bool trust_region = false;
+  bo::TrustRegionOptions trust;  ///< with trust_region (TuRBO's defaults)
 
   /// The thesis-literal configuration (= the member defaults).
   static Bos2Options Thesis() { return Bos2Options{}; }
@@ -116,7 +127,8 @@ struct Bos2Options {
   /// Checks every setting (Ceres' Options::IsValid habit): 2 <= i_0 < i_max, non-empty side
   /// lists, groups >= 1, 1 <= batch <= i_max, max_gp_points 0 or >= 4, refine_queries >= 0,
   /// refine_p_init in (0, 1], refine_fraction in [0, 1), saturation finite and >= 1,
-  /// vertex_fraction in [0, 1]; with max_side > 0 every latent side in 1..max_side; with
+  /// vertex_fraction in [0, 1], the trust region's settings (TrustRegionOptions::Validate,
+  /// whether or not it is on); with max_side > 0 every latent side in 1..max_side; with
   /// budget > 0 refine_queries below it. Throws std::invalid_argument naming the setting (and
   /// its `bos2:` key) and the value.
   void Validate(int max_side = 0, long budget = 0) const;
@@ -138,6 +150,8 @@ struct Bos2Loop {
   int queries = 0;             ///< i, queries spent in the loop
   bool stopped_early = false;  ///< Bayesian optimal stopping returned d1
   double best_objective = 0;   ///< max y in the loop
+  /// With Bos2Options::trust_region: the region's side length L at the loop's start (0: off).
+  double trust_length = 0;
 };
 
 /// Wall seconds of one instance's BO work by phase (profiling; the rest of bo_seconds is
@@ -166,6 +180,7 @@ struct Bos2Result {
   /// queries than reserved).
   bool refine_handover = false;
   long refine_queries = 0;  ///< queries the refinement stage spent
+  int trust_restarts = 0;   ///< trust-region restarts (L fell below L_min; 0 without one)
   double seconds = 0, model_seconds = 0, bo_seconds = 0;
   Bos2Phases phases;  ///< where bo_seconds went
 };

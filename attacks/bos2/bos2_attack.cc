@@ -152,6 +152,14 @@ const std::map<std::string, SettingHandler>& SettingHandlers() {
                       Bos2Options* o) { o->refine_p_init = SettingNumber(spec, k, v); }},
       {"patience", [](const std::string& spec, const std::string& k, const std::string& v,
                       Bos2Options* o) { o->refine_patience = ParseInt(spec, k, v, 0); }},
+      {"tr", [](const std::string& spec, const std::string& k, const std::string& v,
+                Bos2Options* o) { o->trust_region = ParseFlag(spec, k, v); }},
+      {"tr_init", [](const std::string& spec, const std::string& k, const std::string& v,
+                     Bos2Options* o) { o->trust.length_init = SettingNumber(spec, k, v); }},
+      {"tr_succ", [](const std::string& spec, const std::string& k, const std::string& v,
+                     Bos2Options* o) { o->trust.success_tolerance = ParseInt(spec, k, v, 1); }},
+      {"tr_fail", [](const std::string& spec, const std::string& k, const std::string& v,
+                     Bos2Options* o) { o->trust.failure_tolerance = ParseInt(spec, k, v, 0); }},
       {"paths", [](const std::string& spec, const std::string& k, const std::string& v,
                    Bos2Options* o) { o->bos.num_paths = ParseInt(spec, k, v, 100); }},
       {"batch_mode",
@@ -174,6 +182,54 @@ const std::map<std::string, SettingHandler>& SettingHandlers() {
        }},
   };
   return handlers;
+}
+
+// The configuration part of a record's details: kernel, beta, bos2_settings (every setting
+// that changes results) and, with a trust region, trust_restarts.
+nlohmann::json SettingsDetails(const Bos2Options& o, const Bos2Result& b) {
+  nlohmann::json details;
+  details["kernel"] = o.perturbation_kernel == bo::KernelFamily::kMatern52 ? "matern52" : "se";
+  details["beta"] = BetaSpec(o.acquisition.beta);
+  details["bos2_settings"] = {{"saturation", o.saturation},
+                              {"candidate_pool", o.candidate_pool},
+                              {"precision_polish", o.precision_polish},
+                              {"random_candidates", o.acquisition.random_candidates},
+                              {"local_candidates", o.acquisition.local_candidates},
+                              {"vertex_fraction", o.acquisition.vertex_fraction},
+                              {"polish_iterations", o.acquisition.polish_iterations},
+                              {"max_gp_points", o.max_gp_points},
+                              {"refit_every", o.refit_every},
+                              {"fit_points", o.perturbation_fit.max_points},
+                              {"fit_noise", o.perturbation_fit.fit_noise},
+                              {"fit_restarts", o.perturbation_fit.restarts},
+                              {"decompositions", o.num_decompositions},
+                              {"groups", o.groups},
+                              {"stopping_paths", o.bos.num_paths},
+                              {"i_max", o.i_max},
+                              {"i_0", o.i_0},
+                              {"init_per_side", o.init_per_side}};
+  if (o.batch > 1) {  // absent: 1
+    details["bos2_settings"]["batch"] = o.batch;
+    details["bos2_settings"]["batch_mode"] = o.batch_one_pass ? "pass" : "kb";
+  }
+  if (o.refine_queries > 0) {
+    details["bos2_settings"]["refine_queries"] = o.refine_queries;
+    details["bos2_settings"]["refine_p_init"] = o.refine_p_init;
+  } else if (o.refine_fraction > 0) {
+    details["bos2_settings"]["refine_fraction"] = o.refine_fraction;
+    details["bos2_settings"]["refine_queries"] = b.refine_reserved;
+    details["bos2_settings"]["refine_p_init"] = o.refine_p_init;
+  }
+  if (o.refine_patience > 0) details["bos2_settings"]["refine_patience"] = o.refine_patience;
+  if (o.trust_region) {  // absent: off
+    details["bos2_settings"]["trust_region"] = {{"length_init", o.trust.length_init},
+                                                {"length_min", o.trust.length_min},
+                                                {"length_max", o.trust.length_max},
+                                                {"success_tolerance", o.trust.success_tolerance},
+                                                {"failure_tolerance", o.trust.failure_tolerance}};
+    details["trust_restarts"] = b.trust_restarts;
+  }
+  return details;
 }
 
 }  // namespace
@@ -212,6 +268,8 @@ AttackResult Bos2Attack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                      {"queries", l.queries},
                      {"stopped_early", l.stopped_early},
                      {"best_objective", l.best_objective}});
+  if (options_.trust_region)
+    for (size_t i = 0; i < b.loops.size(); ++i) loops[i]["trust_length"] = b.loops[i].trust_length;
   r.details["loops"] = loops;
   r.details["stopping"] = options_.stopping;
   if (b.refine_start >= 0)
@@ -228,40 +286,7 @@ AttackResult Bos2Attack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                                    {"acquisition", ph.acquisition},
                                    {"update", ph.update},
                                    {"stopping", ph.stopping}};
-  const Bos2Options& o = options_;
-  r.details["kernel"] = o.perturbation_kernel == bo::KernelFamily::kMatern52 ? "matern52" : "se";
-  r.details["beta"] = BetaSpec(o.acquisition.beta);
-  r.details["bos2_settings"] = {{"saturation", o.saturation},
-                                {"candidate_pool", o.candidate_pool},
-                                {"precision_polish", o.precision_polish},
-                                {"random_candidates", o.acquisition.random_candidates},
-                                {"local_candidates", o.acquisition.local_candidates},
-                                {"vertex_fraction", o.acquisition.vertex_fraction},
-                                {"polish_iterations", o.acquisition.polish_iterations},
-                                {"max_gp_points", o.max_gp_points},
-                                {"refit_every", o.refit_every},
-                                {"fit_points", o.perturbation_fit.max_points},
-                                {"fit_noise", o.perturbation_fit.fit_noise},
-                                {"fit_restarts", o.perturbation_fit.restarts},
-                                {"decompositions", o.num_decompositions},
-                                {"groups", o.groups},
-                                {"stopping_paths", o.bos.num_paths},
-                                {"i_max", o.i_max},
-                                {"i_0", o.i_0},
-                                {"init_per_side", o.init_per_side}};
-  if (o.batch > 1) {  // absent: 1
-    r.details["bos2_settings"]["batch"] = o.batch;
-    r.details["bos2_settings"]["batch_mode"] = o.batch_one_pass ? "pass" : "kb";
-  }
-  if (o.refine_queries > 0) {
-    r.details["bos2_settings"]["refine_queries"] = o.refine_queries;
-    r.details["bos2_settings"]["refine_p_init"] = o.refine_p_init;
-  } else if (o.refine_fraction > 0) {
-    r.details["bos2_settings"]["refine_fraction"] = o.refine_fraction;
-    r.details["bos2_settings"]["refine_queries"] = b.refine_reserved;
-    r.details["bos2_settings"]["refine_p_init"] = o.refine_p_init;
-  }
-  if (o.refine_patience > 0) r.details["bos2_settings"]["refine_patience"] = o.refine_patience;
+  r.details.update(SettingsDetails(options_, b));
   return r;
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 
 #include "attacks/bos2/bos2_attack.h"
 #include "attacks/common/latent.h"
@@ -258,6 +259,17 @@ TEST(Bos2Settings, ParsedAndValidated) {
   Bos2Options q;
   Bos2Attack::ApplySettings("batch=40", &q);
   EXPECT_EQ(q.batch, 40);
+  // The trust region's settings (TuRBO's defaults until set), refused out of range.
+  Bos2Attack::ApplySettings("tr=1,tr_init=0.4,tr_succ=2,tr_fail=5", &q);
+  EXPECT_TRUE(q.trust_region);
+  EXPECT_DOUBLE_EQ(q.trust.length_init, 0.4);
+  EXPECT_EQ(q.trust.success_tolerance, 2);
+  EXPECT_EQ(q.trust.failure_tolerance, 5);
+  for (const char* bad : {"tr=2", "tr_init=0", "tr_init=-0.4", "tr_init=1.7", "tr_init=nan",
+                          "tr_succ=0", "tr_fail=-1", "tr_fail=2.5"}) {
+    Bos2Options x;
+    EXPECT_THROW(Bos2Attack::ApplySettings(bad, &x), std::invalid_argument) << bad;
+  }
   // A spec through the registry keeps the whole spec as the row name.
   auto a = MakeAttack("bos2:kernel=matern52,window=100", AttackContext{});
   EXPECT_EQ(a->name(), "bos2:kernel=matern52,window=100");
@@ -429,6 +441,48 @@ TEST_F(Bos2OnMnist, PatienceHandsTheRestOfTheBudgetToTheRefinement) {
     EXPECT_GT(best[q], best[q - patience]) << "flat for " << patience << " queries at " << q;
   // Before the hand-over both runs made the same queries.
   for (long q = 1; q <= r.refine_start; ++q) ASSERT_EQ(best[q], best0[q]) << q;
+}
+
+TEST_F(Bos2OnMnist, TrustRegionFollowsTurboRulesAcrossLoops) {
+  // The run's regions replayed from the best objective after every query (the loop's
+  // incumbent is the best image so far: the GP window keeps the best points): each loop
+  // starts at the side length the TuRBO rules give, and the region changes the search.
+  const int idx = 1;
+  const double eps = 0.1;
+  const long budget = 250;
+  auto run = [&](bool trust, std::vector<double>* best) {
+    oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx], 7, eps, budget);
+    o.set_pixel_space(oracle::PixelSpace::k8bit);
+    bo::Rng rng(5);
+    Bos2Options opt = Bos2Options::Tuned();
+    opt.refine_fraction = 0;
+    opt.trust_region = trust;
+    opt.trust.failure_tolerance = 4;  // shrinks within a loop
+    best->assign(1, -1e300);          // best->at(q): best objective after q queries
+    return RunBos2(o, opt, rng, [&](long q, double y) {
+      best->resize(q + 1, best->back());
+      (*best)[q] = y;
+    });
+  };
+  std::vector<double> best, best_off;
+  const Bos2Result r = run(true, &best);
+  const Bos2Result off = run(false, &best_off);
+  ASSERT_FALSE(r.success);
+  ASSERT_GE(r.loops.size(), 3u);
+  bo::TrustRegionOptions to;
+  to.failure_tolerance = 4;
+  bo::TrustRegion replay(to);
+  std::set<double> lengths;
+  for (const Bos2Loop& l : r.loops) {
+    EXPECT_DOUBLE_EQ(l.trust_length, replay.length()) << "loop from query " << l.start_query;
+    lengths.insert(l.trust_length);
+    for (long q = l.start_query + 1; q <= l.start_query + l.queries; ++q)
+      replay.Update(best.at(q), best.at(q - 1), 1, l.latent_dim);
+  }
+  EXPECT_GE(lengths.size(), 2u);  // the region did change
+  EXPECT_EQ(r.trust_restarts, replay.restarts());
+  for (const Bos2Loop& l : off.loops) EXPECT_EQ(l.trust_length, 0.0);
+  EXPECT_NE(best, best_off);  // confined candidates: another search
 }
 
 }  // namespace

@@ -7,7 +7,8 @@
 #
 #   bash tools/bench/bench_bos2_batch.sh [IMAGES] [OUT]        (default 17 -> 153 instances)
 #   SPECS="bos2 bos2:batch=2 bos2:batch=4 bos2:batch=8 bos2:precision=1" DATASET=mnist
-#   PIXELS=8bit ADVBO=build/advbo                               (environment, defaults shown)
+#   PIXELS=8bit ADVBO=build/advbo SEED=0                        (environment, defaults shown)
+#   EXTRA="--model models/mnist_carlini.pt --rescale-compat"    (more bench flags; default none)
 #
 # Writes OUT/<n>/{table.txt,summary.json} per spec (n = its position), OUT/records.jsonl (all
 # specs), OUT/wall.txt (seconds per spec) and OUT/paired.md.
@@ -19,6 +20,8 @@ OUT="${2:-results/bos2_batch}"
 SPECS="${SPECS:-bos2 bos2:batch=2 bos2:batch=4 bos2:batch=8 bos2:precision=1}"
 DATASET="${DATASET:-mnist}"
 PIXELS="${PIXELS:-8bit}"
+SEED="${SEED:-0}"
+read -r -a EXTRA_FLAGS <<< "${EXTRA:-}"
 mkdir -p "$OUT"
 : > "$OUT/wall.txt"
 : > "$OUT/records.jsonl"
@@ -29,7 +32,7 @@ for spec in $SPECS; do
   start=$(date +%s%N)
   for k in 1 2; do
     "$ADVBO" bench --dataset "$DATASET" --attacks "$spec" -n "$N" --targeted --budget 900 \
-      --seed 0 --pixels "$PIXELS" --threads 1 --shard "$k/2" -q -o "$OUT/$i/shard$k" >/dev/null &
+      --seed "$SEED" --pixels "$PIXELS" --threads 1 --shard "$k/2" ${EXTRA_FLAGS[@]+"${EXTRA_FLAGS[@]}"} -q -o "$OUT/$i/shard$k" >/dev/null &
   done
   wait
   end=$(date +%s%N)
