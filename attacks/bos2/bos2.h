@@ -103,7 +103,8 @@ struct Bos2Options {
   /// The side doubles after trust.success_tolerance improvements in a row, halves after
   /// trust.failure_tolerance misses in a row, and restarts at length_init below length_min;
   /// it carries over from one perturbation loop to the next. Candidate pools are redrawn in
-  /// the box when it changes. false = the thesis' global search in [-1, 1]^d.
+  /// the box when it changes. false = the thesis' global search in [-1, 1]^d. On in Tuned()
+  /// (session 29: tools/results/bos2_search/trust_region.md).
   bool trust_region = false;
   bo::TrustRegionOptions trust;  ///< with trust_region (TuRBO's defaults)
 
@@ -112,7 +113,8 @@ struct Bos2Options {
   /// advbo's default configuration: Thesis() plus the measured improvements (saturation 3,
   /// noise variance fixed at 1e-6, candidate pools of 500, GP window 200, refits at loop
   /// starts only on at most 100 points, 20,000 stopping paths, the last third of the budget
-  /// to the full-resolution refinement stage); see the README's ablation tables.
+  /// to the full-resolution refinement stage, TuRBO's trust region with its paper defaults);
+  /// see docs/results/attacks.md and tools/results/bos2_search/trust_region.md.
   static Bos2Options Tuned();
   /// Tuned() with less BO work per query (`bos2:preset=fast`): the K^-1 polish
   /// (precision_polish), no random restart in the loop-start fits (the GP starts from its
@@ -121,7 +123,8 @@ struct Bos2Options {
   /// ASR (4 wins / 1 loss), -0.6 +- 7.8 queries, BO time per query 4.12 vs 6.76 ms
   /// (docs/results/attacks.md). Not the default: the published tables were made with Tuned(),
   /// and on 153 CIFAR-10 instances it lost ASR (56.2 vs 59.5 %, 2 wins / 7 losses;
-  /// tools/results/bos2_search/cifar10_check153.md).
+  /// tools/results/bos2_search/cifar10_check153.md). These measurements predate the trust
+  /// region, which Fast() inherits from Tuned().
   static Bos2Options Fast();
 
   /// Checks every setting (Ceres' Options::IsValid habit): 2 <= i_0 < i_max, non-empty side
