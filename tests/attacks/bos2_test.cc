@@ -29,6 +29,22 @@ class Bos2OnMnist : public ::testing::Test {
     delete model_;
     delete data_;
   }
+  // BOS^2 with `opt` on test image 1, target 7, eps 0.1, 8-bit queries, seed 5, `budget`
+  // queries; best->at(q) = the best objective after q queries (from the progress callback).
+  static Bos2Result RunRecordingBest(const Bos2Options& opt, long budget,
+                                     std::vector<double>* best) {
+    const int idx = 1;
+    oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx], 7, 0.1, budget);
+    o.set_pixel_space(oracle::PixelSpace::k8bit);
+    bo::Rng rng(5);
+    best->assign(1, -1e300);
+    const Bos2Result r = RunBos2(o, opt, rng, [&](long q, double y) {
+      best->resize(q + 1, best->back());
+      (*best)[q] = y;
+    });
+    EXPECT_EQ(o.queries(), budget);
+    return r;
+  }
   static oracle::Classifier* model_;
   static data::ImageSet* data_;
 };
@@ -404,23 +420,12 @@ TEST_F(Bos2OnMnist, DefaultRefinementTakesTheLastThirdOfTheBudget) {
 // BO loops end and the refinement stage takes every query left; without it the stage starts at
 // its reserved share.
 TEST_F(Bos2OnMnist, PatienceHandsTheRestOfTheBudgetToTheRefinement) {
-  const int idx = 1;
-  const double eps = 0.1;
   const long budget = 300;  // reserved: floor(300 / 3) = 100, from query 200
   const long patience = 15;
   auto run = [&](long p, std::vector<double>* best) {
-    oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx], 7, eps, budget);
-    o.set_pixel_space(oracle::PixelSpace::k8bit);
-    bo::Rng rng(5);
     Bos2Options opt = Bos2Options::Tuned();
     opt.refine_patience = p;
-    best->assign(1, -1e300);  // best->at(q): best objective after q queries
-    const Bos2Result r = RunBos2(o, opt, rng, [&](long q, double y) {
-      best->resize(q + 1, best->back());
-      (*best)[q] = y;
-    });
-    EXPECT_EQ(o.queries(), budget);
-    return r;
+    return RunRecordingBest(opt, budget, best);
   };
   std::vector<double> best, best0;
   const Bos2Result r = run(patience, &best);
@@ -447,22 +452,13 @@ TEST_F(Bos2OnMnist, TrustRegionFollowsTurboRulesAcrossLoops) {
   // The run's regions replayed from the best objective after every query (the loop's
   // incumbent is the best image so far: the GP window keeps the best points): each loop
   // starts at the side length the TuRBO rules give, and the region changes the search.
-  const int idx = 1;
-  const double eps = 0.1;
   const long budget = 250;
   auto run = [&](bool trust, std::vector<double>* best) {
-    oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx], 7, eps, budget);
-    o.set_pixel_space(oracle::PixelSpace::k8bit);
-    bo::Rng rng(5);
     Bos2Options opt = Bos2Options::Tuned();
     opt.refine_fraction = 0;
     opt.trust_region = trust;
     opt.trust.failure_tolerance = 4;  // shrinks within a loop
-    best->assign(1, -1e300);          // best->at(q): best objective after q queries
-    return RunBos2(o, opt, rng, [&](long q, double y) {
-      best->resize(q + 1, best->back());
-      (*best)[q] = y;
-    });
+    return RunRecordingBest(opt, budget, best);
   };
   std::vector<double> best, best_off;
   const Bos2Result r = run(true, &best);
