@@ -368,6 +368,14 @@ bool Bos2Run::BoContinues() {
 }
 
 bool Bos2Run::Initialise() {
+  if (opt_.stripes_init && oracle_.remaining() > 0) {
+    std::vector<float> stripes =
+        SquareStripes(oracle_.clean(), c_, oracle_.model().height(), oracle_.model().width(),
+                      static_cast<float>(oracle_.query_radius()), rng_);
+    oracle_.Query(stripes.data(), 1);
+    Report();
+    if (oracle_.succeeded()) return false;
+  }
   std::uniform_real_distribution<double> unif(-1.0, 1.0);
   for (int s : opt_.init_sides) {
     const int n = static_cast<int>(std::min<long>(opt_.init_per_side, oracle_.remaining()));

@@ -84,6 +84,12 @@ struct Bos2Options {
   /// best objective. Checked between perturbation loops and after every loop query.
   /// 0 = off (the BO loops run to the stage's share of the budget).
   long refine_patience = 0;
+  /// Square's first query (advbo, issue #41): before the random initial latents, query Square
+  /// Attack's vertical-stripe vertex image (SquareStripes, attacks/common/window_refine.h;
+  /// Andriushchenko et al. 2020, Algorithm 1 line 2) once. It is not a latent, so the GPs never
+  /// see it; it can end the run at query 1 and is the refinement stage's starting image when
+  /// it stays the best. false = the thesis' initial design only.
+  bool stripes_init = false;
   /// Batch size q of the perturbation loop (advbo; issue of speed, not in the thesis): q
   /// points per iteration, chosen one after another by Add-GP-UCB with each earlier one's
   /// posterior mean added as a fantasy observation (Kriging believer, Ginsbourger et al.

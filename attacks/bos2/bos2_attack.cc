@@ -152,6 +152,8 @@ const std::map<std::string, SettingHandler>& SettingHandlers() {
                       Bos2Options* o) { o->refine_p_init = SettingNumber(spec, k, v); }},
       {"patience", [](const std::string& spec, const std::string& k, const std::string& v,
                       Bos2Options* o) { o->refine_patience = ParseInt(spec, k, v, 0); }},
+      {"stripes", [](const std::string& spec, const std::string& k, const std::string& v,
+                     Bos2Options* o) { o->stripes_init = ParseFlag(spec, k, v); }},
       {"tr", [](const std::string& spec, const std::string& k, const std::string& v,
                 Bos2Options* o) { o->trust_region = ParseFlag(spec, k, v); }},
       {"tr_init", [](const std::string& spec, const std::string& k, const std::string& v,
@@ -221,7 +223,8 @@ nlohmann::json SettingsDetails(const Bos2Options& o, const Bos2Result& b) {
     details["bos2_settings"]["refine_p_init"] = o.refine_p_init;
   }
   if (o.refine_patience > 0) details["bos2_settings"]["refine_patience"] = o.refine_patience;
-  if (o.trust_region) {  // absent: off
+  if (o.stripes_init) details["bos2_settings"]["stripes_init"] = true;  // absent: off
+  if (o.trust_region) {                                                 // absent: off
     details["bos2_settings"]["trust_region"] = {{"length_init", o.trust.length_init},
                                                 {"length_min", o.trust.length_min},
                                                 {"length_max", o.trust.length_max},

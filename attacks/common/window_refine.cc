@@ -32,6 +32,21 @@ void ProposeSquareWindow(const std::vector<float>& x0, const std::vector<float>&
   }
 }
 
+std::vector<float> SquareStripes(const std::vector<float>& x0, int c, int h, int w, float radius,
+                                 bo::Rng& rng) {
+  std::bernoulli_distribution coin(0.5);
+  std::vector<float> out(x0.size());
+  for (int ch = 0; ch < c; ++ch)
+    for (int col = 0; col < w; ++col) {
+      const float s = coin(rng) ? radius : -radius;
+      for (int row = 0; row < h; ++row) {
+        const size_t k = (static_cast<size_t>(ch) * h + row) * w + col;
+        out[k] = std::clamp(x0[k] + s, 0.0f, 1.0f);
+      }
+    }
+  return out;
+}
+
 void RefineWithWindows(oracle::QueryOracle& oracle, long queries, double p_init, bo::Rng& rng,
                        const std::function<void(long, double)>& progress) {
   if (oracle.queries() == 0)

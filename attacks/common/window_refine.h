@@ -23,6 +23,14 @@ namespace advbo::attacks {
 void ProposeSquareWindow(const std::vector<float>& x0, const std::vector<float>& best, int c, int h,
                          int w, int s, float radius, bo::Rng& rng, std::vector<float>* cand);
 
+/// Square Attack's initialisation (Andriushchenko et al., ECCV 2020, Algorithm 1 line 2, the
+/// L_inf attack): vertical stripes, every column of every channel set to clip(x0 +- radius, 0,
+/// 1) with one random sign per (channel, column), drawn channel by channel, column by column.
+/// x0 is a [C, H, W] image flattened, pixels in [0, 1]; returns the [C, H, W] image. Shared by
+/// Square and BOS^2's optional first query (Bos2Options::stripes_init).
+std::vector<float> SquareStripes(const std::vector<float>& x0, int c, int h, int w, float radius,
+                                 bo::Rng& rng);
+
 /// Spends up to `queries` queries (<= oracle.remaining()) refining oracle.best_image(): each
 /// step draws a window of side round(sqrt(p * H * W)) (p = SquareSchedule(p_init, step,
 /// queries)), sets every pixel of it, per channel, to clean +- query_radius (one random sign

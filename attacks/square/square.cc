@@ -61,18 +61,8 @@ AttackResult SquareAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
   const int c = oracle.model().channels(), h = oracle.model().height(), w = oracle.model().width();
   const float eps = static_cast<float>(oracle.query_radius());
   const long n_iters = oracle.budget();
-  std::bernoulli_distribution coin(0.5);
-
   // Vertical stripes: one sign per (channel, column).
-  std::vector<float> best(x0.size());
-  for (int ch = 0; ch < c; ++ch)
-    for (int col = 0; col < w; ++col) {
-      const float s = coin(rng) ? eps : -eps;
-      for (int row = 0; row < h; ++row) {
-        const size_t k = (static_cast<size_t>(ch) * h + row) * w + col;
-        best[k] = x0[k] + s;
-      }
-    }
+  std::vector<float> best = SquareStripes(x0, c, h, w, eps, rng);
   const double best_obj = oracle.Query(best.data(), 1).objective(0);  // best is now clipped
   SquareRandomSearch(
       oracle, options_.resample, std::move(best), best_obj,

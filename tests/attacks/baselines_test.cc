@@ -14,6 +14,7 @@
 #include "attacks/attack.h"
 #include "attacks/bo_hard_label/bo_hard_label.h"
 #include "attacks/common/dct.h"
+#include "attacks/common/window_refine.h"
 #include "attacks/geoda/geoda.h"
 #include "attacks/rays/rays.h"
 #include "attacks/signhunter/signhunter.h"
@@ -345,6 +346,36 @@ TEST(SquareSchedule, HalvesAtThePapersIterationsRescaledToTheBudget) {
   EXPECT_DOUBLE_EQ(SquareSchedule(0.8, 9000, 10000), 0.8 / 512);
   // Budget 1,000: iteration 2 is the full-length run's iteration 20.
   EXPECT_DOUBLE_EQ(SquareSchedule(0.8, 2, 1000), 0.4);
+}
+
+// Square's initialisation (Algorithm 1 line 2): each column of each channel moves by one
+// signed radius, clipped to [0, 1]; both signs occur; the seed decides the pattern.
+TEST(SquareStripes, EveryColumnOfEveryChannelMovesByOneSignedRadiusClipped) {
+  const int c = 2, h = 5, w = 40;
+  const float r = 0.3f;
+  std::vector<float> x0(static_cast<size_t>(c) * h * w);
+  std::mt19937 gen(3);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  for (float& v : x0) v = u(gen);
+  bo::Rng rng(7), rng_same(7), rng_other(8);
+  const std::vector<float> s = SquareStripes(x0, c, h, w, r, rng);
+  ASSERT_EQ(s.size(), x0.size());
+  int ups = 0;
+  for (int ch = 0; ch < c; ++ch)
+    for (int col = 0; col < w; ++col) {
+      const size_t k0 = static_cast<size_t>(ch) * h * w + col;
+      const bool up = s[k0] == std::clamp(x0[k0] + r, 0.0f, 1.0f) &&
+                      s[k0] != std::clamp(x0[k0] - r, 0.0f, 1.0f);
+      ups += up;
+      for (int row = 0; row < h; ++row) {
+        const size_t k = (static_cast<size_t>(ch) * h + row) * w + col;
+        EXPECT_EQ(s[k], std::clamp(x0[k] + (up ? r : -r), 0.0f, 1.0f)) << ch << " " << col;
+      }
+    }
+  EXPECT_GT(ups, 10);  // 80 columns, about half up
+  EXPECT_LT(ups, 70);
+  EXPECT_EQ(SquareStripes(x0, c, h, w, r, rng_same), s);
+  EXPECT_NE(SquareStripes(x0, c, h, w, r, rng_other), s);
 }
 
 TEST(MakeAttack, KnowsEveryNameAndRejectsOthers) {

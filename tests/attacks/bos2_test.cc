@@ -9,6 +9,7 @@
 
 #include "attacks/bos2/bos2_attack.h"
 #include "attacks/common/latent.h"
+#include "attacks/common/window_refine.h"
 #include "data/datasets.h"
 #include "oracle/classifier.h"
 
@@ -281,8 +282,12 @@ TEST(Bos2Settings, ParsedAndValidated) {
   EXPECT_DOUBLE_EQ(q.trust.length_init, 0.4);
   EXPECT_EQ(q.trust.success_tolerance, 2);
   EXPECT_EQ(q.trust.failure_tolerance, 5);
-  for (const char* bad : {"tr=2", "tr_init=0", "tr_init=-0.4", "tr_init=1.7", "tr_init=nan",
-                          "tr_succ=0", "tr_fail=-1", "tr_fail=2.5"}) {
+  EXPECT_FALSE(q.stripes_init);
+  Bos2Attack::ApplySettings("stripes=1", &q);
+  EXPECT_TRUE(q.stripes_init);
+  for (const char* bad :
+       {"tr=2", "tr_init=0", "tr_init=-0.4", "tr_init=1.7", "tr_init=nan", "tr_succ=0",
+        "tr_fail=-1", "tr_fail=2.5", "stripes=2", "stripes=", "stripes=yes"}) {
     Bos2Options x;
     EXPECT_THROW(Bos2Attack::ApplySettings(bad, &x), std::invalid_argument) << bad;
   }
@@ -446,6 +451,49 @@ TEST_F(Bos2OnMnist, PatienceHandsTheRestOfTheBudgetToTheRefinement) {
     EXPECT_GT(best[q], best[q - patience]) << "flat for " << patience << " queries at " << q;
   // Before the hand-over both runs made the same queries.
   for (long q = 1; q <= r.refine_start; ++q) ASSERT_EQ(best[q], best0[q]) << q;
+}
+
+// stripes_init (issue #41): the first query is Square's stripe image, drawn from the run's
+// generator before anything else, projected into the ball; the thesis' initial design follows
+// it, so the loops' queries start one later.
+TEST_F(Bos2OnMnist, StripesInitIsTheFirstQueryThenTheInitialDesign) {
+  const int idx = 1;
+  const double eps = 0.1;
+  const long budget = 120;
+  oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx], 7, eps, budget);
+  o.set_pixel_space(oracle::PixelSpace::k8bit);
+  std::vector<float> first;
+  long count = 0;
+  o.set_observer([&](const float* img, long) {
+    if (count++ == 0) first.assign(img, img + data_->image_size());
+  });
+  Bos2Options opt = Bos2Options::Tuned();
+  opt.stripes_init = true;
+  bo::Rng rng(5), replay(5);
+  const Bos2Result r = RunBos2(o, opt, rng);
+  ASSERT_FALSE(r.success);
+  EXPECT_EQ(count, budget);
+  const std::vector<float>& x0 = o.clean();
+  const std::vector<float> stripes = SquareStripes(x0, 1, 28, 28, static_cast<float>(eps), replay);
+  ASSERT_EQ(first.size(), stripes.size());
+  for (size_t k = 0; k < x0.size(); ++k) {
+    EXPECT_LE(std::abs(double(first[k]) - x0[k]), eps + 1e-7);
+    // The grid point of the stripe's side (x0 +- eps rounded inward onto the 1/255 grid).
+    EXPECT_NEAR(first[k], stripes[k], 0.6 / 255) << k;
+  }
+  long loop_queries = 1 + 30 + r.refine_queries;
+  for (const auto& l : r.loops) loop_queries += l.queries;
+  EXPECT_EQ(loop_queries, budget);
+  // Off, the same seed starts with a latent instead.
+  oracle::QueryOracle o2(*model_, data_->image(idx), data_->labels[idx], 7, eps, budget);
+  o2.set_pixel_space(oracle::PixelSpace::k8bit);
+  std::vector<float> first_off;
+  o2.set_observer([&](const float* img, long) {
+    if (first_off.empty()) first_off.assign(img, img + data_->image_size());
+  });
+  bo::Rng rng2(5);
+  RunBos2(o2, Bos2Options::Tuned(), rng2);
+  EXPECT_NE(first_off, first);
 }
 
 TEST_F(Bos2OnMnist, TrustRegionFollowsTurboRulesAcrossLoops) {
