@@ -195,7 +195,7 @@ std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext&
     if (base != "bos2" && base != "bos2-nostop")
       throw std::invalid_argument("attack '" + base + "' takes no settings ('" + name + "')");
     Bos2Options o = Bos2Attack::OptionsFor(ctx, base == "bos2");
-    Bos2Attack::ApplySettings(name.substr(colon + 1), &o);
+    Bos2Attack::ApplySettings(name.substr(colon + 1), &o, ctx.dataset);
     return std::make_unique<Bos2Attack>(o, name);
   }
   if (name == "bos2" || name == "bos2-nostop")

@@ -123,6 +123,13 @@ Bos2Options Bos2Options::Fast() {
   return o;
 }
 
+Bos2Options Bos2Options::MnistForm(Bos2Options base) {
+  base.refine_p_init = 0.8;
+  base.refine_patience = 20;
+  base.saturation = 6.0;
+  return base;
+}
+
 bo::FitOptions Bos2Options::DefaultPerturbationFit() {
   bo::FitOptions f;
   f.restarts = 1;

@@ -11,7 +11,8 @@
 namespace advbo::attacks {
 
 Bos2Options Bos2Attack::OptionsFor(const AttackContext& context, bool stopping) {
-  Bos2Options o = Bos2Options::Tuned();
+  Bos2Options o = context.dataset == "mnist" ? Bos2Options::MnistForm(Bos2Options::Tuned())
+                                             : Bos2Options::Tuned();
   o.stopping = stopping;
   const int max_side = std::min(context.height, context.width);
   auto clip = [&](std::vector<int>& v) {
@@ -63,14 +64,15 @@ bool ParseFlag(const std::string& spec, const std::string& key, const std::strin
   return v == "1";
 }
 
-// preset=thesis|tuned|fast: that configuration, keeping the image-size clipping of the sides
-// and the stopping ablation.
-void ApplyPreset(const std::string& v, Bos2Options* o) {
+// preset=thesis|tuned|fast: that configuration (tuned and fast in their MNIST form on the
+// "mnist" dataset), keeping the image-size clipping of the sides and the stopping ablation.
+void ApplyPreset(const std::string& v, const std::string& dataset, Bos2Options* o) {
   if (v != "thesis" && v != "tuned" && v != "fast")
     throw std::invalid_argument("bos2 setting preset: use thesis, tuned or fast, got '" + v + "'");
   Bos2Options p = v == "thesis" ? Bos2Options::Thesis()
                   : v == "fast" ? Bos2Options::Fast()
                                 : Bos2Options::Tuned();
+  if (v != "thesis" && dataset == "mnist") p = Bos2Options::MnistForm(p);
   p.allowed_sides = o->allowed_sides;
   p.init_sides = o->init_sides;
   p.stopping = o->stopping;
@@ -83,8 +85,7 @@ using SettingHandler = void (*)(const std::string& spec, const std::string& k, c
 // Every `bos2:` setting and what it sets (ranges are checked by Bos2Options::Validate).
 const std::map<std::string, SettingHandler>& SettingHandlers() {
   static const std::map<std::string, SettingHandler> handlers = {
-      {"preset", [](const std::string&, const std::string&, const std::string& v,
-                    Bos2Options* o) { ApplyPreset(v, o); }},
+      {"preset", nullptr},  // needs the dataset: ApplySettings
       {"stopping", [](const std::string& spec, const std::string& k, const std::string& v,
                       Bos2Options* o) { o->stopping = ParseFlag(spec, k, v); }},
       {"kernel",
@@ -237,7 +238,8 @@ nlohmann::json SettingsDetails(const Bos2Options& o, const Bos2Result& b) {
 
 }  // namespace
 
-void Bos2Attack::ApplySettings(const std::string& settings, Bos2Options* o) {
+void Bos2Attack::ApplySettings(const std::string& settings, Bos2Options* o,
+                               const std::string& dataset) {
   const std::string spec = "bos2:" + settings;
   for (const auto& [k, v] : SplitAttackSettings(spec, settings)) {
     const auto it = SettingHandlers().find(k);
@@ -247,7 +249,10 @@ void Bos2Attack::ApplySettings(const std::string& settings, Bos2Options* o) {
         keys += (keys.empty() ? "" : ", ") + name;
       throw std::invalid_argument("unknown bos2 setting '" + k + "' (" + keys + ")");
     }
-    it->second(spec, k, v, o);
+    if (k == "preset")
+      ApplyPreset(v, dataset, o);
+    else
+      it->second(spec, k, v, o);
   }
   o->Validate();  // every range, once (Bos2Options::Validate)
 }
