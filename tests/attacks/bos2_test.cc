@@ -291,6 +291,36 @@ TEST(Bos2Settings, ParsedAndValidated) {
     Bos2Options x;
     EXPECT_THROW(Bos2Attack::ApplySettings(bad, &x), std::invalid_argument) << bad;
   }
+  // The MNIST form (issue #41): on the "mnist" dataset `bos2` and the tuned and fast presets
+  // hand over after 20 flat queries with Square's MNIST window size and saturation 6; other
+  // datasets and the thesis preset keep their configuration.
+  auto options_of = [](const std::string& spec, const std::string& dataset) {
+    AttackContext ctx;
+    ctx.dataset = dataset;
+    if (dataset == "cifar10") {
+      ctx.channels = 3;
+      ctx.height = ctx.width = 32;
+    }
+    const auto a = MakeAttack(spec, ctx);
+    return dynamic_cast<const Bos2Attack&>(*a).options();
+  };
+  for (const char* spec : {"bos2", "bos2:preset=tuned", "bos2:preset=fast", "bos2:tr=1"}) {
+    const Bos2Options m = options_of(spec, "mnist"), c = options_of(spec, "cifar10");
+    EXPECT_EQ(m.refine_patience, 20) << spec;
+    EXPECT_DOUBLE_EQ(m.refine_p_init, 0.8) << spec;
+    EXPECT_DOUBLE_EQ(m.saturation, 6.0) << spec;
+    EXPECT_EQ(c.refine_patience, 0) << spec;
+    EXPECT_DOUBLE_EQ(c.refine_p_init, 0.1) << spec;
+    EXPECT_DOUBLE_EQ(c.saturation, 3.0) << spec;
+    EXPECT_TRUE(m.trust_region && c.trust_region) << spec;
+  }
+  EXPECT_EQ(options_of("bos2:preset=fast", "mnist").precision_polish, true);
+  const Bos2Options thesis = options_of("bos2:preset=thesis", "mnist");
+  EXPECT_EQ(thesis.refine_patience, 0);
+  EXPECT_DOUBLE_EQ(thesis.saturation, 1.0);
+  // Settings after the form override it.
+  EXPECT_EQ(options_of("bos2:patience=0,saturation=3", "mnist").refine_patience, 0);
+  EXPECT_DOUBLE_EQ(options_of("bos2:patience=0,saturation=3", "mnist").saturation, 3.0);
   // A spec through the registry keeps the whole spec as the row name.
   auto a = MakeAttack("bos2:kernel=matern52,window=100", AttackContext{});
   EXPECT_EQ(a->name(), "bos2:kernel=matern52,window=100");
