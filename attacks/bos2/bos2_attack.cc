@@ -5,14 +5,24 @@
 #include <map>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 #include "bo/acquisition.h"
 
 namespace advbo::attacks {
 
+namespace {
+
+// A tuned (or fast) configuration in the form for `dataset`: Bos2Options::MnistForm on "mnist",
+// unchanged elsewhere.
+Bos2Options ForDataset(Bos2Options o, const std::string& dataset) {
+  return dataset == "mnist" ? Bos2Options::MnistForm(std::move(o)) : o;
+}
+
+}  // namespace
+
 Bos2Options Bos2Attack::OptionsFor(const AttackContext& context, bool stopping) {
-  Bos2Options o = context.dataset == "mnist" ? Bos2Options::MnistForm(Bos2Options::Tuned())
-                                             : Bos2Options::Tuned();
+  Bos2Options o = ForDataset(Bos2Options::Tuned(), context.dataset);
   o.stopping = stopping;
   const int max_side = std::min(context.height, context.width);
   auto clip = [&](std::vector<int>& v) {
@@ -70,9 +80,8 @@ void ApplyPreset(const std::string& v, const std::string& dataset, Bos2Options* 
   if (v != "thesis" && v != "tuned" && v != "fast")
     throw std::invalid_argument("bos2 setting preset: use thesis, tuned or fast, got '" + v + "'");
   Bos2Options p = v == "thesis" ? Bos2Options::Thesis()
-                  : v == "fast" ? Bos2Options::Fast()
-                                : Bos2Options::Tuned();
-  if (v != "thesis" && dataset == "mnist") p = Bos2Options::MnistForm(p);
+                  : v == "fast" ? ForDataset(Bos2Options::Fast(), dataset)
+                                : ForDataset(Bos2Options::Tuned(), dataset);
   p.allowed_sides = o->allowed_sides;
   p.init_sides = o->init_sides;
   p.stopping = o->stopping;
