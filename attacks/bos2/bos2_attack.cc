@@ -88,106 +88,97 @@ void ApplyPreset(const std::string& v, const std::string& dataset, Bos2Options* 
   *o = p;
 }
 
-using SettingHandler = void (*)(const std::string& spec, const std::string& k, const std::string& v,
-                                Bos2Options* o);
+// One `key=value` of the settings string `spec` ("bos2:..."), with the dataset of the run
+// (the presets' MNIST form depends on it).
+struct Setting {
+  const std::string& spec;
+  const std::string& key;
+  const std::string& value;
+  const std::string& dataset;
+
+  int Int(int lo) const { return ParseInt(spec, key, value, lo); }   ///< an integer >= lo
+  double Number() const { return SettingNumber(spec, key, value); }  ///< a finite number
+  bool Flag() const { return ParseFlag(spec, key, value); }          ///< "0" or "1"
+};
+
+using SettingHandler = void (*)(const Setting& s, Bos2Options* o);
 
 // Every `bos2:` setting and what it sets (ranges are checked by Bos2Options::Validate).
 const std::map<std::string, SettingHandler>& SettingHandlers() {
   static const std::map<std::string, SettingHandler> handlers = {
-      {"preset", nullptr},  // needs the dataset: ApplySettings
-      {"stopping", [](const std::string& spec, const std::string& k, const std::string& v,
-                      Bos2Options* o) { o->stopping = ParseFlag(spec, k, v); }},
+      {"preset", [](const Setting& s, Bos2Options* o) { ApplyPreset(s.value, s.dataset, o); }},
+      {"stopping", [](const Setting& s, Bos2Options* o) { o->stopping = s.Flag(); }},
       {"kernel",
-       [](const std::string&, const std::string&, const std::string& v, Bos2Options* o) {
-         if (v != "se" && v != "matern52")
-           throw std::invalid_argument("bos2 setting kernel: use se or matern52, got '" + v + "'");
-         o->perturbation_kernel = bo::ParseKernelFamily(v);
+       [](const Setting& s, Bos2Options* o) {
+         if (s.value != "se" && s.value != "matern52")
+           throw std::invalid_argument("bos2 setting kernel: use se or matern52, got '" + s.value +
+                                       "'");
+         o->perturbation_kernel = bo::ParseKernelFamily(s.value);
        }},
-      {"beta", [](const std::string&, const std::string&, const std::string& v,
-                  Bos2Options* o) { o->acquisition.beta = bo::ParseExplorationWeight(v); }},
+      {"beta", [](const Setting& s,
+                  Bos2Options* o) { o->acquisition.beta = bo::ParseExplorationWeight(s.value); }},
       {"candidates",
-       [](const std::string& spec, const std::string& k, const std::string& v, Bos2Options* o) {
-         o->acquisition.random_candidates = ParseInt(spec, k, v, 1);
-       }},
-      {"local", [](const std::string& spec, const std::string& k, const std::string& v,
-                   Bos2Options* o) { o->acquisition.local_candidates = ParseInt(spec, k, v, 0); }},
+       [](const Setting& s, Bos2Options* o) { o->acquisition.random_candidates = s.Int(1); }},
+      {"local",
+       [](const Setting& s, Bos2Options* o) { o->acquisition.local_candidates = s.Int(0); }},
       {"vertex",
-       [](const std::string& spec, const std::string& k, const std::string& v, Bos2Options* o) {
-         o->acquisition.vertex_fraction = SettingNumber(spec, k, v);
-       }},
+       [](const Setting& s, Bos2Options* o) { o->acquisition.vertex_fraction = s.Number(); }},
       {"polish",
-       [](const std::string& spec, const std::string& k, const std::string& v, Bos2Options* o) {
-         o->acquisition.polish_iterations = ParseInt(spec, k, v, 0);
-       }},
-      {"window", [](const std::string& spec, const std::string& k, const std::string& v,
-                    Bos2Options* o) { o->max_gp_points = ParseInt(spec, k, v, 0); }},
-      {"precision", [](const std::string& spec, const std::string& k, const std::string& v,
-                       Bos2Options* o) { o->precision_polish = ParseFlag(spec, k, v); }},
-      {"init", [](const std::string& spec, const std::string& k, const std::string& v,
-                  Bos2Options* o) { o->init_per_side = ParseInt(spec, k, v, 1); }},
-      {"pool", [](const std::string& spec, const std::string& k, const std::string& v,
-                  Bos2Options* o) { o->candidate_pool = ParseInt(spec, k, v, 0); }},
-      {"saturation", [](const std::string& spec, const std::string& k, const std::string& v,
-                        Bos2Options* o) { o->saturation = SettingNumber(spec, k, v); }},
+       [](const Setting& s, Bos2Options* o) { o->acquisition.polish_iterations = s.Int(0); }},
+      {"window", [](const Setting& s, Bos2Options* o) { o->max_gp_points = s.Int(0); }},
+      {"precision", [](const Setting& s, Bos2Options* o) { o->precision_polish = s.Flag(); }},
+      {"init", [](const Setting& s, Bos2Options* o) { o->init_per_side = s.Int(1); }},
+      {"pool", [](const Setting& s, Bos2Options* o) { o->candidate_pool = s.Int(0); }},
+      {"saturation", [](const Setting& s, Bos2Options* o) { o->saturation = s.Number(); }},
       {"noise",
-       [](const std::string&, const std::string&, const std::string& v, Bos2Options* o) {
-         if (v != "fit" && v != "fixed")
-           throw std::invalid_argument("bos2 setting noise: use fit or fixed, got '" + v + "'");
-         o->perturbation_fit.fit_noise = o->perturbation_refit.fit_noise = v == "fit";
+       [](const Setting& s, Bos2Options* o) {
+         if (s.value != "fit" && s.value != "fixed")
+           throw std::invalid_argument("bos2 setting noise: use fit or fixed, got '" + s.value +
+                                       "'");
+         o->perturbation_fit.fit_noise = o->perturbation_refit.fit_noise = s.value == "fit";
        }},
       {"fit_points",
-       [](const std::string& spec, const std::string& k, const std::string& v, Bos2Options* o) {
-         o->perturbation_fit.max_points = o->perturbation_refit.max_points =
-             ParseInt(spec, k, v, 0);
+       [](const Setting& s, Bos2Options* o) {
+         o->perturbation_fit.max_points = o->perturbation_refit.max_points = s.Int(0);
        }},
-      {"restarts", [](const std::string& spec, const std::string& k, const std::string& v,
-                      Bos2Options* o) { o->perturbation_fit.restarts = ParseInt(spec, k, v, 0); }},
-      {"refit", [](const std::string& spec, const std::string& k, const std::string& v,
-                   Bos2Options* o) { o->refit_every = ParseInt(spec, k, v, 0); }},
-      {"decompositions", [](const std::string& spec, const std::string& k, const std::string& v,
-                            Bos2Options* o) { o->num_decompositions = ParseInt(spec, k, v, 1); }},
-      {"groups", [](const std::string& spec, const std::string& k, const std::string& v,
-                    Bos2Options* o) { o->groups = ParseInt(spec, k, v, 1); }},
+      {"restarts",
+       [](const Setting& s, Bos2Options* o) { o->perturbation_fit.restarts = s.Int(0); }},
+      {"refit", [](const Setting& s, Bos2Options* o) { o->refit_every = s.Int(0); }},
+      {"decompositions",
+       [](const Setting& s, Bos2Options* o) { o->num_decompositions = s.Int(1); }},
+      {"groups", [](const Setting& s, Bos2Options* o) { o->groups = s.Int(1); }},
       {"refine",
-       [](const std::string& spec, const std::string& k, const std::string& v, Bos2Options* o) {
-         o->refine_queries = ParseInt(spec, k, v, 0);
+       [](const Setting& s, Bos2Options* o) {
+         o->refine_queries = s.Int(0);
          if (o->refine_queries == 0) o->refine_fraction = 0;  // refine=0: the stage off
        }},
       {"refine_fraction",
-       [](const std::string& spec, const std::string& k, const std::string& v, Bos2Options* o) {
-         o->refine_fraction = SettingNumber(spec, k, v);
+       [](const Setting& s, Bos2Options* o) {
+         o->refine_fraction = s.Number();
          o->refine_queries = 0;
        }},
-      {"refine_p", [](const std::string& spec, const std::string& k, const std::string& v,
-                      Bos2Options* o) { o->refine_p_init = SettingNumber(spec, k, v); }},
-      {"patience", [](const std::string& spec, const std::string& k, const std::string& v,
-                      Bos2Options* o) { o->refine_patience = ParseInt(spec, k, v, 0); }},
-      {"stripes", [](const std::string& spec, const std::string& k, const std::string& v,
-                     Bos2Options* o) { o->stripes_init = ParseFlag(spec, k, v); }},
-      {"tr", [](const std::string& spec, const std::string& k, const std::string& v,
-                Bos2Options* o) { o->trust_region = ParseFlag(spec, k, v); }},
-      {"tr_init", [](const std::string& spec, const std::string& k, const std::string& v,
-                     Bos2Options* o) { o->trust.length_init = SettingNumber(spec, k, v); }},
-      {"tr_succ", [](const std::string& spec, const std::string& k, const std::string& v,
-                     Bos2Options* o) { o->trust.success_tolerance = ParseInt(spec, k, v, 1); }},
-      {"tr_fail", [](const std::string& spec, const std::string& k, const std::string& v,
-                     Bos2Options* o) { o->trust.failure_tolerance = ParseInt(spec, k, v, 0); }},
-      {"paths", [](const std::string& spec, const std::string& k, const std::string& v,
-                   Bos2Options* o) { o->bos.num_paths = ParseInt(spec, k, v, 100); }},
+      {"refine_p", [](const Setting& s, Bos2Options* o) { o->refine_p_init = s.Number(); }},
+      {"patience", [](const Setting& s, Bos2Options* o) { o->refine_patience = s.Int(0); }},
+      {"stripes", [](const Setting& s, Bos2Options* o) { o->stripes_init = s.Flag(); }},
+      {"tr", [](const Setting& s, Bos2Options* o) { o->trust_region = s.Flag(); }},
+      {"tr_init", [](const Setting& s, Bos2Options* o) { o->trust.length_init = s.Number(); }},
+      {"tr_succ", [](const Setting& s, Bos2Options* o) { o->trust.success_tolerance = s.Int(1); }},
+      {"tr_fail", [](const Setting& s, Bos2Options* o) { o->trust.failure_tolerance = s.Int(0); }},
+      {"paths", [](const Setting& s, Bos2Options* o) { o->bos.num_paths = s.Int(100); }},
       {"batch_mode",
-       [](const std::string&, const std::string&, const std::string& v, Bos2Options* o) {
-         if (v != "pass" && v != "kb")
+       [](const Setting& s, Bos2Options* o) {
+         if (s.value != "pass" && s.value != "kb")
            throw std::invalid_argument(
                "bos2 setting batch_mode must be pass (one acquisition pass per batch) or kb "
                "(Kriging believer), got '" +
-               v + "'");
-         o->batch_one_pass = v == "pass";
+               s.value + "'");
+         o->batch_one_pass = s.value == "pass";
        }},
       {"batch",
-       [](const std::string& spec, const std::string& k, const std::string& v, Bos2Options* o) {
-         const double b = SettingNumber(spec, k, v);  // bounded by i_max, and says so
+       [](const Setting& s, Bos2Options* o) {
+         const double b = s.Number();  // bounded by i_max, and says so
          if (b != std::floor(b) || b < 1 || b > o->i_max)
-           throw std::invalid_argument("attack '" + spec + "': batch must be an integer in 1.." +
+           throw std::invalid_argument("attack '" + s.spec + "': batch must be an integer in 1.." +
                                        std::to_string(o->i_max) +
                                        " (the perturbation loop's i_max)");
          o->batch = static_cast<int>(b);
@@ -258,10 +249,7 @@ void Bos2Attack::ApplySettings(const std::string& settings, Bos2Options* o,
         keys += (keys.empty() ? "" : ", ") + name;
       throw std::invalid_argument("unknown bos2 setting '" + k + "' (" + keys + ")");
     }
-    if (k == "preset")
-      ApplyPreset(v, dataset, o);
-    else
-      it->second(spec, k, v, o);
+    it->second(Setting{spec, k, v, dataset}, o);
   }
   o->Validate();  // every range, once (Bos2Options::Validate)
 }
