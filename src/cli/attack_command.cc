@@ -82,13 +82,12 @@ bool SaveImages(const std::string& folder, const experiment::Instance& inst,
 void PrintBanner(const AttackArgs& a, const experiment::Experiment& ex) {
   const auto& sel = ex.selection();
   std::fprintf(stderr,
-               "advbo attack: %s on %s (%zu images), model %s (%s), eps %.4g L_inf, %s queries, "
+               "advbo attack: %s on %s (%zu images), model %s (%s), %s, %s queries, "
                "budget %ld, seed %llu\n",
                ex.spec().attacks[0].c_str(), ex.dataset_name().c_str(), ex.images().size(),
-               ex.model_path().c_str(), ex.model().output_format().c_str(), ex.epsilon(),
-               oracle::PixelSpaceName(ex.pixels()), a.spec.budget,
+               ex.model_path().c_str(), ex.model().output_format().c_str(),
+               ex.DescribeRadius().c_str(), oracle::PixelSpaceName(ex.pixels()), a.spec.budget,
                static_cast<unsigned long long>(a.spec.seed));
-  if (!ex.pixels_note().empty()) std::fprintf(stderr, "  note: %s\n", ex.pixels_note().c_str());
   PrintDataNotes("  advbo attack", ex);
   std::fprintf(stderr, "  attacking %zu correctly classified images (%zu instances)",
                sel.chosen.size(), sel.instances.size());
@@ -127,9 +126,9 @@ void PrintSummary(const AttackArgs& a, const experiment::Experiment& ex,
                             : std::accumulate(success_queries.begin(), success_queries.end(), 0.0) /
                                   success_queries.size();
   std::printf("\n%-26s %s\n", "attack", a.attack.c_str());
-  std::printf("%-26s %s (eps %.4g L_inf, %s queries, budget %ld, %s, seed %llu)\n", "data",
-              ex.dataset_name().c_str(), ex.epsilon(), oracle::PixelSpaceName(ex.pixels()),
-              a.spec.budget,
+  std::printf("%-26s %s (%s, %s queries, budget %ld, %s, seed %llu)\n", "data",
+              ex.dataset_name().c_str(), ex.DescribeRadius().c_str(),
+              oracle::PixelSpaceName(ex.pixels()), a.spec.budget,
               a.spec.untargeted ? "untargeted" : (a.spec.target ? "single target" : "all targets"),
               static_cast<unsigned long long>(a.spec.seed));
   if (!ex.defense().empty())
@@ -244,6 +243,9 @@ int RunAttack(const AttackArgs& a) {
   PrepareOutputs(a, &folders);
   const experiment::Experiment ex(spec);
   if (!a.quiet) PrintBanner(a, ex);
+  // The query-space note (float fallback, a radius losing a grid step) is shown even with -q.
+  if (!ex.pixels_note().empty())
+    std::fprintf(stderr, "advbo attack: note: %s\n", ex.pixels_note().c_str());
 
   // ---- Output (OpenRecords).
   std::unique_ptr<experiment::RecordFile> file;

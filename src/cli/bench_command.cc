@@ -125,6 +125,11 @@ AttackRow SummarizeAttack(const std::string& name, const std::vector<const nlohm
       {"mean_queries_fail_at_budget", all / n},
       {"seconds_per_instance", secs / n},
       {"model_fraction", secs > 0 ? model / secs : 0.0}};
+  // The radius as given and as enforced (8-bit L_inf queries: the grid radius; issue #55).
+  // Records of earlier versions have no epsilon_effective.
+  const nlohmann::json& first = *rs.front();
+  row.summary["epsilon"] = first.value("epsilon", nlohmann::json(nullptr));
+  row.summary["epsilon_effective"] = first.value("epsilon_effective", nlohmann::json(nullptr));
   char line[512];
   std::snprintf(line, sizeof(line), "%-12s %9zu %6s %6s %6s %8s %8s %12s %10s %8s\n", name.c_str(),
                 rs.size(), Fmt(asr, 1).c_str(), Fmt(asr8, 1).c_str(), Fmt(mx, 0).c_str(),
@@ -231,9 +236,10 @@ int RunBench(const BenchArgs& a) {
   std::set<experiment::RecordKey> done;
   for (const auto& r : all) done.insert(experiment::KeyOf(r));
   if (!a.quiet)
-    std::fprintf(
-        stderr, "advbo bench: %zu attacks x %zu instances, shard %d/%d: %zu jobs (%zu done)\n",
-        ex.num_attacks(), ex.instances().size(), shard_k, shard_n, jobs.size(), done.size());
+    std::fprintf(stderr,
+                 "advbo bench: %zu attacks x %zu instances, %s, shard %d/%d: %zu jobs (%zu done)\n",
+                 ex.num_attacks(), ex.instances().size(), ex.DescribeRadius().c_str(), shard_k,
+                 shard_n, jobs.size(), done.size());
   const InterruptHint hint("\nadvbo bench: interrupted; finished jobs are kept in " +
                            records.string() + ": run the same command again to resume\n");
   ProgressBar bar(static_cast<long>(jobs.size()), !a.quiet);

@@ -7,10 +7,12 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -21,12 +23,15 @@
 #include "cli/interrupt_hint.h"
 #include "cli/parse.h"
 #include "cli/progress.h"
+#include "cli/validators.h"
 #include "data/datasets.h"
 #include "defenses/defense.h"
 #include "defenses/game_defense.h"
 #include "experiment/evaluate.h"
 #include "experiment/records.h"
+#include "experiment/reference.h"
 #include "experiment/runner.h"
+#include "text/numbers.h"
 
 namespace advbo::cli {
 namespace fs = std::filesystem;
@@ -38,6 +43,10 @@ struct EvaluateArgs : ExperimentArgs {
   bool no_adaptive = false;
   std::string shard = "1/1";
   bool quiet = false;
+  std::string reference = "auto";  ///< auto | apgd | none
+  bool reference_only = false;     ///< run only the white-box reference
+  std::string split;               ///< --split: budget weights per attack ("" = equal)
+  whitebox::ApgdOptions apgd;      ///< the reference's settings (AutoAttack's standard)
 };
 
 std::string Pct(double v) { return Fmt(100.0 * v, 1) + " %"; }
@@ -56,8 +65,38 @@ struct EvaluatePlan {
   experiment::ExperimentSpec spec;
   std::vector<std::string> order, plain;  // with and without the adaptive attack
   std::vector<int> images, mine;
+  std::vector<double> shares;  // of the per-image budget, one per attack of `order`
   int shard_k = 1, shard_n = 1;
 };
+
+// The budget split: "" = equal shares; else one positive weight per attack of `order`
+// (the adaptive attack included), normalised.
+std::vector<double> ParseSplit(const std::string& split, const std::vector<std::string>& order) {
+  std::vector<double> w;
+  if (split.empty()) return std::vector<double>(order.size(), 1.0 / order.size());
+  std::stringstream ss(split);
+  for (std::string piece; std::getline(ss, piece, ',');) {
+    double v = 0;
+    try {
+      v = text::ParseNumberOrFraction(piece, "--split");
+    } catch (const std::invalid_argument&) {
+      throw std::invalid_argument("--split '" + split + "': '" + piece + "' is not a number");
+    }
+    if (!(v > 0)) throw std::invalid_argument("--split '" + split + "': weights must be > 0");
+    w.push_back(v);
+  }
+  if (w.size() != order.size()) {
+    std::string names;
+    for (const auto& o : order) names += (names.empty() ? "" : ",") + o;
+    throw std::invalid_argument("--split '" + split + "' has " + std::to_string(w.size()) +
+                                " weights for " + std::to_string(order.size()) +
+                                " ensemble attacks (" + names + ")");
+  }
+  double sum = 0;
+  for (double v : w) sum += v;
+  for (double& v : w) v /= sum;
+  return w;
+}
 
 EvaluatePlan PlanEvaluate(const EvaluateArgs& a) {
   if (a.out_dir.empty()) throw std::invalid_argument("-o/--out (the output folder) is required");
@@ -108,6 +147,11 @@ EvaluatePlan PlanEvaluate(const EvaluateArgs& a) {
     p.order.push_back(adaptive);
   p.spec.attacks = p.order;
   experiment::Validate(p.spec);
+  p.shares = ParseSplit(a.split, p.order);
+  if (p.spec.budget < static_cast<long>(p.order.size()))
+    throw std::invalid_argument("--budget " + std::to_string(p.spec.budget) +
+                                " is below one query per ensemble attack (" +
+                                std::to_string(p.order.size()) + ")");
   return p;
 }
 
@@ -124,8 +168,14 @@ std::vector<nlohmann::json> ResumedRecords(const experiment::RecordFile& file,
       if (name.rfind("records.shard-", 0) == 0 && entry.path().extension() == ".jsonl")
         for (auto& r : experiment::ReadRecords(entry.path())) all.push_back(std::move(r));
     }
+  // A record's "budget" is its attack's share; the run's budget is per image.
+  nlohmann::json settings = ex.Settings();
+  settings.erase("budget");
   for (const auto& r : all) {
-    const std::string diff = experiment::SettingsMismatch(r, ex.Settings());
+    std::string diff = experiment::SettingsMismatch(r, settings);
+    if (diff.empty() && r.value("budget_per_image", 0L) != p.spec.budget)
+      diff = "budget per image " + r.value("budget_per_image", nlohmann::json(nullptr)).dump() +
+             " (the records) vs " + std::to_string(p.spec.budget) + " (now)";
     if (!diff.empty())
       throw std::invalid_argument(records.string() + " holds records made with other settings: " +
                                   diff + "; use another -o/--out folder");
@@ -133,80 +183,275 @@ std::vector<nlohmann::json> ResumedRecords(const experiment::RecordFile& file,
   return all;
 }
 
+// The reference records of a JSONL file (reference.jsonl): complete lines only (a line cut
+// short by an interruption is dropped); each must match `settings`.
+std::vector<nlohmann::json> ReadReferenceRecords(const fs::path& path,
+                                                 const nlohmann::json& settings) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(path);
+  if (!in) return out;
+  std::string line;
+  long no = 0;
+  while (std::getline(in, line)) {
+    ++no;
+    if (line.empty()) continue;
+    nlohmann::json r = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (r.is_discarded() || !r.is_object() || !r.contains("image_index") ||
+        !r.contains("reference_robust") || !r["reference_robust"].is_boolean()) {
+      if (in.peek() == EOF) break;  // the last line, cut short
+      throw std::runtime_error(path.string() + ":" + std::to_string(no) +
+                               ": not a reference record");
+    }
+    if (r.value("reference", nlohmann::json()) != settings)
+      throw std::invalid_argument(path.string() +
+                                  " holds reference records made with other settings; use "
+                                  "another -o/--out folder");
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+// The white-box reference on this shard's images (resuming reference.jsonl); returns every
+// reference record of the run, or none with `why_not` set when it does not apply.
+std::vector<nlohmann::json> RunReferenceStep(const EvaluateArgs& a, const EvaluatePlan& p,
+                                             const experiment::Experiment& ex,
+                                             const std::string& tag, std::string* why_not) {
+  *why_not = a.reference == "none" ? "not asked for (--reference none)"
+                                   : experiment::ReferenceNotApplicable(ex);
+  if (!why_not->empty()) {
+    if (!a.quiet)
+      std::fprintf(stderr, "advbo evaluate: white-box reference: does not apply: %s\n",
+                   why_not->c_str());
+    return {};
+  }
+  const nlohmann::json settings = experiment::ReferenceSettings(ex, a.apgd);
+  const fs::path file = fs::path(a.out_dir) / ("reference" + tag + ".jsonl");
+  std::vector<nlohmann::json> all = ReadReferenceRecords(file, settings);
+  if (p.shard_n == 1)
+    for (const auto& entry : fs::directory_iterator(a.out_dir)) {
+      const std::string name = entry.path().filename().string();
+      if (name.rfind("reference.shard-", 0) == 0 && entry.path().extension() == ".jsonl")
+        for (auto& r : ReadReferenceRecords(entry.path(), settings)) all.push_back(std::move(r));
+    }
+  std::set<int> done;
+  for (const auto& r : all) done.insert(r["image_index"].get<int>());
+  const std::set<int> mine(p.mine.begin(), p.mine.end());
+  long todo = 0;
+  for (const auto& inst : ex.instances()) todo += mine.count(inst.index) && !done.count(inst.index);
+  if (todo == 0) return all;
+  if (!a.quiet)
+    std::fprintf(
+        stderr,
+        "advbo evaluate: white-box reference APGD-CE + APGD-T (Croce & Hein 2020; %d "
+        "steps, %d restart(s), %d target classes%s) on %ld images\n",
+        a.apgd.iterations, a.apgd.restarts, a.apgd.target_classes,
+        ex.pixels() == oracle::PixelSpace::k8bit ? ", iterates checked on the 8-bit grid" : "",
+        todo);
+  ProgressBar bar(todo, !a.quiet);
+  const auto fresh = experiment::RunReference(
+      ex, mine, done, a.apgd,
+      [&](long finished, long, const std::string& status) { bar.Update(finished, status, false); });
+  bar.Finish();
+  // Appended whole: the file holds complete runs only.
+  std::string text;
+  {
+    std::ifstream in(file);
+    std::ostringstream old;
+    old << in.rdbuf();
+    text = old.str();
+  }
+  if (!text.empty() && text.back() != '\n') text += '\n';
+  for (const auto& r : fresh) {
+    text += r.dump() + "\n";
+    all.push_back(r);
+  }
+  experiment::WriteFileAtomic(file, text);
+  return all;
+}
+
 // images.jsonl: one verdict per image.
 std::string VerdictLines(const std::vector<experiment::ImageVerdict>& verdicts) {
   std::string lines;
   for (const auto& v : verdicts)
-    lines += nlohmann::json{{"image_index", v.image_index},
-                            {"clean_correct", v.clean_correct},
-                            {"robust", v.robust},
-                            {"broken_by", v.broken_by.empty() ? nlohmann::json(nullptr)
-                                                              : nlohmann::json(v.broken_by)},
-                            {"queries", v.queries},
-                            {"attacks_run", v.attacks_run}}
-                 .dump() +
-             "\n";
+    lines +=
+        nlohmann::json{
+            {"image_index", v.image_index},
+            {"clean_correct", v.clean_correct},
+            {"robust", v.robust},
+            {"broken_by",
+             v.broken_by.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.broken_by)},
+            {"evaluated", v.evaluated},
+            {"missing", v.missing.empty() ? nlohmann::json(nullptr) : nlohmann::json(v.missing)},
+            {"queries", v.queries},
+            {"attacks_run", v.attacks_run},
+            {"reference_robust",
+             v.reference_robust ? nlohmann::json(*v.reference_robust) : nlohmann::json(nullptr)},
+            {"reference_broken_by", v.reference_broken_by.empty()
+                                        ? nlohmann::json(nullptr)
+                                        : nlohmann::json(v.reference_broken_by)}}
+            .dump() +
+        "\n";
   return lines;
 }
 
-// The table a person reads (table.txt and stdout).
-std::string EvaluateTable(const experiment::Experiment& ex, const EvaluatePlan& p,
-                          const nlohmann::json& summary, size_t images, size_t plain_size) {
-  const auto ci = summary["robust_accuracy_ci95"];
+// The table a person reads (table.txt and stdout), from the summary alone (so that
+// `evaluate merge` prints the same table without the model).
+std::string EvaluateTable(const nlohmann::json& summary) {
+  auto num = [&](const char* k) { return summary.at(k).get<double>(); };
+  const bool blackbox = !summary.at("ensemble").empty();
   std::string table;
-  table += "model                      " + experiment::RecordPath(ex.model_path()) + "\n";
-  table += "defense                    " + ex.defense().Spec() + "\n";
-  table += std::string("threat model               ") +
-           (ex.norm() == oracle::Norm::kL2 ? "L2" : "L_inf") + " eps " + Fmt(ex.epsilon(), 4) +
-           (ex.feedback() == oracle::Feedback::kLabel ? ", top-1 label only" : "") + ", " +
-           oracle::PixelSpaceName(ex.pixels()) + " queries, budget " +
-           std::to_string(p.spec.budget) + " per attack, untargeted, seed " +
-           std::to_string(p.spec.seed) + "\n";
-  table += "images                     " + std::to_string(images) + "\n";
-  table += "clean accuracy             " + Pct(summary["clean_accuracy"].get<double>()) + "\n";
-  table += "robust accuracy            " + Pct(summary["robust_accuracy"].get<double>()) +
-           " (95 % CI " + Pct(ci[0].get<double>()) + " - " + Pct(ci[1].get<double>()) + ")\n";
-  if (p.order.size() != plain_size)
-    table += "  plain ensemble only      " +
-             Pct(summary["robust_accuracy_plain_ensemble"].get<double>()) + " (without " +
-             p.order.back() + ")\n";
-  for (const auto& name : p.order)
-    table += "  broken first by " + name + ": " +
-             std::to_string(summary["broken_by"][name].get<long>()) + "\n";
-  table += "model queries per attacked image: mean " +
-           Fmt(summary["queries_mean"].get<double>(), 1) + ", median " +
-           Fmt(summary["queries_median"].get<double>(), 1) + "\n";
+  table += "model                      " + summary.at("model").get<std::string>() + "\n";
+  table += "defense                    " + summary.at("defense").get<std::string>() + "\n";
+  table +=
+      "threat model               " + summary.at("threat_model_text").get<std::string>() + "\n";
+  table += "images                     " + std::to_string(summary.at("images").get<long>()) + "\n";
+  table += "clean accuracy             " + Pct(num("clean_accuracy")) + "\n";
+  if (!blackbox) {
+    table += "black-box ensemble         not run (--reference-only)\n";
+  } else {
+    const auto ci = summary.at("robust_accuracy_ci95");
+    std::string split;
+    for (const auto& name : summary.at("ensemble"))
+      split +=
+          (split.empty() ? "" : ", ") + name.get<std::string>() + " " +
+          Fmt(100.0 * summary.at("budget_split").at(name.get<std::string>()).get<double>(), 0) +
+          " %";
+    table += "budget                     " +
+             std::to_string(summary.at("budget_per_image").get<long>()) +
+             " model queries per image over the ensemble (shares: " + split +
+             "; unused queries pass on)\n";
+    table += "robust accuracy            " + Pct(num("robust_accuracy")) + " (95 % CI " +
+             Pct(ci[0].get<double>()) + " - " + Pct(ci[1].get<double>()) +
+             "), black-box ensemble\n";
+    if (summary.at("not_evaluated").get<long>() > 0)
+      table += "  NOT EVALUATED            " +
+               std::to_string(summary.at("not_evaluated").get<long>()) +
+               " images (an attack's record is missing: counted not robust)\n";
+    const auto& order = summary.at("ensemble");
+    if (order.size() != summary.at("plain_ensemble").size())
+      table += "  plain ensemble only      " + Pct(num("robust_accuracy_plain_ensemble")) +
+               " (without " + order.back().get<std::string>() + ")\n";
+    for (const auto& step : summary.at("robust_accuracy_after")) {
+      const std::string name = step.at("attack").get<std::string>();
+      table += "  after " + name + ": " + Pct(step.at("robust_accuracy").get<double>()) +
+               " (broke " + std::to_string(summary.at("broken_by").at(name).get<long>()) +
+               " first)\n";
+    }
+    table += "model queries per attacked image: mean " + Fmt(num("queries_mean"), 1) + ", median " +
+             Fmt(num("queries_median"), 1) + ", max " + Fmt(num("queries_max"), 0) + "\n";
+  }
+  const auto& ref = summary.at("reference");
+  if (!ref.at("applies").get<bool>()) {
+    table +=
+        "white-box reference        does not apply: " + ref.at("reason").get<std::string>() + "\n";
+    return table;
+  }
+  if (!summary.contains("reference_robust_accuracy") ||
+      summary.at("reference_robust_accuracy").is_null()) {
+    table += "white-box reference        not run on any image yet\n";
+    return table;
+  }
+  const auto& rs = ref.at("settings");
+  table += "white-box reference        " + Pct(num("reference_robust_accuracy")) +
+           " robust, APGD-CE + APGD-T (" + std::to_string(rs.at("iterations").get<int>()) +
+           " steps, " + std::to_string(rs.at("restarts").get<int>()) + " CE restart(s), " +
+           std::to_string(rs.at("target_classes").get<int>()) + " targets, " +
+           (rs.at("grid").get<bool>() ? "iterates checked on the 8-bit grid" : "float iterates") +
+           ")\n";
+  if (summary.at("reference_not_evaluated").get<long>() > 0)
+    table += "  reference not run on     " +
+             std::to_string(summary.at("reference_not_evaluated").get<long>()) + " images\n";
+  if (blackbox) {
+    table += "combined (best known)      " + Pct(num("combined_robust_accuracy")) +
+             " robust (robust only where both failed)\n";
+    table += "per-image gap              " +
+             std::to_string(summary.at("robust_blackbox_only").get<long>()) +
+             " images the ensemble left robust but white-box broke; " +
+             std::to_string(summary.at("robust_reference_only").get<long>()) + " the other way\n";
+  }
   return table;
 }
 
 // Verdicts, summary and table from every record of the run; writes images, summary and
-// table files (with the shard's tag) and returns the table.
-std::string WriteEvaluateOutputs(const EvaluateArgs& a, const EvaluatePlan& p,
-                                 const experiment::Experiment& ex,
-                                 const std::vector<nlohmann::json>& all, const std::string& tag) {
-  const auto verdicts = experiment::WorstCaseVerdicts(p.mine, ex.selection().skipped, all, p.order);
-  nlohmann::json summary = experiment::SummarizeVerdicts(verdicts, p.order);
-  // The same records without the adaptive attack: the plain ensemble's number, beside.
-  const std::vector<std::string>& plain = p.plain;
+// table files (with the shard's tag) and returns the summary and the table.
+std::pair<nlohmann::json, std::string> WriteEvaluateOutputs(
+    const EvaluateArgs& a, const EvaluatePlan& p, const experiment::Experiment& ex,
+    const std::vector<nlohmann::json>& all, const std::vector<nlohmann::json>& reference,
+    const std::string& reference_why_not, const std::string& tag) {
+  const std::vector<std::string> order = a.reference_only ? std::vector<std::string>{} : p.order;
+  auto verdicts = experiment::WorstCaseVerdicts(p.mine, ex.selection().skipped, all, order);
+  if (reference_why_not.empty()) experiment::AttachReference(&verdicts, reference);
+  nlohmann::json summary = experiment::SummarizeVerdicts(verdicts, order);
+  // The same records without the adaptive attack: the plain ensemble's number, beside; and
+  // the running robust accuracy after each attack (AutoAttack's log).
   const auto plain_summary = experiment::SummarizeVerdicts(
-      experiment::WorstCaseVerdicts(p.mine, ex.selection().skipped, all, plain), plain);
+      experiment::WorstCaseVerdicts(p.mine, ex.selection().skipped, all, p.plain), p.plain);
   summary["robust_accuracy_plain_ensemble"] = plain_summary["robust_accuracy"];
-  summary["ensemble"] = p.order;
-  summary["plain_ensemble"] = plain;
+  nlohmann::json after = nlohmann::json::array();
+  for (size_t k = 0; k < order.size(); ++k) {
+    const std::vector<std::string> prefix(order.begin(), order.begin() + k + 1);
+    const auto sk = experiment::SummarizeVerdicts(
+        experiment::WorstCaseVerdicts(p.mine, ex.selection().skipped, all, prefix), prefix);
+    after.push_back({{"attack", order[k]}, {"robust_accuracy", sk["robust_accuracy"]}});
+  }
+  summary["robust_accuracy_after"] = after;
+  if (a.reference_only) {
+    for (const char* k :
+         {"robust", "robust_accuracy", "robust_accuracy_ci95", "robust_accuracy_plain_ensemble",
+          "combined_robust", "combined_robust_accuracy", "robust_blackbox_only",
+          "robust_reference_only"})
+      summary[k] = nullptr;
+  }
+  summary["reference"] =
+      reference_why_not.empty()
+          ? nlohmann::json{{"applies", true},
+                           {"settings", experiment::ReferenceSettings(ex, a.apgd)}}
+          : nlohmann::json{{"applies", false}, {"reason", reference_why_not}};
+  if (!reference_why_not.empty()) {
+    summary["reference_robust_accuracy"] = nullptr;
+    summary["combined_robust_accuracy"] = nullptr;
+  }
+  summary["model"] = experiment::RecordPath(ex.model_path());
+  summary["defense"] = ex.defense().Spec();
+  summary["threat_model_text"] =
+      ex.DescribeRadius() +
+      (ex.feedback() == oracle::Feedback::kLabel ? ", top-1 label only" : "") + ", " +
+      oracle::PixelSpaceName(ex.pixels()) + " queries, untargeted, seed " +
+      std::to_string(p.spec.seed);
+  summary["ensemble"] = order;
+  summary["plain_ensemble"] = p.plain;
+  summary["epsilon"] = ex.epsilon();
+  summary["epsilon_effective"] = ex.epsilon_effective();
+  summary["norm"] = oracle::NormName(ex.norm());
+  summary["pixels"] = oracle::PixelSpaceName(ex.pixels());
+  summary["budget_per_image"] = p.spec.budget;
+  nlohmann::json split = nlohmann::json::object();
+  for (size_t k = 0; k < p.order.size(); ++k) split[p.order[k]] = p.shares[k];
+  summary["budget_split"] = split;
+  summary["version"] = ADVBO_VERSION;
   summary["settings"] = ex.Settings();
   summary["setup_queries"] = ex.setup_queries();
   summary["shard"] = a.shard;
   const fs::path dir(a.out_dir);
   experiment::WriteFileAtomic(dir / ("images" + tag + ".jsonl"), VerdictLines(verdicts));
   experiment::WriteFileAtomic(dir / ("summary" + tag + ".json"), summary.dump(1) + "\n");
-  const std::string table = EvaluateTable(ex, p, summary, verdicts.size(), plain.size());
+  const std::string table = EvaluateTable(summary);
   experiment::WriteFileAtomic(dir / ("table" + tag + ".txt"), table);
-  return table;
+  return {summary, table};
 }
 
 int RunEvaluate(const EvaluateArgs& a) {
+  if (a.reference != "auto" && a.reference != "apgd" && a.reference != "none")
+    throw std::invalid_argument("--reference must be auto, apgd or none, got '" + a.reference +
+                                "'");
+  if (a.reference_only && a.reference == "none")
+    throw std::invalid_argument("--reference-only needs the reference (not --reference none)");
+  a.apgd.Validate();
   const EvaluatePlan p = PlanEvaluate(a);
   const experiment::Experiment ex(p.spec);
+  if (a.reference_only && !experiment::ReferenceNotApplicable(ex).empty())
+    throw std::invalid_argument("--reference-only: the white-box reference does not apply: " +
+                                experiment::ReferenceNotApplicable(ex));
   if (!ex.pixels_note().empty())
     std::fprintf(stderr, "advbo evaluate: note: %s\n", ex.pixels_note().c_str());
   if (!a.quiet) PrintDataNotes("advbo evaluate", ex);
@@ -220,35 +465,174 @@ int RunEvaluate(const EvaluateArgs& a) {
   long attacked = 0;  // correctly classified images of this shard
   for (const auto& inst : ex.instances()) attacked += in_shard.count(inst.index);
   // Finished attack runs (resumed or from other shards) and whether each broke its image.
-  std::map<experiment::RecordKey, bool> done;
-  for (const auto& r : all) done[experiment::KeyOf(r)] = experiment::RecordBreaksImage(r);
+  std::map<experiment::RecordKey, experiment::EnsembleRun> done;
+  for (const auto& r : all)
+    done[experiment::KeyOf(r)] = {experiment::RecordBreaksImage(r),
+                                  r.value("queries_used", r.value("queries", 0L))};
   if (!a.quiet) {
     std::string chain;
     for (const auto& o : p.order) chain += (chain.empty() ? "" : " > ") + o;
     std::fprintf(stderr,
                  "advbo evaluate: %zu images (%ld correctly classified), ensemble %s, budget %ld "
-                 "per attack, eps %.4g, shard %d/%d\n",
-                 p.mine.size(), attacked, chain.c_str(), p.spec.budget, ex.epsilon(), p.shard_k,
-                 p.shard_n);
+                 "per image, %s, shard %d/%d\n",
+                 p.mine.size(), attacked, a.reference_only ? "(not run)" : chain.c_str(),
+                 p.spec.budget, ex.DescribeRadius().c_str(), p.shard_k, p.shard_n);
   }
   const InterruptHint hint("\nadvbo evaluate: interrupted; finished attacks are kept in " +
                            records.string() + ": run the same command again to resume\n");
-  ProgressBar bar(attacked, !a.quiet);
-  experiment::EnsembleHooks hooks;
-  hooks.on_record = [&](const nlohmann::json& r) {
-    file.Append(r);
-    all.push_back(r);
-  };
-  hooks.progress = [&](long finished, const std::string& status, bool image_finished) {
-    bar.Update(finished, status, image_finished);
-  };
-  experiment::RunEnsemble(ex, in_shard, done, hooks);
-  bar.Finish();
+  if (!a.reference_only) {
+    ProgressBar bar(attacked, !a.quiet);
+    experiment::EnsembleHooks hooks;
+    hooks.on_record = [&](const nlohmann::json& r) {
+      file.Append(r);
+      all.push_back(r);
+    };
+    hooks.progress = [&](long finished, const std::string& status, bool image_finished) {
+      bar.Update(finished, status, image_finished);
+    };
+    experiment::RunEnsemble(ex, in_shard, done, p.spec.budget, p.shares, hooks);
+    bar.Finish();
+  }
   file.Commit();
-  const std::string table = WriteEvaluateOutputs(a, p, ex, all, tag);
+  std::string why_not;
+  const std::vector<nlohmann::json> reference = RunReferenceStep(a, p, ex, tag, &why_not);
+  const auto [summary, table] = WriteEvaluateOutputs(a, p, ex, all, reference, why_not, tag);
   folders.Keep();
   std::printf("\n%s\nrecords: %s; images, summary and table in %s\n", table.c_str(),
               records.c_str(), a.out_dir.c_str());
+  if (summary["not_evaluated"].get<long>() > 0 && !a.reference_only) {
+    std::fprintf(stderr,
+                 "advbo evaluate: %ld images were not evaluated (an attack's record is "
+                 "missing); run the same command again to attack them\n",
+                 summary["not_evaluated"].get<long>());
+    return 3;
+  }
+  return 0;
+}
+
+// `advbo evaluate merge`: the shards of separate folders combined into one (no query).
+int RunEvaluateMerge(const std::vector<std::string>& inputs, const std::string& out_dir) {
+  if (out_dir.empty()) throw std::invalid_argument("-o/--out (the output folder) is required");
+  std::map<experiment::RecordKey, nlohmann::json> records;
+  std::map<int, nlohmann::json> reference;
+  std::map<int, bool> clean_correct;  // image -> correctly classified
+  nlohmann::json first;               // the first shard's summary
+  std::string first_name;
+  auto files = [](const fs::path& dir, const std::string& stem, const std::string& ext) {
+    std::vector<fs::path> out;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      const std::string name = e.path().filename().string();
+      if ((name == stem + ext) ||
+          (name.rfind(stem + ".shard-", 0) == 0 && e.path().extension() == ext))
+        out.push_back(e.path());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  for (const auto& in : inputs) {
+    if (!fs::is_directory(in)) throw std::runtime_error(in + ": not a folder of advbo evaluate");
+    const auto summaries = files(in, "summary", ".json");
+    if (summaries.empty())
+      throw std::runtime_error(in + ": no summary*.json (not an evaluate folder)");
+    for (const auto& f : summaries) {
+      std::ifstream is(f);
+      nlohmann::json sm = nlohmann::json::parse(is, nullptr, false);
+      if (sm.is_discarded() || !sm.is_object() || !sm.contains("settings"))
+        throw std::runtime_error(f.string() + ": not an advbo evaluate summary");
+      if (first.is_null()) {
+        first = sm;
+        first_name = f.string();
+      }
+      for (const char* k : {"settings", "ensemble", "plain_ensemble", "reference"})
+        if (sm.value(k, nlohmann::json()) != first.value(k, nlohmann::json()))
+          throw std::invalid_argument(f.string() + ": '" + k + "' differs from " + first_name +
+                                      "; only shards of one evaluation merge");
+    }
+    for (const auto& f : files(in, "images", ".jsonl")) {
+      std::ifstream is(f);
+      std::string line;
+      while (std::getline(is, line)) {
+        if (line.empty()) continue;
+        const auto v = nlohmann::json::parse(line, nullptr, false);
+        if (v.is_discarded() || !v.contains("image_index") || !v.contains("clean_correct"))
+          throw std::runtime_error(f.string() + ": not an images.jsonl of advbo evaluate");
+        clean_correct[v["image_index"].get<int>()] = v["clean_correct"].get<bool>();
+      }
+    }
+    nlohmann::json settings = first.at("settings");
+    settings.erase("budget");  // a record's budget is its attack's share
+    for (const auto& f : files(in, "records", ".jsonl"))
+      for (auto& r : experiment::ReadRecords(f)) {
+        std::string diff = experiment::SettingsMismatch(r, settings);
+        if (diff.empty() && r.value("budget_per_image", nlohmann::json()) !=
+                                first.value("budget_per_image", nlohmann::json()))
+          diff = "budget_per_image";
+        if (!diff.empty()) throw std::invalid_argument(f.string() + ": other settings: " + diff);
+        const auto key = experiment::KeyOf(r);
+        records[key] = std::move(r);
+      }
+    if (first.at("reference").value("applies", false))
+      for (const auto& f : files(in, "reference", ".jsonl"))
+        for (auto& r : ReadReferenceRecords(f, first.at("reference").at("settings")))
+          reference[r["image_index"].get<int>()] = std::move(r);
+  }
+  std::vector<int> images, misclassified;
+  for (const auto& [i, ok] : clean_correct) {
+    images.push_back(i);
+    if (!ok) misclassified.push_back(i);
+  }
+  std::vector<nlohmann::json> all, refs;
+  for (auto& [k, r] : records) all.push_back(std::move(r));
+  for (auto& [k, r] : reference) refs.push_back(std::move(r));
+  const auto order = first.at("ensemble").get<std::vector<std::string>>();
+  const auto plain = first.at("plain_ensemble").get<std::vector<std::string>>();
+  auto verdicts = experiment::WorstCaseVerdicts(images, misclassified, all, order);
+  if (first.at("reference").value("applies", false)) experiment::AttachReference(&verdicts, refs);
+  nlohmann::json summary = experiment::SummarizeVerdicts(verdicts, order);
+  summary["robust_accuracy_plain_ensemble"] = experiment::SummarizeVerdicts(
+      experiment::WorstCaseVerdicts(images, misclassified, all, plain), plain)["robust_accuracy"];
+  nlohmann::json after = nlohmann::json::array();
+  for (size_t k = 0; k < order.size(); ++k) {
+    const std::vector<std::string> prefix(order.begin(), order.begin() + k + 1);
+    after.push_back(
+        {{"attack", order[k]},
+         {"robust_accuracy", experiment::SummarizeVerdicts(
+                                 experiment::WorstCaseVerdicts(images, misclassified, all, prefix),
+                                 prefix)["robust_accuracy"]}});
+  }
+  summary["robust_accuracy_after"] = after;
+  for (const char* k : {"model", "defense", "threat_model_text", "ensemble", "plain_ensemble",
+                        "reference", "epsilon", "epsilon_effective", "norm", "pixels",
+                        "budget_per_image", "budget_split", "version", "settings", "setup_queries"})
+    if (first.contains(k)) summary[k] = first[k];
+  if (!first.at("reference").value("applies", false)) {
+    summary["reference_robust_accuracy"] = nullptr;
+    summary["combined_robust_accuracy"] = nullptr;
+  }
+  summary["merged_from"] = inputs;
+  experiment::CreatedFolders folders;
+  folders.Create(out_dir);
+  const fs::path dir(out_dir);
+  std::string text;
+  for (const auto& r : all) text += r.dump() + "\n";
+  experiment::WriteFileAtomic(dir / "records.jsonl", text);
+  text.clear();
+  for (const auto& r : refs) text += r.dump() + "\n";
+  if (!refs.empty()) experiment::WriteFileAtomic(dir / "reference.jsonl", text);
+  experiment::WriteFileAtomic(dir / "images.jsonl", VerdictLines(verdicts));
+  experiment::WriteFileAtomic(dir / "summary.json", summary.dump(1) + "\n");
+  const std::string table = EvaluateTable(summary);
+  experiment::WriteFileAtomic(dir / "table.txt", table);
+  folders.Keep();
+  std::printf("%s\nmerged %zu folders (%zu images, %zu records) into %s\n", table.c_str(),
+              inputs.size(), images.size(), all.size(), out_dir.c_str());
+  if (summary.at("not_evaluated").get<long>() > 0) {
+    std::fprintf(stderr,
+                 "advbo evaluate merge: %ld images were not evaluated (an attack's record is "
+                 "missing in every folder): they are not counted robust\n",
+                 summary.at("not_evaluated").get<long>());
+    return 3;
+  }
   return 0;
 }
 
@@ -256,18 +640,21 @@ int RunEvaluate(const EvaluateArgs& a) {
 
 std::function<int()> RegisterEvaluateCommand(CLI::App& app) {
   auto a = std::make_shared<EvaluateArgs>();
-  a->spec.budget = 5000;
+  a->spec.budget = 10000;
   CLI::App* cmd = app.add_subcommand(
       "evaluate",
       "Worst-case robust accuracy of a (defended) model over an ensemble of black-box attacks\n"
       "(AutoAttack's protocol, Croce & Hein 2020): for each of the first -n images (or\n"
-      "--indices), the attacks run in order, each with the full --budget, and stop at the\n"
-      "first whose saved 8-bit image is adversarial. Untargeted; eps defaults to 8/255 on\n"
-      "CIFAR-10 and 0.3 on MNIST. The defense's adaptive attack (eot:..., aaa-adaptive:...)\n"
-      "joins the ensemble last, and the plain ensemble's number is reported beside. Writes\n"
-      "records.jsonl (one line per attack run; an interrupted run resumes), images.jsonl,\n"
-      "summary.json and table.txt into -o/--out; --shard k/n takes every n-th image, and the\n"
-      "same command without --shard on that folder combines the shards (no new query).");
+      "--indices), the attacks run in order, sharing --budget queries per image (--split),\n"
+      "and stop at the first whose saved 8-bit image is adversarial. Untargeted; eps defaults\n"
+      "to 8/255 on CIFAR-10 and 0.3 on MNIST. The defense's adaptive attack (eot:...,\n"
+      "aaa-adaptive:...) joins the ensemble last, and the plain ensemble's number is reported\n"
+      "beside. Beside it, a white-box reference (APGD-CE + APGD-T, --reference) where it\n"
+      "applies, and the combined worst case. Writes records.jsonl (one line per attack run; an\n"
+      "interrupted run resumes), reference.jsonl, images.jsonl, summary.json and table.txt\n"
+      "into -o/--out; --shard k/n takes every n-th image, and the same command without\n"
+      "--shard on that folder combines the shards (no new query); `advbo evaluate merge`\n"
+      "combines folders. An image an attack was not run on is 'not evaluated' (exit 3).");
   cmd->add_option("--ensemble", a->ensemble,
                   "comma list of attack specs, cheapest first (as --attacks of advbo bench); "
                   "default by threat model: square,parsimonious,bos2 | simba-dct,square-l2 "
@@ -275,8 +662,37 @@ std::function<int()> RegisterEvaluateCommand(CLI::App& app) {
                   "(--feedback label --norm l2)");
   cmd->add_flag("--no-adaptive", a->no_adaptive,
                 "do not add the defense's adaptive attack to the ensemble");
+  cmd->add_option("--reference", a->reference,
+                  "white-box reference beside the ensemble: auto (APGD-CE + APGD-T, Croce & "
+                  "Hein 2020, when it applies: a local TorchScript model, no defense, L_inf) | "
+                  "apgd (the same) | none. Writes reference.jsonl, reference_robust_accuracy "
+                  "and combined_robust_accuracy (robust only where both failed)")
+      ->check(CLI::IsMember({"auto", "apgd", "none"}))
+      ->default_val("auto");
+  cmd->add_option("--split", a->split,
+                  "how --budget (per image, over the whole ensemble) is shared: one weight per "
+                  "ensemble attack in order, the adaptive attack included (default equal); "
+                  "what an attack leaves unused passes on to the next");
+  cmd->add_flag("--reference-only", a->reference_only,
+                "run only the white-box reference (no black-box attack)");
+  cmd->add_option("--reference-steps", a->apgd.iterations,
+                  "APGD iterations per run (AutoAttack's standard: 100)")
+      ->check(IntInRange(1, 100000))
+      ->default_val(100);
+  cmd->add_option("--reference-restarts", a->apgd.restarts,
+                  "APGD-CE runs from random starts (AutoAttack's standard: 1)")
+      ->check(IntInRange(1, 1000))
+      ->default_val(1);
+  cmd->add_option("--reference-targets", a->apgd.target_classes,
+                  "APGD-T target classes, the top ones by clean logits (standard: 9)")
+      ->check(IntInRange(0, 1000))
+      ->default_val(9);
   AddExperimentOptions(cmd, a.get());
-  cmd->get_option("--budget")->default_val(5000);
+  cmd->get_option("--budget")->default_val(10000);
+  cmd->get_option("--budget")
+      ->description(
+          "model queries per image over the whole ensemble (default 10,000), shared as --split "
+          "says; records and images.jsonl show each image's total");
   // Always untargeted: the attack-goal options are refused with a clear error, and --help
   // says so.
   cmd->get_option("--targeted")->description("not for evaluate (always untargeted): refused");
@@ -289,7 +705,20 @@ std::function<int()> RegisterEvaluateCommand(CLI::App& app) {
       ->default_val("1/1");
   cmd->add_option("-o,--out", a->out_dir, "output folder (required)");
   cmd->add_flag("-q,--quiet", a->quiet, "no progress bar");
-  return [cmd, a]() { return cmd->parsed() ? RunEvaluate(*a) : 0; };
+  CLI::App* merge = cmd->add_subcommand(
+      "merge",
+      "Combine evaluate folders (shards run in separate folders or on separate machines) into\n"
+      "one: records, reference, images, summary and table; no model query. An image whose\n"
+      "attack records are missing in every folder is 'not evaluated' (exit status 3), never\n"
+      "robust.");
+  auto merge_inputs = std::make_shared<std::vector<std::string>>();
+  auto merge_out = std::make_shared<std::string>();
+  merge->add_option("inputs", *merge_inputs, "evaluate output folders")->required();
+  merge->add_option("-o,--out", *merge_out, "output folder")->required();
+  return [cmd, merge, a, merge_inputs, merge_out]() {
+    if (merge->parsed()) return RunEvaluateMerge(*merge_inputs, *merge_out);
+    return cmd->parsed() ? RunEvaluate(*a) : 0;
+  };
 }
 
 }  // namespace advbo::cli

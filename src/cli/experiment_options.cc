@@ -49,11 +49,14 @@ void AddExperimentOptions(CLI::App* cmd, ExperimentArgs* a) {
   cmd->add_option("--target", a->spec.target, "targeted attack on this one class")
       ->check(IntAtLeast(0));
   cmd->add_flag("--untargeted", a->spec.untargeted, "untargeted attack (argmax != true class)");
-  cmd->add_option("--eps", a->spec.eps,
-                  "radius of the ball in pixel units: L_inf in (0,1] (default 0.3 MNIST, 0.05 "
-                  "CIFAR-10); with --norm l2 an L2 radius in (0, 886.81] (default 2 MNIST, 1 "
-                  "CIFAR-10)")
-      ->check(BallRadius(experiment::kMaxL2Radius));
+  cmd->add_option(
+         "--eps", a->spec.eps,
+         "radius of the ball in pixel units, a number or a fraction (8/255): L_inf in "
+         "(0,1] (default 0.3 MNIST, 0.05 CIFAR-10; with 8-bit queries the largest "
+         "multiple of 1/255 <= eps is enforced, printed and recorded as "
+         "epsilon_effective); with --norm l2 an L2 radius in (0, 886.81] (default 2 MNIST, 1 "
+         "CIFAR-10)")
+      ->transform(BallRadius(experiment::kMaxL2Radius));
   cmd->add_option("--norm", a->spec.norm,
                   "the ball's norm: linf (max pixel change) | l2 (Euclidean over all "
                   "pixels); l2 attacks: square-l2, simba-dct")
@@ -99,7 +102,7 @@ void AddExperimentOptions(CLI::App* cmd, ExperimentArgs* a) {
   cmd->add_option("--defender-eps", a->spec.defender_eps,
                   "latent game defender: L_inf clip of its image around the attacker's (default "
                   "the attack's eps)")
-      ->check(NumberIn(0, 1, true));
+      ->transform(RadiusIn(1));
   cmd->add_option("--clean-images", a->spec.clean_images,
                   "images for the defended model's clean accuracy")
       ->check(IntInRange(0, 100000000))

@@ -90,7 +90,7 @@ std::function<int()> RegisterGameCommand(CLI::App& app) {
   cmd->add_option("--defender-eps", a->defender_eps,
                   "attack games, latent defender: L_inf clip around the attacker's image "
                   "(default the attack's eps)")
-      ->check(NumberIn(0, 1, true));
+      ->transform(RadiusIn(1));
   cmd->add_option("--matchups", a->study.matchups,
                   "several matchups on the same games instead, e.g. 0v0,1v0,1Lv0,2v1 (levels of "
                   "agent 1 v agent 2; L = R2-B2-Lite)")
@@ -134,7 +134,7 @@ std::function<int()> RegisterGameCommand(CLI::App& app) {
          "--eps", a->study.eps,
          "adversarial: L_inf radius of each clip (default 0.2 MNIST, 0.05 CIFAR-10; attack "
          "games: the attack's, 0.3 MNIST, 0.05 CIFAR-10)")
-      ->check(NumberIn(0, 1, true));
+      ->transform(RadiusIn(1));
   cmd->add_option("--data", a->study.data,
                   "adversarial: play on these test images instead of the shipped sample (an MNIST "
                   "IDX images file or a CIFAR-10 .bin batch, e.g. ../shared/datasets/cifar10/"

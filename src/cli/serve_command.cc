@@ -150,7 +150,7 @@ std::function<int()> RegisterServeCommand(CLI::App& app) {
   cmd->add_option("--defender-eps", a->defender_eps,
                   "latent game defender: L_inf clip around the attacker's image (default the "
                   "dataset's attack eps: 0.3 MNIST, 0.05 CIFAR-10)")
-      ->check(NumberIn(0, 1, true));
+      ->transform(RadiusIn(1));
   cmd->add_option("--host", a->serve.host,
                   "bind address (default 127.0.0.1: this machine only; 0.0.0.0 exposes it)")
       ->default_val("127.0.0.1");

@@ -7,8 +7,11 @@
 #include <cctype>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <string>
+
+#include "text/numbers.h"
 
 namespace advbo::cli {
 
@@ -61,21 +64,44 @@ inline CLI::Validator NumberIn(double lo, double hi, bool lo_open = false, bool 
       range);
 }
 
-/// The ball's radius (--eps): a finite number in (0, l2_max], refused otherwise with a
-/// message naming both norms' ranges, "(0, 1] with --norm linf, (0, l2_max] with --norm l2";
-/// the experiment then checks it against the norm actually chosen (experiment::CheckRadius).
+/// A radius as typed: a decimal or a fraction (text::ParseNumberOrFraction: "0.3", "8/255")
+/// in (0, hi]; the text is rewritten as the number in full precision ("8/255" ->
+/// "0.031372549019607843", exact in double), so it must be added with ->transform, not
+/// ->check. Refused otherwise: "must be a radius in (0, HI] (a number or a fraction such as
+/// 8/255), got 'TEXT'", or with `want` as the range's text.
+inline CLI::Validator RadiusIn(double hi, std::string want = "") {
+  if (want.empty()) {
+    std::string h = std::to_string(hi);
+    h.erase(h.find_last_not_of('0') + 1);
+    if (!h.empty() && h.back() == '.') h.pop_back();
+    want = "(0, " + h + "]";
+  }
+  return CLI::Validator(
+      [hi, want](std::string& text) -> std::string {
+        try {
+          const double v = text::ParseNumberOrFraction(text, "radius");
+          if (v > 0 && v <= hi) {
+            char buf[40];
+            std::snprintf(buf, sizeof buf, "%.17g", v);
+            text = buf;
+            return "";
+          }
+        } catch (const std::invalid_argument&) {
+        }
+        return "must be a radius in " + want + " (a number or a fraction such as 8/255), got '" +
+               text + "'";
+      },
+      want);
+}
+
+/// The ball's radius (--eps): RadiusIn(l2_max) with a message naming both norms' ranges,
+/// "(0, 1] with --norm linf, (0, l2_max] with --norm l2"; the experiment then checks it
+/// against the norm actually chosen (experiment::CheckRadius). Use with ->transform.
 inline CLI::Validator BallRadius(double l2_max) {
-  const CLI::Validator number = NumberIn(0, l2_max, true);
   std::string hi = std::to_string(l2_max);
   hi.erase(hi.find_last_not_of('0') + 1);
   if (!hi.empty() && hi.back() == '.') hi.pop_back();
-  const std::string want = "(0, 1] with --norm linf, (0, " + hi + "] with --norm l2";
-  return CLI::Validator(
-      [=](std::string& text) -> std::string {
-        std::string copy = text;
-        return number(copy).empty() ? "" : "must be a radius in " + want + ", got '" + text + "'";
-      },
-      want);
+  return RadiusIn(l2_max, "(0, 1] with --norm linf, (0, " + hi + "] with --norm l2");
 }
 
 /// Accepts a finite number >= `lo` (> lo when `open`).

@@ -150,6 +150,11 @@ void Experiment::Init() {
                                   " is below one 8-bit step (1/255 = 0.00392): no 8-bit image but "
                                   "the clean one lies in the ball; use a larger --eps or "
                                   "--pixels float");
+    // A decimal radius just under a grid step loses that step with 8-bit queries (issue #55:
+    // 0.031 enforces 7/255): say so, with the fraction to type instead.
+    if (pixels_ == oracle::PixelSpace::k8bit && norm_ == oracle::Norm::kLinf &&
+        !spec_.rescale_compat)
+      pixels_note_ = oracle::GridStepLossWarning(eps_);
   }
   clean_acc_ = defended_acc_ = NAN;
   if (!defense_->empty() && spec_.clean_images > 0 && spec_.setup_queries) {
@@ -239,6 +244,20 @@ void Experiment::VerifyQuantized(size_t i, uint64_t instance_seed, const oracle:
   out->record["adversarial_log_probs"] = scores;
 }
 
+double Experiment::epsilon_effective() const {
+  const bool grid =
+      pixels_ == oracle::PixelSpace::k8bit && norm_ == oracle::Norm::kLinf && !spec_.rescale_compat;
+  return grid ? oracle::GridRadius(eps_) : eps_;
+}
+
+std::string Experiment::DescribeRadius() const {
+  if (norm_ == oracle::Norm::kL2) return "L2 eps " + FormatNumber(eps_);
+  const double eff = epsilon_effective();
+  std::string s = "L_inf eps " + oracle::DescribeLinfRadius(eps_);
+  if (eff != eps_) s += " (8-bit queries enforce " + oracle::DescribeLinfRadius(eff) + ")";
+  return s;
+}
+
 nlohmann::json Experiment::Settings() const {
   return {{"budget", spec_.budget},
           {"epsilon", eps_},
@@ -259,8 +278,10 @@ JobResult Experiment::Run(size_t i, size_t j, const attacks::AttackProgress& pro
   const attacks::Attack& atk = attack(j);
   const uint64_t iseed = hooks.instance_seed.value_or(InstanceSeed(spec_.seed, i));
   bo::Rng rng(iseed);
+  const long budget = hooks.budget.value_or(spec_.budget);
+  if (budget < 1) throw std::invalid_argument("a job's budget must be >= 1");
   oracle::QueryOracle orc(*model_, images_.image(inst.index), inst.label, inst.target, eps_,
-                          spec_.budget);
+                          budget);
   orc.set_rescale_compat(spec_.rescale_compat);
   orc.set_pixel_space(pixels_);
   orc.set_norm(norm_);

@@ -45,6 +45,9 @@ struct JobResult {
 struct JobHooks {
   /// Seed of the attack's engine; unset = InstanceSeed(spec.seed, instance).
   std::optional<uint64_t> instance_seed;
+  /// The job's query budget (>= 1); unset = spec.budget. `advbo evaluate` gives each attack
+  /// of its ensemble its share of the per-image budget.
+  std::optional<long> budget;
   /// Called after every answered batch of queries (after a game defender's update) with
   /// the batch, the 1-based index of its first query and the game defender (nullptr for a
   /// fixed pipeline or no defense).
@@ -78,8 +81,16 @@ class Experiment {
   /// The ball's norm and the attacks' feedback (spec norm / feedback, parsed).
   oracle::Norm norm() const { return norm_; }
   oracle::Feedback feedback() const { return feedback_; }
-  /// "" or a one-line note for the user about the query space (the float fallback).
+  /// "" or a one-line note for the user about the query space: the float fallback, or with
+  /// 8-bit L_inf queries a radius that loses a grid step (oracle::GridStepLossWarning).
   const std::string& pixels_note() const { return pixels_note_; }
+  /// The radius actually enforced (pixel units): with 8-bit L_inf queries the grid radius
+  /// oracle::GridRadius(epsilon()) (0.031 -> 7/255), else epsilon(). Records and summaries
+  /// carry it as epsilon_effective.
+  double epsilon_effective() const;
+  /// The threat model's radius for banners and tables, e.g. "L_inf eps 0.031 = 7.905/255
+  /// (8-bit queries enforce 7/255 = 0.02745)" or "L_inf eps 8/255 = 0.03137".
+  std::string DescribeRadius() const;
   /// The data's name in records: the --data path, else the shipped dataset's name.
   const std::string& dataset_name() const { return dataset_name_; }
   /// The model file in use (the default resolved).

@@ -380,6 +380,10 @@ nlohmann::json InstanceRecord(const std::string& attack, const Instance& inst,
         orc.first_detection() > 0 ? nlohmann::json(orc.first_detection()) : nlohmann::json(nullptr);
   }
   rec["epsilon"] = orc.epsilon();
+  // The radius enforced: 8-bit L_inf queries keep to the grid radius (issue #55).
+  rec["epsilon_effective"] = orc.norm() == oracle::Norm::kLinf && !orc.rescale_compat()
+                                 ? orc.query_radius()
+                                 : orc.epsilon();
   rec["linf"] = linf;
   rec["l2"] = std::sqrt(l2);
   rec["final_objective"] = r.best_objective;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -59,6 +60,33 @@ bool OnPixelGrid(const float* x, size_t n) {
 double GridRadius(double eps) {
   if (!(eps > 0)) return 0.0;
   return std::floor(std::min(eps, 1.0) * 255.0 + 1e-9) / 255.0;
+}
+
+namespace {
+std::string Short(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+  return buf;
+}
+}  // namespace
+
+std::string DescribeLinfRadius(double eps) {
+  const double steps = eps * 255.0;
+  const double whole = std::round(steps);
+  if (std::abs(steps - whole) < 1e-6) return Short(whole, 6) + "/255 = " + Short(eps, 4);
+  return Short(eps, 6) + " = " + Short(steps, 4) + "/255";
+}
+
+std::string GridStepLossWarning(double eps) {
+  if (!(eps > 0) || eps > 1) return "";
+  const double next = std::ceil(eps * 255.0 - 1e-9);  // the grid step just above (or at) eps
+  const double gap = next / 255.0 - eps;
+  if (gap <= 1e-9 || gap >= 1e-3) return "";
+  const double kept = GridRadius(eps);
+  return "eps " + Short(eps, 6) + " is " + Short(eps * 255.0, 4) +
+         "/255, so 8-bit queries enforce " + DescribeLinfRadius(kept) +
+         ", one grid step less than " + DescribeLinfRadius(next / 255.0) + "; write --eps " +
+         Short(next, 6) + "/255 if that is the radius you mean";
 }
 
 QueryResult ScoreBatch(const Eigen::MatrixXd& lp, int true_class, int target) {

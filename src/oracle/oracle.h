@@ -41,6 +41,17 @@ bool OnPixelGrid(const float* pixels, size_t n);
 /// 12/255 at eps = 0.05. eps >= 0; 0 when eps < 1/255.
 double GridRadius(double eps);
 
+/// A radius in 1/255 steps and as a decimal, e.g. "8/255 = 0.03137" (on the grid) or
+/// "0.3 = 76.5/255" (off it); for banners and tables.
+std::string DescribeLinfRadius(double eps);
+
+/// The warning for an L_inf radius that lies less than 1e-3 below a multiple k/255 (by more
+/// than rounding), so that 8-bit queries lose that grid step: eps 0.031 (= 7.905/255)
+/// enforces 7/255, not the 8/255 its writer most likely meant. The text names the radius
+/// enforced and suggests the fraction (--eps 8/255). "" when no step is lost that way.
+/// Issue #55; eps in pixel units, >= 0.
+std::string GridStepLossWarning(double eps);
+
 /// The norm of the threat model's eps-ball (docs/design.md, "Threat models").
 ///   kLinf: max_i |x_i - x0_i| <= eps (the papers' setting; the default).
 ///   kL2:   sqrt(sum_i (x_i - x0_i)^2) <= eps, pixels in [0, 1] (eps in the same units).

@@ -1,6 +1,7 @@
 #include "text/numbers.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -32,6 +33,42 @@ std::vector<long> ParseIntegerList(const std::string& text, char sep, const std:
     if (end == std::string::npos) return out;
     start = end + 1;
   }
+}
+
+namespace {
+
+// A whole decimal number (strtod's syntax without leading spaces, infinities or NaN), or
+// false.
+bool ParseDecimal(const std::string& text, double* out) {
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text.front()))) return false;
+  if (text.find_first_not_of("+-.0123456789eE") != std::string::npos) return false;
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v)) return false;
+  *out = v;
+  return true;
+}
+
+}  // namespace
+
+double ParseNumberOrFraction(const std::string& text, const std::string& what) {
+  const auto bad = [&] {
+    return std::invalid_argument(what + " '" + text +
+                                 "' is not a number (write e.g. 0.3 or 8/255)");
+  };
+  const size_t slash = text.find('/');
+  double num = 0, den = 1;
+  if (slash == std::string::npos) {
+    if (!ParseDecimal(text, &num)) throw bad();
+    return num;
+  }
+  if (!ParseDecimal(text.substr(0, slash), &num) || !ParseDecimal(text.substr(slash + 1), &den) ||
+      den == 0)
+    throw bad();
+  const double v = num / den;
+  if (!std::isfinite(v)) throw bad();
+  return v;
 }
 
 }  // namespace advbo::text

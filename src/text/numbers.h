@@ -18,4 +18,12 @@ long ParseInteger(const std::string& text, const std::string& what);
 /// caller's to check.
 std::vector<long> ParseIntegerList(const std::string& text, char sep, const std::string& what);
 
+/// `text` as a finite real number: a decimal ("0.3", "3e-2") or a fraction of two decimals
+/// ("8/255", "0.5/2"), the way radii are written in the field (ε = 8/255). The whole text
+/// must parse (no spaces, no trailing characters); the denominator must be non-zero. A
+/// fraction is evaluated in double precision (8/255 = 0.03137254901960784...). Throws
+/// std::invalid_argument "<what> '<text>' is not a number (write e.g. 0.3 or 8/255)"
+/// otherwise. Ranges are the caller's to check.
+double ParseNumberOrFraction(const std::string& text, const std::string& what);
+
 }  // namespace advbo::text

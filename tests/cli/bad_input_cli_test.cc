@@ -47,15 +47,17 @@ TEST_F(BadInput, AttackAndBenchOptionsAreValidatedBeforeAnyWork) {
   const std::string b = " -q --out-dir " + (dir_ / "b").string();
   const std::vector<std::pair<std::string, std::string>> probes = {
       {"attack --attack random -n 1 --eps -1" + o,
-       "--eps: must be a radius in (0, 1] with --norm linf, (0, 886.81] with --norm l2, got '-1'"},
+       "--eps: must be a radius in (0, 1] with --norm linf, (0, 886.81] with --norm l2 (a number "
+       "or a fraction such as 8/255), got '-1'"},
       {"attack --attack random -n 1 --eps 0" + o, "got '0'"},
       {"attack --attack random -n 1 --eps nan" + o, "--eps: must be a"},
       {"attack --attack random -n 1 --eps 1.5" + o, "(pixel units), got 1.5"},
       {"attack --attack random -n 1 --norm l2 --eps 1000" + o,
        "--eps: must be a radius in (0, 1] with --norm linf, (0, 886.81] with --norm l2"},
       {"attack --attack random -n 1 --norm l2 --eps 900" + o,
-       "--eps: must be a radius in (0, 1] with --norm linf, (0, 886.81] with --norm l2, got "
-       "'900'"},
+       "--eps: must be a radius in (0, 1] with --norm linf, (0, 886.81] with --norm l2 (a number "
+       "or a fraction such as 8/255), got '900'"},
+      {"attack --attack random -n 1 --eps 8/0" + o, "fraction such as 8/255), got '8/0'"},
       {"attack --attack random -n 1 --norm l2" + o,
        "attack 'random' is a score-based linf attack; --feedback scores --norm l2 needs one of: "
        "simba-dct, square-l2"},

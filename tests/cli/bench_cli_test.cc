@@ -162,7 +162,7 @@ TEST_F(BenchCli, OutputFlagConventionAndVersion) {
 TEST_F(BenchCli, EvaluateWorstCaseEqualsThePerAttackRecordsAndResumes) {
   const std::vector<std::string> order = {"random", "parsimonious", "square"};
   const std::string cmd =
-      "evaluate --dataset cifar10 -n 10 --eps 0.03 --budget 150 "
+      "evaluate --dataset cifar10 -n 10 --eps 0.03 --budget 150 --reference none "
       "--ensemble random,parsimonious,square --threads 1 -q -o " +
       (dir_ / "ev").string();
   ASSERT_EQ(RunAdvbo(cmd, dir_ / "log1"), 0) << Slurp(dir_ / "log1");
@@ -190,8 +190,9 @@ TEST_F(BenchCli, EvaluateWorstCaseEqualsThePerAttackRecordsAndResumes) {
         if (m["attack"] == order[k]) r = &m;
       ASSERT_NE(r, nullptr) << "image " << i << " missing " << order[k];
       EXPECT_TRUE((*r)["target"].is_null());  // untargeted
-      EXPECT_LE((*r)["queries_used"].get<long>(), 150);
+      EXPECT_EQ((*r)["budget_per_image"].get<long>(), 150);
       queries += (*r)["queries_used"].get<long>();
+      EXPECT_LE(queries, 150) << "image " << i << ": the budget is per image (issue #55)";
       if ((*r)["success"].get<bool>() && (*r)["quantized_success"].get<bool>()) {
         first = order[k];
         break;
@@ -217,14 +218,53 @@ TEST_F(BenchCli, EvaluateWorstCaseEqualsThePerAttackRecordsAndResumes) {
   EXPECT_EQ(Slurp(dir_ / "ev" / "images.jsonl"), verdicts);
   // Two shards, then the unsharded command on their folder: the same verdicts, no new record.
   const std::string sharded =
-      "evaluate --dataset cifar10 -n 10 --eps 0.03 --budget 150 "
-      "--ensemble random,parsimonious,square --threads 1 -q -o " +
-      (dir_ / "sh").string();
-  ASSERT_EQ(RunAdvbo(sharded + " --shard 1/2", dir_ / "log4"), 0) << Slurp(dir_ / "log4");
-  ASSERT_EQ(RunAdvbo(sharded + " --shard 2/2", dir_ / "log5"), 0) << Slurp(dir_ / "log5");
-  ASSERT_EQ(RunAdvbo(sharded, dir_ / "log6"), 0) << Slurp(dir_ / "log6");
-  EXPECT_EQ(Slurp(dir_ / "sh" / "images.jsonl"), verdicts);
-  EXPECT_EQ(Lines(dir_ / "sh" / "records.jsonl"), 0);
+      "evaluate --dataset cifar10 -n 10 --eps 0.03 --budget 150 --reference none "
+      "--ensemble random,parsimonious,square --threads 1 -q -o ";
+  const fs::path sh = dir_ / "sh";
+  ASSERT_EQ(RunAdvbo(sharded + sh.string() + " --shard 1/2", dir_ / "log4"), 0)
+      << Slurp(dir_ / "log4");
+  ASSERT_EQ(RunAdvbo(sharded + sh.string() + " --shard 2/2", dir_ / "log5"), 0)
+      << Slurp(dir_ / "log5");
+  ASSERT_EQ(RunAdvbo(sharded + sh.string(), dir_ / "log6"), 0) << Slurp(dir_ / "log6");
+  EXPECT_EQ(Slurp(sh / "images.jsonl"), verdicts);
+  EXPECT_EQ(Lines(sh / "records.jsonl"), 0);
+  // Shards in separate folders, joined by `advbo evaluate merge`: the same verdicts.
+  fs::create_directories(dir_ / "m1");
+  fs::create_directories(dir_ / "m2");
+  for (const auto& f : fs::directory_iterator(sh)) {
+    const std::string name = f.path().filename().string();
+    if (name.find("shard-1-of-2") != std::string::npos) fs::copy(f.path(), dir_ / "m1" / name);
+    if (name.find("shard-2-of-2") != std::string::npos) fs::copy(f.path(), dir_ / "m2" / name);
+  }
+  const std::string merge = "evaluate merge " + (dir_ / "m1").string() + " " +
+                            (dir_ / "m2").string() + " -o " + (dir_ / "merged").string();
+  ASSERT_EQ(RunAdvbo(merge, dir_ / "log7"), 0) << Slurp(dir_ / "log7");
+  EXPECT_EQ(Slurp(dir_ / "merged" / "images.jsonl"), verdicts);
+  // A record lost from a shard (a hand merge gone wrong): its image is "not evaluated" --
+  // never robust -- and merge says so with exit status 3.
+  const fs::path shard_records = dir_ / "m2" / "records.shard-2-of-2.jsonl";
+  std::vector<std::string> lines;
+  {
+    std::ifstream in(shard_records);
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+  }
+  ASSERT_FALSE(lines.empty());
+  std::string robust_line;  // drop the last attack's record of a robust image
+  for (const auto& l : lines) {
+    const auto r = nlohmann::json::parse(l);
+    if (r["attack"] == "square" && !r["success"].get<bool>()) robust_line = l;
+  }
+  ASSERT_FALSE(robust_line.empty());
+  {
+    std::ofstream out(shard_records);
+    for (const auto& l : lines)
+      if (l != robust_line) out << l << "\n";
+  }
+  ASSERT_EQ(RunAdvbo(merge, dir_ / "log8"), 3) << Slurp(dir_ / "log8");
+  const auto merged = nlohmann::json::parse(Slurp(dir_ / "merged" / "summary.json"));
+  EXPECT_EQ(merged["not_evaluated"], 1);
+  EXPECT_EQ(merged["robust"].get<long>(), robust - 1);
+  EXPECT_NE(Slurp(dir_ / "merged" / "table.txt").find("NOT EVALUATED"), std::string::npos);
   // Targeted goals do not apply.
   EXPECT_EQ(RunAdvbo("evaluate --targeted -n 1 -o " + (dir_ / "t").string(), dir_ / "log3"), 1);
   EXPECT_NE(Slurp(dir_ / "log3").find("untargeted"), std::string::npos);
@@ -244,7 +284,7 @@ TEST_F(BenchCli, EvaluatePicksTheEnsembleAndRadiusOfTheThreatModel) {
   for (const auto& c : cases) {
     const fs::path out = dir_ / ("ev" + std::to_string(n++));
     const std::string cmd = std::string("evaluate --dataset cifar10 -n 2 --budget 30 ") + c.flags +
-                            " --threads 1 -q -o " + out.string();
+                            " --reference none --threads 1 -q -o " + out.string();
     ASSERT_EQ(RunAdvbo(cmd, dir_ / "log"), 0) << Slurp(dir_ / "log");
     const auto summary = nlohmann::json::parse(Slurp(out / "summary.json"));
     EXPECT_EQ(summary["plain_ensemble"].get<std::vector<std::string>>(), c.ensemble) << c.flags;
@@ -257,6 +297,100 @@ TEST_F(BenchCli, EvaluatePicksTheEnsembleAndRadiusOfTheThreatModel) {
       EXPECT_EQ(r["norm"], std::string(c.flags).find("l2") != std::string::npos ? "l2" : "linf");
       if (r["feedback"] == "label") EXPECT_TRUE(r.contains("distance")) << r.dump();
       EXPECT_LE(r["queries_used"].get<long>(), 30);
+      EXPECT_EQ(r["budget_per_image"].get<long>(), 30);
     }
   }
+}
+
+// The white-box reference beside the ensemble (issue #55): on the adversarially trained MNIST
+// model, APGD's verdicts are written per image, every break it reports stays in the 8-bit
+// ball and is misclassified, and the combined worst case is robust only where both failed.
+// Behind a defense without a gradient the reference says it does not apply.
+TEST_F(BenchCli, EvaluateReferenceBesideTheEnsemble) {
+  const fs::path out = dir_ / "ref";
+  const std::string cmd = "evaluate --dataset mnist --model " + std::string(ADVBO_SOURCE_DIR) +
+                          "/models/mnist_at.pt -n 8 --budget 90 "
+                          "--reference-steps 20 --reference-targets 3 --threads 1 -q -o " +
+                          out.string();
+  ASSERT_EQ(RunAdvbo(cmd, dir_ / "log"), 0) << Slurp(dir_ / "log");
+  const auto summary = nlohmann::json::parse(Slurp(out / "summary.json"));
+  ASSERT_TRUE(summary["reference"]["applies"].get<bool>()) << summary.dump();
+  EXPECT_TRUE(summary["reference"]["settings"]["grid"].get<bool>());
+  const auto refs = advbo::testing::ReadJsonl(out / "reference.jsonl");
+  const auto images = advbo::testing::ReadJsonl(out / "images.jsonl");
+  ASSERT_EQ(images.size(), 8u);
+  long ref_robust = 0, combined = 0, broken = 0;
+  for (const auto& v : images) {
+    if (!v["clean_correct"].get<bool>()) continue;
+    const nlohmann::json* r = nullptr;
+    for (const auto& x : refs)
+      if (x["image_index"] == v["image_index"]) r = &x;
+    ASSERT_NE(r, nullptr) << v.dump();
+    EXPECT_EQ(v["reference_robust"], (*r)["reference_robust"]);
+    if ((*r)["reference_robust"].get<bool>()) {
+      ++ref_robust;
+      combined += v["robust"].get<bool>();
+    } else {
+      ++broken;
+      EXPECT_LE((*r)["linf"].get<double>(), 76 / 255.0 + 1e-6);  // the 8-bit grid radius
+      EXPECT_NE((*r)["adversarial_class"], (*r)["true_class"]);
+      EXPECT_LT((*r)["margin"].get<double>(), 0);
+      EXPECT_EQ((*r)["gradient_steps"].get<long>() % 20, 0);
+    }
+  }
+  EXPECT_GT(broken, 0);  // the AT model is breakable at 0.3 on some of these
+  EXPECT_DOUBLE_EQ(summary["reference_robust_accuracy"].get<double>(), ref_robust / 8.0);
+  EXPECT_DOUBLE_EQ(summary["combined_robust_accuracy"].get<double>(), combined / 8.0);
+  EXPECT_LE(summary["combined_robust_accuracy"].get<double>(),
+            summary["robust_accuracy"].get<double>());
+  const std::string table = Slurp(out / "table.txt");
+  EXPECT_NE(table.find("white-box reference"), std::string::npos) << table;
+  EXPECT_NE(table.find("combined (best known)"), std::string::npos) << table;
+  // A re-run resumes: no new reference work, the same verdicts.
+  const std::string verdicts = Slurp(out / "images.jsonl");
+  ASSERT_EQ(RunAdvbo(cmd, dir_ / "log2"), 0) << Slurp(dir_ / "log2");
+  EXPECT_EQ(Slurp(out / "images.jsonl"), verdicts);
+  EXPECT_EQ(Lines(out / "reference.jsonl"), static_cast<int>(refs.size()));
+  // Behind JPEG there is no gradient: no number, a reason.
+  const fs::path jpeg = dir_ / "ref_jpeg";
+  ASSERT_EQ(RunAdvbo("evaluate --dataset mnist -n 2 --budget 30 --defense jpeg --threads 1 -q "
+                     "-o " +
+                         jpeg.string(),
+                     dir_ / "log3"),
+            0)
+      << Slurp(dir_ / "log3");
+  const auto js = nlohmann::json::parse(Slurp(jpeg / "summary.json"));
+  EXPECT_FALSE(js["reference"]["applies"].get<bool>());
+  EXPECT_TRUE(js["reference_robust_accuracy"].is_null());
+  EXPECT_NE(Slurp(jpeg / "table.txt").find("does not apply"), std::string::npos);
+  EXPECT_FALSE(fs::exists(jpeg / "reference.jsonl"));
+}
+
+// The radius as typed (issue #55): 8/255 is exactly 8 grid steps; 0.031 loses one with 8-bit
+// queries, which the run says (with the fraction to type) and records as epsilon_effective.
+TEST_F(BenchCli, EpsilonAsTypedAndAsEnforced) {
+  const std::string base =
+      "attack --dataset cifar10 --attack random -n 1 --budget 3 --untargeted "
+      "--threads 1 -q ";
+  ASSERT_EQ(RunAdvbo(base + "--eps 8/255 -o " + (dir_ / "a.jsonl").string(), dir_ / "log1"), 0)
+      << Slurp(dir_ / "log1");
+  auto r = advbo::testing::ReadJsonl(dir_ / "a.jsonl").at(0);
+  EXPECT_EQ(r["epsilon"].get<double>(), 8.0 / 255);
+  EXPECT_EQ(r["epsilon_effective"].get<double>(), 8.0 / 255);
+  EXPECT_EQ(Slurp(dir_ / "log1").find("one grid step less"), std::string::npos);
+  ASSERT_EQ(RunAdvbo(base + "--eps 0.031 -o " + (dir_ / "b.jsonl").string(), dir_ / "log2"), 0)
+      << Slurp(dir_ / "log2");
+  r = advbo::testing::ReadJsonl(dir_ / "b.jsonl").at(0);
+  EXPECT_DOUBLE_EQ(r["epsilon_effective"].get<double>(), 7.0 / 255);
+  EXPECT_LE(r["linf"].get<double>(), 7.0 / 255 + 1e-7);
+  const std::string log = Slurp(dir_ / "log2");
+  EXPECT_NE(log.find("--eps 8/255"), std::string::npos) << log;
+  EXPECT_NE(log.find("7/255 = 0.02745"), std::string::npos) << log;
+  // In float queries nothing is lost, nothing is said.
+  ASSERT_EQ(RunAdvbo(base + "--eps 0.031 --pixels float -o " + (dir_ / "c.jsonl").string(),
+                     dir_ / "log3"),
+            0);
+  r = advbo::testing::ReadJsonl(dir_ / "c.jsonl").at(0);
+  EXPECT_DOUBLE_EQ(r["epsilon_effective"].get<double>(), 0.031);
+  EXPECT_EQ(Slurp(dir_ / "log3").find("one grid step less"), std::string::npos);
 }

@@ -128,7 +128,8 @@ TEST(OptionWalk, RangeMessagesNameTheRangeAndTheValue) {
     return ParseError(OptionRef{std::move(path), name, ""}, v);
   };
   EXPECT_NE(err({"attack"}, "--defender-eps", "1.5")
-                .find("--defender-eps: must be a number in (0, 1], got '1.5'"),
+                .find("--defender-eps: must be a radius in (0, 1] (a number or a fraction such as "
+                      "8/255), got '1.5'"),
             std::string::npos);
   EXPECT_NE(err({"bench"}, "--budget", "1000000000000")
                 .find("--budget: must be an integer in 1..100000000, got '1000000000000'"),

@@ -438,10 +438,13 @@ TEST(Evaluate, WorstCaseTakesTheFirstBreakingAttackInOrder) {
   EXPECT_EQ(v[3].queries, 9);
   EXPECT_FALSE(v[4].clean_correct);
   EXPECT_FALSE(v[4].robust);
-  // Over the subset {b} only, image 3 falls to b and image 2 (attacked by a only) stands.
+  // Over the subset {b} only, image 3 falls to b; image 2 was never attacked by b, so it is
+  // not evaluated -- never robust (issue #55).
   const auto only_b = WorstCaseVerdicts({0, 1, 2, 3, 4}, {4}, records, {"b"});
   EXPECT_EQ(only_b[3].broken_by, "b");
-  EXPECT_TRUE(only_b[2].robust);
+  EXPECT_FALSE(only_b[2].robust);
+  EXPECT_FALSE(only_b[2].evaluated);
+  EXPECT_EQ(only_b[2].missing, "b");
   const nlohmann::json s = SummarizeVerdicts(v, {"a", "b"});
   EXPECT_EQ(s["robust"], 1);
   EXPECT_DOUBLE_EQ(s["clean_accuracy"].get<double>(), 0.8);
@@ -452,6 +455,76 @@ TEST(Evaluate, WorstCaseTakesTheFirstBreakingAttackInOrder) {
   EXPECT_NEAR(lo, 0.03622, 1e-4);
   EXPECT_NEAR(hi, 0.62449, 1e-4);
   EXPECT_EQ(WilsonInterval(0, 0), std::make_pair(0.0, 0.0));
+}
+
+TEST(Evaluate, AMissingOrPartialRecordIsNeverRobust) {
+  const std::vector<nlohmann::json> records = {
+      {{"image_index", 0}, {"attack", "a"}, {"success", false}, {"queries_used", 10}},
+      {{"image_index", 0}, {"attack", "b"}, {"success", false}, {"queries_used", 10}},
+      {{"image_index", 1}, {"attack", "a"}, {"success", false}, {"queries_used", 10}},
+      // image 1: b missing; image 2: a partial (no success field), b present
+      {{"image_index", 2}, {"attack", "a"}, {"queries_used", 3}},
+      {{"image_index", 2}, {"attack", "b"}, {"success", false}, {"queries_used", 10}},
+      // image 3: a breaks it, b never needed
+      {{"image_index", 3}, {"attack", "a"}, {"success", true}, {"queries_used", 2}}};
+  const auto v = WorstCaseVerdicts({0, 1, 2, 3}, {}, records, {"a", "b"});
+  EXPECT_TRUE(v[0].robust);
+  EXPECT_TRUE(v[0].evaluated);
+  EXPECT_FALSE(v[1].robust);
+  EXPECT_FALSE(v[1].evaluated);
+  EXPECT_EQ(v[1].missing, "b");
+  EXPECT_FALSE(v[2].robust);
+  EXPECT_EQ(v[2].missing, "a");
+  EXPECT_TRUE(v[3].evaluated);
+  EXPECT_EQ(v[3].broken_by, "a");
+  const nlohmann::json s = SummarizeVerdicts(v, {"a", "b"});
+  EXPECT_EQ(s["robust"], 1);
+  EXPECT_EQ(s["not_evaluated"], 2);
+  EXPECT_DOUBLE_EQ(s["robust_accuracy"].get<double>(), 0.25);
+}
+
+TEST(Evaluate, ReferenceAndCombinedWorstCase) {
+  const std::vector<nlohmann::json> records = {
+      {{"image_index", 0}, {"attack", "a"}, {"success", false}},
+      {{"image_index", 1}, {"attack", "a"}, {"success", false}},
+      {{"image_index", 2}, {"attack", "a"}, {"success", true}}};
+  auto v = WorstCaseVerdicts({0, 1, 2, 3}, {3}, records, {"a"});
+  AttachReference(
+      &v, {{{"image_index", 0}, {"reference_robust", true}, {"reference_broken_by", nullptr}},
+           {{"image_index", 1}, {"reference_robust", false}, {"reference_broken_by", "apgd-t"}},
+           {{"image_index", 2}, {"reference_robust", true}, {"reference_broken_by", nullptr}}});
+  EXPECT_EQ(v[1].reference_broken_by, "apgd-t");
+  EXPECT_FALSE(*v[3].reference_robust);  // misclassified
+  const nlohmann::json s = SummarizeVerdicts(v, {"a"});
+  EXPECT_DOUBLE_EQ(s["robust_accuracy"].get<double>(), 0.5);            // images 0, 1
+  EXPECT_DOUBLE_EQ(s["reference_robust_accuracy"].get<double>(), 0.5);  // images 0, 2
+  EXPECT_DOUBLE_EQ(s["combined_robust_accuracy"].get<double>(), 0.25);  // image 0 only
+  EXPECT_EQ(s["robust_blackbox_only"], 1);                              // image 1
+  EXPECT_EQ(s["robust_reference_only"], 1);                             // image 2
+}
+
+TEST(Evaluate, BudgetSharesNeverExceedThePerImageBudget) {
+  const std::vector<double> shares = {0.5, 0.25, 0.25};
+  EXPECT_EQ(EnsembleShare(10000, 0, shares, 0), 5000);
+  EXPECT_EQ(EnsembleShare(10000, 5000, shares, 1), 2500);
+  EXPECT_EQ(EnsembleShare(10000, 7500, shares, 2), 2500);  // the last takes what is left
+  // An attack that stopped early passes its unused queries on.
+  EXPECT_EQ(EnsembleShare(10000, 1000, shares, 1), 4500);
+  EXPECT_EQ(EnsembleShare(10000, 5500, shares, 2), 4500);
+  // Exhaustive check: whatever each attack uses of its share, the total stays <= budget.
+  for (long budget : {3L, 10L, 997L})
+    for (long u0 = 0; u0 <= budget; u0 += std::max<long>(1, budget / 7))
+      for (long u1 = 0; u1 <= budget; u1 += std::max<long>(1, budget / 7)) {
+        long used = 0, total = 0;
+        const long uses[] = {u0, u1, budget};
+        for (size_t j = 0; j < 3; ++j) {
+          const long b = EnsembleShare(budget, used, shares, j);
+          const long spent = std::min(b, uses[j]);
+          used += spent;
+          total += spent;
+        }
+        EXPECT_LE(total, budget);
+      }
 }
 
 }  // namespace

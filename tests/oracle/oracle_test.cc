@@ -197,6 +197,22 @@ std::vector<float> GridImage(uint32_t seed) {
   return v;
 }
 
+TEST(PixelGrid, ARadiusJustBelowAGridStepIsWarnedAbout) {
+  // 0.031 = 7.905/255 enforces 7/255 with 8-bit queries: warned, with the fraction to type.
+  const std::string w = GridStepLossWarning(0.031);
+  EXPECT_NE(w.find("7/255 = 0.02745"), std::string::npos) << w;
+  EXPECT_NE(w.find("--eps 8/255"), std::string::npos) << w;
+  EXPECT_NE(GridStepLossWarning(0.03137).find("--eps 8/255"), std::string::npos);
+  EXPECT_NE(GridStepLossWarning(0.0313725).find("--eps 8/255"), std::string::npos);
+  // Exact multiples, and radii more than 1e-3 below the next step, are not.
+  EXPECT_EQ(GridStepLossWarning(8 / 255.0), "");
+  EXPECT_EQ(GridStepLossWarning(0.3), "");  // 76.5/255: 77/255 is 0.00196 away
+  EXPECT_EQ(GridStepLossWarning(76 / 255.0), "");
+  EXPECT_EQ(GridStepLossWarning(0.0), "");
+  EXPECT_EQ(DescribeLinfRadius(8 / 255.0), "8/255 = 0.03137");
+  EXPECT_EQ(DescribeLinfRadius(0.3), "0.3 = 76.5/255");
+}
+
 TEST(PixelGrid, GridRadiusIsTheLargestStepInsideTheBall) {
   EXPECT_DOUBLE_EQ(GridRadius(0.3), 76 / 255.0);
   EXPECT_DOUBLE_EQ(GridRadius(0.05), 12 / 255.0);

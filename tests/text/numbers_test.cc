@@ -41,5 +41,25 @@ TEST(ParseIntegerList, SplitsOnTheSeparatorAndNamesTheBadPiece) {
   }
 }
 
+TEST(ParseNumberOrFraction, DecimalsAndFractionsAsTyped) {
+  EXPECT_EQ(ParseNumberOrFraction("0.3", "x"), 0.3);
+  EXPECT_EQ(ParseNumberOrFraction("3e-2", "x"), 0.03);
+  EXPECT_EQ(ParseNumberOrFraction("8/255", "x"), 8.0 / 255);
+  EXPECT_EQ(ParseNumberOrFraction("0.5/2", "x"), 0.25);
+  EXPECT_EQ(ParseNumberOrFraction("-1/4", "x"), -0.25);  // the range is the caller's
+  // 8/255 times 255 is 8 again, so the 8-bit radius keeps all 8 steps (unlike 0.031).
+  EXPECT_DOUBLE_EQ(ParseNumberOrFraction("8/255", "x") * 255, 8.0);
+  for (const char* bad : {"", " 0.3", "0.3 ", "8/", "/255", "8/0", "8//255", "8/255/2", "abc",
+                          "nan", "inf", "1e999", "0x1p3", "8 / 255", "1,5"}) {
+    try {
+      ParseNumberOrFraction(bad, "--eps");
+      ADD_FAILURE() << bad;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "--eps '" + std::string(bad) + "' is not a number (write e.g. 0.3 or 8/255)");
+    }
+  }
+}
+
 }  // namespace
 }  // namespace advbo::text

@@ -1,0 +1,397 @@
+#include "whitebox/apgd.h"
+
+#include <ATen/Parallel.h>
+#include <torch/autograd.h>
+#include <torch/script.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <random>
+#include <stdexcept>
+
+#include "bo/random.h"
+#include "oracle/oracle.h"
+#include "oracle/sanitizer_allocator.h"
+
+namespace advbo::whitebox {
+namespace {
+
+using torch::indexing::Slice;
+
+std::string FirstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+// The model with its normalisation, differentiable in its input.
+class Model {
+ public:
+  Model(const std::string& path, const std::optional<oracle::Normalization>& normalize,
+        bool outputs_logits, int channels)
+      : path_(path), logits_(outputs_logits) {
+    if (!std::filesystem::exists(path)) throw oracle::ModelError(path + ": model file not found");
+    oracle::InstallSanitizerTensorAllocator();
+    try {
+      module_ = torch::jit::load(path, torch::kCPU);
+      module_.eval();
+      for (auto p : module_.parameters()) p.set_requires_grad(false);
+    } catch (const std::exception& e) {
+      throw oracle::ModelError(path + ": not a loadable TorchScript module (" +
+                               FirstLine(e.what()) + ")");
+    }
+    if (normalize) {
+      const bool one = normalize->mean.size() == 1;
+      std::vector<float> mean(channels), sd(channels);
+      for (int c = 0; c < channels; ++c) {
+        mean[c] = normalize->mean[one ? 0 : c];
+        sd[c] = normalize->std[one ? 0 : c];
+      }
+      mean_ = torch::tensor(mean).view({1, channels, 1, 1});
+      std_ = torch::tensor(sd).view({1, channels, 1, 1});
+    }
+  }
+
+  // Log-scores [n, classes]: the logits, or log-probabilities for a probability output.
+  torch::Tensor Scores(const torch::Tensor& x) {
+    torch::Tensor in = mean_.defined() ? (x - mean_) / std_ : x;
+    torch::Tensor out;
+    try {
+      torch::jit::IValue v = module_.forward({in});
+      if (!v.isTensor()) throw oracle::ModelError(path_ + ": forward() did not return a tensor");
+      out = v.toTensor().to(torch::kFloat32);
+    } catch (const oracle::ModelError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw oracle::ModelError(path_ + ": forward/backward pass failed (" + FirstLine(e.what()) +
+                               ")");
+    }
+    if (out.dim() != 2 || out.size(0) != x.size(0))
+      throw oracle::ModelError(path_ + ": output must be [N, classes]");
+    return logits_ ? out : torch::log(out.clamp_min(1e-30));
+  }
+
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  bool logits_;
+  torch::jit::Module module_;
+  torch::Tensor mean_, std_;
+};
+
+// Margin z_y - max_{j != y} z_j per row.
+torch::Tensor Margin(const torch::Tensor& z, const torch::Tensor& y) {
+  const torch::Tensor zy = z.gather(1, y.unsqueeze(1)).squeeze(1);
+  const torch::Tensor others =
+      z.scatter(1, y.unsqueeze(1), -std::numeric_limits<float>::infinity());
+  return zy - std::get<0>(others.max(1));
+}
+
+// The loss APGD maximises, per image [n]: cross-entropy (APGD-CE) or, with targets
+// (t >= 0), the targeted DLR loss of Sec. 3.2, -(z_y - z_t) / (z_pi1 - (z_pi3 + z_pi4) / 2).
+torch::Tensor Loss(const torch::Tensor& z, const torch::Tensor& y, const torch::Tensor& t) {
+  if (!t.defined()) return torch::logsumexp(z, 1) - z.gather(1, y.unsqueeze(1)).squeeze(1);
+  const torch::Tensor sorted = std::get<0>(z.sort(1, /*descending=*/true));
+  const torch::Tensor zy = z.gather(1, y.unsqueeze(1)).squeeze(1);
+  const torch::Tensor zt = z.gather(1, t.unsqueeze(1)).squeeze(1);
+  const torch::Tensor den =
+      sorted.select(1, 0) - 0.5 * (sorted.select(1, 2) + sorted.select(1, 3)) + 1e-12;
+  return -(zy - zt) / den;
+}
+
+// One batch's state: the clean images, labels, targets and the ball.
+struct Batch {
+  torch::Tensor x0, y, t, lo, hi;  // lo/hi: the eps-ball intersected with [0, 1]
+  torch::Tensor grid_lo, grid_hi;  // with the grid: its integer bounds k in 0..255
+  std::vector<size_t> rows;        // positions in the caller's arrays
+};
+
+class Runner {
+ public:
+  Runner(Model* model, double eps, const ApgdOptions& o) : model_(model), eps_(eps), o_(o) {
+    checkpoints_ = ApgdCheckpoints(o.iterations);
+  }
+
+  // Loss, its gradient and the log-scores at x.
+  void Evaluate(const Batch& b, const torch::Tensor& x, torch::Tensor* f, torch::Tensor* g,
+                torch::Tensor* z) {
+    torch::AutoGradMode grad_on(true);
+    torch::Tensor xv = x.detach().requires_grad_(true);
+    torch::Tensor scores = model_->Scores(xv);
+    torch::Tensor loss = Loss(scores, b.y, b.t);
+    *g = torch::autograd::grad({loss.sum()}, {xv})[0];
+    *f = loss.detach();
+    *z = scores.detach();
+  }
+
+  // The image whose verdict counts: x itself, or x rounded onto the grid inside the ball.
+  torch::Tensor Checked(const Batch& b, const torch::Tensor& x) const {
+    if (!o_.grid) return x;
+    torch::Tensor k = torch::round(x * 255.0f);
+    k = torch::max(torch::min(k, b.grid_hi), b.grid_lo);
+    return k / 255.0f;
+  }
+
+  // Records the first misclassified checked image of each still-unbroken image.
+  void CheckSuccess(const Batch& b, const torch::Tensor& x, const torch::Tensor& z,
+                    torch::Tensor* found, torch::Tensor* adv, torch::Tensor* adv_margin,
+                    torch::Tensor* adv_class, torch::Tensor* low_margin) {
+    torch::Tensor xc = x, zc = z;
+    if (o_.grid) {
+      torch::NoGradGuard ng;
+      xc = Checked(b, x);
+      zc = model_->Scores(xc);
+    }
+    const torch::Tensor m = Margin(zc, b.y);
+    *low_margin = torch::min(*low_margin, m);
+    const torch::Tensor fresh = (m < 0).logical_and(found->logical_not());
+    if (!fresh.any().item<bool>()) return;
+    *found = found->logical_or(fresh);
+    const torch::Tensor sel = fresh.view({-1, 1, 1, 1});
+    *adv = torch::where(sel, xc, *adv);
+    *adv_margin = torch::where(fresh, m, *adv_margin);
+    *adv_class = torch::where(fresh, zc.argmax(1), *adv_class);
+  }
+
+  torch::Tensor Project(const Batch& b, const torch::Tensor& x) const {
+    return torch::max(torch::min(x, b.hi), b.lo);
+  }
+
+  // One APGD run (Algorithm 1) from a random start in the ball; fills the success fields.
+  void Run(const Batch& b, const torch::Tensor& start, torch::Tensor* found, torch::Tensor* adv,
+           torch::Tensor* adv_margin, torch::Tensor* adv_class, torch::Tensor* low_margin) {
+    const int64_t n = b.x0.size(0);
+    torch::Tensor x = start, f, g, z;
+    Evaluate(b, x, &f, &g, &z);
+    CheckSuccess(b, x, z, found, adv, adv_margin, adv_class, low_margin);
+    torch::Tensor eta = torch::full({n}, 2.0 * eps_, torch::kFloat32);
+    torch::Tensor f_max = f.clone(), x_max = x.clone(), g_max = g.clone();
+    torch::Tensor eta_check = eta.clone(), f_max_check = f_max.clone();
+    torch::Tensor increases = torch::zeros({n}, torch::kFloat32);
+    torch::Tensor f_last = f.clone();
+    torch::Tensor x_prev = x;
+    auto e4 = [](const torch::Tensor& v) { return v.view({-1, 1, 1, 1}); };
+    // x^(1) = P(x^(0) + eta sign(grad)): the first step has no momentum.
+    torch::Tensor x_next = Project(b, x + e4(eta) * g.sign());
+    size_t next_check = 1;  // checkpoints_[0] = 0
+    for (int k = 1; k < o_.iterations; ++k) {
+      x_prev = x;
+      x = x_next;
+      Evaluate(b, x, &f, &g, &z);
+      CheckSuccess(b, x, z, found, adv, adv_margin, adv_class, low_margin);
+      increases += (f > f_last).to(torch::kFloat32);
+      f_last = f;
+      const torch::Tensor better = f > f_max;
+      f_max = torch::where(better, f, f_max);
+      x_max = torch::where(e4(better), x, x_max);
+      g_max = torch::where(e4(better), g, g_max);
+      if (next_check < checkpoints_.size() && k == checkpoints_[next_check]) {
+        const double height = checkpoints_[next_check] - checkpoints_[next_check - 1];
+        const torch::Tensor cond1 = increases < o_.rho * height;
+        const torch::Tensor cond2 = (eta == eta_check).logical_and(f_max == f_max_check);
+        const torch::Tensor reduce = cond1.logical_or(cond2);
+        eta_check = eta.clone();
+        f_max_check = f_max.clone();
+        eta = torch::where(reduce, eta * 0.5f, eta);
+        // Restart from the best point (with its gradient; no momentum across the restart).
+        x = torch::where(e4(reduce), x_max, x);
+        g = torch::where(e4(reduce), g_max, g);
+        x_prev = torch::where(e4(reduce), x_max, x_prev);
+        f_last = torch::where(reduce, f_max, f_last);
+        increases.zero_();
+        ++next_check;
+      }
+      const torch::Tensor zstep = Project(b, x + e4(eta) * g.sign());
+      x_next = Project(b, x + o_.alpha * (zstep - x) + (1.0 - o_.alpha) * (x - x_prev));
+    }
+  }
+
+ private:
+  Model* model_;
+  double eps_;
+  ApgdOptions o_;
+  std::vector<int> checkpoints_;
+};
+
+}  // namespace
+
+void ApgdOptions::Validate() const {
+  auto need = [](bool ok, const std::string& what) {
+    if (!ok) throw std::invalid_argument("APGD reference: " + what);
+  };
+  need(iterations >= 1, "iterations must be >= 1");
+  need(restarts >= 1, "restarts must be >= 1");
+  need(target_classes >= 0, "target_classes must be >= 0");
+  need(target_restarts >= 1, "target_restarts must be >= 1");
+  need(rho > 0 && rho <= 1, "rho must be in (0, 1]");
+  need(alpha > 0 && alpha <= 1, "alpha must be in (0, 1]");
+  need(batch >= 1, "batch must be >= 1");
+  need(threads >= 0, "threads must be >= 0");
+}
+
+std::vector<int> ApgdCheckpoints(int iterations) {
+  std::vector<int> w = {0};
+  double p_prev = 0, p = 0.22;
+  while (p <= 1.0) {
+    const int wj = static_cast<int>(std::ceil(p * iterations - 1e-9));
+    if (wj > w.back() && wj <= iterations) w.push_back(wj);
+    const double next = p + std::max(p - p_prev - 0.03, 0.06);
+    p_prev = p;
+    p = next;
+  }
+  return w;
+}
+
+std::vector<ApgdImageResult> RunApgdReference(
+    const std::string& model_path, const std::optional<oracle::Normalization>& normalize,
+    bool outputs_logits, const std::vector<float>& images, const std::vector<int>& labels,
+    const std::vector<int>& image_indices, int channels, int height, int width, double eps,
+    const ApgdOptions& options, const ApgdProgress& progress) {
+  options.Validate();
+  const size_t n = labels.size(), d = static_cast<size_t>(channels) * height * width;
+  if (channels <= 0 || height <= 0 || width <= 0 || images.size() != n * d ||
+      image_indices.size() != n)
+    throw std::invalid_argument("APGD reference: images, labels and indices disagree in size");
+  if (!(eps > 0) || !std::isfinite(eps))
+    throw std::invalid_argument("APGD reference: eps must be > 0");
+  const double radius = options.grid ? oracle::GridRadius(eps) : eps;
+  if (!(radius > 0))
+    throw std::invalid_argument("APGD reference: eps is below one 8-bit step (1/255)");
+  if (options.threads > 0) at::set_num_threads(options.threads);
+  torch::NoGradGuard outer_no_grad;  // re-enabled inside Evaluate only
+  Model model(model_path, normalize, outputs_logits, channels);
+  Runner runner(&model, radius, options);
+
+  std::vector<ApgdImageResult> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    out[i].image_index = image_indices[i];
+    out[i].label = labels[i];
+    out[i].margin = std::numeric_limits<double>::infinity();
+  }
+  const torch::Tensor all =
+      torch::from_blob(const_cast<float*>(images.data()),
+                       {static_cast<int64_t>(n), channels, height, width}, torch::kFloat32)
+          .clone();
+  // The targets of every image: the top classes other than its label at the clean image.
+  std::vector<std::vector<int>> targets(n);
+  int classes = 0;
+  for (size_t s = 0; s < n; s += options.batch) {
+    const int64_t m = std::min<int64_t>(options.batch, n - s);
+    const torch::Tensor z = model.Scores(all.index({Slice(s, s + m)}));
+    classes = static_cast<int>(z.size(1));
+    const torch::Tensor order = std::get<1>(z.sort(1, /*descending=*/true));
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t c = 0; c < z.size(1); ++c) {
+        const int cls = order[r][c].item<int>();
+        if (cls != labels[s + r] &&
+            static_cast<int>(targets[s + r].size()) < options.target_classes)
+          targets[s + r].push_back(cls);
+      }
+  }
+  if (options.target_classes > 0 && classes < 4)
+    throw std::invalid_argument("APGD reference: the targeted DLR loss needs >= 4 classes, " +
+                                model_path + " has " + std::to_string(classes));
+  for (int lab : labels)
+    if (lab < 0 || lab >= classes)
+      throw std::invalid_argument("APGD reference: label " + std::to_string(lab) +
+                                  " outside the model's classes");
+
+  // Runs: APGD-CE restarts, then each target's restarts ("target index", run index).
+  struct RunSpec {
+    int target_rank;  // -1 = CE
+    int restart;
+  };
+  std::vector<RunSpec> runs;
+  for (int r = 0; r < options.restarts; ++r) runs.push_back({-1, r});
+  for (int k = 0; k < options.target_classes && k < classes - 1; ++k)
+    for (int r = 0; r < options.target_restarts; ++r) runs.push_back({k, r});
+
+  const long grid_radius_steps = std::lround(oracle::GridRadius(eps) * 255.0);
+  long done = 0;
+  for (size_t run_id = 0; run_id < runs.size(); ++run_id) {
+    const RunSpec& rs = runs[run_id];
+    std::vector<size_t> alive;
+    for (size_t i = 0; i < n; ++i)
+      if (out[i].robust &&
+          (rs.target_rank < 0 || rs.target_rank < static_cast<int>(targets[i].size())))
+        alive.push_back(i);
+    const std::string status = rs.target_rank < 0
+                                   ? "apgd-ce run " + std::to_string(rs.restart + 1)
+                                   : "apgd-t target " + std::to_string(rs.target_rank + 1);
+    for (size_t s = 0; s < alive.size(); s += options.batch) {
+      Batch b;
+      b.rows.assign(alive.begin() + s, alive.begin() + std::min(alive.size(), s + options.batch));
+      const int64_t m = static_cast<int64_t>(b.rows.size());
+      std::vector<int64_t> idx(b.rows.begin(), b.rows.end());
+      std::vector<int64_t> ys, ts;
+      for (size_t r : b.rows) {
+        ys.push_back(labels[r]);
+        if (rs.target_rank >= 0) ts.push_back(targets[r][rs.target_rank]);
+      }
+      b.x0 = all.index_select(0, torch::tensor(idx));
+      b.y = torch::tensor(ys);
+      if (rs.target_rank >= 0) b.t = torch::tensor(ts);
+      b.lo = (b.x0 - static_cast<float>(radius)).clamp_min(0.0f);
+      b.hi = (b.x0 + static_cast<float>(radius)).clamp_max(1.0f);
+      if (options.grid) {
+        const torch::Tensor k0 = torch::round(b.x0 * 255.0f);
+        b.grid_lo = (k0 - static_cast<float>(grid_radius_steps)).clamp_min(0.0f);
+        b.grid_hi = (k0 + static_cast<float>(grid_radius_steps)).clamp_max(255.0f);
+      }
+      // Random start: uniform in the ball, image k's stream seeded by (seed, index, run).
+      std::vector<float> noise(static_cast<size_t>(m) * d);
+      for (int64_t r = 0; r < m; ++r) {
+        bo::Rng rng(bo::DeriveSeed(bo::DeriveSeed(options.seed, image_indices[b.rows[r]]), run_id));
+        std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+        for (size_t p = 0; p < d; ++p) noise[r * d + p] = u(rng);
+      }
+      const torch::Tensor start = runner.Project(
+          b,
+          b.x0 + static_cast<float>(radius) *
+                     torch::from_blob(noise.data(), {m, channels, height, width}, torch::kFloat32));
+      torch::Tensor found = torch::zeros({m}, torch::kBool);
+      torch::Tensor adv = b.x0.clone();
+      torch::Tensor adv_margin = torch::zeros({m}, torch::kFloat32);
+      torch::Tensor adv_class = torch::full({m}, -1, torch::kLong);
+      torch::Tensor low = torch::full({m}, std::numeric_limits<float>::infinity(), torch::kFloat32);
+      runner.Run(b, start, &found, &adv, &adv_margin, &adv_class, &low);
+      for (int64_t r = 0; r < m; ++r) {
+        ApgdImageResult& res = out[b.rows[r]];
+        res.gradient_steps += options.iterations;
+        res.margin = std::min(res.margin, static_cast<double>(low[r].item<float>()));
+        if (!found[r].item<bool>()) continue;
+        res.robust = false;
+        res.broken_by = rs.target_rank < 0 ? "apgd-ce" : "apgd-t";
+        res.target = rs.target_rank < 0 ? -1 : static_cast<int>(ts[r]);
+        res.adversarial_class = static_cast<int>(adv_class[r].item<int64_t>());
+        res.margin = adv_margin[r].item<float>();
+        const torch::Tensor a = adv[r].contiguous();
+        res.adversarial.assign(a.data_ptr<float>(), a.data_ptr<float>() + d);
+        res.linf = (a - b.x0[r]).abs().max().item<float>();
+      }
+      if (progress) {
+        long robust_left = 0;
+        for (const auto& o : out) robust_left += o.robust;
+        progress(done, static_cast<long>(n),
+                 status + ", " + std::to_string(robust_left) + " of " + std::to_string(n) +
+                     " still robust");
+      }
+    }
+    // Images finished: broken ones, and all once the last run that can touch them ran.
+    done = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const bool more = [&] {
+        for (size_t q = run_id + 1; q < runs.size(); ++q)
+          if (runs[q].target_rank < 0 || runs[q].target_rank < static_cast<int>(targets[i].size()))
+            return true;
+        return false;
+      }();
+      done += !out[i].robust || !more;
+    }
+    if (progress) progress(done, static_cast<long>(n), status + " finished");
+  }
+  for (auto& o : out)
+    if (o.robust && !std::isfinite(o.margin)) o.margin = 0;
+  return out;
+}
+
+}  // namespace advbo::whitebox

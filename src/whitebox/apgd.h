@@ -1,0 +1,101 @@
+// The white-box reference of `advbo evaluate` (issue #55): AutoAttack's standard white-box
+// pair, APGD-CE then APGD-T, on a TorchScript classifier through LibTorch autograd.
+//
+// Source: F. Croce and M. Hein, "Reliable evaluation of adversarial robustness with an
+// ensemble of diverse parameter-free attacks", ICML 2020 -- Algorithm 1 (APGD: step size
+// 2 eps, momentum alpha = 0.75, checkpoints w_j = ceil(p_j N_iter) with p_0 = 0, p_1 = 0.22,
+// p_{j+1} = p_j + max(p_j - p_{j-1} - 0.03, 0.06); at a checkpoint the step size halves and
+// the iterate restarts from the best point when Condition 1 (fewer than rho = 0.75 of the
+// steps since the last checkpoint increased the loss) or Condition 2 (neither the step size
+// nor the best loss changed since the last checkpoint) holds), Sec. 3.2 (the DLR loss and
+// its targeted form, Eq. (6)), Sec. 4 (AutoAttack: APGD-CE, then APGD-T on the top 9
+// classes, 100 iterations each). The attack is written from the paper, not ported.
+//
+// What "broken" means here: an iterate the model misclassifies. With `grid` on (8-bit
+// queries), every iterate is also rounded onto the 1/255 grid inside the eps-ball and only a
+// misclassified rounded image counts -- the image a user would save, as the black-box
+// attacks' verdicts count.
+//
+// LibTorch stays in apgd.cc; this header is std only.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "oracle/classifier.h"
+
+namespace advbo::whitebox {
+
+/// Settings of the reference; the defaults are AutoAttack's "standard" version.
+struct ApgdOptions {
+  int iterations = 100;     ///< N_iter, gradient steps per APGD run, >= 1 (paper: 100)
+  int restarts = 1;         ///< APGD-CE runs from independent random starts, >= 1
+  int target_classes = 9;   ///< APGD-T targets: the top classes other than the label by the
+                            ///< clean logits (min with classes - 1), >= 0 (paper: 9)
+  int target_restarts = 1;  ///< APGD-T runs per target, >= 1
+  double rho = 0.75;        ///< Condition 1's fraction of increasing steps, in (0, 1]
+  double alpha = 0.75;      ///< momentum weight of the new step, in (0, 1]
+  bool grid = false;        ///< 8-bit: check every iterate rounded onto the 1/255 grid in the ball
+  int batch = 128;          ///< images per forward/backward pass, >= 1
+  uint64_t seed = 0;        ///< random starts: image k's stream is DeriveSeed(seed, index k)
+  int threads = 0;          ///< LibTorch intra-op threads (0 = its default)
+  /// Throws std::invalid_argument naming the field when out of range.
+  void Validate() const;
+};
+
+/// The reference's verdict on one image.
+struct ApgdImageResult {
+  int image_index = 0;  ///< the caller's index of the image (records, seeds)
+  int label = 0;        ///< true class
+  /// No iterate of any run was (on the grid: once rounded) misclassified.
+  bool robust = true;
+  /// "apgd-ce" | "apgd-t" | "" (robust).
+  std::string broken_by;
+  /// APGD-T's target class of the break, else -1.
+  int target = -1;
+  /// The model's class of the adversarial image, else -1.
+  int adversarial_class = -1;
+  /// Forward + backward passes spent on this image.
+  long gradient_steps = 0;
+  /// Logit margin z_y - max_{j != y} z_j of the reported image: the adversarial one (< 0)
+  /// when broken, else the lowest seen; in the model's output units (log-probabilities for a
+  /// probability output).
+  double margin = 0;
+  /// L_inf distance of the adversarial image from the clean one (0 when robust), <= eps
+  /// (<= GridRadius(eps) on the grid).
+  double linf = 0;
+  /// The adversarial image [C*H*W] in [0, 1], empty when robust; on the 1/255 grid when
+  /// `grid` is on.
+  std::vector<float> adversarial;
+};
+
+/// Progress: (images finished, images in all, "apgd-ce" / "apgd-t target k" status).
+using ApgdProgress = std::function<void(long done, long total, const std::string& status)>;
+
+/// Runs APGD-CE (`restarts` runs) and then APGD-T (`target_restarts` runs on each of the top
+/// `target_classes` classes) under the L_inf ball of radius `eps` around each image, every
+/// run only on the images no earlier run broke (AutoAttack's order). `images` holds n images
+/// [n, C, H, W] in [0, 1] (clean, correctly classified ones; for `grid`, on the 1/255 grid),
+/// `labels` their classes and `image_indices` their indices (records and seeds; the same
+/// image gets the same random starts whatever else runs). The model (TorchScript at
+/// `model_path`, normalised first with `normalize`) must return logits or, when
+/// `outputs_logits` is false, probabilities [n, classes] (their logs are used: CE and DLR
+/// are unchanged by that shift). eps in pixel units, > 0; with `grid`, the largest
+/// multiple of 1/255 <= eps is enforced (oracle::GridRadius).
+/// Throws oracle::ModelError naming the file when the model cannot be loaded, is not
+/// differentiable or fails; std::invalid_argument on bad options or sizes.
+std::vector<ApgdImageResult> RunApgdReference(
+    const std::string& model_path, const std::optional<oracle::Normalization>& normalize,
+    bool outputs_logits, const std::vector<float>& images, const std::vector<int>& labels,
+    const std::vector<int>& image_indices, int channels, int height, int width, double eps,
+    const ApgdOptions& options, const ApgdProgress& progress = {});
+
+/// The APGD checkpoints w_0 = 0 < w_1 < ... <= iterations of Croce & Hein (2020), Sec. 3.1:
+/// w_j = ceil(p_j * iterations), p_0 = 0, p_1 = 0.22, p_{j+1} = p_j + max(p_j - p_{j-1} -
+/// 0.03, 0.06), distinct values only. E.g. 100 iterations: 0, 22, 41, 57, 70, 80, 87, 93, 99.
+std::vector<int> ApgdCheckpoints(int iterations);
+
+}  // namespace advbo::whitebox

@@ -1,0 +1,207 @@
+// The white-box reference (APGD-CE + APGD-T) against the closed form of a linear classifier:
+// for logits z = W^T x + b the smallest margin z_y - z_j over the L_inf ball intersected with
+// [0, 1] is sum_i min(a_i lo_i, a_i hi_i) + (b_y - b_j), a = w_y - w_j (each pixel at the end
+// of its interval that lowers the margin), so an image is breakable iff that minimum is
+// negative for some j. The reference must break every breakable image and no other.
+#include "whitebox/apgd.h"
+
+#include <gtest/gtest.h>
+#include <torch/script.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "oracle/classifier.h"
+#include "oracle/oracle.h"
+
+namespace advbo::whitebox {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr int kD = 784, kClasses = 10;
+
+class LinearModel : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = fs::temp_directory_path() / ("advbo_apgd_test_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    // Two kinds of classes make CE's gradient misleading: classes 0-4 have large biases and
+    // small weights (high clean logits that barely move), classes 5-9 small biases and large
+    // weights (low clean logits, but the ones a perturbation can lift past the label). The
+    // softmax weights CE's gradient towards the first kind, so an image breakable only
+    // through the second kind needs the targeted runs (APGD-T), not CE's few steps.
+    torch::manual_seed(8);
+    w_ = torch::randn({kD, kClasses});
+    b_ = torch::zeros({kClasses});
+    for (int j = 0; j < kClasses; ++j) {
+      const bool loud = j < 5;
+      w_.select(1, j).mul_(loud ? 0.002 : 0.03);
+      b_[j] = loud ? 1.0 + 0.05 * j : 0.5;
+    }
+    w_ = w_.contiguous();
+    torch::jit::Module m("Linear");
+    m.register_parameter("w", w_, false);
+    m.register_parameter("b", b_, false);
+    m.define(
+        "def forward(self, x):\n    return torch.addmm(self.b, torch.flatten(x, 1), self.w)\n");
+    m.save((dir_ / "linear.pt").string());
+  }
+  static void TearDownTestSuite() { fs::remove_all(dir_); }
+
+  // Closed-form smallest margin over the ball of radius r (float pixels) around x.
+  static double WorstMargin(const float* x, int y, double r) {
+    auto w = w_.accessor<float, 2>();
+    auto b = b_.accessor<float, 1>();
+    double worst = std::numeric_limits<double>::infinity();
+    for (int j = 0; j < kClasses; ++j) {
+      if (j == y) continue;
+      double m = b[y] - b[j];
+      for (int i = 0; i < kD; ++i) {
+        const double a = static_cast<double>(w[i][y]) - w[i][j];
+        const double lo = std::max(0.0, x[i] - r), hi = std::min(1.0, x[i] + r);
+        m += std::min(a * lo, a * hi);
+      }
+      worst = std::min(worst, m);
+    }
+    return worst;
+  }
+
+  static int Predict(const float* x) {
+    auto w = w_.accessor<float, 2>();
+    auto b = b_.accessor<float, 1>();
+    int best = 0;
+    double best_z = -std::numeric_limits<double>::infinity();
+    for (int j = 0; j < kClasses; ++j) {
+      double z = b[j];
+      for (int i = 0; i < kD; ++i) z += static_cast<double>(w[i][j]) * x[i];
+      if (z > best_z) best_z = z, best = j;
+    }
+    return best;
+  }
+
+  static std::string Path() { return (dir_ / "linear.pt").string(); }
+  static fs::path dir_;
+  static torch::Tensor w_, b_;
+};
+fs::path LinearModel::dir_;
+torch::Tensor LinearModel::w_, LinearModel::b_;
+
+// Images on the 1/255 grid, labelled with the model's own class (all correctly classified).
+void MakeImages(int n, std::vector<float>* x, std::vector<int>* y, std::vector<int>* idx,
+                int (*predict)(const float*)) {
+  std::mt19937 g(3);
+  std::uniform_int_distribution<int> u(0, 255);
+  x->resize(static_cast<size_t>(n) * kD);
+  for (auto& v : *x) v = static_cast<float>(u(g)) / 255.0f;
+  for (int i = 0; i < n; ++i) {
+    y->push_back(predict(x->data() + static_cast<size_t>(i) * kD));
+    idx->push_back(i);
+  }
+}
+
+struct Tally {
+  int breakable = 0, missed = 0;
+};
+
+// Runs the reference at radius eps (float or grid) with options `o` and checks it against
+// the closed form (with `strict`, every verdict must match); returns how many images were
+// breakable and how many of those it missed.
+Tally CheckAgainstClosedForm(double eps, ApgdOptions o, bool strict, const std::string& model,
+                             double (*worst)(const float*, int, double),
+                             int (*predict)(const float*)) {
+  std::vector<float> x;
+  std::vector<int> y, idx;
+  MakeImages(60, &x, &y, &idx, predict);
+  const bool grid = o.grid;
+  o.batch = 32;
+  const auto res = RunApgdReference(model, std::nullopt, true, x, y, idx, 1, 28, 28, eps, o);
+  const double r = grid ? oracle::GridRadius(eps) : eps;
+  Tally t;
+  int checked = 0;
+  for (size_t i = 0; i < res.size(); ++i) {
+    const float* xi = x.data() + i * kD;
+    const double m = worst(xi, y[i], r);
+    // An image within 2 % of the decision boundary's worst case is left out: float rounding
+    // may decide it either way.
+    if (std::abs(m) < 0.02 * std::abs(worst(xi, y[i], 0))) continue;
+    ++checked;
+    t.breakable += m < 0;
+    t.missed += m < 0 && res[i].robust;
+    if (strict) EXPECT_EQ(res[i].robust, m >= 0) << "image " << i << " closed-form margin " << m;
+    if (!res[i].robust) {
+      EXPECT_LE(res[i].linf, r + 1e-6);
+      EXPECT_NE(predict(res[i].adversarial.data()), y[i]) << "image " << i;
+      for (int p = 0; p < kD; ++p) {
+        EXPECT_GE(res[i].adversarial[p], 0.0f);
+        EXPECT_LE(res[i].adversarial[p], 1.0f);
+        if (grid) {
+          const float k = res[i].adversarial[p] * 255.0f;
+          EXPECT_NEAR(k, std::round(k), 1e-3) << "off the grid";
+        }
+      }
+    }
+  }
+  EXPECT_GE(checked, 50);
+  return t;
+}
+
+TEST_F(LinearModel, BreaksExactlyTheBreakableImagesInFloat) {
+  const Tally t =
+      CheckAgainstClosedForm(3.0 / 255, ApgdOptions{}, true, Path(), WorstMargin, Predict);
+  // The radius splits the images: both verdicts are exercised.
+  EXPECT_GT(t.breakable, 5);
+  EXPECT_LT(t.breakable, 55);
+  EXPECT_EQ(t.missed, 0);
+}
+
+TEST_F(LinearModel, BreaksExactlyTheBreakableImagesOnTheGrid) {
+  // 0.0137 is 3.49/255: 8-bit images can move 3/255 per pixel, and only breaks that hold
+  // after rounding onto the grid count.
+  ApgdOptions o;
+  o.grid = true;
+  const Tally t = CheckAgainstClosedForm(0.0137, o, true, Path(), WorstMargin, Predict);
+  EXPECT_GT(t.breakable, 5);
+  EXPECT_LT(t.breakable, 55);
+}
+
+TEST_F(LinearModel, TheInstanceDefeatsAWeakAttack) {
+  // The same images against a weak attack (3 steps of APGD-CE, no targeted runs): it misses
+  // breakable images, so the two tests above can fail.
+  ApgdOptions weak;
+  weak.iterations = 3;
+  weak.target_classes = 0;
+  const Tally t = CheckAgainstClosedForm(3.0 / 255, weak, false, Path(), WorstMargin, Predict);
+  EXPECT_GT(t.missed, 3) << "of " << t.breakable << " breakable images";
+}
+
+TEST(ApgdCheckpoints, ThePapersSchedule) {
+  EXPECT_EQ(ApgdCheckpoints(100), (std::vector<int>{0, 22, 41, 57, 70, 80, 87, 93, 99}));
+  EXPECT_EQ(ApgdCheckpoints(1), (std::vector<int>{0, 1}));
+}
+
+TEST(ApgdOptions, OutOfRangeIsRefused) {
+  ApgdOptions o;
+  o.iterations = 0;
+  EXPECT_THROW(o.Validate(), std::invalid_argument);
+  o = ApgdOptions{};
+  o.rho = 1.5;
+  EXPECT_THROW(o.Validate(), std::invalid_argument);
+}
+
+TEST(RunApgdReference, MissingModelNamesTheFile) {
+  try {
+    RunApgdReference("/nonexistent/m.pt", std::nullopt, true, std::vector<float>(784, 0.5f), {1},
+                     {0}, 1, 28, 28, 0.1, ApgdOptions{});
+    ADD_FAILURE();
+  } catch (const oracle::ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/m.pt"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace advbo::whitebox
