@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -51,6 +52,10 @@ struct EvaluateArgs : ExperimentArgs {
 
 std::string Pct(double v) { return Fmt(100.0 * v, 1) + " %"; }
 
+// The documented default --budget of evaluate (model queries per image over the ensemble);
+// below it every number is marked an upper bound.
+constexpr long kDefaultImageBudget = 10000;
+
 // The ensemble of a threat model (--norm, --feedback), cheapest first: the score-based L_inf
 // ensemble, the L2 pair, or the hard-label attacks of that norm.
 std::string DefaultEnsemble(const std::string& norm, const std::string& feedback) {
@@ -63,7 +68,9 @@ std::string DefaultEnsemble(const std::string& norm, const std::string& feedback
 // adaptive attack last), all images looked at and this shard's.
 struct EvaluatePlan {
   experiment::ExperimentSpec spec;
-  std::vector<std::string> order, plain;  // with and without the adaptive attack
+  std::vector<std::string> order, plain;  // as run (adaptive members wrapped) and as given
+  std::function<std::string(const std::string&)> adaptive_of;  // the defense's adaptive attack
+  std::string wrapper;  // its wrapper's name ("aaa-adaptive", "eot", ...), "" = none
   std::vector<int> images, mine;
   std::vector<double> shares;  // of the per-image budget, one per attack of `order`
   int shard_k = 1, shard_n = 1;
@@ -137,14 +144,16 @@ EvaluatePlan PlanEvaluate(const EvaluateArgs& a) {
   p.order = p.plain;
   p.spec = SpecOf(args, p.order);
   experiment::Validate(p.spec);
-  // The defense's adaptive attack joins the ensemble last (for a deterministic defense it
-  // is the plain attack itself, already there).
-  const std::string adaptive =
-      defenses::IsGameDefense(p.spec.defense)
-          ? "eot:k=10/" + p.order.front()
-          : defenses::ParseDefense(p.spec.defense).AdaptiveAttack(p.order.front());
-  if (!a.no_adaptive && std::find(p.order.begin(), p.order.end(), adaptive) == p.order.end())
-    p.order.push_back(adaptive);
+  // Behind a defense with an adaptive attack every member is wrapped by it (never twice):
+  // a plain member would report the defense's number, not robustness (issue #55).
+  const std::string defense_spec = p.spec.defense;
+  p.adaptive_of = [defense_spec](const std::string& base) {
+    return defenses::IsGameDefense(defense_spec)
+               ? "eot:k=10/" + base
+               : defenses::ParseDefense(defense_spec).AdaptiveAttack(base);
+  };
+  p.wrapper = experiment::AdaptiveWrapperName(p.order.front(), p.adaptive_of);
+  if (!a.no_adaptive) p.order = experiment::AdaptiveEnsemble(p.plain, p.adaptive_of);
   p.spec.attacks = p.order;
   experiment::Validate(p.spec);
   p.shares = ParseSplit(a.split, p.order);
@@ -327,15 +336,22 @@ std::string EvaluateTable(const nlohmann::json& summary) {
       table += "  NOT EVALUATED            " +
                std::to_string(summary.at("not_evaluated").get<long>()) +
                " images (an attack's record is missing: counted not robust)\n";
-    const auto& order = summary.at("ensemble");
-    if (order.size() != summary.at("plain_ensemble").size())
-      table += "  plain ensemble only      " + Pct(num("robust_accuracy_plain_ensemble")) +
-               " (without " + order.back().get<std::string>() + ")\n";
+    if (summary.at("upper_bound").get<bool>())
+      for (const auto& why : summary.at("upper_bound_reasons"))
+        table += "  UPPER BOUND              " + why.get<std::string>() + "\n";
+    if (summary.at("ensemble") != summary.at("plain_ensemble")) {
+      const auto& plain = summary.at("robust_accuracy_plain_ensemble");
+      table += "  plain ensemble           " +
+               (plain.is_null() ? std::string("not run (every member wrapped by the defense's "
+                                              "adaptive attack; --no-adaptive runs it)")
+                                : Pct(plain.get<double>())) +
+               "\n";
+    }
     for (const auto& step : summary.at("robust_accuracy_after")) {
       const std::string name = step.at("attack").get<std::string>();
       table += "  after " + name + ": " + Pct(step.at("robust_accuracy").get<double>()) +
                " (broke " + std::to_string(summary.at("broken_by").at(name).get<long>()) +
-               " first)\n";
+               " first)" + (step.at("upper_bound").get<bool>() ? ", upper bound" : "") + "\n";
     }
     table += "model queries per attacked image: mean " + Fmt(num("queries_mean"), 1) + ", median " +
              Fmt(num("queries_median"), 1) + ", max " + Fmt(num("queries_max"), 0) + "\n";
@@ -372,6 +388,53 @@ std::string EvaluateTable(const nlohmann::json& summary) {
   return table;
 }
 
+// The rows of the ensemble: the running robust accuracy after each attack (AutoAttack's log),
+// each marked upper_bound when no working adaptive attack (one that broke an image) has
+// challenged it yet behind a defense that has one, or when the per-image budget is below the
+// documented default; the plain ensemble's number when its members all ran; the summary's
+// upper_bound and its reasons. Reads summary's adaptive_wrapper and budget_per_image.
+void AddEnsembleRows(nlohmann::json* summary, const std::vector<int>& images,
+                     const std::vector<int>& misclassified, const std::vector<nlohmann::json>& all,
+                     const std::vector<std::string>& order, const std::vector<std::string>& plain) {
+  nlohmann::json& s = *summary;
+  const std::string wrapper = s.value("adaptive_wrapper", std::string());
+  const bool low_budget = s.at("budget_per_image").get<long>() < kDefaultImageBudget;
+  const bool plain_ran = std::all_of(plain.begin(), plain.end(), [&](const std::string& m) {
+    return std::find(order.begin(), order.end(), m) != order.end();
+  });
+  s["robust_accuracy_plain_ensemble"] =
+      plain_ran ? experiment::SummarizeVerdicts(
+                      experiment::WorstCaseVerdicts(images, misclassified, all, plain),
+                      plain)["robust_accuracy"]
+                : nlohmann::json(nullptr);
+  nlohmann::json after = nlohmann::json::array();
+  bool challenged = wrapper.empty();  // no adaptive attack needed: plain attacks see it all
+  std::vector<std::string> adaptive;
+  for (size_t k = 0; k < order.size(); ++k) {
+    const std::vector<std::string> prefix(order.begin(), order.begin() + k + 1);
+    const auto sk = experiment::SummarizeVerdicts(
+        experiment::WorstCaseVerdicts(images, misclassified, all, prefix), prefix);
+    const bool is_adaptive = !wrapper.empty() && order[k].find(wrapper) != std::string::npos;
+    if (is_adaptive) adaptive.push_back(order[k]);
+    if (is_adaptive && s.at("broken_by").value(order[k], 0L) > 0) challenged = true;
+    after.push_back({{"attack", order[k]},
+                     {"adaptive", is_adaptive},
+                     {"robust_accuracy", sk["robust_accuracy"]},
+                     {"upper_bound", !challenged || low_budget}});
+  }
+  s["robust_accuracy_after"] = after;
+  s["adaptive_attacks"] = adaptive;
+  nlohmann::json reasons = nlohmann::json::array();
+  if (!challenged)
+    reasons.push_back("no adaptive attack (" + wrapper +
+                      ") broke an image: the defense's number is untested");
+  if (low_budget)
+    reasons.push_back("budget below the documented default of " +
+                      std::to_string(kDefaultImageBudget) + " queries per image");
+  s["upper_bound"] = !reasons.empty() && !order.empty();
+  s["upper_bound_reasons"] = reasons;
+}
+
 // Verdicts, summary and table from every record of the run; writes images, summary and
 // table files (with the shard's tag) and returns the summary and the table.
 std::pair<nlohmann::json, std::string> WriteEvaluateOutputs(
@@ -382,19 +445,9 @@ std::pair<nlohmann::json, std::string> WriteEvaluateOutputs(
   auto verdicts = experiment::WorstCaseVerdicts(p.mine, ex.selection().skipped, all, order);
   if (reference_why_not.empty()) experiment::AttachReference(&verdicts, reference);
   nlohmann::json summary = experiment::SummarizeVerdicts(verdicts, order);
-  // The same records without the adaptive attack: the plain ensemble's number, beside; and
-  // the running robust accuracy after each attack (AutoAttack's log).
-  const auto plain_summary = experiment::SummarizeVerdicts(
-      experiment::WorstCaseVerdicts(p.mine, ex.selection().skipped, all, p.plain), p.plain);
-  summary["robust_accuracy_plain_ensemble"] = plain_summary["robust_accuracy"];
-  nlohmann::json after = nlohmann::json::array();
-  for (size_t k = 0; k < order.size(); ++k) {
-    const std::vector<std::string> prefix(order.begin(), order.begin() + k + 1);
-    const auto sk = experiment::SummarizeVerdicts(
-        experiment::WorstCaseVerdicts(p.mine, ex.selection().skipped, all, prefix), prefix);
-    after.push_back({{"attack", order[k]}, {"robust_accuracy", sk["robust_accuracy"]}});
-  }
-  summary["robust_accuracy_after"] = after;
+  summary["adaptive_wrapper"] = p.wrapper;
+  summary["budget_per_image"] = p.spec.budget;
+  AddEnsembleRows(&summary, p.mine, ex.selection().skipped, all, order, p.plain);
   if (a.reference_only) {
     for (const char* k :
          {"robust", "robust_accuracy", "robust_accuracy_ci95", "robust_accuracy_plain_ensemble",
@@ -424,7 +477,6 @@ std::pair<nlohmann::json, std::string> WriteEvaluateOutputs(
   summary["epsilon_effective"] = ex.epsilon_effective();
   summary["norm"] = oracle::NormName(ex.norm());
   summary["pixels"] = oracle::PixelSpaceName(ex.pixels());
-  summary["budget_per_image"] = p.spec.budget;
   nlohmann::json split = nlohmann::json::object();
   for (size_t k = 0; k < p.order.size(); ++k) split[p.order[k]] = p.shares[k];
   summary["budget_split"] = split;
@@ -589,18 +641,9 @@ int RunEvaluateMerge(const std::vector<std::string>& inputs, const std::string& 
   auto verdicts = experiment::WorstCaseVerdicts(images, misclassified, all, order);
   if (first.at("reference").value("applies", false)) experiment::AttachReference(&verdicts, refs);
   nlohmann::json summary = experiment::SummarizeVerdicts(verdicts, order);
-  summary["robust_accuracy_plain_ensemble"] = experiment::SummarizeVerdicts(
-      experiment::WorstCaseVerdicts(images, misclassified, all, plain), plain)["robust_accuracy"];
-  nlohmann::json after = nlohmann::json::array();
-  for (size_t k = 0; k < order.size(); ++k) {
-    const std::vector<std::string> prefix(order.begin(), order.begin() + k + 1);
-    after.push_back(
-        {{"attack", order[k]},
-         {"robust_accuracy", experiment::SummarizeVerdicts(
-                                 experiment::WorstCaseVerdicts(images, misclassified, all, prefix),
-                                 prefix)["robust_accuracy"]}});
-  }
-  summary["robust_accuracy_after"] = after;
+  summary["adaptive_wrapper"] = first.value("adaptive_wrapper", std::string());
+  summary["budget_per_image"] = first.at("budget_per_image");
+  AddEnsembleRows(&summary, images, misclassified, all, order, plain);
   for (const char* k : {"model", "defense", "threat_model_text", "ensemble", "plain_ensemble",
                         "reference", "epsilon", "epsilon_effective", "norm", "pixels",
                         "budget_per_image", "budget_split", "version", "settings", "setup_queries"})
@@ -640,16 +683,17 @@ int RunEvaluateMerge(const std::vector<std::string>& inputs, const std::string& 
 
 std::function<int()> RegisterEvaluateCommand(CLI::App& app) {
   auto a = std::make_shared<EvaluateArgs>();
-  a->spec.budget = 10000;
+  a->spec.budget = kDefaultImageBudget;
   CLI::App* cmd = app.add_subcommand(
       "evaluate",
       "Worst-case robust accuracy of a (defended) model over an ensemble of black-box attacks\n"
       "(AutoAttack's protocol, Croce & Hein 2020): for each of the first -n images (or\n"
       "--indices), the attacks run in order, sharing --budget queries per image (--split),\n"
       "and stop at the first whose saved 8-bit image is adversarial. Untargeted; eps defaults\n"
-      "to 8/255 on CIFAR-10 and 0.3 on MNIST. The defense's adaptive attack (eot:...,\n"
-      "aaa-adaptive:...) joins the ensemble last, and the plain ensemble's number is reported\n"
-      "beside. Beside it, a white-box reference (APGD-CE + APGD-T, --reference) where it\n"
+      "to 8/255 on CIFAR-10 and 0.3 on MNIST. Behind a defense with an adaptive attack\n"
+      "(eot:..., aaa-adaptive:..., oars:...) every member is wrapped by it (never twice); a\n"
+      "number no working adaptive attack challenged is marked an upper bound. Beside it, a\n"
+      "white-box reference (APGD-CE + APGD-T, --reference) where it\n"
       "applies, and the combined worst case. Writes records.jsonl (one line per attack run; an\n"
       "interrupted run resumes), reference.jsonl, images.jsonl, summary.json and table.txt\n"
       "into -o/--out; --shard k/n takes every n-th image, and the same command without\n"
@@ -688,7 +732,7 @@ std::function<int()> RegisterEvaluateCommand(CLI::App& app) {
       ->check(IntInRange(0, 1000))
       ->default_val(9);
   AddExperimentOptions(cmd, a.get());
-  cmd->get_option("--budget")->default_val(10000);
+  cmd->get_option("--budget")->default_val(kDefaultImageBudget);
   cmd->get_option("--budget")
       ->description(
           "model queries per image over the whole ensemble (default 10,000), shared as --split "

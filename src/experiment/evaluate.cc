@@ -55,6 +55,31 @@ std::vector<ImageVerdict> WorstCaseVerdicts(const std::vector<int>& images,
   return out;
 }
 
+std::string AdaptiveWrapperName(const std::string& base,
+                                const std::function<std::string(const std::string&)>& adaptive) {
+  const std::string wrapped = adaptive(base);
+  if (wrapped == base) return "";
+  return wrapped.substr(0, wrapped.find_first_of(":/"));
+}
+
+std::vector<std::string> AdaptiveEnsemble(
+    const std::vector<std::string>& members,
+    const std::function<std::string(const std::string&)>& adaptive) {
+  if (members.empty()) return members;
+  const std::string wrapper = AdaptiveWrapperName(members.front(), adaptive);
+  if (wrapper.empty()) return members;
+  std::vector<std::string> out;
+  for (const auto& m : members) {
+    // Already wrapped: the wrapper's name as a spec component ("aaa-adaptive:..." or ".../")
+    const bool wrapped = m.rfind(wrapper + ":", 0) == 0 || m.rfind(wrapper + "/", 0) == 0 ||
+                         m.find("/" + wrapper + ":") != std::string::npos ||
+                         m.find("/" + wrapper + "/") != std::string::npos;
+    const std::string w = wrapped ? m : adaptive(m);
+    if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
+  }
+  return out;
+}
+
 void AttachReference(std::vector<ImageVerdict>* verdicts,
                      const std::vector<nlohmann::json>& reference_records) {
   std::map<int, const nlohmann::json*> by_image;

@@ -59,6 +59,21 @@ std::vector<ImageVerdict> WorstCaseVerdicts(const std::vector<int>& images,
 void AttachReference(std::vector<ImageVerdict>* verdicts,
                      const std::vector<nlohmann::json>& reference_records);
 
+/// The ensemble behind a defense that has an adaptive attack (issue #55): every member m
+/// becomes adaptive(m) (e.g. "aaa-adaptive:interval=4,reverse=1/m", "eot:k=10/m"), except a
+/// member that already carries that wrapper (its name, the part of adaptive(m) before the
+/// first ':' or '/', appears in m's spec): nothing is wrapped twice. When adaptive(m) == m
+/// for the first member (a deterministic defense, or none: every query attack already sees
+/// it) the members are returned as they are.
+std::vector<std::string> AdaptiveEnsemble(
+    const std::vector<std::string>& members,
+    const std::function<std::string(const std::string&)>& adaptive);
+
+/// The name of the wrapper adaptive(base) puts around `base` ("aaa-adaptive", "eot", "oars"),
+/// or "" when adaptive(base) == base.
+std::string AdaptiveWrapperName(const std::string& base,
+                                const std::function<std::string(const std::string&)>& adaptive);
+
 /// Wilson score interval of a proportion k / n at normal quantile z (1.96: 95 %); (0, 0) when
 /// n = 0. Both ends in [0, 1].
 std::pair<double, double> WilsonInterval(long k, long n, double z = 1.96);

@@ -394,3 +394,25 @@ TEST_F(BenchCli, EpsilonAsTypedAndAsEnforced) {
   EXPECT_DOUBLE_EQ(r["epsilon_effective"].get<double>(), 0.031);
   EXPECT_EQ(Slurp(dir_ / "log3").find("one grid step less"), std::string::npos);
 }
+
+// Behind AAA every ensemble member is wrapped by its adaptive attack (issue #55), never twice,
+// and a number no working adaptive attack challenged is called an upper bound.
+TEST_F(BenchCli, EvaluateWrapsEveryMemberBehindADefense) {
+  const fs::path out = dir_ / "aaa";
+  ASSERT_EQ(RunAdvbo("evaluate --dataset cifar10 -n 2 --budget 40 --defense aaa --ensemble "
+                     "square,aaa-adaptive:interval=4,reverse=1/parsimonious --threads 1 -q -o " +
+                         out.string(),
+                     dir_ / "log"),
+            0)
+      << Slurp(dir_ / "log");
+  const auto summary = nlohmann::json::parse(Slurp(out / "summary.json"));
+  EXPECT_EQ(summary["ensemble"].get<std::vector<std::string>>(),
+            (std::vector<std::string>{"aaa-adaptive:interval=4,reverse=1/square",
+                                      "aaa-adaptive:interval=4,reverse=1/parsimonious"}));
+  EXPECT_TRUE(summary["robust_accuracy_plain_ensemble"].is_null());
+  EXPECT_TRUE(summary["upper_bound"].get<bool>());  // 40 queries: below the default
+  const std::string table = Slurp(out / "table.txt");
+  EXPECT_NE(table.find("UPPER BOUND"), std::string::npos) << table;
+  for (const auto& r : advbo::testing::ReadJsonl(out / "records.jsonl"))
+    EXPECT_EQ(r["attack"].get<std::string>().rfind("aaa-adaptive:", 0), 0u) << r["attack"];
+}

@@ -503,6 +503,28 @@ TEST(Evaluate, ReferenceAndCombinedWorstCase) {
   EXPECT_EQ(s["robust_reference_only"], 1);                             // image 2
 }
 
+TEST(Evaluate, EveryMemberIsWrappedByTheAdaptiveAttackNeverTwice) {
+  const auto aaa = [](const std::string& b) { return "aaa-adaptive:interval=4,reverse=1/" + b; };
+  EXPECT_EQ(
+      AdaptiveEnsemble({"square", "aaa-adaptive:interval=4,reverse=1/parsimonious", "bos2"}, aaa),
+      (std::vector<std::string>{"aaa-adaptive:interval=4,reverse=1/square",
+                                "aaa-adaptive:interval=4,reverse=1/parsimonious",
+                                "aaa-adaptive:interval=4,reverse=1/bos2"}));
+  EXPECT_EQ(AdaptiveWrapperName("square", aaa), "aaa-adaptive");
+  // EOT around a member that is already EOT inside another wrapper: left alone.
+  const auto eot = [](const std::string& b) { return "eot:k=10/" + b; };
+  EXPECT_EQ(AdaptiveEnsemble({"square", "confirm/eot:k=4/square"}, eot),
+            (std::vector<std::string>{"eot:k=10/square", "confirm/eot:k=4/square"}));
+  // A wrapper only counts as a spec component: "eot" inside another name is not one.
+  EXPECT_EQ(AdaptiveEnsemble({"square:p_init=0.3"}, eot),
+            (std::vector<std::string>{"eot:k=10/square:p_init=0.3"}));
+  // A deterministic defense (or none): the plain attacks already see it.
+  const auto same = [](const std::string& b) { return b; };
+  EXPECT_EQ(AdaptiveEnsemble({"square", "bos2"}, same),
+            (std::vector<std::string>{"square", "bos2"}));
+  EXPECT_EQ(AdaptiveWrapperName("square", same), "");
+}
+
 TEST(Evaluate, BudgetSharesNeverExceedThePerImageBudget) {
   const std::vector<double> shares = {0.5, 0.25, 0.25};
   EXPECT_EQ(EnsembleShare(10000, 0, shares, 0), 5000);
