@@ -37,8 +37,22 @@ struct SquareOptions {
   /// Evaluations of the incumbent its loss is averaged over, >= 1 (1 = the paper's rule; see
   /// above). Spec: square:resample=R.
   int resample = 1;
-  /// p_init in (0, 1], resample in [1, 10000]; throws std::invalid_argument naming the field
-  /// and `name` (the attack spec).
+  /// Independent untargeted runs, each from fresh stripes with its own p schedule over its
+  /// share of the budget, until one succeeds (>= 1; 1 = the paper). Spec: square:restarts=R.
+  int restarts = 1;
+  /// Targeted runs after the untargeted ones, on the top `targets` classes other than the
+  /// label by the first query's scores, each maximising the targeted margin
+  /// log p_t - max_{j != t} log p_j (a success is still the oracle's: untargeted); AutoAttack
+  /// runs its targeted attacks this way (Croce & Hein 2020, Sec. 4). >= 0. Spec:
+  /// square:targets=K. The budget is shared equally by the restarts + targets runs (what
+  /// one leaves unused passes on).
+  int targets = 0;
+  /// The untargeted runs' loss: 0 = the margin (the oracle's objective, the paper), 1 =
+  /// cross-entropy, maximising -log p_y. Spec: square:ce=1.
+  int ce = 0;
+  /// p_init in (0, 1], resample in [1, 10000], restarts in [1, 100], targets in [0, 100], ce
+  /// 0 or 1;
+  /// throws std::invalid_argument naming the field and `name` (the attack spec).
   void Validate(const std::string& name = "square") const;
 };
 
@@ -54,12 +68,19 @@ using SquareProposal = std::function<void(long, const std::vector<float>&, std::
 /// `best` [D] (queried already, objective `best_obj`), query it and keep it if the objective
 /// rises (the loss falls). resample = R > 1: the incumbent's objective is the mean of up to R
 /// evaluations, re-querying it after each candidate until it has R (see above); 1 = the paper.
+///
+/// `run_budget` >= 0 stops the loop after that many queries of its own (-1: the oracle's
+/// budget alone); `score` replaces the oracle's objective as what the search maximises (the
+/// oracle still decides success; null = objective(0)).
+using SquareScore = std::function<double(const oracle::QueryResult&)>;
 void SquareRandomSearch(oracle::QueryOracle& oracle, int resample, std::vector<float> best,
                         double best_obj, const SquareProposal& propose,
-                        const AttackProgress& progress);
+                        const AttackProgress& progress, long run_budget = -1,
+                        const SquareScore& score = nullptr);
 
-/// Square Attack; spec "square" or "square:p_init=P,resample=R" (P in (0, 1], R an integer
-/// in [1, 10000]). Throws std::invalid_argument on options out of range.
+/// Square Attack; spec "square" or "square:p_init=P,resample=R,restarts=N,targets=K,ce=1"
+/// (P in (0, 1], R an integer in [1, 10000], N in [1, 100], K in [0, 100]). Throws
+/// std::invalid_argument on options out of range.
 class SquareAttack final : public Attack {
  public:
   explicit SquareAttack(SquareOptions options = {}, std::string name = "square");

@@ -353,6 +353,14 @@ std::string EvaluateTable(const nlohmann::json& summary) {
                " (broke " + std::to_string(summary.at("broken_by").at(name).get<long>()) +
                " first)" + (step.at("upper_bound").get<bool>() ? ", upper bound" : "") + "\n";
     }
+    if (summary.contains("verification")) {
+      const auto& v = summary.at("verification");
+      table += "verification               the attacks saw " +
+               std::to_string(v.at("attack_successes").get<long>()) + " successes; " +
+               std::to_string(v.at("verified_by_majority").get<long>()) +
+               " held on most re-queries of the saved image (per-draw success rate " +
+               Pct(v.at("per_draw_success_rate").get<double>()) + ")\n";
+    }
     table += "model queries per attacked image: mean " + Fmt(num("queries_mean"), 1) + ", median " +
              Fmt(num("queries_median"), 1) + ", max " + Fmt(num("queries_max"), 0) + "\n";
   }
@@ -433,6 +441,24 @@ void AddEnsembleRows(nlohmann::json* summary, const std::vector<int>& images,
                       std::to_string(kDefaultImageBudget) + " queries per image");
   s["upper_bound"] = !reasons.empty() && !order.empty();
   s["upper_bound_reasons"] = reasons;
+  // Behind a randomised defense: what the attacks saw against what the re-queries confirmed.
+  long saw = 0, verified = 0, draws = 0, adversarial_draws = 0;
+  const std::set<std::string> in_order(order.begin(), order.end());
+  for (const auto& r : all) {
+    if (!in_order.count(r.value("attack", std::string())) || !r.contains("quantized_draws"))
+      continue;
+    if (!r.value("success", false)) continue;
+    ++saw;
+    verified += experiment::RecordBreaksImage(r);
+    draws += r.at("quantized_draws").get<long>();
+    adversarial_draws += r.at("quantized_adversarial_draws").get<long>();
+  }
+  if (draws > 0)
+    s["verification"] = {{"attack_successes", saw},
+                         {"verified_by_majority", verified},
+                         {"draws", draws},
+                         {"adversarial_draws", adversarial_draws},
+                         {"per_draw_success_rate", static_cast<double>(adversarial_draws) / draws}};
 }
 
 // Verdicts, summary and table from every record of the run; writes images, summary and
@@ -684,6 +710,7 @@ int RunEvaluateMerge(const std::vector<std::string>& inputs, const std::string& 
 std::function<int()> RegisterEvaluateCommand(CLI::App& app) {
   auto a = std::make_shared<EvaluateArgs>();
   a->spec.budget = kDefaultImageBudget;
+  a->spec.verify_draws = 10;
   CLI::App* cmd = app.add_subcommand(
       "evaluate",
       "Worst-case robust accuracy of a (defended) model over an ensemble of black-box attacks\n"
@@ -717,6 +744,12 @@ std::function<int()> RegisterEvaluateCommand(CLI::App& app) {
                   "how --budget (per image, over the whole ensemble) is shared: one weight per "
                   "ensemble attack in order, the adaptive attack included (default equal); "
                   "what an attack leaves unused passes on to the next");
+  cmd->add_option("--verify-draws", a->spec.verify_draws,
+                  "behind a randomised defense, re-query each saved image this many times (fresh "
+                  "draws of the defense's randomness); a break counts when most draws are "
+                  "adversarial")
+      ->check(IntInRange(1, 1000))
+      ->default_val(10);
   cmd->add_flag("--reference-only", a->reference_only,
                 "run only the white-box reference (no black-box attack)");
   cmd->add_option("--reference-steps", a->apgd.iterations,

@@ -227,15 +227,31 @@ void Experiment::VerifyQuantized(size_t i, uint64_t instance_seed, const oracle:
         std::vector<double>(answer->data(), answer->data() + answer->size());
     return;
   }
-  oracle::QueryOracle check(*model_, images_.image(inst.index), inst.label, inst.target, eps_, 1);
-  const auto defender = defense_->Install(check, InstanceDefenseSeed(instance_seed));
-  check.set_context(
-      {session_prefix_ + "-verify-" + std::to_string(i) + "-" + std::to_string(verify_counter_++),
-       InstanceDefenseSeed(instance_seed), inst.label, inst.target, oracle::QueryPurpose::kVerify});
-  const oracle::QueryResult saved = check.Query(out->quantized.data(), 1);
-  out->quantized_success = saved.success[0];
+  // One draw of the defense's randomness per re-query (the first with the instance's own
+  // defense seed, as a single check always had); behind a randomised defense the verdict is
+  // the majority of `draws` (issue #55).
+  const int draws = defense_->randomized() ? spec_.verify_draws : 1;
+  int adversarial_draws = 0;
+  oracle::QueryResult saved;
+  for (int k = 0; k < draws; ++k) {
+    const uint64_t seed = k == 0 ? InstanceDefenseSeed(instance_seed)
+                                 : bo::DeriveSeed(InstanceDefenseSeed(instance_seed), k);
+    oracle::QueryOracle check(*model_, images_.image(inst.index), inst.label, inst.target, eps_, 1);
+    const auto defender = defense_->Install(check, seed);
+    check.set_context(
+        {session_prefix_ + "-verify-" + std::to_string(i) + "-" + std::to_string(verify_counter_++),
+         seed, inst.label, inst.target, oracle::QueryPurpose::kVerify});
+    oracle::QueryResult r = check.Query(out->quantized.data(), 1);
+    adversarial_draws += r.success[0];
+    if (k == 0) saved = std::move(r);
+  }
+  out->quantized_success = 2 * adversarial_draws > draws;
   out->record["quantized_success"] = out->quantized_success;
-  out->record["quantized_queries"] = 1;
+  out->record["quantized_queries"] = draws;
+  if (draws > 1) {
+    out->record["quantized_draws"] = draws;
+    out->record["quantized_adversarial_draws"] = adversarial_draws;
+  }
   // What the model says of the image a user would save (8-bit, inside the ball; through the
   // defense when there is one): its class and log-softmax scores [classes].
   out->record["adversarial_class"] = saved.predicted[0];

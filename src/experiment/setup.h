@@ -95,6 +95,9 @@ class DefenseSetup {
   bool empty() const { return !game_ && fixed_.empty(); }
   /// Whether the defense is a game defender (which learns from every query it answers).
   bool is_game() const { return game_ != nullptr; }
+  /// Whether the same image can get different answers: a randomised input stage (noise,
+  /// resize) or a game defender (whose actions are random to the attacker).
+  bool randomized() const { return game_ != nullptr || fixed_.randomized(); }
   /// Canonical spec ("none" when empty).
   std::string Spec() const;
   /// The attack that knows this defense, around attack spec `base`

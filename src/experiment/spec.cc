@@ -80,6 +80,9 @@ void Validate(const ExperimentSpec& s) {
   if (s.clean_images < 0)
     throw std::invalid_argument("--clean-images must be >= 0, got " +
                                 std::to_string(s.clean_images));
+  if (s.verify_draws < 1 || s.verify_draws > 1000)
+    throw std::invalid_argument("--verify-draws must be in 1..1000, got " +
+                                std::to_string(s.verify_draws));
   CheckImageIndices(s.indices);
 }
 

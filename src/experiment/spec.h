@@ -41,7 +41,11 @@ struct ExperimentSpec {
   std::string defender_vae;            ///< VAE of a game defender ("" = models/<dataset>_vae.pt)
   std::optional<double> defender_eps;  ///< game defender's clip radius; unset = eps
   int clean_images = 1000;             ///< images for the clean accuracy behind a defense, >= 0
-  bool rescale_compat = false;         ///< BayesOpt reference's rescaling threat model
+  /// Re-queries of each saved image behind a randomised defense (fresh draws of its
+  /// randomness); the saved image is adversarial when most draws are (issue #55). 1..1000;
+  /// a deterministic defense (or none) always takes one.
+  int verify_draws = 1;
+  bool rescale_compat = false;  ///< BayesOpt reference's rescaling threat model
   /// Query space: "8bit" (default; every query on the 1/255 grid inside the ball, so a
   /// success is a savable image; data off the grid fall back to "float" with a note) or
   /// "float" (the papers' setting). See oracle::PixelSpace.

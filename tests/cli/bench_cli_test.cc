@@ -416,3 +416,39 @@ TEST_F(BenchCli, EvaluateWrapsEveryMemberBehindADefense) {
   for (const auto& r : advbo::testing::ReadJsonl(out / "records.jsonl"))
     EXPECT_EQ(r["attack"].get<std::string>().rfind("aaa-adaptive:", 0), 0u) << r["attack"];
 }
+
+// Behind a randomised defense the saved image is re-queried k times (issue #55): the break
+// counts when most draws are adversarial, and the summary sets what the attacks saw against
+// what held.
+TEST_F(BenchCli, EvaluateVerifiesRandomisedDefensesByMajority) {
+  const fs::path out = dir_ / "rnd";
+  ASSERT_EQ(RunAdvbo("evaluate --dataset cifar10 -n 3 --budget 60 --defense noise:sigma=0.05 "
+                     "--ensemble square --verify-draws 5 --threads 1 -q -o " +
+                         out.string(),
+                     dir_ / "log"),
+            0)
+      << Slurp(dir_ / "log");
+  const auto records = advbo::testing::ReadJsonl(out / "records.jsonl");
+  ASSERT_FALSE(records.empty());
+  for (const auto& r : records) {
+    EXPECT_EQ(r["attack"], "eot:k=10/square");  // wrapped by the defense's adaptive attack
+    EXPECT_EQ(r["quantized_draws"], 5);
+    EXPECT_EQ(r["quantized_queries"], 5);
+    const long adv = r["quantized_adversarial_draws"].get<long>();
+    EXPECT_GE(adv, 0);
+    EXPECT_LE(adv, 5);
+    EXPECT_EQ(r["quantized_success"].get<bool>(), 2 * adv > 5) << r.dump();
+  }
+  // A deterministic defense takes one re-query.
+  const fs::path jpeg = dir_ / "det";
+  ASSERT_EQ(RunAdvbo("evaluate --dataset cifar10 -n 2 --budget 30 --defense jpeg --ensemble "
+                     "random --reference none --threads 1 -q -o " +
+                         jpeg.string(),
+                     dir_ / "log2"),
+            0)
+      << Slurp(dir_ / "log2");
+  for (const auto& r : advbo::testing::ReadJsonl(jpeg / "records.jsonl")) {
+    EXPECT_EQ(r["quantized_queries"], 1);
+    EXPECT_FALSE(r.contains("quantized_draws"));
+  }
+}
