@@ -23,6 +23,7 @@
 #include "cli/format.h"
 #include "cli/interrupt_hint.h"
 #include "cli/parse.h"
+#include "cli/plot.h"
 #include "cli/progress.h"
 #include "cli/validators.h"
 #include "data/datasets.h"
@@ -47,6 +48,7 @@ struct EvaluateArgs : ExperimentArgs {
   std::string reference = "auto";  ///< auto | apgd | none
   bool reference_only = false;     ///< run only the white-box reference
   std::string split;               ///< --split: budget weights per attack ("" = equal)
+  std::string save_images;         ///< folder for the clean and adversarial PNGs ("" = none)
   whitebox::ApgdOptions apgd;      ///< the reference's settings (AutoAttack's standard)
 };
 
@@ -361,6 +363,16 @@ std::string EvaluateTable(const nlohmann::json& summary) {
                " held on most re-queries of the saved image (per-draw success rate " +
                Pct(v.at("per_draw_success_rate").get<double>()) + ")\n";
     }
+    for (const auto& step : summary.at("robust_accuracy_after")) {
+      const std::string name = step.at("attack").get<std::string>();
+      const auto& t = summary.at("time_by_attack").at(name);
+      table += "  time " + name + ": " + Fmt(t.at("seconds").get<double>(), 1) + " s over " +
+               std::to_string(t.at("runs").get<long>()) + " runs\n";
+    }
+    if (summary.at("max_perturbation_linf").is_number())
+      table += "max L_inf of the " + std::to_string(summary.at("adversarial_images").get<long>()) +
+               " saved adversarial images: " + Fmt(num("max_perturbation_linf"), 5) +
+               " (enforced radius " + Fmt(num("epsilon_effective"), 5) + ")\n";
     table += "model queries per attacked image: mean " + Fmt(num("queries_mean"), 1) + ", median " +
              Fmt(num("queries_median"), 1) + ", max " + Fmt(num("queries_max"), 0) + "\n";
   }
@@ -461,6 +473,71 @@ void AddEnsembleRows(nlohmann::json* summary, const std::vector<int>& images,
                          {"per_draw_success_rate", static_cast<double>(adversarial_draws) / draws}};
 }
 
+// Per attack: model seconds and wall seconds of its runs; the largest L_inf distance of a
+// saved adversarial image from its clean one (AutoAttack's sanity line) and whether every
+// saved image lies within the radius enforced.
+void AddRecordStatistics(nlohmann::json* summary, const std::vector<nlohmann::json>& all,
+                         const std::vector<std::string>& order) {
+  nlohmann::json secs = nlohmann::json::object();
+  double max_linf = 0;
+  long saved = 0;
+  const std::set<std::string> in_order(order.begin(), order.end());
+  for (const auto& name : order) secs[name] = {{"runs", 0}, {"seconds", 0.0}};
+  for (const auto& r : all) {
+    const std::string name = r.value("attack", std::string());
+    if (!in_order.count(name)) continue;
+    secs[name]["runs"] = secs[name]["runs"].get<long>() + 1;
+    secs[name]["seconds"] = secs[name]["seconds"].get<double>() + r.value("seconds", 0.0);
+    if (experiment::RecordBreaksImage(r)) {
+      ++saved;
+      max_linf = std::max(max_linf, r.value("quantized_linf", r.value("linf", 0.0)));
+    }
+  }
+  (*summary)["time_by_attack"] = secs;
+  (*summary)["adversarial_images"] = saved;
+  (*summary)["max_perturbation_linf"] = saved ? nlohmann::json(max_linf) : nlohmann::json(nullptr);
+}
+
+// curves.csv and curves.png: robust accuracy against the model queries per image (the plot
+// black-box defense papers show), the reference's robust accuracy as a flat line.
+void WriteRobustCurves(const fs::path& dir, const std::string& tag,
+                       const std::vector<experiment::ImageVerdict>& verdicts,
+                       const nlohmann::json& summary) {
+  const long budget = summary.at("budget_per_image").get<long>();
+  const long steps = std::min<long>(budget, 1000);
+  const double n = static_cast<double>(std::max<size_t>(verdicts.size(), 1));
+  std::vector<long> breaks;
+  long correct = 0;
+  for (const auto& v : verdicts) {
+    correct += v.clean_correct && v.evaluated;
+    if (v.break_query > 0) breaks.push_back(v.break_query);
+  }
+  std::sort(breaks.begin(), breaks.end());
+  std::vector<double> curve(steps + 1);
+  std::ostringstream csv;
+  const bool ref = summary.contains("reference_robust_accuracy") &&
+                   summary.at("reference_robust_accuracy").is_number();
+  csv << "queries_per_image,robust_accuracy" << (ref ? ",reference_robust_accuracy" : "") << "\n";
+  for (long k = 0; k <= steps; ++k) {
+    const long q = budget * k / steps;
+    const long broken = std::upper_bound(breaks.begin(), breaks.end(), q) - breaks.begin();
+    curve[k] = 100.0 * static_cast<double>(correct - broken) / n;
+    csv << q << "," << Fmt(curve[k] / 100.0, 4);
+    if (ref) csv << "," << Fmt(summary.at("reference_robust_accuracy").get<double>(), 4);
+    csv << "\n";
+  }
+  experiment::WriteFileAtomic(dir / ("curves" + tag + ".csv"), csv.str());
+  std::vector<PlotSeries> series = {{"black-box ensemble", curve}};
+  if (ref)
+    series.push_back(
+        {"white-box reference (APGD)",
+         std::vector<double>(steps + 1,
+                             100.0 * summary.at("reference_robust_accuracy").get<double>())});
+  WriteLinePlot(dir / ("curves" + tag + ".png"), series, static_cast<double>(budget) / steps,
+                static_cast<double>(budget), 0.0, 100.0, "model queries per image",
+                "robust accuracy (%)");
+}
+
 // Verdicts, summary and table from every record of the run; writes images, summary and
 // table files (with the shard's tag) and returns the summary and the table.
 std::pair<nlohmann::json, std::string> WriteEvaluateOutputs(
@@ -510,7 +587,9 @@ std::pair<nlohmann::json, std::string> WriteEvaluateOutputs(
   summary["settings"] = ex.Settings();
   summary["setup_queries"] = ex.setup_queries();
   summary["shard"] = a.shard;
+  AddRecordStatistics(&summary, all, order);
   const fs::path dir(a.out_dir);
+  if (!order.empty()) WriteRobustCurves(dir, tag, verdicts, summary);
   experiment::WriteFileAtomic(dir / ("images" + tag + ".jsonl"), VerdictLines(verdicts));
   experiment::WriteFileAtomic(dir / ("summary" + tag + ".json"), summary.dump(1) + "\n");
   const std::string table = EvaluateTable(summary);
@@ -568,6 +647,20 @@ int RunEvaluate(const EvaluateArgs& a) {
     hooks.progress = [&](long finished, const std::string& status, bool image_finished) {
       bar.Update(finished, status, image_finished);
     };
+    if (!a.save_images.empty()) {
+      folders.Create(a.save_images);
+      hooks.on_job = [&](const experiment::JobResult& job) {
+        if (!experiment::RecordBreaksImage(job.record)) return;
+        // The image a user would save: 8-bit, inside the ball, verified adversarial.
+        const std::string tag = std::to_string(job.record.at("image_index").get<int>());
+        const fs::path dir(a.save_images);
+        const auto& set = ex.images();
+        data::WritePng((dir / ("clean_" + tag + ".png")).string(), job.clean.data(), set.channels,
+                       set.height, set.width);
+        data::WritePng((dir / ("adversarial_" + tag + ".png")).string(), job.quantized.data(),
+                       set.channels, set.height, set.width);
+      };
+    }
     experiment::RunEnsemble(ex, in_shard, done, p.spec.budget, p.shares, hooks);
     bar.Finish();
   }
@@ -679,9 +772,11 @@ int RunEvaluateMerge(const std::vector<std::string>& inputs, const std::string& 
     summary["combined_robust_accuracy"] = nullptr;
   }
   summary["merged_from"] = inputs;
+  AddRecordStatistics(&summary, all, order);
   experiment::CreatedFolders folders;
   folders.Create(out_dir);
   const fs::path dir(out_dir);
+  if (!order.empty()) WriteRobustCurves(dir, "", verdicts, summary);
   std::string text;
   for (const auto& r : all) text += r.dump() + "\n";
   experiment::WriteFileAtomic(dir / "records.jsonl", text);
@@ -750,6 +845,9 @@ std::function<int()> RegisterEvaluateCommand(CLI::App& app) {
                   "adversarial")
       ->check(IntInRange(1, 1000))
       ->default_val(10);
+  cmd->add_option("--save-images", a->save_images,
+                  "folder for clean_<i>.png and adversarial_<i>.png of every image an attack "
+                  "broke (the saved 8-bit image, inside the ball, verified adversarial)");
   cmd->add_flag("--reference-only", a->reference_only,
                 "run only the white-box reference (no black-box attack)");
   cmd->add_option("--reference-steps", a->apgd.iterations,

@@ -42,10 +42,12 @@ std::vector<ImageVerdict> WorstCaseVerdicts(const std::vector<int>& images,
           break;
         }
         ++v.attacks_run;
-        v.queries += it->second->value("queries_used", it->second->value("queries", 0L));
+        const long used = it->second->value("queries_used", it->second->value("queries", 0L));
+        v.queries += used;
         if (RecordBreaksImage(*it->second)) {
           v.robust = false;
           v.broken_by = name;
+          v.break_query = v.queries - used + it->second->value("queries", 0L);
           break;
         }
       }
@@ -206,6 +208,7 @@ long RunEnsemble(const Experiment& ex, const std::set<int>& images,
           job);
       r.record["budget_per_image"] = image_budget;
       if (hooks.on_record) hooks.on_record(r.record);
+      if (hooks.on_job) hooks.on_job(r);
       broken = RecordBreaksImage(r.record);
       used += r.record.value("queries_used", r.record.value("queries", 0L));
     }

@@ -32,7 +32,11 @@ struct ImageVerdict {
   std::string broken_by;  ///< the first attack (in ensemble order) that broke it, or ""
   std::string missing;    ///< the first attack whose record is missing or partial, or ""
   long queries = 0;       ///< model queries of every attack run on it (all samples)
-  int attacks_run = 0;    ///< how many attacks ran on it
+  /// The model query (1-based, counted over the ensemble in order) of the breaking attack's
+  /// first success: its predecessors' queries_used plus its own "queries"; -1 when not
+  /// broken by an attack. What the robust-accuracy-vs-queries curve plots.
+  long break_query = -1;
+  int attacks_run = 0;  ///< how many attacks ran on it
   /// The white-box reference's verdict (AttachReference): unset when it did not run on the
   /// image; false for a misclassified image.
   std::optional<bool> reference_robust;
@@ -91,6 +95,7 @@ nlohmann::json SummarizeVerdicts(const std::vector<ImageVerdict>& verdicts,
                                  const std::vector<std::string>& order);
 
 class Experiment;
+struct JobResult;
 
 /// What RunEnsemble reports as it goes.
 struct EnsembleHooks {
@@ -98,6 +103,8 @@ struct EnsembleHooks {
   std::function<void(const nlohmann::json& record)> on_record;
   /// (images finished, status, whether an image just finished); also during an attack.
   std::function<void(long finished, const std::string& status, bool image_finished)> progress;
+  /// Each new attack run's whole result (the saved 8-bit image among it), after on_record.
+  std::function<void(const JobResult& job)> on_job;
 };
 
 /// A finished attack run of the ensemble: whether it broke its image and the model queries
