@@ -27,7 +27,7 @@ JOBS="${JOBS:-2}"
 ENSEMBLE="${ENSEMBLE:-square}"
 case "$dataset" in
   mnist) models=(mnist_cw mnist_at); eps=0.3 ;;
-  cifar10) models=(cifar10_cw cifar10_at); eps=0.0313725 ;;
+  cifar10) models=(cifar10_cw cifar10_at); eps=8/255 ;;
   *) echo "dataset must be mnist or cifar10, got '$dataset'" >&2; exit 2 ;;
 esac
 [ -n "${MODELS:-}" ] && read -r -a models <<< "$MODELS"

@@ -24,7 +24,7 @@ n="${2:-100}"
 root="${3:-tools/results/query_defenses}"
 ADVBO="${ADVBO:-build/advbo}"
 THREADS="${THREADS:-1}"
-common=(--dataset cifar10 --eps 0.0313725 --seed 0 --threads "$THREADS" -q)
+common=(--dataset cifar10 --eps 8/255 --seed 0 --threads "$THREADS" -q)
 
 aaa() {
   "$ADVBO" evaluate "${common[@]}" -n "$n" --budget 2500 --ensemble square -o "$root/aaa/none"

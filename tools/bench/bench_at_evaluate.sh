@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Issue #55: robust accuracy a defense paper can cite, on the two adversarially trained models.
+#
+#   bash tools/bench/bench_at_evaluate.sh STEP MODEL [N] [SHARDS] [OUT_ROOT]
+#
+# STEP:  reference  the white-box reference alone (APGD-CE + APGD-T, Croce & Hein 2020),
+#                   float and 8-bit iterates: what the model cards quote
+#        evaluate   the default `advbo evaluate` (black-box ensemble, 10,000 queries per
+#                   image, the reference and the combined worst case beside)
+# MODEL: mnist (models/mnist_at.pt, eps 0.3) | cifar10 (models/cifar10_at.pt, eps 8/255)
+# N:     the first N test images (default 1000 MNIST, 500 CIFAR-10)
+# SHARDS: evaluate in this many shards, one process each, then combine (default 2 = the
+#         machine's cores). An interrupted run resumes when run again.
+# OUT_ROOT default tools/results/at_reference (reference) / tools/results/at_evaluate.
+# ADVBO=path overrides build/advbo; EXTRA adds options to every evaluate run.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+step="${1:?step: reference | evaluate}"
+model="${2:?model: mnist | cifar10}"
+case "$model" in
+  mnist) n="${3:-1000}" ;;
+  cifar10) n="${3:-500}" ;;
+  *) echo "model must be mnist or cifar10" >&2; exit 1 ;;
+esac
+shards="${4:-2}"
+ADVBO="${ADVBO:-build/advbo}"
+common=(--dataset "$model" --model "models/${model}_at.pt" -n "$n" --seed 0 --threads 1 -q)
+case "$step" in
+  reference)
+    root="${5:-tools/results/at_reference}"
+    for px in float 8bit; do
+      "$ADVBO" evaluate "${common[@]}" --reference-only --pixels "$px" -o "$root/${model}_at_$px"
+    done
+    ;;
+  evaluate)
+    root="${5:-tools/results/at_evaluate}"
+    out="$root/${model}_at"
+    pids=()
+    for k in $(seq 1 "$shards"); do
+      "$ADVBO" evaluate "${common[@]}" ${EXTRA:-} --shard "$k/$shards" -o "$out" &
+      pids+=($!)
+    done
+    for p in "${pids[@]}"; do wait "$p"; done
+    "$ADVBO" evaluate "${common[@]}" ${EXTRA:-} -o "$out"  # combines the shards: no new query
+    ;;
+  *) echo "step must be reference or evaluate" >&2; exit 1 ;;
+esac
