@@ -103,10 +103,11 @@ std::unique_ptr<Attack> AttackWithSettings(const std::string& base, const std::s
     O1 o;
     o.p_init = mnist ? 0.8 : 0.05;
     return std::make_unique<SquareAttack>(
-        ParseOptions(base, name, colon, o,
-                     {Real("p_init", &O1::p_init), Integer("resample", &O1::resample, 1, 10000),
-                      Integer("restarts", &O1::restarts, 1, 100),
-                      Integer("targets", &O1::targets, 0, 100), Integer("ce", &O1::ce, 0, 1)}),
+        ParseOptions(
+            base, name, colon, o,
+            {Real("p_init", &O1::p_init), Integer("resample", &O1::resample, 1, 10000),
+             Integer("restarts", &O1::restarts, 1, 100), Integer("targets", &O1::targets, 0, 100),
+             Integer("ce", &O1::ce, 0, 1), Real("magnitude", &O1::magnitude)}),
         name);
   }
   using O2 = NesOptions;

@@ -10,15 +10,18 @@
 namespace advbo::attacks {
 
 void ProposeSquareWindow(const std::vector<float>& x0, const std::vector<float>& best, int c, int h,
-                         int w, int s, float radius, bo::Rng& rng, std::vector<float>* cand) {
+                         int w, int s, float radius, bo::Rng& rng, std::vector<float>* cand,
+                         float min_magnitude) {
   std::uniform_int_distribution<int> rh(0, h - s), rw(0, w - s);
   std::bernoulli_distribution coin(0.5);
+  std::uniform_real_distribution<float> mag(std::clamp(min_magnitude, 0.0f, 1.0f), 1.0f);
   *cand = best;
   for (int attempt = 0; attempt < 10; ++attempt) {
     const int r0 = rh(rng), c0 = rw(rng);
     bool changed = false;
     for (int ch = 0; ch < c; ++ch) {
-      const float sgn = coin(rng) ? radius : -radius;
+      float sgn = coin(rng) ? radius : -radius;
+      if (min_magnitude < 1.0f) sgn *= mag(rng);
       for (int row = r0; row < r0 + s; ++row)
         for (int col = c0; col < c0 + s; ++col) {
           const size_t k = (static_cast<size_t>(ch) * h + row) * w + col;
@@ -33,12 +36,14 @@ void ProposeSquareWindow(const std::vector<float>& x0, const std::vector<float>&
 }
 
 std::vector<float> SquareStripes(const std::vector<float>& x0, int c, int h, int w, float radius,
-                                 bo::Rng& rng) {
+                                 bo::Rng& rng, float min_magnitude) {
   std::bernoulli_distribution coin(0.5);
+  std::uniform_real_distribution<float> mag(std::clamp(min_magnitude, 0.0f, 1.0f), 1.0f);
   std::vector<float> out(x0.size());
   for (int ch = 0; ch < c; ++ch)
     for (int col = 0; col < w; ++col) {
-      const float s = coin(rng) ? radius : -radius;
+      float s = coin(rng) ? radius : -radius;
+      if (min_magnitude < 1.0f) s *= mag(rng);
       for (int row = 0; row < h; ++row) {
         const size_t k = (static_cast<size_t>(ch) * h + row) * w + col;
         out[k] = std::clamp(x0[k] + s, 0.0f, 1.0f);

@@ -19,17 +19,21 @@ namespace advbo::attacks {
 /// channel with one random sign, to clip(x0 +- radius, 0, 1); the window is redrawn (at most
 /// 10 draws) until the image changes, else *cand = best. x0 and best are [C, H, W] images
 /// flattened, pixels in [0, 1]; 1 <= s <= min(H, W). Shared by Square and the refinement
-/// stage below.
+/// stage below. `min_magnitude` < 1 (in [0, 1]) searches inside the ball too: each window's
+/// value per channel is +-radius * u, u ~ U[min_magnitude, 1] (an extra draw per channel);
+/// 1 = the paper's vertices, with the paper's random stream.
 void ProposeSquareWindow(const std::vector<float>& x0, const std::vector<float>& best, int c, int h,
-                         int w, int s, float radius, bo::Rng& rng, std::vector<float>* cand);
+                         int w, int s, float radius, bo::Rng& rng, std::vector<float>* cand,
+                         float min_magnitude = 1.0f);
 
 /// Square Attack's initialisation (Andriushchenko et al., ECCV 2020, Algorithm 1 line 2, the
 /// L_inf attack): vertical stripes, every column of every channel set to clip(x0 +- radius, 0,
 /// 1) with one random sign per (channel, column), drawn channel by channel, column by column.
 /// x0 is a [C, H, W] image flattened, pixels in [0, 1]; returns the [C, H, W] image. Shared by
-/// Square and BOS^2's optional first query (Bos2Options::stripes_init).
+/// Square and BOS^2's optional first query (Bos2Options::stripes_init). `min_magnitude` < 1:
+/// each column's magnitude is radius * u, u ~ U[min_magnitude, 1], as in ProposeSquareWindow.
 std::vector<float> SquareStripes(const std::vector<float>& x0, int c, int h, int w, float radius,
-                                 bo::Rng& rng);
+                                 bo::Rng& rng, float min_magnitude = 1.0f);
 
 /// Spends up to `queries` queries (<= oracle.remaining()) refining oracle.best_image(): each
 /// step draws a window of side round(sqrt(p * H * W)) (p = SquareSchedule(p_init, step,

@@ -30,6 +30,8 @@ void SquareOptions::Validate(const std::string& name) const {
   if (targets < 0 || targets > 100)
     throw std::invalid_argument("attack '" + name + "': targets must be an integer in [0, 100]");
   if (ce != 0 && ce != 1) throw std::invalid_argument("attack '" + name + "': ce must be 0 or 1");
+  if (!(magnitude >= 0 && magnitude <= 1))
+    throw std::invalid_argument("attack '" + name + "': magnitude must be in [0, 1]");
 }
 
 void SquareRandomSearch(oracle::QueryOracle& oracle, int resample, std::vector<float> best,
@@ -96,7 +98,8 @@ AttackResult SquareAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
       score = [y](const oracle::QueryResult& r) { return -r.log_probs(0, y); };
     }
     // Vertical stripes: one sign per (channel, column).
-    std::vector<float> best = SquareStripes(x0, c, h, w, eps, rng);
+    const float m = static_cast<float>(options_.magnitude);
+    std::vector<float> best = SquareStripes(x0, c, h, w, eps, rng, m);
     const oracle::QueryResult first = oracle.Query(best.data(), 1);  // best is now clipped
     if (ranked.empty() && first.log_probs.cols() > 0) {
       for (int j = 0; j < first.log_probs.cols(); ++j)
@@ -117,7 +120,7 @@ AttackResult SquareAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                              options_.resample > 1 ? oracle.queries() - run_start + 1 : i, n_iters);
           const int s = std::clamp(static_cast<int>(std::lround(std::sqrt(p * h * w))), 1,
                                    std::min(h, w) - 1);
-          ProposeSquareWindow(x0, incumbent, c, h, w, s, eps, rng, cand);
+          ProposeSquareWindow(x0, incumbent, c, h, w, s, eps, rng, cand, m);
         },
         progress, n_iters - 1, score);
   }

@@ -82,6 +82,9 @@ std::vector<nlohmann::json> RunReference(const Experiment& ex, const std::set<in
          {"gradient_steps", r.gradient_steps},
          {"margin", r.margin},
          {"linf", r.linf},
+         {"saturated_fraction", r.saturated_fraction},
+         {"vertex_adversarial",
+          r.robust ? nlohmann::json(nullptr) : nlohmann::json(r.vertex_adversarial)},
          {"seconds_all_images", secs},
          {"reference", settings}});
   return out;

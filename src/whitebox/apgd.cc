@@ -367,6 +367,23 @@ std::vector<ApgdImageResult> RunApgdReference(
         const torch::Tensor a = adv[r].contiguous();
         res.adversarial.assign(a.data_ptr<float>(), a.data_ptr<float>() + d);
         res.linf = (a - b.x0[r]).abs().max().item<float>();
+        // Where the break lies in the ball: the fraction of pixels at a face of the ball
+        // (|delta| = radius, or clipped at 0 / 1), and whether the nearest vertex (every
+        // moved pixel pushed to +-radius) is adversarial too -- what an attack that searches
+        // only vertices (Square, Parsimonious, SignHunter) can reach.
+        const torch::Tensor delta = a - b.x0[r];
+        const torch::Tensor at_face =
+            (delta.abs() >= radius - 1e-6).logical_or(a <= 1e-6).logical_or(a >= 1 - 1e-6);
+        res.saturated_fraction = at_face.to(torch::kFloat32).mean().item<float>();
+        torch::Tensor vertex = torch::max(
+            torch::min(b.x0[r] + static_cast<float>(radius) * delta.sign(), b.hi[r]), b.lo[r]);
+        if (options.grid)
+          vertex =
+              torch::max(torch::min(torch::round(vertex * 255.0f), b.grid_hi[r]), b.grid_lo[r]) /
+              255.0f;
+        vertex = vertex.unsqueeze(0);
+        const torch::Tensor zv = model.Scores(vertex);
+        res.vertex_adversarial = Margin(zv, b.y.index({Slice(r, r + 1)})).item<float>() < 0;
       }
       if (progress) {
         long robust_left = 0;

@@ -67,6 +67,13 @@ struct ApgdImageResult {
   /// L_inf distance of the adversarial image from the clean one (0 when robust), <= eps
   /// (<= GridRadius(eps) on the grid).
   double linf = 0;
+  /// Of a break: the fraction of pixels on a face of the ball (|delta| = radius, or clipped
+  /// at 0 or 1), in [0, 1]; 0 when robust.
+  double saturated_fraction = 0;
+  /// Of a break: whether its nearest vertex of the ball (every moved pixel pushed to
+  /// +-radius, clipped to [0, 1]; on the grid when `grid` is on) is misclassified too -- the
+  /// points vertex-searching black-box attacks (Square, Parsimonious, SignHunter) can reach.
+  bool vertex_adversarial = false;
   /// The adversarial image [C*H*W] in [0, 1], empty when robust; on the 1/255 grid when
   /// `grid` is on.
   std::vector<float> adversarial;
