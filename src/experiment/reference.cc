@@ -43,9 +43,10 @@ nlohmann::json ReferenceSettings(const Experiment& ex, const whitebox::ApgdOptio
           {"seed", o.seed}};
 }
 
-std::vector<nlohmann::json> RunReference(const Experiment& ex, const std::set<int>& images,
-                                         const std::set<int>& done, whitebox::ApgdOptions options,
-                                         const whitebox::ApgdProgress& progress) {
+std::vector<nlohmann::json> RunReference(
+    const Experiment& ex, const std::set<int>& images, const std::set<int>& done,
+    whitebox::ApgdOptions options, const whitebox::ApgdProgress& progress,
+    const std::function<void(const whitebox::ApgdImageResult&)>& on_image) {
   options = ReferenceOptionsFor(ex, options);
   const data::ImageSet& set = ex.images();
   const size_t d = set.image_size();
@@ -70,6 +71,9 @@ std::vector<nlohmann::json> RunReference(const Experiment& ex, const std::set<in
                                               ex.epsilon(), options, progress);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const nlohmann::json settings = ReferenceSettings(ex, options);
+  if (on_image)
+    for (const auto& r : res)
+      if (!r.robust) on_image(r);
   for (const auto& r : res)
     out.push_back(
         {{"image_index", r.image_index},

@@ -33,9 +33,11 @@ nlohmann::json ReferenceSettings(const Experiment& ex, const whitebox::ApgdOptio
 /// the ReferenceSettings under "reference". `options.grid` and `options.seed` are set from
 /// the experiment (8-bit queries; spec.seed). Requires ReferenceNotApplicable(ex) == "".
 /// Throws oracle::ModelError (model failure) or std::invalid_argument.
-std::vector<nlohmann::json> RunReference(const Experiment& ex, const std::set<int>& images,
-                                         const std::set<int>& done, whitebox::ApgdOptions options,
-                                         const whitebox::ApgdProgress& progress = {});
+/// `on_image` (optional) gets every broken image's result (its adversarial image among it).
+std::vector<nlohmann::json> RunReference(
+    const Experiment& ex, const std::set<int>& images, const std::set<int>& done,
+    whitebox::ApgdOptions options, const whitebox::ApgdProgress& progress = {},
+    const std::function<void(const whitebox::ApgdImageResult&)>& on_image = {});
 
 /// The adversarial images of reference records are not kept in the records; this returns
 /// the ApgdOptions the experiment implies (grid from its pixels, seed from its spec, threads).

@@ -11,11 +11,14 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "data/datasets.h"
 #include "oracle/classifier.h"
 #include "oracle/oracle.h"
 
@@ -201,6 +204,48 @@ TEST(RunApgdReference, MissingModelNamesTheFile) {
   } catch (const oracle::ModelError& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/m.pt"), std::string::npos);
   }
+}
+
+}  // namespace
+}  // namespace advbo::whitebox
+
+namespace advbo::whitebox {
+namespace {
+
+// The model card's white-box numbers reproduce: the committed per-image reference of
+// models/mnist_at.pt (tools/results/at_reference/mnist_at_8bit, made by `advbo evaluate
+// --reference-only` on the first 1,000 test images) against a fresh run on its first 24
+// images -- the same random starts (seeded per image), so the same verdicts.
+TEST(ShippedReference, MnistAtCardReproducesImageByImage) {
+  const std::string root = ADVBO_SOURCE_DIR;
+  std::ifstream in(root + "/tools/results/at_reference/mnist_at_8bit/reference.jsonl");
+  ASSERT_TRUE(in.good());
+  std::vector<nlohmann::json> committed;
+  for (std::string line; std::getline(in, line) && committed.size() < 24;)
+    committed.push_back(nlohmann::json::parse(line));
+  const data::ImageSet set = data::ReadMnist(root + "/data/mnist/t10k-images-idx3-ubyte.gz",
+                                             root + "/data/mnist/t10k-labels-idx1-ubyte.gz");
+  std::vector<float> x;
+  std::vector<int> y, idx;
+  for (const auto& r : committed) {
+    const int i = r["image_index"].get<int>();
+    x.insert(x.end(), set.image(i), set.image(i) + set.image_size());
+    y.push_back(r["true_class"].get<int>());
+    idx.push_back(i);
+  }
+  ApgdOptions o;
+  o.grid = true;
+  o.threads = 1;
+  const auto res = RunApgdReference(root + "/models/mnist_at.pt", std::nullopt, true, x, y, idx, 1,
+                                    28, 28, 0.3, o);
+  int robust = 0, mismatches = 0;
+  for (size_t k = 0; k < res.size(); ++k) {
+    robust += res[k].robust;
+    mismatches += res[k].robust != committed[k]["reference_robust"].get<bool>();
+  }
+  EXPECT_EQ(mismatches, 0);
+  EXPECT_GT(robust, 5);  // both verdicts occur
+  EXPECT_LT(robust, 21);
 }
 
 }  // namespace
