@@ -1,7 +1,7 @@
 // `advbo evaluate`: worst-case robust accuracy of a (defended) model over an ensemble of
 // black-box attacks, AutoAttack's protocol (Croce & Hein, ICML 2020) with score-based
-// attacks: per image the attacks run cheapest first, each with the full budget, and stop at
-// the first one whose saved 8-bit image is adversarial. The per-image verdicts and the
+// attacks sharing a per-image budget, beside a white-box reference (APGD) where it applies.
+// The per-image verdicts and the
 // summary come from experiment/evaluate.h; this file parses, runs the jobs and prints.
 #include <algorithm>
 #include <cmath>
@@ -321,77 +321,72 @@ std::string VerdictLines(const std::vector<experiment::ImageVerdict>& verdicts) 
   return lines;
 }
 
-// The table a person reads (table.txt and stdout), from the summary alone (so that
-// `evaluate merge` prints the same table without the model).
-std::string EvaluateTable(const nlohmann::json& summary) {
+// The black-box ensemble's rows of the table: budget and split, robust accuracy, the rows
+// after each attack, verification, time, the saved images' largest perturbation, queries.
+std::string EnsembleRows(const nlohmann::json& summary) {
   auto num = [&](const char* k) { return summary.at(k).get<double>(); };
-  const bool blackbox = !summary.at("ensemble").empty();
   std::string table;
-  table += "model                      " + summary.at("model").get<std::string>() + "\n";
-  table += "defense                    " + summary.at("defense").get<std::string>() + "\n";
-  table +=
-      "threat model               " + summary.at("threat_model_text").get<std::string>() + "\n";
-  table += "images                     " + std::to_string(summary.at("images").get<long>()) + "\n";
-  table += "clean accuracy             " + Pct(num("clean_accuracy")) + "\n";
-  if (!blackbox) {
-    table += "black-box ensemble         not run (--reference-only)\n";
-  } else {
-    const auto ci = summary.at("robust_accuracy_ci95");
-    std::string split;
-    for (const auto& name : summary.at("ensemble"))
-      split +=
-          (split.empty() ? "" : ", ") + name.get<std::string>() + " " +
-          Fmt(100.0 * summary.at("budget_split").at(name.get<std::string>()).get<double>(), 0) +
-          " %";
-    table += "budget                     " +
-             std::to_string(summary.at("budget_per_image").get<long>()) +
-             " model queries per image over the ensemble (shares: " + split +
-             "; unused queries pass on)\n";
-    table += "robust accuracy            " + Pct(num("robust_accuracy")) + " (95 % CI " +
-             Pct(ci[0].get<double>()) + " - " + Pct(ci[1].get<double>()) +
-             "), black-box ensemble\n";
-    if (summary.at("not_evaluated").get<long>() > 0)
-      table += "  NOT EVALUATED            " +
-               std::to_string(summary.at("not_evaluated").get<long>()) +
-               " images (an attack's record is missing: counted not robust)\n";
-    if (summary.at("upper_bound").get<bool>())
-      for (const auto& why : summary.at("upper_bound_reasons"))
-        table += "  UPPER BOUND              " + why.get<std::string>() + "\n";
-    if (summary.at("ensemble") != summary.at("plain_ensemble")) {
-      const auto& plain = summary.at("robust_accuracy_plain_ensemble");
-      table += "  plain ensemble           " +
-               (plain.is_null() ? std::string("not run (every member wrapped by the defense's "
-                                              "adaptive attack; --no-adaptive runs it)")
-                                : Pct(plain.get<double>())) +
-               "\n";
-    }
-    for (const auto& step : summary.at("robust_accuracy_after")) {
-      const std::string name = step.at("attack").get<std::string>();
-      table += "  after " + name + ": " + Pct(step.at("robust_accuracy").get<double>()) +
-               " (broke " + std::to_string(summary.at("broken_by").at(name).get<long>()) +
-               " first)" + (step.at("upper_bound").get<bool>() ? ", upper bound" : "") + "\n";
-    }
-    if (summary.contains("verification")) {
-      const auto& v = summary.at("verification");
-      table += "verification               the attacks saw " +
-               std::to_string(v.at("attack_successes").get<long>()) + " successes; " +
-               std::to_string(v.at("verified_by_majority").get<long>()) +
-               " held on most re-queries of the saved image (per-draw success rate " +
-               Pct(v.at("per_draw_success_rate").get<double>()) + ")\n";
-    }
-    for (const auto& step : summary.at("robust_accuracy_after")) {
-      const std::string name = step.at("attack").get<std::string>();
-      const auto& t = summary.at("time_by_attack").at(name);
-      table += "  time " + name + ": " + Fmt(t.at("seconds").get<double>(), 1) + " s over " +
-               std::to_string(t.at("runs").get<long>()) + " runs\n";
-    }
-    if (summary.at("max_perturbation_linf").is_number())
-      table += "max L_inf of the " + std::to_string(summary.at("adversarial_images").get<long>()) +
-               " saved adversarial images: " + Fmt(num("max_perturbation_linf"), 5) +
-               " (enforced radius " + Fmt(num("epsilon_effective"), 5) + ")\n";
-    table += "model queries per attacked image: mean " + Fmt(num("queries_mean"), 1) + ", median " +
-             Fmt(num("queries_median"), 1) + ", max " + Fmt(num("queries_max"), 0) + "\n";
+  const auto ci = summary.at("robust_accuracy_ci95");
+  std::string split;
+  for (const auto& name : summary.at("ensemble"))
+    split += (split.empty() ? "" : ", ") + name.get<std::string>() + " " +
+             Fmt(100.0 * summary.at("budget_split").at(name.get<std::string>()).get<double>(), 0) +
+             " %";
+  table += "budget                     " +
+           std::to_string(summary.at("budget_per_image").get<long>()) +
+           " model queries per image over the ensemble (shares: " + split +
+           "; unused queries pass on)\n";
+  table += "robust accuracy            " + Pct(num("robust_accuracy")) + " (95 % CI " +
+           Pct(ci[0].get<double>()) + " - " + Pct(ci[1].get<double>()) + "), black-box ensemble\n";
+  if (summary.at("not_evaluated").get<long>() > 0)
+    table += "  NOT EVALUATED            " +
+             std::to_string(summary.at("not_evaluated").get<long>()) +
+             " images (an attack's record is missing: counted not robust)\n";
+  if (summary.at("upper_bound").get<bool>())
+    for (const auto& why : summary.at("upper_bound_reasons"))
+      table += "  UPPER BOUND              " + why.get<std::string>() + "\n";
+  if (summary.at("ensemble") != summary.at("plain_ensemble")) {
+    const auto& plain = summary.at("robust_accuracy_plain_ensemble");
+    table += "  plain ensemble           " +
+             (plain.is_null() ? std::string("not run (every member wrapped by the defense's "
+                                            "adaptive attack; --no-adaptive runs it)")
+                              : Pct(plain.get<double>())) +
+             "\n";
   }
+  for (const auto& step : summary.at("robust_accuracy_after")) {
+    const std::string name = step.at("attack").get<std::string>();
+    table += "  after " + name + ": " + Pct(step.at("robust_accuracy").get<double>()) + " (broke " +
+             std::to_string(summary.at("broken_by").at(name).get<long>()) + " first)" +
+             (step.at("upper_bound").get<bool>() ? ", upper bound" : "") + "\n";
+  }
+  if (summary.contains("verification")) {
+    const auto& v = summary.at("verification");
+    table += "verification               the attacks saw " +
+             std::to_string(v.at("attack_successes").get<long>()) + " successes; " +
+             std::to_string(v.at("verified_by_majority").get<long>()) +
+             " held on most re-queries of the saved image (per-draw success rate " +
+             Pct(v.at("per_draw_success_rate").get<double>()) + ")\n";
+  }
+  for (const auto& step : summary.at("robust_accuracy_after")) {
+    const std::string name = step.at("attack").get<std::string>();
+    const auto& t = summary.at("time_by_attack").at(name);
+    table += "  time " + name + ": " + Fmt(t.at("seconds").get<double>(), 1) + " s over " +
+             std::to_string(t.at("runs").get<long>()) + " runs\n";
+  }
+  if (summary.at("max_perturbation_linf").is_number())
+    table += "max L_inf of the " + std::to_string(summary.at("adversarial_images").get<long>()) +
+             " saved adversarial images: " + Fmt(num("max_perturbation_linf"), 5) +
+             " (enforced radius " + Fmt(num("epsilon_effective"), 5) + ")\n";
+  table += "model queries per attacked image: mean " + Fmt(num("queries_mean"), 1) + ", median " +
+           Fmt(num("queries_median"), 1) + ", max " + Fmt(num("queries_max"), 0) + "\n";
+  return table;
+}
+
+// The white-box reference's rows: its robust accuracy (or why it does not apply) and, beside
+// a black-box run, the combined worst case and the per-image gap.
+std::string ReferenceRows(const nlohmann::json& summary, bool blackbox) {
+  auto num = [&](const char* k) { return summary.at(k).get<double>(); };
+  std::string table;
   const auto& ref = summary.at("reference");
   if (!ref.at("applies").get<bool>()) {
     table +=
@@ -422,6 +417,23 @@ std::string EvaluateTable(const nlohmann::json& summary) {
              std::to_string(summary.at("robust_reference_only").get<long>()) + " the other way\n";
   }
   return table;
+}
+
+// The table a person reads (table.txt and stdout), from the summary alone (so that
+// `evaluate merge` prints the same table without the model).
+std::string EvaluateTable(const nlohmann::json& summary) {
+  auto num = [&](const char* k) { return summary.at(k).get<double>(); };
+  const bool blackbox = !summary.at("ensemble").empty();
+  std::string table;
+  table += "model                      " + summary.at("model").get<std::string>() + "\n";
+  table += "defense                    " + summary.at("defense").get<std::string>() + "\n";
+  table +=
+      "threat model               " + summary.at("threat_model_text").get<std::string>() + "\n";
+  table += "images                     " + std::to_string(summary.at("images").get<long>()) + "\n";
+  table += "clean accuracy             " + Pct(num("clean_accuracy")) + "\n";
+  table +=
+      blackbox ? EnsembleRows(summary) : "black-box ensemble         not run (--reference-only)\n";
+  return table + ReferenceRows(summary, blackbox);
 }
 
 // The rows of the ensemble: the running robust accuracy after each attack (AutoAttack's log),
@@ -613,13 +625,30 @@ std::pair<nlohmann::json, std::string> WriteEvaluateOutputs(
   return {summary, table};
 }
 
-int RunEvaluate(const EvaluateArgs& a) {
+// The reference options' own checks (before any work).
+void CheckReferenceOptions(const EvaluateArgs& a) {
   if (a.reference != "auto" && a.reference != "apgd" && a.reference != "none")
     throw std::invalid_argument("--reference must be auto, apgd or none, got '" + a.reference +
                                 "'");
   if (a.reference_only && a.reference == "none")
     throw std::invalid_argument("--reference-only needs the reference (not --reference none)");
   a.apgd.Validate();
+}
+
+// The run's banner on stderr.
+void PrintEvaluateBanner(const EvaluateArgs& a, const EvaluatePlan& p,
+                         const experiment::Experiment& ex, long attacked) {
+  std::string chain;
+  for (const auto& o : p.order) chain += (chain.empty() ? "" : " > ") + o;
+  std::fprintf(stderr,
+               "advbo evaluate: %zu images (%ld correctly classified), ensemble %s, budget %ld "
+               "per image, %s, shard %d/%d\n",
+               p.mine.size(), attacked, a.reference_only ? "(not run)" : chain.c_str(),
+               p.spec.budget, ex.DescribeRadius().c_str(), p.shard_k, p.shard_n);
+}
+
+int RunEvaluate(const EvaluateArgs& a) {
+  CheckReferenceOptions(a);
   const EvaluatePlan p = PlanEvaluate(a);
   const experiment::Experiment ex(p.spec);
   if (a.reference_only && !experiment::ReferenceNotApplicable(ex).empty())
@@ -642,15 +671,7 @@ int RunEvaluate(const EvaluateArgs& a) {
   for (const auto& r : all)
     done[experiment::KeyOf(r)] = {experiment::RecordBreaksImage(r),
                                   r.value("queries_used", r.value("queries", 0L))};
-  if (!a.quiet) {
-    std::string chain;
-    for (const auto& o : p.order) chain += (chain.empty() ? "" : " > ") + o;
-    std::fprintf(stderr,
-                 "advbo evaluate: %zu images (%ld correctly classified), ensemble %s, budget %ld "
-                 "per image, %s, shard %d/%d\n",
-                 p.mine.size(), attacked, a.reference_only ? "(not run)" : chain.c_str(),
-                 p.spec.budget, ex.DescribeRadius().c_str(), p.shard_k, p.shard_n);
-  }
+  if (!a.quiet) PrintEvaluateBanner(a, p, ex, attacked);
   const InterruptHint hint("\nadvbo evaluate: interrupted; finished attacks are kept in " +
                            records.string() + ": run the same command again to resume\n");
   if (!a.reference_only) {
@@ -698,79 +719,91 @@ int RunEvaluate(const EvaluateArgs& a) {
 }
 
 // `advbo evaluate merge`: the shards of separate folders combined into one (no query).
-int RunEvaluateMerge(const std::vector<std::string>& inputs, const std::string& out_dir) {
-  if (out_dir.empty()) throw std::invalid_argument("-o/--out (the output folder) is required");
+// The files of an evaluate folder named STEM.EXT or STEM.shard-*EXT, sorted.
+std::vector<fs::path> FolderFiles(const fs::path& dir, const std::string& stem,
+                                  const std::string& ext) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if ((name == stem + ext) ||
+        (name.rfind(stem + ".shard-", 0) == 0 && e.path().extension() == ext))
+      out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// What `evaluate merge` gathers from its folders.
+struct MergeInput {
   std::map<experiment::RecordKey, nlohmann::json> records;
   std::map<int, nlohmann::json> reference;
   std::map<int, bool> clean_correct;  // image -> correctly classified
   nlohmann::json first;               // the first shard's summary
   std::string first_name;
-  auto files = [](const fs::path& dir, const std::string& stem, const std::string& ext) {
-    std::vector<fs::path> out;
-    for (const auto& e : fs::directory_iterator(dir)) {
-      const std::string name = e.path().filename().string();
-      if ((name == stem + ext) ||
-          (name.rfind(stem + ".shard-", 0) == 0 && e.path().extension() == ext))
-        out.push_back(e.path());
+};
+
+// Reads one evaluate folder into *m, checking it against the first summary read.
+void ReadEvaluateFolder(const std::string& in, MergeInput* m) {
+  if (!fs::is_directory(in)) throw std::runtime_error(in + ": not a folder of advbo evaluate");
+  const auto summaries = FolderFiles(in, "summary", ".json");
+  if (summaries.empty())
+    throw std::runtime_error(in + ": no summary*.json (not an evaluate folder)");
+  for (const auto& f : summaries) {
+    std::ifstream is(f);
+    nlohmann::json sm = nlohmann::json::parse(is, nullptr, false);
+    if (sm.is_discarded() || !sm.is_object() || !sm.contains("settings"))
+      throw std::runtime_error(f.string() + ": not an advbo evaluate summary");
+    if (m->first.is_null()) {
+      m->first = sm;
+      m->first_name = f.string();
     }
-    std::sort(out.begin(), out.end());
-    return out;
-  };
-  for (const auto& in : inputs) {
-    if (!fs::is_directory(in)) throw std::runtime_error(in + ": not a folder of advbo evaluate");
-    const auto summaries = files(in, "summary", ".json");
-    if (summaries.empty())
-      throw std::runtime_error(in + ": no summary*.json (not an evaluate folder)");
-    for (const auto& f : summaries) {
-      std::ifstream is(f);
-      nlohmann::json sm = nlohmann::json::parse(is, nullptr, false);
-      if (sm.is_discarded() || !sm.is_object() || !sm.contains("settings"))
-        throw std::runtime_error(f.string() + ": not an advbo evaluate summary");
-      if (first.is_null()) {
-        first = sm;
-        first_name = f.string();
-      }
-      for (const char* k : {"settings", "ensemble", "plain_ensemble", "reference"})
-        if (sm.value(k, nlohmann::json()) != first.value(k, nlohmann::json()))
-          throw std::invalid_argument(f.string() + ": '" + k + "' differs from " + first_name +
-                                      "; only shards of one evaluation merge");
-    }
-    for (const auto& f : files(in, "images", ".jsonl")) {
-      std::ifstream is(f);
-      std::string line;
-      while (std::getline(is, line)) {
-        if (line.empty()) continue;
-        const auto v = nlohmann::json::parse(line, nullptr, false);
-        if (v.is_discarded() || !v.contains("image_index") || !v.contains("clean_correct"))
-          throw std::runtime_error(f.string() + ": not an images.jsonl of advbo evaluate");
-        clean_correct[v["image_index"].get<int>()] = v["clean_correct"].get<bool>();
-      }
-    }
-    nlohmann::json settings = first.at("settings");
-    settings.erase("budget");  // a record's budget is its attack's share
-    for (const auto& f : files(in, "records", ".jsonl"))
-      for (auto& r : experiment::ReadRecords(f)) {
-        std::string diff = experiment::SettingsMismatch(r, settings);
-        if (diff.empty() && r.value("budget_per_image", nlohmann::json()) !=
-                                first.value("budget_per_image", nlohmann::json()))
-          diff = "budget_per_image";
-        if (!diff.empty()) throw std::invalid_argument(f.string() + ": other settings: " + diff);
-        const auto key = experiment::KeyOf(r);
-        records[key] = std::move(r);
-      }
-    if (first.at("reference").value("applies", false))
-      for (const auto& f : files(in, "reference", ".jsonl"))
-        for (auto& r : ReadReferenceRecords(f, first.at("reference").at("settings")))
-          reference[r["image_index"].get<int>()] = std::move(r);
+    for (const char* k : {"settings", "ensemble", "plain_ensemble", "reference"})
+      if (sm.value(k, nlohmann::json()) != m->first.value(k, nlohmann::json()))
+        throw std::invalid_argument(f.string() + ": '" + k + "' differs from " + m->first_name +
+                                    "; only shards of one evaluation merge");
   }
+  for (const auto& f : FolderFiles(in, "images", ".jsonl")) {
+    std::ifstream is(f);
+    std::string line;
+    while (std::getline(is, line)) {
+      if (line.empty()) continue;
+      const auto v = nlohmann::json::parse(line, nullptr, false);
+      if (v.is_discarded() || !v.contains("image_index") || !v.contains("clean_correct"))
+        throw std::runtime_error(f.string() + ": not an images.jsonl of advbo evaluate");
+      m->clean_correct[v["image_index"].get<int>()] = v["clean_correct"].get<bool>();
+    }
+  }
+  nlohmann::json settings = m->first.at("settings");
+  settings.erase("budget");  // a record's budget is its attack's share
+  for (const auto& f : FolderFiles(in, "records", ".jsonl"))
+    for (auto& r : experiment::ReadRecords(f)) {
+      std::string diff = experiment::SettingsMismatch(r, settings);
+      if (diff.empty() && r.value("budget_per_image", nlohmann::json()) !=
+                              m->first.value("budget_per_image", nlohmann::json()))
+        diff = "budget_per_image";
+      if (!diff.empty()) throw std::invalid_argument(f.string() + ": other settings: " + diff);
+      const auto key = experiment::KeyOf(r);
+      m->records[key] = std::move(r);
+    }
+  if (m->first.at("reference").value("applies", false))
+    for (const auto& f : FolderFiles(in, "reference", ".jsonl"))
+      for (auto& r : ReadReferenceRecords(f, m->first.at("reference").at("settings")))
+        m->reference[r["image_index"].get<int>()] = std::move(r);
+}
+
+int RunEvaluateMerge(const std::vector<std::string>& inputs, const std::string& out_dir) {
+  if (out_dir.empty()) throw std::invalid_argument("-o/--out (the output folder) is required");
+  MergeInput m;
+  for (const auto& in : inputs) ReadEvaluateFolder(in, &m);
+  const nlohmann::json& first = m.first;
   std::vector<int> images, misclassified;
-  for (const auto& [i, ok] : clean_correct) {
+  for (const auto& [i, ok] : m.clean_correct) {
     images.push_back(i);
     if (!ok) misclassified.push_back(i);
   }
   std::vector<nlohmann::json> all, refs;
-  for (auto& [k, r] : records) all.push_back(std::move(r));
-  for (auto& [k, r] : reference) refs.push_back(std::move(r));
+  for (auto& [k, r] : m.records) all.push_back(std::move(r));
+  for (auto& [k, r] : m.reference) refs.push_back(std::move(r));
   const auto order = first.at("ensemble").get<std::vector<std::string>>();
   const auto plain = first.at("plain_ensemble").get<std::vector<std::string>>();
   auto verdicts = experiment::WorstCaseVerdicts(images, misclassified, all, order);

@@ -150,11 +150,8 @@ void Experiment::Init() {
                                   " is below one 8-bit step (1/255 = 0.00392): no 8-bit image but "
                                   "the clean one lies in the ball; use a larger --eps or "
                                   "--pixels float");
-    // A decimal radius just under a grid step loses that step with 8-bit queries (issue #55:
-    // 0.031 enforces 7/255): say so, with the fraction to type instead.
-    if (pixels_ == oracle::PixelSpace::k8bit && norm_ == oracle::Norm::kLinf &&
-        !spec_.rescale_compat)
-      pixels_note_ = oracle::GridStepLossWarning(eps_);
+    // 0.031 loses a grid step with 8-bit queries (enforces 7/255): say so (issue #55).
+    if (epsilon_effective() != eps_) pixels_note_ = oracle::GridStepLossWarning(eps_);
   }
   clean_acc_ = defended_acc_ = NAN;
   if (!defense_->empty() && spec_.clean_images > 0 && spec_.setup_queries) {

@@ -241,6 +241,110 @@ std::vector<int> ApgdCheckpoints(int iterations) {
   return w;
 }
 
+namespace {
+
+// The targets of every image: the top `o.target_classes` classes other than its label by the
+// clean image's scores. Checks the class count (>= 4 for the targeted DLR loss) and labels.
+std::vector<std::vector<int>> TopTargets(Model& model, const torch::Tensor& all,
+                                         const std::vector<int>& labels, const ApgdOptions& o) {
+  const size_t n = labels.size();
+  std::vector<std::vector<int>> targets(n);
+  int classes = 0;
+  for (size_t s = 0; s < n; s += o.batch) {
+    const int64_t m = std::min<int64_t>(o.batch, n - s);
+    const torch::Tensor z = model.Scores(all.index({Slice(s, s + m)}));
+    classes = static_cast<int>(z.size(1));
+    const torch::Tensor order = std::get<1>(z.sort(1, /*descending=*/true));
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t c = 0; c < z.size(1); ++c) {
+        const int cls = order[r][c].item<int>();
+        if (cls != labels[s + r] && static_cast<int>(targets[s + r].size()) < o.target_classes)
+          targets[s + r].push_back(cls);
+      }
+  }
+  if (o.target_classes > 0 && classes < 4)
+    throw std::invalid_argument("APGD reference: the targeted DLR loss needs >= 4 classes, " +
+                                model.path() + " has " + std::to_string(classes));
+  for (int lab : labels)
+    if (lab < 0 || lab >= classes)
+      throw std::invalid_argument("APGD reference: label " + std::to_string(lab) +
+                                  " outside the model's classes");
+  return targets;
+}
+
+// One APGD run's kind: APGD-CE (target_rank -1) or APGD-T on the image's target_rank-th
+// target, and which restart.
+struct RunSpec {
+  int target_rank;
+  int restart;
+  bool Touches(const std::vector<int>& targets) const {
+    return target_rank < 0 || target_rank < static_cast<int>(targets.size());
+  }
+};
+
+// The batch of images `rows` for run `rs`: clean images, labels, targets, the ball.
+Batch MakeBatch(const torch::Tensor& all, std::vector<size_t> rows, const std::vector<int>& labels,
+                const std::vector<std::vector<int>>& targets, const RunSpec& rs, double radius,
+                bool grid, long grid_steps) {
+  Batch b;
+  b.rows = std::move(rows);
+  std::vector<int64_t> idx(b.rows.begin(), b.rows.end()), ys, ts;
+  for (size_t r : b.rows) {
+    ys.push_back(labels[r]);
+    if (rs.target_rank >= 0) ts.push_back(targets[r][rs.target_rank]);
+  }
+  b.x0 = all.index_select(0, torch::tensor(idx));
+  b.y = torch::tensor(ys);
+  if (rs.target_rank >= 0) b.t = torch::tensor(ts);
+  b.lo = (b.x0 - static_cast<float>(radius)).clamp_min(0.0f);
+  b.hi = (b.x0 + static_cast<float>(radius)).clamp_max(1.0f);
+  if (grid) {
+    const torch::Tensor k0 = torch::round(b.x0 * 255.0f);
+    b.grid_lo = (k0 - static_cast<float>(grid_steps)).clamp_min(0.0f);
+    b.grid_hi = (k0 + static_cast<float>(grid_steps)).clamp_max(255.0f);
+  }
+  return b;
+}
+
+// Random start: uniform in the ball, image k's stream seeded by (seed, its index, run).
+torch::Tensor RandomStart(const Runner& runner, const Batch& b, const std::vector<int>& indices,
+                          uint64_t seed, size_t run_id, double radius) {
+  const int64_t m = b.x0.size(0);
+  const size_t d = static_cast<size_t>(b.x0[0].numel());
+  std::vector<float> noise(static_cast<size_t>(m) * d);
+  for (int64_t r = 0; r < m; ++r) {
+    bo::Rng rng(bo::DeriveSeed(bo::DeriveSeed(seed, indices[b.rows[r]]), run_id));
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (size_t p = 0; p < d; ++p) noise[r * d + p] = u(rng);
+  }
+  const torch::Tensor u = torch::from_blob(noise.data(), b.x0.sizes(), torch::kFloat32);
+  return runner.Project(b, b.x0 + static_cast<float>(radius) * u);
+}
+
+// Stores break `a` (contiguous [C, H, W]) of batch row r and its L_inf distance, and where it
+// lies in the ball: the fraction of pixels at a face of the
+// ball (|delta| = radius, or clipped at 0 / 1), and whether the nearest vertex (every moved
+// pixel pushed to +-radius) is adversarial too -- what an attack that searches only vertices
+// (Square, Parsimonious, SignHunter) can reach.
+void DescribeBreak(Model& model, const Batch& b, int64_t r, const torch::Tensor& a, double radius,
+                   bool grid, ApgdImageResult* res) {
+  res->adversarial.assign(a.data_ptr<float>(), a.data_ptr<float>() + a.numel());
+  const torch::Tensor delta = a - b.x0[r];
+  res->linf = delta.abs().max().item<float>();
+  const torch::Tensor at_face =
+      (delta.abs() >= radius - 1e-6).logical_or(a <= 1e-6).logical_or(a >= 1 - 1e-6);
+  res->saturated_fraction = at_face.to(torch::kFloat32).mean().item<float>();
+  torch::Tensor vertex =
+      torch::max(torch::min(b.x0[r] + static_cast<float>(radius) * delta.sign(), b.hi[r]), b.lo[r]);
+  if (grid)
+    vertex =
+        torch::max(torch::min(torch::round(vertex * 255.0f), b.grid_hi[r]), b.grid_lo[r]) / 255.0f;
+  const torch::Tensor zv = model.Scores(vertex.unsqueeze(0));
+  res->vertex_adversarial = Margin(zv, b.y.index({Slice(r, r + 1)})).item<float>() < 0;
+}
+
+}  // namespace
+
 std::vector<ApgdImageResult> RunApgdReference(
     const std::string& model_path, const std::optional<oracle::Normalization>& normalize,
     bool outputs_logits, const std::vector<float>& images, const std::vector<int>& labels,
@@ -260,100 +364,39 @@ std::vector<ApgdImageResult> RunApgdReference(
   torch::NoGradGuard outer_no_grad;  // re-enabled inside Evaluate only
   Model model(model_path, normalize, outputs_logits, channels);
   Runner runner(&model, radius, options);
-
   std::vector<ApgdImageResult> out(n);
-  for (size_t i = 0; i < n; ++i) {
-    out[i].image_index = image_indices[i];
-    out[i].label = labels[i];
+  for (size_t i = 0; i < n; ++i)
+    out[i].image_index = image_indices[i], out[i].label = labels[i],
     out[i].margin = std::numeric_limits<double>::infinity();
-  }
   const torch::Tensor all =
       torch::from_blob(const_cast<float*>(images.data()),
                        {static_cast<int64_t>(n), channels, height, width}, torch::kFloat32)
           .clone();
-  // The targets of every image: the top classes other than its label at the clean image.
-  std::vector<std::vector<int>> targets(n);
-  int classes = 0;
-  for (size_t s = 0; s < n; s += options.batch) {
-    const int64_t m = std::min<int64_t>(options.batch, n - s);
-    const torch::Tensor z = model.Scores(all.index({Slice(s, s + m)}));
-    classes = static_cast<int>(z.size(1));
-    const torch::Tensor order = std::get<1>(z.sort(1, /*descending=*/true));
-    for (int64_t r = 0; r < m; ++r)
-      for (int64_t c = 0; c < z.size(1); ++c) {
-        const int cls = order[r][c].item<int>();
-        if (cls != labels[s + r] &&
-            static_cast<int>(targets[s + r].size()) < options.target_classes)
-          targets[s + r].push_back(cls);
-      }
-  }
-  if (options.target_classes > 0 && classes < 4)
-    throw std::invalid_argument("APGD reference: the targeted DLR loss needs >= 4 classes, " +
-                                model_path + " has " + std::to_string(classes));
-  for (int lab : labels)
-    if (lab < 0 || lab >= classes)
-      throw std::invalid_argument("APGD reference: label " + std::to_string(lab) +
-                                  " outside the model's classes");
-
-  // Runs: APGD-CE restarts, then each target's restarts ("target index", run index).
-  struct RunSpec {
-    int target_rank;  // -1 = CE
-    int restart;
-  };
-  std::vector<RunSpec> runs;
+  const std::vector<std::vector<int>> targets = TopTargets(model, all, labels, options);
+  std::vector<RunSpec> runs;  // APGD-CE restarts, then each target's restarts
   for (int r = 0; r < options.restarts; ++r) runs.push_back({-1, r});
-  for (int k = 0; k < options.target_classes && k < classes - 1; ++k)
+  for (int k = 0; k < options.target_classes; ++k)
     for (int r = 0; r < options.target_restarts; ++r) runs.push_back({k, r});
-
-  const long grid_radius_steps = std::lround(oracle::GridRadius(eps) * 255.0);
-  long done = 0;
+  const long grid_steps = std::lround(oracle::GridRadius(eps) * 255.0);
   for (size_t run_id = 0; run_id < runs.size(); ++run_id) {
     const RunSpec& rs = runs[run_id];
     std::vector<size_t> alive;
     for (size_t i = 0; i < n; ++i)
-      if (out[i].robust &&
-          (rs.target_rank < 0 || rs.target_rank < static_cast<int>(targets[i].size())))
-        alive.push_back(i);
+      if (out[i].robust && rs.Touches(targets[i])) alive.push_back(i);
     const std::string status = rs.target_rank < 0
                                    ? "apgd-ce run " + std::to_string(rs.restart + 1)
                                    : "apgd-t target " + std::to_string(rs.target_rank + 1);
     for (size_t s = 0; s < alive.size(); s += options.batch) {
-      Batch b;
-      b.rows.assign(alive.begin() + s, alive.begin() + std::min(alive.size(), s + options.batch));
+      const Batch b = MakeBatch(
+          all, {alive.begin() + s, alive.begin() + std::min(alive.size(), s + options.batch)},
+          labels, targets, rs, radius, options.grid, grid_steps);
       const int64_t m = static_cast<int64_t>(b.rows.size());
-      std::vector<int64_t> idx(b.rows.begin(), b.rows.end());
-      std::vector<int64_t> ys, ts;
-      for (size_t r : b.rows) {
-        ys.push_back(labels[r]);
-        if (rs.target_rank >= 0) ts.push_back(targets[r][rs.target_rank]);
-      }
-      b.x0 = all.index_select(0, torch::tensor(idx));
-      b.y = torch::tensor(ys);
-      if (rs.target_rank >= 0) b.t = torch::tensor(ts);
-      b.lo = (b.x0 - static_cast<float>(radius)).clamp_min(0.0f);
-      b.hi = (b.x0 + static_cast<float>(radius)).clamp_max(1.0f);
-      if (options.grid) {
-        const torch::Tensor k0 = torch::round(b.x0 * 255.0f);
-        b.grid_lo = (k0 - static_cast<float>(grid_radius_steps)).clamp_min(0.0f);
-        b.grid_hi = (k0 + static_cast<float>(grid_radius_steps)).clamp_max(255.0f);
-      }
-      // Random start: uniform in the ball, image k's stream seeded by (seed, index, run).
-      std::vector<float> noise(static_cast<size_t>(m) * d);
-      for (int64_t r = 0; r < m; ++r) {
-        bo::Rng rng(bo::DeriveSeed(bo::DeriveSeed(options.seed, image_indices[b.rows[r]]), run_id));
-        std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-        for (size_t p = 0; p < d; ++p) noise[r * d + p] = u(rng);
-      }
-      const torch::Tensor start = runner.Project(
-          b,
-          b.x0 + static_cast<float>(radius) *
-                     torch::from_blob(noise.data(), {m, channels, height, width}, torch::kFloat32));
-      torch::Tensor found = torch::zeros({m}, torch::kBool);
-      torch::Tensor adv = b.x0.clone();
+      torch::Tensor found = torch::zeros({m}, torch::kBool), adv = b.x0.clone();
       torch::Tensor adv_margin = torch::zeros({m}, torch::kFloat32);
       torch::Tensor adv_class = torch::full({m}, -1, torch::kLong);
       torch::Tensor low = torch::full({m}, std::numeric_limits<float>::infinity(), torch::kFloat32);
-      runner.Run(b, start, &found, &adv, &adv_margin, &adv_class, &low);
+      runner.Run(b, RandomStart(runner, b, image_indices, options.seed, run_id, radius), &found,
+                 &adv, &adv_margin, &adv_class, &low);
       for (int64_t r = 0; r < m; ++r) {
         ApgdImageResult& res = out[b.rows[r]];
         res.gradient_steps += options.iterations;
@@ -361,50 +404,25 @@ std::vector<ApgdImageResult> RunApgdReference(
         if (!found[r].item<bool>()) continue;
         res.robust = false;
         res.broken_by = rs.target_rank < 0 ? "apgd-ce" : "apgd-t";
-        res.target = rs.target_rank < 0 ? -1 : static_cast<int>(ts[r]);
+        res.target = rs.target_rank < 0 ? -1 : targets[b.rows[r]][rs.target_rank];
         res.adversarial_class = static_cast<int>(adv_class[r].item<int64_t>());
         res.margin = adv_margin[r].item<float>();
-        const torch::Tensor a = adv[r].contiguous();
-        res.adversarial.assign(a.data_ptr<float>(), a.data_ptr<float>() + d);
-        res.linf = (a - b.x0[r]).abs().max().item<float>();
-        // Where the break lies in the ball: the fraction of pixels at a face of the ball
-        // (|delta| = radius, or clipped at 0 / 1), and whether the nearest vertex (every
-        // moved pixel pushed to +-radius) is adversarial too -- what an attack that searches
-        // only vertices (Square, Parsimonious, SignHunter) can reach.
-        const torch::Tensor delta = a - b.x0[r];
-        const torch::Tensor at_face =
-            (delta.abs() >= radius - 1e-6).logical_or(a <= 1e-6).logical_or(a >= 1 - 1e-6);
-        res.saturated_fraction = at_face.to(torch::kFloat32).mean().item<float>();
-        torch::Tensor vertex = torch::max(
-            torch::min(b.x0[r] + static_cast<float>(radius) * delta.sign(), b.hi[r]), b.lo[r]);
-        if (options.grid)
-          vertex =
-              torch::max(torch::min(torch::round(vertex * 255.0f), b.grid_hi[r]), b.grid_lo[r]) /
-              255.0f;
-        vertex = vertex.unsqueeze(0);
-        const torch::Tensor zv = model.Scores(vertex);
-        res.vertex_adversarial = Margin(zv, b.y.index({Slice(r, r + 1)})).item<float>() < 0;
-      }
-      if (progress) {
-        long robust_left = 0;
-        for (const auto& o : out) robust_left += o.robust;
-        progress(done, static_cast<long>(n),
-                 status + ", " + std::to_string(robust_left) + " of " + std::to_string(n) +
-                     " still robust");
+        DescribeBreak(model, b, r, adv[r].contiguous(), radius, options.grid, &res);
       }
     }
-    // Images finished: broken ones, and all once the last run that can touch them ran.
-    done = 0;
-    for (size_t i = 0; i < n; ++i) {
-      const bool more = [&] {
-        for (size_t q = run_id + 1; q < runs.size(); ++q)
-          if (runs[q].target_rank < 0 || runs[q].target_rank < static_cast<int>(targets[i].size()))
-            return true;
-        return false;
-      }();
-      done += !out[i].robust || !more;
+    if (progress) {
+      // Images finished: broken ones, and all once the last run that can touch them ran.
+      long done = 0, robust_left = 0;
+      for (size_t i = 0; i < n; ++i) {
+        bool more = false;
+        for (size_t q = run_id + 1; q < runs.size() && !more; ++q)
+          more = runs[q].Touches(targets[i]);
+        done += !out[i].robust || !more;
+        robust_left += out[i].robust;
+      }
+      progress(done, static_cast<long>(n),
+               status + " finished, " + std::to_string(robust_left) + " still robust");
     }
-    if (progress) progress(done, static_cast<long>(n), status + " finished");
   }
   for (auto& o : out)
     if (o.robust && !std::isfinite(o.margin)) o.margin = 0;
