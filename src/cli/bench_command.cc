@@ -279,18 +279,14 @@ int RunMerge(const BenchArgs& a) {
   for (const auto& in : a.merge_inputs) {
     std::vector<fs::path> files;
     if (fs::is_directory(in)) {
-      for (const auto& e : fs::directory_iterator(in)) {
-        const std::string f = e.path().filename().string();
-        if (f.rfind("records", 0) == 0 && e.path().extension() == ".jsonl")
-          files.push_back(e.path());
-      }
-      std::sort(files.begin(), files.end());
+      files = experiment::ShardFiles(in, "records", ".jsonl");
     } else if (fs::exists(in)) {
       files.push_back(in);
     } else {
       throw std::runtime_error(in + ": no such file or folder");
     }
-    if (files.empty()) throw std::runtime_error(in + ": no records*.jsonl files");
+    if (files.empty())
+      throw std::runtime_error(in + ": no records.jsonl or records.shard-*.jsonl files");
     for (const auto& f : files) {
       std::vector<nlohmann::json> recs = experiment::ReadRecords(f);
       if (settings.is_null() && !recs.empty()) {
@@ -343,7 +339,10 @@ std::function<int()> RegisterBenchCommand(CLI::App& app) {
   cmd->add_flag("-q,--quiet", a->quiet, "no progress bar");
   CLI::App* merge =
       cmd->add_subcommand("merge", "Combine shard folders or record files into one table");
-  merge->add_option("inputs", a->merge_inputs, "shard folders or records*.jsonl files")->required();
+  merge
+      ->add_option("inputs", a->merge_inputs,
+                   "shard folders (their records.jsonl / records.shard-*.jsonl) or record files")
+      ->required();
   merge->add_option("-o,--out,--out-dir", a->out_dir, "output folder (--out-dir is the old name)")
       ->required();
   return [cmd, merge, a]() {

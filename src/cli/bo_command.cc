@@ -24,6 +24,7 @@
 #include "cli/validators.h"
 #include "experiment/spec.h"
 #include "process/subprocess.h"
+#include "text/numbers.h"
 
 namespace advbo::cli {
 namespace {
@@ -41,16 +42,6 @@ struct BoArgs {
   AlgoArgs algo;
   TuneArgs tune;
 };
-
-std::string FormatX(const Eigen::VectorXd& x) {
-  std::string s;
-  char b[40];
-  for (Eigen::Index i = 0; i < x.size(); ++i) {
-    std::snprintf(b, sizeof(b), "%.17g", x(i));
-    s += (i ? " " : "") + std::string(b);
-  }
-  return s;
-}
 
 // BO loop options from the arguments; throws std::invalid_argument on a bad value.
 bo::BoLoopOptions LoopOptions(const BoArgs& a) {
@@ -232,7 +223,9 @@ void PrintSummary(const BoArgs& a, const Problem& p, const bo::BoResult& res, co
               a.budget, res.failures, res.stop_reason.c_str());
   std::printf("%-22s %s\n", a.maximize ? "best y (max)" : "best y (min)",
               Fmt(res.best_y, 6).c_str());
-  std::printf("%-22s [%s]\n", "best x", res.best_x.size() ? FormatX(res.best_x).c_str() : "");
+  std::printf(
+      "%-22s [%s]\n", "best x",
+      res.best_x.size() ? text::JoinG(res.best_x.data(), res.best_x.size(), " ").c_str() : "");
   if (std::isfinite(p.tf.minimum))
     std::printf("%-22s %s%s\n", "known minimum", Fmt(p.tf.minimum, 6).c_str(),
                 p.tf.minimum_estimated ? " (estimated numerically)" : "");

@@ -12,25 +12,14 @@
 #include "cli/parse.h"
 #include "cli/progress.h"
 #include "process/subprocess.h"
+#include "text/numbers.h"
 
 namespace advbo::cli {
 namespace {
 
-std::string Args(const Eigen::VectorXd& x, const char* sep) {
-  std::string s;
-  char b[40];
-  for (Eigen::Index i = 0; i < x.size(); ++i) {
-    std::snprintf(b, sizeof(b), "%s%.17g", i ? sep : "", x(i));
-    s += b;
-  }
-  return s;
-}
+std::string Args(const Eigen::VectorXd& x) { return text::JoinG(x.data(), x.size(), " "); }
 
-std::string G(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.4g", v);
-  return b;
-}
+std::string G(double v) { return text::FormatG(v, 4); }
 
 void PrintTuneSummary(const TuneArgs& t, const TuneRun& r, const algorithms::TuneProblem& p,
                       const algorithms::PreparedTune& prep, const algorithms::TuneOutcome& o) {
@@ -57,7 +46,7 @@ void PrintTuneSummary(const TuneArgs& t, const TuneRun& r, const algorithms::Tun
       for (int i = 0; i < p.task->dim(); ++i)
         s += (i ? ", " : "") + p.task->params()[i].name + "=" + G(x(i));
     } else {
-      s = Args(o.best_x, " ");
+      s = Args(o.best_x);
     }
     std::printf("%-22s %s\n", "best hyperparameters", s.c_str());
   }
@@ -70,9 +59,9 @@ void PrintTuneSummary(const TuneArgs& t, const TuneRun& r, const algorithms::Tun
 algorithms::CurveObjective CommandCurve(const std::string& command, double timeout_seconds) {
   return [command, timeout_seconds](const Eigen::VectorXd& x, int max_epochs,
                                     const algorithms::EpochReport& report) {
-    const std::string full = "export ADVBO_X=" + process::ShellQuote(Args(x, " ")) +
+    const std::string full = "export ADVBO_X=" + process::ShellQuote(Args(x)) +
                              " ADVBO_MAX_EPOCHS=" + std::to_string(max_epochs) + "; " + command +
-                             " " + Args(x, " ");
+                             " " + Args(x);
     int epoch = 0;
     process::StreamResult res;
     try {

@@ -170,19 +170,18 @@ EvaluatePlan PlanEvaluate(const EvaluateArgs& a) {
   return p;
 }
 
-// The records already there: this shard's file and, for an unsharded run over a folder of
-// shards, every shard's (they count as done). Throws when one was made with other settings.
+// The records already there: this run's file and every other record file of the folder
+// (records.jsonl and records.shard-*.jsonl: an unsharded run over a folder of shards, or a
+// shard started after an unsharded run, counts them as done). Throws when one was made with
+// other settings.
 std::vector<nlohmann::json> ResumedRecords(const experiment::RecordFile& file,
                                            const EvaluateArgs& a, const EvaluatePlan& p,
                                            const experiment::Experiment& ex,
                                            const fs::path& records) {
   std::vector<nlohmann::json> all = file.resumed();
-  if (p.shard_n == 1)
-    for (const auto& entry : fs::directory_iterator(a.out_dir)) {
-      const std::string name = entry.path().filename().string();
-      if (name.rfind("records.shard-", 0) == 0 && entry.path().extension() == ".jsonl")
-        for (auto& r : experiment::ReadRecords(entry.path())) all.push_back(std::move(r));
-    }
+  for (const auto& f : experiment::ShardFiles(a.out_dir, "records", ".jsonl"))
+    if (f.filename() != records.filename())
+      for (auto& r : experiment::ReadRecords(f)) all.push_back(std::move(r));
   // A record's "budget" is its attack's share; the run's budget is per image.
   nlohmann::json settings = ex.Settings();
   settings.erase("budget");
@@ -198,32 +197,21 @@ std::vector<nlohmann::json> ResumedRecords(const experiment::RecordFile& file,
   return all;
 }
 
-// The reference records of a JSONL file (reference.jsonl): complete lines only (a line cut
-// short by an interruption is dropped); each must match `settings`.
+// The reference records of a JSONL file (reference.jsonl; none when it does not exist yet):
+// complete lines only (a line cut short by an interruption is dropped); each must match
+// `settings`.
 std::vector<nlohmann::json> ReadReferenceRecords(const fs::path& path,
                                                  const nlohmann::json& settings) {
-  std::vector<nlohmann::json> out;
-  std::ifstream in(path);
-  if (!in) return out;
-  std::string line;
-  long no = 0;
-  while (std::getline(in, line)) {
-    ++no;
-    if (line.empty()) continue;
-    nlohmann::json r = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (r.is_discarded() || !r.is_object() || !r.contains("image_index") ||
-        !r.contains("reference_robust") || !r["reference_robust"].is_boolean()) {
-      if (in.peek() == EOF) break;  // the last line, cut short
-      throw std::runtime_error(path.string() + ":" + std::to_string(no) +
-                               ": not a reference record");
-    }
+  if (!fs::exists(path)) return {};
+  return experiment::ReadJsonLines(path, [&](const nlohmann::json& r, const std::string& where) {
+    if (!r.contains("image_index") || !r["image_index"].is_number_integer() ||
+        !r.contains("reference_robust") || !r["reference_robust"].is_boolean())
+      throw std::runtime_error(where + ": not a reference record");
     if (r.value("reference", nlohmann::json()) != settings)
       throw std::invalid_argument(path.string() +
                                   " holds reference records made with other settings; use "
                                   "another -o/--out folder");
-    out.push_back(std::move(r));
-  }
-  return out;
+  });
 }
 
 // The white-box reference on this shard's images (resuming reference.jsonl); returns every
@@ -241,13 +229,11 @@ std::vector<nlohmann::json> RunReferenceStep(const EvaluateArgs& a, const Evalua
   }
   const nlohmann::json settings = experiment::ReferenceSettings(ex, a.apgd);
   const fs::path file = fs::path(a.out_dir) / ("reference" + tag + ".jsonl");
-  std::vector<nlohmann::json> all = ReadReferenceRecords(file, settings);
-  if (p.shard_n == 1)
-    for (const auto& entry : fs::directory_iterator(a.out_dir)) {
-      const std::string name = entry.path().filename().string();
-      if (name.rfind("reference.shard-", 0) == 0 && entry.path().extension() == ".jsonl")
-        for (auto& r : ReadReferenceRecords(entry.path(), settings)) all.push_back(std::move(r));
-    }
+  // Every reference file of the folder (this run's, an earlier unsharded run's, the other
+  // shards'): what they hold counts as done.
+  std::vector<nlohmann::json> all;
+  for (const auto& f : experiment::ShardFiles(a.out_dir, "reference", ".jsonl"))
+    for (auto& r : ReadReferenceRecords(f, settings)) all.push_back(std::move(r));
   std::set<int> done;
   for (const auto& r : all) done.insert(r["image_index"].get<int>());
   const std::set<int> mine(p.mine.begin(), p.mine.end());
@@ -719,20 +705,6 @@ int RunEvaluate(const EvaluateArgs& a) {
 }
 
 // `advbo evaluate merge`: the shards of separate folders combined into one (no query).
-// The files of an evaluate folder named STEM.EXT or STEM.shard-*EXT, sorted.
-std::vector<fs::path> FolderFiles(const fs::path& dir, const std::string& stem,
-                                  const std::string& ext) {
-  std::vector<fs::path> out;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    const std::string name = e.path().filename().string();
-    if ((name == stem + ext) ||
-        (name.rfind(stem + ".shard-", 0) == 0 && e.path().extension() == ext))
-      out.push_back(e.path());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 // What `evaluate merge` gathers from its folders.
 struct MergeInput {
   std::map<experiment::RecordKey, nlohmann::json> records;
@@ -745,7 +717,7 @@ struct MergeInput {
 // Reads one evaluate folder into *m, checking it against the first summary read.
 void ReadEvaluateFolder(const std::string& in, MergeInput* m) {
   if (!fs::is_directory(in)) throw std::runtime_error(in + ": not a folder of advbo evaluate");
-  const auto summaries = FolderFiles(in, "summary", ".json");
+  const auto summaries = experiment::ShardFiles(in, "summary", ".json");
   if (summaries.empty())
     throw std::runtime_error(in + ": no summary*.json (not an evaluate folder)");
   for (const auto& f : summaries) {
@@ -762,7 +734,7 @@ void ReadEvaluateFolder(const std::string& in, MergeInput* m) {
         throw std::invalid_argument(f.string() + ": '" + k + "' differs from " + m->first_name +
                                     "; only shards of one evaluation merge");
   }
-  for (const auto& f : FolderFiles(in, "images", ".jsonl")) {
+  for (const auto& f : experiment::ShardFiles(in, "images", ".jsonl")) {
     std::ifstream is(f);
     std::string line;
     while (std::getline(is, line)) {
@@ -775,7 +747,7 @@ void ReadEvaluateFolder(const std::string& in, MergeInput* m) {
   }
   nlohmann::json settings = m->first.at("settings");
   settings.erase("budget");  // a record's budget is its attack's share
-  for (const auto& f : FolderFiles(in, "records", ".jsonl"))
+  for (const auto& f : experiment::ShardFiles(in, "records", ".jsonl"))
     for (auto& r : experiment::ReadRecords(f)) {
       std::string diff = experiment::SettingsMismatch(r, settings);
       if (diff.empty() && r.value("budget_per_image", nlohmann::json()) !=
@@ -786,7 +758,7 @@ void ReadEvaluateFolder(const std::string& in, MergeInput* m) {
       m->records[key] = std::move(r);
     }
   if (m->first.at("reference").value("applies", false))
-    for (const auto& f : FolderFiles(in, "reference", ".jsonl"))
+    for (const auto& f : experiment::ShardFiles(in, "reference", ".jsonl"))
       for (auto& r : ReadReferenceRecords(f, m->first.at("reference").at("settings")))
         m->reference[r["image_index"].get<int>()] = std::move(r);
 }

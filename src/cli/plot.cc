@@ -6,6 +6,8 @@
 #include <opencv2/imgproc.hpp>
 #include <stdexcept>
 
+#include "text/numbers.h"
+
 namespace advbo::cli {
 
 void WriteLinePlot(const std::filesystem::path& path, const std::vector<PlotSeries>& series,
@@ -21,15 +23,14 @@ void WriteLinePlot(const std::filesystem::path& path, const std::vector<PlotSeri
   };
   const cv::Scalar black(0, 0, 0);
   cv::rectangle(img, {L, T}, {W - R, H - B}, black, 1);
-  char buf[32];
   for (int k = 0; k <= 4; ++k) {
     const double y = y_min + (y_max - y_min) * k / 4.0, x = x_max * k / 4.0;
     cv::line(img, {L - 4, py(y)}, {L, py(y)}, black);
-    std::snprintf(buf, sizeof buf, "%.3g", y);
-    cv::putText(img, buf, {L - 55, py(y) + 5}, cv::FONT_HERSHEY_SIMPLEX, 0.45, black);
+    cv::putText(img, text::FormatG(y, 3), {L - 55, py(y) + 5}, cv::FONT_HERSHEY_SIMPLEX, 0.45,
+                black);
     cv::line(img, {px(x), H - B}, {px(x), H - B + 4}, black);
-    std::snprintf(buf, sizeof buf, "%.4g", x);
-    cv::putText(img, buf, {px(x) - 12, H - B + 20}, cv::FONT_HERSHEY_SIMPLEX, 0.45, black);
+    cv::putText(img, text::FormatG(x, 4), {px(x) - 12, H - B + 20}, cv::FONT_HERSHEY_SIMPLEX, 0.45,
+                black);
   }
   cv::putText(img, x_label, {(L + W - R) / 2 - 30, H - 15}, cv::FONT_HERSHEY_SIMPLEX, 0.55, black);
   cv::putText(img, y_label, {5, 20}, cv::FONT_HERSHEY_SIMPLEX, 0.55, black);

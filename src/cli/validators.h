@@ -81,9 +81,7 @@ inline CLI::Validator RadiusIn(double hi, std::string want = "") {
         try {
           const double v = text::ParseNumberOrFraction(text, "radius");
           if (v > 0 && v <= hi) {
-            char buf[40];
-            std::snprintf(buf, sizeof buf, "%.17g", v);
-            text = buf;
+            text = text::FormatG(v, 17);
             return "";
           }
         } catch (const std::invalid_argument&) {

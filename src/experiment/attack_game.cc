@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "experiment/seeds.h"
+#include "text/numbers.h"
 
 namespace advbo::experiment {
 
@@ -30,10 +31,8 @@ AttackGameTally PlayAttackGame(const Experiment& ex, int inits, uint64_t seed,
           ex.Run(
                 g, 0,
                 [&](long q, double best) {
-                  char y[32];
-                  std::snprintf(y, sizeof y, "%.3g", best);
                   progress(attacker + " image " + std::to_string(inst.index) +
-                               " q=" + std::to_string(q) + " best y=" + y,
+                               " q=" + std::to_string(q) + " best y=" + text::FormatG(best, 3),
                            false);
                 },
                 job)

@@ -4,6 +4,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -65,13 +66,13 @@ void CheckRecordFields(const nlohmann::json& r, const std::string& where) {
 
 namespace {
 
-// The records of p; *kept = bytes of p up to the end of the last complete record's line
-// (a cut-short last line excluded), *newline = whether that line still needs its "\n".
-std::vector<nlohmann::json> ReadRecordsKept(const fs::path& p, std::uintmax_t* kept,
-                                            bool* newline) {
+// The lines of p; *kept = bytes of p up to the end of the last complete line (a cut-short
+// last line excluded), *newline = whether that line still needs its "\n".
+std::vector<nlohmann::json> ReadLinesKept(const fs::path& p, const LineCheck& check,
+                                          std::uintmax_t* kept, bool* newline) {
   std::vector<nlohmann::json> out;
   std::ifstream in(p, std::ios::binary);
-  if (!in) throw std::runtime_error(p.string() + ": cannot read records");
+  if (!in) throw std::runtime_error(p.string() + ": cannot read");
   std::string line;
   long n = 0;
   std::uintmax_t at = 0;
@@ -95,7 +96,7 @@ std::vector<nlohmann::json> ReadRecordsKept(const fs::path& p, std::uintmax_t* k
     if (!j.is_object())
       throw std::runtime_error(p.string() + ": line " + std::to_string(n) +
                                " is not a JSON object");
-    CheckRecordFields(j, p.string() + ": line " + std::to_string(n));
+    check(j, p.string() + ": line " + std::to_string(n));
     out.push_back(std::move(j));
     *kept = at;
     *newline = !ended;
@@ -105,10 +106,27 @@ std::vector<nlohmann::json> ReadRecordsKept(const fs::path& p, std::uintmax_t* k
 
 }  // namespace
 
-std::vector<nlohmann::json> ReadRecords(const fs::path& p) {
+std::vector<nlohmann::json> ReadJsonLines(const fs::path& p, const LineCheck& check) {
   std::uintmax_t kept;
   bool newline;
-  return ReadRecordsKept(p, &kept, &newline);
+  return ReadLinesKept(p, check, &kept, &newline);
+}
+
+std::vector<nlohmann::json> ReadRecords(const fs::path& p) {
+  return ReadJsonLines(p, CheckRecordFields);
+}
+
+std::vector<fs::path> ShardFiles(const fs::path& dir, const std::string& stem,
+                                 const std::string& ext) {
+  std::vector<fs::path> out;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name == stem + ext || (name.rfind(stem + ".shard-", 0) == 0 && name.size() >= ext.size() &&
+                               name.compare(name.size() - ext.size(), ext.size(), ext) == 0))
+      out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 RecordKey KeyOf(const nlohmann::json& r) {
@@ -143,7 +161,7 @@ RecordFile::RecordFile(fs::path path, bool staged)
   if (existed) {
     std::uintmax_t kept;
     bool newline;
-    resumed_ = ReadRecordsKept(writing_, &kept, &newline);
+    resumed_ = ReadLinesKept(writing_, CheckRecordFields, &kept, &newline);
     for (const auto& r : resumed_) KeyOf(r);  // every resumed record must be identifiable
     // Drop a cut-short last line; the complete records keep their bytes.
     if (fs::file_size(writing_) != kept) fs::resize_file(writing_, kept);

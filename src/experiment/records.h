@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <tuple>
@@ -24,11 +25,26 @@ void WriteFileAtomic(const std::filesystem::path& path, const std::string& text)
 /// "WHERE: field 'F' is missing" / "... is not ..." -- never a raw JSON-library message.
 void CheckRecordFields(const nlohmann::json& record, const std::string& where);
 
-/// The records of a JSONL file. An unparsable last line (a write cut short by an
-/// interruption) is dropped; an unparsable earlier line, a line that is not a JSON object
-/// or a record that fails CheckRecordFields throws std::runtime_error naming the file and
-/// line.
+/// Checks one line of a JSONL file once parsed; throws std::runtime_error (or
+/// std::invalid_argument for a line made with other settings) naming `where` ("FILE: line N").
+using LineCheck = std::function<void(const nlohmann::json& line, const std::string& where)>;
+
+/// The JSON objects of a JSONL file, one per line, each passed through `check`. An
+/// unparsable last line (a write cut short by an interruption) is dropped; an unparsable
+/// earlier line or a line that is not a JSON object throws std::runtime_error naming the
+/// file and line; so does a file that cannot be read.
+std::vector<nlohmann::json> ReadJsonLines(const std::filesystem::path& path,
+                                          const LineCheck& check);
+
+/// The records of a JSONL file: ReadJsonLines with CheckRecordFields as the check.
 std::vector<nlohmann::json> ReadRecords(const std::filesystem::path& path);
+
+/// The files of a result folder that one run wrote, sharded or not: DIR/STEM EXT and
+/// DIR/STEM.shard-* EXT (e.g. records.jsonl, records.shard-1-of-2.jsonl), sorted by name.
+/// `ext` includes its dot. Throws std::filesystem::filesystem_error when `dir` cannot be
+/// listed.
+std::vector<std::filesystem::path> ShardFiles(const std::filesystem::path& dir,
+                                              const std::string& stem, const std::string& ext);
 
 /// Identity of an instance record: (attack spec, image index, target; -1 = untargeted).
 using RecordKey = std::tuple<std::string, int, int>;

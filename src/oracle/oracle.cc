@@ -2,11 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <functional>
 #include <limits>
 #include <optional>
 #include <string>
+
+#include "text/numbers.h"
 
 namespace advbo::oracle {
 namespace {
@@ -62,19 +63,12 @@ double GridRadius(double eps) {
   return std::floor(std::min(eps, 1.0) * 255.0 + 1e-9) / 255.0;
 }
 
-namespace {
-std::string Short(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*g", digits, v);
-  return buf;
-}
-}  // namespace
-
 std::string DescribeLinfRadius(double eps) {
   const double steps = eps * 255.0;
   const double whole = std::round(steps);
-  if (std::abs(steps - whole) < 1e-6) return Short(whole, 6) + "/255 = " + Short(eps, 4);
-  return Short(eps, 6) + " = " + Short(steps, 4) + "/255";
+  if (std::abs(steps - whole) < 1e-6)
+    return text::FormatG(whole, 6) + "/255 = " + text::FormatG(eps, 4);
+  return text::FormatG(eps, 6) + " = " + text::FormatG(steps, 4) + "/255";
 }
 
 std::string GridStepLossWarning(double eps) {
@@ -83,10 +77,10 @@ std::string GridStepLossWarning(double eps) {
   const double gap = next / 255.0 - eps;
   if (gap <= 1e-9 || gap >= 1e-3) return "";
   const double kept = GridRadius(eps);
-  return "eps " + Short(eps, 6) + " is " + Short(eps * 255.0, 4) +
+  return "eps " + text::FormatG(eps, 6) + " is " + text::FormatG(eps * 255.0, 4) +
          "/255, so 8-bit queries enforce " + DescribeLinfRadius(kept) +
          ", one grid step less than " + DescribeLinfRadius(next / 255.0) + "; write --eps " +
-         Short(next, 6) + "/255 if that is the radius you mean";
+         text::FormatG(next, 6) + "/255 if that is the radius you mean";
 }
 
 QueryResult ScoreBatch(const Eigen::MatrixXd& lp, int true_class, int target) {

@@ -17,6 +17,7 @@
 
 #include "bo/bo_loop.h"
 #include "process/signals.h"
+#include "text/numbers.h"
 
 namespace advbo::process {
 namespace {
@@ -186,13 +187,9 @@ StreamResult RunShellLines(const std::string& script, double timeout_seconds,
 
 double RunObjectiveCommand(const std::string& command, const std::string& lead,
                            const Eigen::VectorXd& x, double timeout_seconds) {
-  std::string xs, args = lead.empty() ? "" : " " + ShellQuote(lead);
-  for (Eigen::Index i = 0; i < x.size(); ++i) {
-    char b[40];
-    std::snprintf(b, sizeof(b), "%.17g", x(i));
-    xs += (i ? " " : "") + std::string(b);
-    args += " " + std::string(b);
-  }
+  const std::string xs = text::JoinG(x.data(), x.size(), " ");
+  std::string args = lead.empty() ? "" : " " + ShellQuote(lead);
+  if (x.size() > 0) args += " " + xs;
   std::string full = "export ADVBO_X=" + ShellQuote(xs) + "; ";
   if (!lead.empty()) full += "export ADVBO_AGENT=" + ShellQuote(lead) + "; ";
   full += command + args;

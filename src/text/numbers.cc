@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -69,6 +70,18 @@ double ParseNumberOrFraction(const std::string& text, const std::string& what) {
   const double v = num / den;
   if (!std::isfinite(v)) throw bad();
   return v;
+}
+
+std::string FormatG(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", digits < 1 ? 1 : digits > 17 ? 17 : digits, v);
+  return buf;
+}
+
+std::string JoinG(const double* values, long n, const std::string& sep, int digits) {
+  std::string s;
+  for (long i = 0; i < n; ++i) s += (i ? sep : "") + FormatG(values[i], digits);
+  return s;
 }
 
 }  // namespace advbo::text

@@ -26,4 +26,13 @@ std::vector<long> ParseIntegerList(const std::string& text, char sep, const std:
 /// otherwise. Ranges are the caller's to check.
 double ParseNumberOrFraction(const std::string& text, const std::string& what);
 
+/// `v` as printf's %g prints it with `digits` significant digits (clamped to [1, 17]):
+/// FormatG(0.3, 4) = "0.3", FormatG(8.0, 6) = "8", FormatG(1e-5, 3) = "1e-05". With 17
+/// digits the text reads back as exactly `v` (what a command line or a file must carry).
+std::string FormatG(double v, int digits);
+
+/// The `n` values at `values` as FormatG(v, digits) joined by `sep` ("0.5 1 2"); "" when
+/// n == 0.
+std::string JoinG(const double* values, long n, const std::string& sep, int digits = 17);
+
 }  // namespace advbo::text

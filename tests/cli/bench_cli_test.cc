@@ -216,6 +216,10 @@ TEST_F(BenchCli, EvaluateWorstCaseEqualsThePerAttackRecordsAndResumes) {
   ASSERT_EQ(RunAdvbo(cmd, dir_ / "log2"), 0) << Slurp(dir_ / "log2");
   EXPECT_EQ(Lines(dir_ / "ev" / "records.jsonl"), static_cast<int>(records.size()));
   EXPECT_EQ(Slurp(dir_ / "ev" / "images.jsonl"), verdicts);
+  // A shard started on the finished unsharded folder redoes nothing (its images are done).
+  ASSERT_EQ(RunAdvbo(cmd + " --shard 1/2", dir_ / "log9"), 0) << Slurp(dir_ / "log9");
+  EXPECT_EQ(Lines(dir_ / "ev" / "records.shard-1-of-2.jsonl"), 0);
+  EXPECT_EQ(Lines(dir_ / "ev" / "records.jsonl"), static_cast<int>(records.size()));
   // Two shards, then the unsharded command on their folder: the same verdicts, no new record.
   const std::string sharded =
       "evaluate --dataset cifar10 -n 10 --eps 0.03 --budget 150 --reference none "

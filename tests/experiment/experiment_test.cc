@@ -188,6 +188,37 @@ TEST_F(RecordFileTest, CorruptMiddleLineAndFoldersAreRefused) {
   EXPECT_THROW(RecordFile(dir_ / "x.jsonl", false), std::runtime_error);
 }
 
+// One run's files, sharded or not, and nothing else of the folder (bench merge, evaluate's
+// resume and merge all find their shards this way); a JSONL line check sees every line.
+TEST_F(RecordFileTest, ShardFilesAndCheckedLines) {
+  for (const char* f : {"records.jsonl", "records.shard-2-of-2.jsonl", "records.shard-1-of-2.jsonl",
+                        "records.jsonl.partial", "records_old.jsonl", "reference.jsonl",
+                        "records.shard-1-of-2.json"})
+    std::ofstream(dir_ / f) << Rec(0).dump() << "\n" << Rec(1).dump() << "\n{\"cut";
+  const auto files = ShardFiles(dir_, "records", ".jsonl");
+  ASSERT_EQ(files.size(), 3u);
+  EXPECT_EQ(files[0].filename(), "records.jsonl");
+  EXPECT_EQ(files[1].filename(), "records.shard-1-of-2.jsonl");
+  EXPECT_EQ(files[2].filename(), "records.shard-2-of-2.jsonl");
+  EXPECT_EQ(ShardFiles(dir_, "reference", ".jsonl").size(), 1u);
+  EXPECT_TRUE(ShardFiles(dir_, "summary", ".json").empty());
+  std::vector<std::string> seen;
+  const auto check = [&](const nlohmann::json& j, const std::string& where) {
+    seen.push_back(where);
+    if (j.at("image_index") == 1) throw std::runtime_error(where + ": image 1 refused");
+  };
+  try {
+    ReadJsonLines(files[0], check);
+    ADD_FAILURE() << "the check's refusal was swallowed";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), files[0].string() + ": line 2: image 1 refused");
+  }
+  EXPECT_EQ(seen.size(), 2u);
+  const auto lines = ReadJsonLines(files[1], [](const nlohmann::json&, const std::string&) {});
+  EXPECT_EQ(lines.size(), 2u);  // the cut-short last line dropped
+  EXPECT_THROW(ReadJsonLines(dir_ / "none.jsonl", check), std::runtime_error);
+}
+
 TEST_F(RecordFileTest, AtomicWriteReplacesWholeFiles) {
   WriteFileAtomic(dir_ / "t.txt", "one\n");
   WriteFileAtomic(dir_ / "t.txt", "two\n");

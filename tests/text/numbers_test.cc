@@ -61,5 +61,22 @@ TEST(ParseNumberOrFraction, DecimalsAndFractionsAsTyped) {
   }
 }
 
+// FormatG is printf's %g; with 17 digits every double reads back exactly (option values and
+// objective commands carry it), with fewer the shortest text a person reads.
+TEST(FormatG, SignificantDigitsAndExactRoundTrip) {
+  EXPECT_EQ(FormatG(0.3, 4), "0.3");
+  EXPECT_EQ(FormatG(8.0, 6), "8");
+  EXPECT_EQ(FormatG(1e-5, 3), "1e-05");
+  EXPECT_EQ(FormatG(2.0 / 3, 3), "0.667");
+  EXPECT_EQ(FormatG(7.0 / 255, 0), "0.03");  // clamped to 1 digit
+  for (double v : {8.0 / 255, 0.1, -1.0 / 3, 1e-300, 123456789.123456789})
+    EXPECT_EQ(ParseNumberOrFraction(FormatG(v, 17), "x"), v) << v;
+  EXPECT_NE(ParseNumberOrFraction(FormatG(8.0 / 255, 6), "x"), 8.0 / 255);  // 6 digits lose it
+  const double xs[] = {0.5, 1.0, 2.0 / 3};
+  EXPECT_EQ(JoinG(xs, 3, " ", 3), "0.5 1 0.667");
+  EXPECT_EQ(JoinG(xs, 0, " "), "");
+  EXPECT_EQ(ParseNumberOrFraction(JoinG(xs + 2, 1, ","), "x"), 2.0 / 3);
+}
+
 }  // namespace
 }  // namespace advbo::text
