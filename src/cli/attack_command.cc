@@ -243,9 +243,7 @@ int RunAttack(const AttackArgs& a) {
   PrepareOutputs(a, &folders);
   const experiment::Experiment ex(spec);
   if (!a.quiet) PrintBanner(a, ex);
-  // The query-space note (float fallback, a radius losing a grid step) is shown even with -q.
-  if (!ex.pixels_note().empty())
-    std::fprintf(stderr, "advbo attack: note: %s\n", ex.pixels_note().c_str());
+  PrintQueryNotes("advbo attack", ex);  // shown even with -q
 
   // ---- Output (OpenRecords).
   std::unique_ptr<experiment::RecordFile> file;

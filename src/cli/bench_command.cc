@@ -206,8 +206,7 @@ int RunBench(const BenchArgs& a) {
   const experiment::ExperimentSpec spec = SpecOf(a, experiment::SplitAttackList(a.attacks));
   experiment::Validate(spec);
   const experiment::Experiment ex(spec);
-  if (!ex.pixels_note().empty())
-    std::fprintf(stderr, "advbo bench: note: %s\n", ex.pixels_note().c_str());
+  PrintQueryNotes("advbo bench", ex);  // shown even with -q
   if (!a.quiet) PrintDataNotes("advbo bench", ex);
   if (!ex.defense().empty() && !a.quiet)
     std::fprintf(stderr, "advbo bench: defense %s, clean accuracy %.2f %% (undefended %.2f %%)\n",

@@ -179,9 +179,13 @@ std::vector<nlohmann::json> ResumedRecords(const experiment::RecordFile& file,
                                            const experiment::Experiment& ex,
                                            const fs::path& records) {
   std::vector<nlohmann::json> all = file.resumed();
+  std::set<experiment::RecordKey> seen;
+  for (const auto& r : all) seen.insert(experiment::KeyOf(r));
+  // A run present in two files (a shard that redid an unsharded run's image) counts once.
   for (const auto& f : experiment::ShardFiles(a.out_dir, "records", ".jsonl"))
     if (f.filename() != records.filename())
-      for (auto& r : experiment::ReadRecords(f)) all.push_back(std::move(r));
+      for (auto& r : experiment::ReadRecords(f))
+        if (seen.insert(experiment::KeyOf(r)).second) all.push_back(std::move(r));
   // A record's "budget" is its attack's share; the run's budget is per image.
   nlohmann::json settings = ex.Settings();
   settings.erase("budget");
@@ -232,10 +236,10 @@ std::vector<nlohmann::json> RunReferenceStep(const EvaluateArgs& a, const Evalua
   // Every reference file of the folder (this run's, an earlier unsharded run's, the other
   // shards'): what they hold counts as done.
   std::vector<nlohmann::json> all;
+  std::set<int> done;  // an image present in two files counts once
   for (const auto& f : experiment::ShardFiles(a.out_dir, "reference", ".jsonl"))
-    for (auto& r : ReadReferenceRecords(f, settings)) all.push_back(std::move(r));
-  std::set<int> done;
-  for (const auto& r : all) done.insert(r["image_index"].get<int>());
+    for (auto& r : ReadReferenceRecords(f, settings))
+      if (done.insert(r["image_index"].get<int>()).second) all.push_back(std::move(r));
   const std::set<int> mine(p.mine.begin(), p.mine.end());
   long todo = 0;
   for (const auto& inst : ex.instances()) todo += mine.count(inst.index) && !done.count(inst.index);
@@ -640,8 +644,7 @@ int RunEvaluate(const EvaluateArgs& a) {
   if (a.reference_only && !experiment::ReferenceNotApplicable(ex).empty())
     throw std::invalid_argument("--reference-only: the white-box reference does not apply: " +
                                 experiment::ReferenceNotApplicable(ex));
-  if (!ex.pixels_note().empty())
-    std::fprintf(stderr, "advbo evaluate: note: %s\n", ex.pixels_note().c_str());
+  PrintQueryNotes("advbo evaluate", ex);  // shown even with -q
   if (!a.quiet) PrintDataNotes("advbo evaluate", ex);
   experiment::CreatedFolders folders;
   folders.Create(a.out_dir);

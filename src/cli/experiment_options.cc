@@ -113,6 +113,13 @@ void AddExperimentOptions(CLI::App* cmd, ExperimentArgs* a) {
                   "float with a note) | float = any float32 pixel (the papers' setting)")
       ->check(CLI::IsMember({"8bit", "float"}))
       ->default_val("8bit");
+  cmd->add_option("--model-graph", a->spec.model_graph,
+                  "TorchScript inference graph: frozen = torch.jit.freeze + "
+                  "optimize_for_inference (BN folded; logits within ~1e-6 of the plain module, "
+                  "about twice as fast; a module that cannot be frozen runs plain, with a note) "
+                  "| plain = the module as loaded (bit for bit what versions before 0.56 scored)")
+      ->check(CLI::IsMember({"frozen", "plain"}))
+      ->default_val("frozen");
   cmd->add_flag("--no-setup-queries", a->no_setup_queries,
                 "the model scores nothing but the attacks' counted queries: no shape/output "
                 "probe (needs --output logits|probs), no check that images are correctly "
@@ -156,6 +163,11 @@ void PrintDataNotes(const char* command, const experiment::Experiment& ex) {
                  "(-n %d; -n %zu for all)\n",
                  command, sel.chosen.size(), images.size(), ex.spec().num_images.value_or(0),
                  images.size());
+}
+
+void PrintQueryNotes(const char* command, const experiment::Experiment& ex) {
+  for (const std::string& note : {ex.pixels_note(), ex.model().graph_note()})
+    if (!note.empty()) std::fprintf(stderr, "%s: note: %s\n", command, note.c_str());
 }
 
 void PrintModelNotes(const char* command, const experiment::Experiment& ex) {

@@ -42,6 +42,11 @@ experiment::ExperimentSpec SpecOf(const ExperimentArgs& args, std::vector<std::s
 /// how many of the data's images are attacked when that is not all of them.
 void PrintDataNotes(const char* command, const experiment::Experiment& ex);
 
+/// Prints "COMMAND: note: ..." to stderr, even with -q, for what changes how queries are
+/// answered: the query-space note (float fallback, a radius losing a grid step) and a model
+/// that could not be frozen for inference (it runs plain).
+void PrintQueryNotes(const char* command, const experiment::Experiment& ex);
+
 /// Prints to stderr, after a run, what the model's answers say about the attack's footing:
 /// how many probability rows held an exact zero (their log is clipped, so score-based losses
 /// saturate; returning logits avoids it). Prints nothing when there is nothing to say.

@@ -109,7 +109,7 @@ void Experiment::Init() {
     model_path_ = spec_.model.empty() ? DefaultModelPath(spec_.dataset) : spec_.model;
     model_ = LoadModelFor(images_, model_path_, spec_.output, spec_.threads, spec_.normalize,
                           oracle::HttpOptions{spec_.http_timeout, spec_.http_retries},
-                          spec_.setup_queries);
+                          spec_.setup_queries, oracle::ParseModelGraph(spec_.model_graph));
   } else if (model_->channels() != images_.channels || model_->height() != images_.height ||
              model_->width() != images_.width) {
     throw std::invalid_argument(
@@ -282,7 +282,8 @@ nlohmann::json Experiment::Settings() const {
           {"normalize", model_->normalization() ? model_->normalization()->Spec() : "none"},
           {"pixels", oracle::PixelSpaceName(pixels_)},
           {"norm", oracle::NormName(norm_)},
-          {"feedback", oracle::FeedbackName(feedback_)}};
+          {"feedback", oracle::FeedbackName(feedback_)},
+          {"model_graph", model_->graph()}};
 }
 
 JobResult Experiment::Run(size_t i, size_t j, const attacks::AttackProgress& progress,
@@ -315,6 +316,7 @@ JobResult Experiment::Run(size_t i, size_t j, const attacks::AttackProgress& pro
   out.record = InstanceRecord(atk.name(), inst, out.result, orc, spec_.seed, iseed, model_path_,
                               dataset_name_);
   out.record["model_output"] = model_->output_format();
+  out.record["model_graph"] = model_->graph();
   if (!defense_->empty()) {
     out.record["defense"] = defense_->Spec();
     out.record["defended_clean_accuracy"] = defended_acc_;

@@ -110,7 +110,8 @@ attacks::AttackContext ContextFor(const data::ImageSet& images, const std::strin
 std::unique_ptr<oracle::Classifier> LoadModelFor(const data::ImageSet& images,
                                                  const std::string& path, const std::string& output,
                                                  int threads, const std::string& normalize,
-                                                 const oracle::HttpOptions& http, bool probe) {
+                                                 const oracle::HttpOptions& http, bool probe,
+                                                 oracle::ModelGraph graph) {
   oracle::ClassifierOptions copt;
   if (!normalize.empty()) copt.normalize = oracle::Normalization::Parse(normalize);
   copt.http = http;
@@ -120,6 +121,7 @@ std::unique_ptr<oracle::Classifier> LoadModelFor(const data::ImageSet& images,
   copt.width = images.width;
   copt.threads = threads;
   copt.probe = probe;
+  copt.graph = graph;
   if (!probe) copt.classes = images.class_names.empty() ? 0 : ClassCountOf(images);
   return oracle::Classifier::Load(path, copt);
 }

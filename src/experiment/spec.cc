@@ -77,6 +77,9 @@ void Validate(const ExperimentSpec& s) {
     throw std::invalid_argument("--http-retries must be in 0..100, got " +
                                 std::to_string(s.http_retries));
   oracle::ParsePixelSpace(s.pixels);
+  if (s.model_graph != "frozen" && s.model_graph != "plain")
+    throw std::invalid_argument("--model-graph must be frozen or plain, got '" + s.model_graph +
+                                "'");
   if (s.clean_images < 0)
     throw std::invalid_argument("--clean-images must be >= 0, got " +
                                 std::to_string(s.clean_images));
@@ -123,6 +126,8 @@ nlohmann::json RecordSettings(const nlohmann::json& r) {
   s["pixels"] = r.contains("pixels") ? r.at("pixels") : nlohmann::json("float");
   s["norm"] = r.contains("norm") ? r.at("norm") : nlohmann::json("linf");
   s["feedback"] = r.contains("feedback") ? r.at("feedback") : nlohmann::json("scores");
+  // Records before issue #56 were all scored by the plain module.
+  s["model_graph"] = r.contains("model_graph") ? r.at("model_graph") : nlohmann::json("plain");
   return s;
 }
 

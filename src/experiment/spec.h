@@ -33,10 +33,14 @@ struct ExperimentSpec {
   /// First N correctly classified images (>= 1); unset = every image of the user's image
   /// folder or file (`data` read as images), else 10 (DefaultNumImages in setup.h).
   std::optional<int> num_images;
-  std::optional<double> eps;           ///< L_inf radius in (0, 1]; unset = dataset default
-  long budget = 900;                   ///< queries per instance, in [1, kMaxBudget]
-  uint64_t seed = 0;                   ///< run seed (experiment/seeds.h derives the rest)
-  int threads = 0;                     ///< LibTorch intra-op threads, 0 = default, <= kMaxThreads
+  std::optional<double> eps;  ///< L_inf radius in (0, 1]; unset = dataset default
+  long budget = 900;          ///< queries per instance, in [1, kMaxBudget]
+  uint64_t seed = 0;          ///< run seed (experiment/seeds.h derives the rest)
+  int threads = 0;            ///< LibTorch intra-op threads, 0 = default, <= kMaxThreads
+  /// Inference graph of a TorchScript model: "frozen" (default; frozen and optimised for
+  /// inference, logits within ~1e-6 of the plain module) or "plain" (the module as loaded,
+  /// bit for bit what versions before issue #56 scored). See oracle::ModelGraph.
+  std::string model_graph = "frozen";
   std::string defense = "none";        ///< defense or game-defender spec (defenses/)
   std::string defender_vae;            ///< VAE of a game defender ("" = models/<dataset>_vae.pt)
   std::optional<double> defender_eps;  ///< game defender's clip radius; unset = eps

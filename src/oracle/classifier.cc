@@ -126,7 +126,15 @@ std::unique_ptr<Classifier> Classifier::Load(const std::string& model,
                                              const ClassifierOptions& opt) {
   opt.Validate();
   if (IsModelUrl(model)) return FromBackend(MakeHttpBackend(model, opt.http), opt);
-  return FromBackend(MakeTorchScriptBackend(model, opt.threads), opt);
+  return FromBackend(MakeTorchScriptBackend(model, opt.threads, opt.graph), opt);
+}
+
+const char* ModelGraphName(ModelGraph g) { return g == ModelGraph::kFrozen ? "frozen" : "plain"; }
+
+ModelGraph ParseModelGraph(const std::string& text) {
+  if (text == "frozen") return ModelGraph::kFrozen;
+  if (text == "plain") return ModelGraph::kPlain;
+  throw std::invalid_argument("model graph '" + text + "' is not frozen or plain");
 }
 
 namespace {

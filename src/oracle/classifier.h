@@ -105,7 +105,27 @@ class ScoreBackend {
   virtual std::string name() const = 0;
   /// Whether Scores may be called from several threads at once.
   virtual bool thread_safe() const { return true; }
+  /// The inference graph that answers (records' `model_graph`): "frozen" (a TorchScript
+  /// module frozen and optimised for inference), "plain" (as loaded: asked for, or the
+  /// fallback when freezing failed; then graph_note() says why) or "served" (an HTTP model).
+  virtual std::string graph() const { return "served"; }
+  /// Why the graph is not the one asked for ("" when it is), said once by the caller.
+  virtual std::string graph_note() const { return ""; }
 };
+
+/// Which inference graph a TorchScript model runs (issue #56).
+///   kFrozen  torch::jit::freeze + optimize_for_inference (BN folded into convolutions,
+///            constants inlined, oneDNN where it pays): the same logits within ~1e-6 and the
+///            same argmax, in roughly half the time (docs/results/performance.md). Falls back
+///            to the plain module, saying so once, when the module cannot be frozen (mutable
+///            state, unsupported ops).
+///   kPlain   the module as loaded (eval mode): bit for bit what earlier versions scored.
+enum class ModelGraph { kFrozen, kPlain };
+
+/// "frozen" | "plain".
+const char* ModelGraphName(ModelGraph g);
+/// Parses "frozen" | "plain"; throws std::invalid_argument naming the text otherwise.
+ModelGraph ParseModelGraph(const std::string& text);
 
 /// Longest reply an HTTP back end reads (64 MiB: 1,024 images x 1,000 classes of JSON scores
 /// fit with room to spare); a longer one is a ModelError, read no further.
@@ -137,6 +157,7 @@ struct ClassifierOptions {
   bool probe = true;
   int classes = 0;  ///< number of classes when probe is false (0 = taken from the first
                     ///< answer; else >= 2); ignored otherwise
+  ModelGraph graph = ModelGraph::kFrozen;  ///< TorchScript inference graph; ignored for URLs
   /// Throws std::invalid_argument when a shape entry or `threads` is negative, the shape is
   /// given in part, `http` is out of range, or probe is false without the shape, with
   /// output auto, or with classes 1 or negative.
@@ -151,9 +172,12 @@ std::string BlasLibrary();
 /// Whether `model` names a served model ("http://..."; "https://" is refused by Load).
 bool IsModelUrl(const std::string& model);
 
-/// The TorchScript back end of `path` (torchscript_backend.cc). Throws ModelError naming
-/// the file if it is missing or not a loadable TorchScript module.
-std::unique_ptr<ScoreBackend> MakeTorchScriptBackend(const std::string& path, int threads);
+/// The TorchScript back end of `path` (torchscript_backend.cc), running `graph` under
+/// inference mode (no autograd records). Throws ModelError naming the file if it is missing
+/// or not a loadable TorchScript module; a module that cannot be frozen runs plain
+/// (ScoreBackend::graph_note() says why).
+std::unique_ptr<ScoreBackend> MakeTorchScriptBackend(const std::string& path, int threads,
+                                                     ModelGraph graph = ModelGraph::kFrozen);
 
 /// A loaded, validated classifier.
 class Classifier {
@@ -208,6 +232,10 @@ class Classifier {
   long zero_probability_rows() const { return zero_rows_.load(std::memory_order_relaxed); }
   /// The model file or URL.
   const std::string& path() const { return path_; }
+  /// The inference graph that answers: ScoreBackend::graph() ("frozen", "plain", "served").
+  std::string graph() const { return backend_->graph(); }
+  /// Why the graph is not the one asked for ("" when it is): ScoreBackend::graph_note().
+  std::string graph_note() const { return backend_->graph_note(); }
   /// The input normalisation, if any.
   const std::optional<Normalization>& normalization() const { return normalize_; }
   /// Whether LogProbabilities may be called from several threads at once.

@@ -50,7 +50,7 @@ class TorchScriptBackend : public ScoreBackend {
  public:
   explicit TorchScriptBackend(std::string path) : path_(std::move(path)) {}
 
-  void Load() {
+  void Load(ModelGraph graph) {
     InstallSanitizerTensorAllocator();
     try {
       module_ = torch::jit::load(path_, torch::kCPU);
@@ -58,13 +58,30 @@ class TorchScriptBackend : public ScoreBackend {
     } catch (const std::exception& e) {
       throw ModelError(path_ + ": not a loadable TorchScript module (" + FirstLine(e.what()) + ")");
     }
+    if (graph == ModelGraph::kFrozen) Freeze();
   }
+
+  // torch.jit.freeze + optimize_for_inference (the C++ API of both); the plain module stays
+  // when either fails, with the reason in graph_note_.
+  void Freeze() {
+    try {
+      torch::jit::Module frozen = torch::jit::freeze(module_);
+      module_ = torch::jit::optimize_for_inference(frozen);
+      graph_ = "frozen";
+    } catch (const std::exception& e) {
+      graph_note_ = path_ + ": cannot be frozen for inference (" + ModelMessage(e.what()) +
+                    "); running the plain module";
+    }
+  }
+
+  std::string graph() const override { return graph_; }
+  std::string graph_note() const override { return graph_note_; }
 
   Eigen::MatrixXd Scores(const float* images, int n, int c, int h, int w,
                          const QueryContext*) const override {
     torch::Tensor out;
     try {
-      torch::NoGradGuard no_grad;
+      c10::InferenceMode inference;
       torch::Tensor x = torch::from_blob(const_cast<float*>(images), {n, c, h, w}, torch::kFloat32);
       torch::jit::IValue v = module_.forward({x});
       if (!v.isTensor())
@@ -92,6 +109,7 @@ class TorchScriptBackend : public ScoreBackend {
 
  private:
   std::string path_;
+  std::string graph_ = "plain", graph_note_;
   mutable torch::jit::Module module_;
 };
 
@@ -104,12 +122,13 @@ std::string BlasLibrary() {
   return "reference BLAS";
 }
 
-std::unique_ptr<ScoreBackend> MakeTorchScriptBackend(const std::string& path, int threads) {
+std::unique_ptr<ScoreBackend> MakeTorchScriptBackend(const std::string& path, int threads,
+                                                     ModelGraph graph) {
   if (!std::filesystem::exists(path)) throw ModelError(path + ": model file not found");
   SetOpenBlasThreads(1);
   if (threads > 0) at::set_num_threads(threads);
   auto b = std::make_unique<TorchScriptBackend>(path);
-  b->Load();
+  b->Load(graph);
   return b;
 }
 

@@ -54,8 +54,9 @@ class ServeProcess {
   int port_ = 0, status_ = -1;
 };
 
-// Records equal apart from timings, the model (path vs URL) and what only a local defense
-// reports (its defender summary and clean accuracies).
+// Records equal apart from timings, the model (path vs URL), its graph (the local file's
+// "frozen" vs "served": the server runs the same frozen graph, so every score is the same)
+// and what only a local defense reports (its defender summary and clean accuracies).
 void ExpectSameRecords(const std::vector<nlohmann::json>& a, const std::vector<nlohmann::json>& b,
                        const std::string& what) {
   ASSERT_EQ(a.size(), b.size()) << what;
@@ -65,6 +66,7 @@ void ExpectSameRecords(const std::vector<nlohmann::json>& a, const std::vector<n
                                          "bo_seconds",
                                          "bo_phase_seconds",
                                          "model",
+                                         "model_graph",
                                          "defense",
                                          "defender",
                                          "defender_rounds",

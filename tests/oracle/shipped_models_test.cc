@@ -2,7 +2,9 @@
 // accuracy their model cards claim (fails if more than 0.5 points lower).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <fstream>
+#include <random>
 #include <regex>
 
 #include "data/datasets.h"
@@ -145,6 +147,45 @@ TEST(TorchScript, AModelsOwnErrorMessageIsReported) {
         << w;
     EXPECT_NE(w.find(path), std::string::npos) << w;
     EXPECT_EQ(w.find("Traceback"), std::string::npos) << w;
+  }
+}
+
+// Issue #56: every shipped classifier runs frozen and optimised for inference by default;
+// its raw outputs stay within 1e-5 of the plain module's and give the same argmax, on the
+// data and on random images (64 each), scored one at a time and as one batch.
+TEST(TorchScript, FrozenGraphsMatchThePlainModules) {
+  const std::vector<std::pair<std::string, std::array<int, 3>>> models = {
+      {"mnist_cw", {1, 28, 28}},         {"mnist_cw_plain", {1, 28, 28}},
+      {"mnist_at", {1, 28, 28}},         {"mnist_carlini", {1, 28, 28}},
+      {"mnist_r2b2_cnn", {1, 28, 28}},   {"cifar10_cw", {3, 32, 32}},
+      {"cifar10_cw_plain", {3, 32, 32}}, {"cifar10_at", {3, 32, 32}}};
+  std::mt19937 gen(0);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  for (const auto& [name, shape] : models) {
+    const std::string path = kRoot + "/models/" + name + ".pt";
+    auto frozen = MakeTorchScriptBackend(path, 1, ModelGraph::kFrozen);
+    auto plain = MakeTorchScriptBackend(path, 1, ModelGraph::kPlain);
+    EXPECT_EQ(frozen->graph(), "frozen") << name << ": " << frozen->graph_note();
+    EXPECT_EQ(frozen->graph_note(), "") << name;
+    EXPECT_EQ(plain->graph(), "plain") << name;
+    const int n = 64, d = shape[0] * shape[1] * shape[2];
+    std::vector<float> x(static_cast<size_t>(n) * d);
+    for (auto& v : x) v = u(gen);
+    const Eigen::MatrixXd a = frozen->Scores(x.data(), n, shape[0], shape[1], shape[2], nullptr);
+    const Eigen::MatrixXd b = plain->Scores(x.data(), n, shape[0], shape[1], shape[2], nullptr);
+    ASSERT_EQ(a.rows(), n) << name;
+    ASSERT_EQ(a.cols(), b.cols()) << name;
+    EXPECT_LE((a - b).cwiseAbs().maxCoeff(), 1e-5) << name;
+    for (int i = 0; i < n; ++i) {
+      Eigen::Index ia, ib;
+      a.row(i).maxCoeff(&ia);
+      b.row(i).maxCoeff(&ib);
+      EXPECT_EQ(ia, ib) << name << " image " << i;
+      // One image at a time (batch 1) agrees with its row of the batch.
+      const Eigen::MatrixXd one = frozen->Scores(x.data() + static_cast<size_t>(i) * d, 1, shape[0],
+                                                 shape[1], shape[2], nullptr);
+      EXPECT_LE((one.row(0) - a.row(i)).cwiseAbs().maxCoeff(), 1e-5) << name << " " << i;
+    }
   }
 }
 
