@@ -77,9 +77,7 @@ void Validate(const ExperimentSpec& s) {
     throw std::invalid_argument("--http-retries must be in 0..100, got " +
                                 std::to_string(s.http_retries));
   oracle::ParsePixelSpace(s.pixels);
-  if (s.model_graph != "frozen" && s.model_graph != "plain")
-    throw std::invalid_argument("--model-graph must be frozen or plain, got '" + s.model_graph +
-                                "'");
+  oracle::ParseModelGraph(s.model_graph);
   if (s.clean_images < 0)
     throw std::invalid_argument("--clean-images must be >= 0, got " +
                                 std::to_string(s.clean_images));

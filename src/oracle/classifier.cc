@@ -131,10 +131,10 @@ std::unique_ptr<Classifier> Classifier::Load(const std::string& model,
 
 const char* ModelGraphName(ModelGraph g) { return g == ModelGraph::kFrozen ? "frozen" : "plain"; }
 
-ModelGraph ParseModelGraph(const std::string& text) {
+ModelGraph ParseModelGraph(const std::string& text, const char* option) {
   if (text == "frozen") return ModelGraph::kFrozen;
   if (text == "plain") return ModelGraph::kPlain;
-  throw std::invalid_argument("model graph '" + text + "' is not frozen or plain");
+  throw std::invalid_argument(std::string(option) + " must be frozen or plain, got '" + text + "'");
 }
 
 namespace {

@@ -124,8 +124,9 @@ enum class ModelGraph { kFrozen, kPlain };
 
 /// "frozen" | "plain".
 const char* ModelGraphName(ModelGraph g);
-/// Parses "frozen" | "plain"; throws std::invalid_argument naming the text otherwise.
-ModelGraph ParseModelGraph(const std::string& text);
+/// Parses "frozen" | "plain"; throws std::invalid_argument "<option> must be frozen or
+/// plain, got '<text>'" otherwise.
+ModelGraph ParseModelGraph(const std::string& text, const char* option = "--model-graph");
 
 /// Longest reply an HTTP back end reads (64 MiB: 1,024 images x 1,000 classes of JSON scores
 /// fit with room to spare); a longer one is a ModelError, read no further.

@@ -95,6 +95,9 @@ int main(int argc, char** argv) {
       const double max_diff = (a - b).cwiseAbs().maxCoeff();
       for (const std::string& bs : advbo::tools::SplitList(batches)) {
         const int batch = std::stoi(bs);
+        if (batch < 1 || batch > images)
+          throw std::invalid_argument("--batches: " + bs + " is not in 1.." +
+                                      std::to_string(images));
         for (const auto* backend : {plain.get(), frozen.get()}) {
           PassMsPerImage(*backend, x, images, c, h, w, batch);  // warm-up
           std::vector<double> ms;
@@ -121,6 +124,8 @@ int main(int argc, char** argv) {
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_model_graph: %s\n", e.what());
+    o.close();
+    std::remove((out + ".partial").c_str());  // no half-written result
     return 1;
   }
   o.close();
