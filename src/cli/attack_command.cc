@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <optional>
@@ -260,43 +261,54 @@ int RunAttack(const AttackArgs& a) {
   std::vector<nlohmann::json> records;
   long successes = 0, saved = 0;
   std::vector<std::string> lost;  // successes whose 8-bit image is no longer adversarial
-  for (size_t k = 0; k < instances.size(); ++k) {
+  std::mutex mu;      // the bar and the counts: lanes report progress from their threads
+  long finished = 0;  // instances whose outcome is in `successes`
+  ex.RunJobs(instances.size(), [&](size_t k) -> oracle::Lockstep::Commit {
     const experiment::Instance& inst = instances[k];
-    // `finished`: instances whose outcome is in `successes` (k while instance k runs).
-    auto status = [&](size_t finished, long q, double best) {
+    auto status = [&, k](long q, double best) {  // caller holds mu
       char b[160];
       std::snprintf(b, sizeof(b), "ASR %s%% | inst %zu q=%ld best y=%.3f",
                     finished ? Fmt(100.0 * successes / finished, 1).c_str() : "-", k + 1, q, best);
       return std::string(b);
     };
     const auto it = resumed.find({ex.attack(0).name(), inst.index, inst.target});
-    if (it != resumed.end()) {
-      records.push_back(it->second);
-      successes += it->second.at("success").get<bool>();
-      bar.Update(k + 1, "resumed", true);
-      continue;
-    }
-    const experiment::JobResult job =
-        ex.Run(k, 0, [&](long q, double best) { bar.Update(k, status(k, q, best), false); });
-    const attacks::AttackResult& r = job.result;
-    successes += r.success;
-    records.push_back(job.record);
-    if (file) file->Append(job.record);
-    if (a.verbose) PrintInstance(inst, r);
-    if (!a.save_images.empty()) {
-      if (SaveImages(a.save_images, inst, job, ex.images(), ex.epsilon()))
-        ++saved;
-      else if (r.success)
-        lost.push_back(std::to_string(inst.index) + "->" +
-                       (inst.target >= 0 ? std::to_string(inst.target) : "any"));
-    }
-    bar.Update(k + 1, status(k + 1, r.queries, r.best_objective), true);
-  }
+    if (it != resumed.end())
+      return [&, k, record = it->second] {
+        records.push_back(record);
+        std::lock_guard<std::mutex> lock(mu);
+        successes += record.at("success").get<bool>();
+        bar.Update(static_cast<long>(k) + 1, "resumed", true);
+        ++finished;
+      };
+    auto job = std::make_shared<experiment::JobResult>(ex.Run(k, 0, [&](long q, double best) {
+      std::lock_guard<std::mutex> lock(mu);
+      bar.Update(finished, status(q, best), false);
+    }));
+    return [&, k, job, status] {  // in instance order
+      const experiment::Instance& inst = instances[k];
+      const attacks::AttackResult& r = job->result;
+      records.push_back(job->record);
+      if (file) file->Append(job->record);
+      if (a.verbose) PrintInstance(inst, r);
+      if (!a.save_images.empty()) {
+        if (SaveImages(a.save_images, inst, *job, ex.images(), ex.epsilon()))
+          ++saved;
+        else if (r.success)
+          lost.push_back(std::to_string(inst.index) + "->" +
+                         (inst.target >= 0 ? std::to_string(inst.target) : "any"));
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      successes += r.success;
+      ++finished;
+      bar.Update(static_cast<long>(k) + 1, status(r.queries, r.best_objective), true);
+    };
+  });
   bar.Finish();
   if (file) file->Commit();
   folders.Keep();
   PrintSummary(a, ex, records);
   PrintModelNotes("advbo attack", ex);
+  if (!a.quiet) PrintLockstepStats("advbo attack", ex);
   if (!a.save_images.empty()) PrintSavedImages(a, saved, lost);
   return 0;
 }

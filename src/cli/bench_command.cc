@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <optional>
@@ -198,6 +199,23 @@ void CheckRecords(const std::vector<nlohmann::json>& records, const nlohmann::js
   }
 }
 
+// A bench job: attack `attack` on instance `instance` of the experiment.
+struct Job {
+  size_t instance, attack;
+};
+
+// Jobs = instances x attacks (attacks interleaved). Shard k/n takes job (i, j) when
+// (i + j) mod n = k - 1: every attack's instances are spread evenly over the shards
+// whatever the number of attacks (job id mod n would give all of one attack's jobs to
+// one shard whenever n divides the attack count, e.g. every BO attack to shard 1 of 2).
+std::vector<Job> ShardJobs(const experiment::Experiment& ex, int shard_k, int shard_n) {
+  std::vector<Job> jobs;
+  for (size_t i = 0; i < ex.instances().size(); ++i)
+    for (size_t j = 0; j < ex.num_attacks(); ++j)
+      if (static_cast<int>((i + j) % shard_n) == shard_k - 1) jobs.push_back({i, j});
+  return jobs;
+}
+
 int RunBench(const BenchArgs& a) {
   if (a.out_dir.empty()) throw std::invalid_argument("-o/--out (the output folder) is required");
   if (fs::exists(a.out_dir) && !fs::is_directory(a.out_dir))
@@ -213,17 +231,7 @@ int RunBench(const BenchArgs& a) {
                  ex.defense().Spec().c_str(), 100.0 * ex.defended_accuracy(),
                  100.0 * ex.clean_accuracy());
 
-  // Jobs = instances x attacks (attacks interleaved). Shard k/n takes job (i, j) when
-  // (i + j) mod n = k - 1: every attack's instances are spread evenly over the shards
-  // whatever the number of attacks (job id mod n would give all of one attack's jobs to
-  // one shard whenever n divides the attack count, e.g. every BO attack to shard 1 of 2).
-  struct Job {
-    size_t instance, attack;
-  };
-  std::vector<Job> jobs;
-  for (size_t i = 0; i < ex.instances().size(); ++i)
-    for (size_t j = 0; j < ex.num_attacks(); ++j)
-      if (static_cast<int>((i + j) % shard_n) == shard_k - 1) jobs.push_back({i, j});
+  const std::vector<Job> jobs = ShardJobs(ex, shard_k, shard_n);
   experiment::CreatedFolders folders;  // removed again if the run fails before writing
   folders.Create(a.out_dir);
   const fs::path records =
@@ -243,26 +251,39 @@ int RunBench(const BenchArgs& a) {
                            records.string() + ": run the same command again to resume\n");
   ProgressBar bar(static_cast<long>(jobs.size()), !a.quiet);
   long finished = 0;
+  std::vector<Job> todo;
   for (const Job& job : jobs) {
     const experiment::Instance& inst = ex.instances()[job.instance];
-    const std::string name = ex.attack(job.attack).name();
-    if (done.count({name, inst.index, inst.target})) {
+    if (done.count({ex.attack(job.attack).name(), inst.index, inst.target}))
       bar.Update(++finished, "resumed", true);
-      continue;
-    }
-    const experiment::JobResult r = ex.Run(job.instance, job.attack, [&](long q, double) {
-      bar.Update(finished,
-                 name + " image " + std::to_string(inst.index) + " q=" + std::to_string(q), false);
-    });
-    file.Append(r.record);
-    all.push_back(r.record);
-    bar.Update(++finished, name + (r.result.success ? " success" : " failed"), true);
+    else
+      todo.push_back(job);
   }
+  std::mutex bar_mu;  // lanes report progress from their own threads
+  ex.RunJobs(todo.size(), [&](size_t k) -> oracle::Lockstep::Commit {
+    const Job& job = todo[k];
+    const experiment::Instance& inst = ex.instances()[job.instance];
+    const std::string name = ex.attack(job.attack).name();
+    auto r = std::make_shared<experiment::JobResult>(
+        ex.Run(job.instance, job.attack, [&](long q, double) {
+          std::lock_guard<std::mutex> lock(bar_mu);
+          bar.Update(finished,
+                     name + " image " + std::to_string(inst.index) + " q=" + std::to_string(q),
+                     false);
+        }));
+    return [&, r, name] {  // in job order
+      file.Append(r->record);
+      all.push_back(r->record);
+      std::lock_guard<std::mutex> lock(bar_mu);
+      bar.Update(++finished, name + (r->result.success ? " success" : " failed"), true);
+    };
+  });
   bar.Finish();
   file.Commit();
   WriteSummary(all, a.out_dir, true);
   folders.Keep();
   PrintModelNotes("advbo bench", ex);
+  if (!a.quiet) PrintLockstepStats("advbo bench", ex);
   std::printf("records: %s; table, summary.json, curves.csv, curves.png in %s\n", records.c_str(),
               a.out_dir.c_str());
   return 0;

@@ -689,6 +689,7 @@ int RunEvaluate(const EvaluateArgs& a) {
     }
     experiment::RunEnsemble(ex, in_shard, done, p.spec.budget, p.shares, hooks);
     bar.Finish();
+    if (!a.quiet) PrintLockstepStats("advbo evaluate", ex);
   }
   file.Commit();
   std::string why_not;

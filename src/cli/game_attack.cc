@@ -48,6 +48,7 @@ experiment::ExperimentSpec AttackGameSpec(const GameArgs& a) {
   spec.http_timeout = a.study.http_timeout;
   spec.http_retries = a.study.http_retries;
   spec.clean_images = 0;  // the game reports no clean accuracy
+  spec.lockstep = 1;      // one game at a time: its rounds follow each other
   return spec;
 }
 

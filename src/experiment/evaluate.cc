@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <mutex>
 #include <set>
 #include <tuple>
 
@@ -182,14 +183,19 @@ long RunEnsemble(const Experiment& ex, const std::set<int>& images,
   if (shares.size() != ex.num_attacks())
     throw std::invalid_argument("the budget split needs one share per ensemble attack");
   long finished = 0, robust = 0;
-  auto progress = [&](const std::string& status, bool image_finished) {
+  std::mutex mu;  // lanes report progress from their own threads
+  auto progress = [&](const std::string& status, bool image_finished) {  // caller holds mu
     if (hooks.progress) hooks.progress(finished, status, image_finished);
   };
-  for (size_t i = 0; i < ex.instances().size(); ++i) {
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < ex.instances().size(); ++i)
+    if (images.count(ex.instances()[i].index)) todo.push_back(i);
+  ex.RunJobs(todo.size(), [&](size_t k) -> oracle::Lockstep::Commit {
+    const size_t i = todo[k];
     const Instance& inst = ex.instances()[i];
-    if (!images.count(inst.index)) continue;
     bool broken = false;
     long used = 0;
+    auto results = std::make_shared<std::vector<JobResult>>();
     for (size_t j = 0; j < ex.num_attacks() && !broken; ++j) {
       const std::string name = ex.attack(j).name();
       if (const auto it = done.find({name, inst.index, inst.target}); it != done.end()) {
@@ -202,21 +208,28 @@ long RunEnsemble(const Experiment& ex, const std::set<int>& images,
       JobResult r = ex.Run(
           i, j,
           [&](long q, double) {
+            std::lock_guard<std::mutex> lock(mu);
             progress(name + " image " + std::to_string(inst.index) + " q=" + std::to_string(q),
                      false);
           },
           job);
       r.record["budget_per_image"] = image_budget;
-      if (hooks.on_record) hooks.on_record(r.record);
-      if (hooks.on_job) hooks.on_job(r);
       broken = RecordBreaksImage(r.record);
       used += r.record.value("queries_used", r.record.value("queries", 0L));
+      results->push_back(std::move(r));
     }
-    robust += !broken;
-    ++finished;
-    progress("robust " + std::to_string(robust) + "/" + std::to_string(finished) + " attacked",
-             true);
-  }
+    return [&, results, broken] {  // in image order
+      for (const JobResult& r : *results) {
+        if (hooks.on_record) hooks.on_record(r.record);
+        if (hooks.on_job) hooks.on_job(r);
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      robust += !broken;
+      ++finished;
+      progress("robust " + std::to_string(robust) + "/" + std::to_string(finished) + " attacked",
+               true);
+    };
+  });
   return robust;
 }
 

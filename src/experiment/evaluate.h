@@ -99,7 +99,7 @@ struct JobResult;
 
 /// What RunEnsemble reports as it goes.
 struct EnsembleHooks {
-  /// Each new attack run's record, as soon as it finished (for the record file).
+  /// Each new attack run's record, once its image's ensemble finished (for the record file).
   std::function<void(const nlohmann::json& record)> on_record;
   /// (images finished, status, whether an image just finished); also during an attack.
   std::function<void(long finished, const std::string& status, bool image_finished)> progress;
@@ -126,8 +126,11 @@ long EnsembleShare(long budget, long used, const std::vector<double>& shares, si
 /// share of `image_budget` (EnsembleShare; records carry it as "budget" and the image's
 /// total as "budget_per_image"), until one breaks the image (RecordBreaksImage). Attack runs
 /// listed in `done` (attack, image, target: resumed runs, other shards') are not repeated.
-/// Returns the number of those images no attack broke. Model failures propagate
-/// (oracle::ModelError) after the finished runs were reported.
+/// Images run in lockstep (Experiment::RunJobs: one lane per image); an image's records are
+/// reported together, in image order, once its ensemble is done. `hooks.progress` is called
+/// under a lock, so it needs none of its own. Returns the number of those images no attack
+/// broke. Model failures propagate (oracle::ModelError) after the finished images were
+/// reported.
 long RunEnsemble(const Experiment& ex, const std::set<int>& images,
                  const std::map<std::tuple<std::string, int, int>, EnsembleRun>& done,
                  long image_budget, const std::vector<double>& shares, const EnsembleHooks& hooks);

@@ -86,6 +86,27 @@ void Experiment::CheckAttackFits(const attacks::Attack& attack, const std::strin
     throw std::invalid_argument("attack " + name + " is untargeted only (--untargeted)");
 }
 
+void Experiment::LoadOrCheckModel() {
+  if (!model_) {
+    model_path_ = spec_.model.empty() ? DefaultModelPath(spec_.dataset) : spec_.model;
+    if (!oracle::IsModelUrl(model_path_)) lockstep_ = std::make_shared<oracle::Lockstep>(1);
+    model_ =
+        LoadModelFor(images_, model_path_, spec_.output, spec_.threads, spec_.normalize,
+                     oracle::HttpOptions{spec_.http_timeout, spec_.http_retries},
+                     spec_.setup_queries, oracle::ParseModelGraph(spec_.model_graph), lockstep_);
+  } else if (spec_.lockstep > 1) {
+    throw std::invalid_argument("--lockstep " + std::to_string(spec_.lockstep) +
+                                ": a model given in Python is scored one call at a time");
+  } else if (model_->channels() != images_.channels || model_->height() != images_.height ||
+             model_->width() != images_.width) {
+    throw std::invalid_argument(
+        "the model takes [N, " + std::to_string(model_->channels()) + ", " +
+        std::to_string(model_->height()) + ", " + std::to_string(model_->width()) +
+        "] images, the data are [N, " + std::to_string(images_.channels) + ", " +
+        std::to_string(images_.height) + ", " + std::to_string(images_.width) + "]");
+  }
+}
+
 void Experiment::Init() {
   norm_ = oracle::ParseNorm(spec_.norm);
   feedback_ = oracle::ParseFeedback(spec_.feedback);
@@ -105,19 +126,7 @@ void Experiment::Init() {
     attacks_.push_back(attacks::MakeAttack(name, ctx));
     CheckAttackFits(*attacks_.back(), name);
   }
-  if (!model_) {
-    model_path_ = spec_.model.empty() ? DefaultModelPath(spec_.dataset) : spec_.model;
-    model_ = LoadModelFor(images_, model_path_, spec_.output, spec_.threads, spec_.normalize,
-                          oracle::HttpOptions{spec_.http_timeout, spec_.http_retries},
-                          spec_.setup_queries, oracle::ParseModelGraph(spec_.model_graph));
-  } else if (model_->channels() != images_.channels || model_->height() != images_.height ||
-             model_->width() != images_.width) {
-    throw std::invalid_argument(
-        "the model takes [N, " + std::to_string(model_->channels()) + ", " +
-        std::to_string(model_->height()) + ", " + std::to_string(model_->width()) +
-        "] images, the data are [N, " + std::to_string(images_.channels) + ", " +
-        std::to_string(images_.height) + ", " + std::to_string(images_.width) + "]");
-  }
+  LoadOrCheckModel();
   // Session names of a served model's per-instance defenses: unique per experiment so that
   // several clients (bench shards) can share one server; they never change results.
   session_prefix_ =
@@ -134,6 +143,11 @@ void Experiment::Init() {
                                spec_.setup_queries);
   if (selection_.instances.empty())
     throw std::invalid_argument(NoInstancesMessage(spec_, selection_, images_));
+  if (lockstep_) {
+    const size_t jobs = selection_.instances.size() * attacks_.size();
+    lanes_ = spec_.lockstep > 0 ? spec_.lockstep : AutoLockstepLanes(jobs);
+    lockstep_->set_lanes(lanes_);
+  }
   pixels_ = oracle::ParsePixelSpace(spec_.pixels);
   if (pixels_ == oracle::PixelSpace::k8bit) {
     for (int idx : selection_.chosen)
@@ -283,7 +297,19 @@ nlohmann::json Experiment::Settings() const {
           {"pixels", oracle::PixelSpaceName(pixels_)},
           {"norm", oracle::NormName(norm_)},
           {"feedback", oracle::FeedbackName(feedback_)},
-          {"model_graph", model_->graph()}};
+          {"model_graph", model_->graph()},
+          {"lockstep", lanes_}};
+}
+
+void Experiment::RunJobs(size_t n,
+                         const std::function<oracle::Lockstep::Commit(size_t)>& job) const {
+  if (lanes_ > 1) return lockstep_->Run(n, job);
+  for (size_t k = 0; k < n; ++k)
+    if (oracle::Lockstep::Commit commit = job(k)) commit();
+}
+
+oracle::LockstepStats Experiment::lockstep_stats() const {
+  return lockstep_ ? lockstep_->stats() : oracle::LockstepStats{};
 }
 
 JobResult Experiment::Run(size_t i, size_t j, const attacks::AttackProgress& progress,
@@ -317,6 +343,8 @@ JobResult Experiment::Run(size_t i, size_t j, const attacks::AttackProgress& pro
                               dataset_name_);
   out.record["model_output"] = model_->output_format();
   out.record["model_graph"] = model_->graph();
+  // B when this job's model calls were batched in RunJobs' lanes, 1 when scored one by one.
+  out.record["lockstep"] = lockstep_ && lockstep_->InLane() ? lanes_ : 1;
   if (!defense_->empty()) {
     out.record["defense"] = defense_->Spec();
     out.record["defended_clean_accuracy"] = defended_acc_;

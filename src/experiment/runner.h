@@ -19,6 +19,7 @@
 #include "experiment/setup.h"
 #include "experiment/spec.h"
 #include "oracle/classifier.h"
+#include "oracle/lockstep.h"
 #include "oracle/oracle.h"
 
 namespace advbo::experiment {
@@ -113,6 +114,19 @@ class Experiment {
   /// RecordSettings of this experiment's records (for resume and merge checks).
   nlohmann::json Settings() const;
 
+  /// B, the lanes of RunJobs (ExperimentSpec::lockstep resolved: auto is
+  /// AutoLockstepLanes(instances x attacks) for a TorchScript model, else 1).
+  int lockstep() const { return lanes_; }
+  /// Runs job(k) for k = 0..n-1 and the commits they return in job order: with lockstep() 1
+  /// one after the other on this thread (an exception stops the run at once), else on B lanes
+  /// in lockstep (oracle::Lockstep::Run: each job's model calls batched with the other
+  /// lanes'; a job's exception stops new jobs, the running ones finish and commit, then the
+  /// exception of the lowest-numbered failed job is rethrown). `job` runs Run() (on a lane
+  /// thread: shared state it touches needs a lock; the commit runs one at a time).
+  void RunJobs(size_t n, const std::function<oracle::Lockstep::Commit(size_t)>& job) const;
+  /// What the lockstep rounds did so far (all zero with lockstep() 1).
+  oracle::LockstepStats lockstep_stats() const;
+
   /// Runs attack `j` on instance `i` through a fresh oracle (budget spec.budget, the
   /// defense installed with InstanceDefenseSeed). Never more queries than the budget, no
   /// query outside the eps-ball (the oracle's contract). Model failures propagate as
@@ -123,6 +137,9 @@ class Experiment {
  private:
   // The constructors' common part; images_ and (optionally) model_ are set.
   void Init();
+  // Loads spec_.model (in lockstep_'s lanes when local) unless the caller gave model_; checks a
+  // given model's input shape against the images'.
+  void LoadOrCheckModel();
   // Adds true_class_name, target_name and adversarial_class_name to a record when the
   // user's data carry class names.
   void AddClassNames(nlohmann::json* record) const;
@@ -149,6 +166,9 @@ class Experiment {
   nlohmann::json setup_queries_;
   std::string session_prefix_;
   mutable std::atomic<long> run_counter_{0}, verify_counter_{0};
+  // The lanes the local model's back end scores in (null for a served or given model).
+  std::shared_ptr<oracle::Lockstep> lockstep_;
+  int lanes_ = 1;
 };
 
 }  // namespace advbo::experiment

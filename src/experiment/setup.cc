@@ -111,7 +111,8 @@ std::unique_ptr<oracle::Classifier> LoadModelFor(const data::ImageSet& images,
                                                  const std::string& path, const std::string& output,
                                                  int threads, const std::string& normalize,
                                                  const oracle::HttpOptions& http, bool probe,
-                                                 oracle::ModelGraph graph) {
+                                                 oracle::ModelGraph graph,
+                                                 std::shared_ptr<oracle::Lockstep> lockstep) {
   oracle::ClassifierOptions copt;
   if (!normalize.empty()) copt.normalize = oracle::Normalization::Parse(normalize);
   copt.http = http;
@@ -122,6 +123,7 @@ std::unique_ptr<oracle::Classifier> LoadModelFor(const data::ImageSet& images,
   copt.threads = threads;
   copt.probe = probe;
   copt.graph = graph;
+  copt.lockstep = std::move(lockstep);
   if (!probe) copt.classes = images.class_names.empty() ? 0 : ClassCountOf(images);
   return oracle::Classifier::Load(path, copt);
 }

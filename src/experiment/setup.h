@@ -69,10 +69,13 @@ attacks::AttackContext ContextFor(const data::ImageSet& images, const std::strin
 /// With `probe` false the model scores nothing on loading (no shape probe): the output kind
 /// must be logits or probs; the class count is the data's class names' count when it has
 /// them (a model that disagrees fails at its first query), else the model's first answer's.
+/// `graph`: a TorchScript model's inference graph; `lockstep`: when set, a TorchScript
+/// model scores in its lanes' rounds (oracle::MakeLockstepBackend).
 std::unique_ptr<oracle::Classifier> LoadModelFor(
     const data::ImageSet& images, const std::string& path, const std::string& output, int threads,
     const std::string& normalize = "", const oracle::HttpOptions& http = {}, bool probe = true,
-    oracle::ModelGraph graph = oracle::ModelGraph::kFrozen);
+    oracle::ModelGraph graph = oracle::ModelGraph::kFrozen,
+    std::shared_ptr<oracle::Lockstep> lockstep = nullptr);
 
 /// Number of classes the labels of `images` imply: its class names' count when it has
 /// them, else the largest label + 1 (at least 2).

@@ -9,6 +9,7 @@
 
 #include "attacks/attack.h"
 #include "oracle/classifier.h"
+#include "oracle/lockstep.h"
 #include "oracle/oracle.h"
 
 namespace advbo::experiment {
@@ -78,6 +79,14 @@ void Validate(const ExperimentSpec& s) {
                                 std::to_string(s.http_retries));
   oracle::ParsePixelSpace(s.pixels);
   oracle::ParseModelGraph(s.model_graph);
+  if (s.lockstep < 0 || s.lockstep > oracle::kMaxLockstepLanes)
+    throw std::invalid_argument("--lockstep must be in 0.." +
+                                std::to_string(oracle::kMaxLockstepLanes) + " (0 = auto), got " +
+                                std::to_string(s.lockstep));
+  if (s.lockstep > 1 && oracle::IsModelUrl(s.model))
+    throw std::invalid_argument(
+        "--lockstep " + std::to_string(s.lockstep) +
+        ": a served model answers one instance's session per request; use --lockstep 1 or 0");
   if (s.clean_images < 0)
     throw std::invalid_argument("--clean-images must be >= 0, got " +
                                 std::to_string(s.clean_images));
@@ -85,6 +94,12 @@ void Validate(const ExperimentSpec& s) {
     throw std::invalid_argument("--verify-draws must be in 1..1000, got " +
                                 std::to_string(s.verify_draws));
   CheckImageIndices(s.indices);
+}
+
+int AutoLockstepLanes(size_t jobs) {
+  int lanes = 1;
+  while (lanes * 2 <= kAutoLockstepLanes && static_cast<size_t>(lanes) * 2 <= jobs) lanes *= 2;
+  return lanes;
 }
 
 void CheckImageIndices(const std::vector<int>& indices) {
@@ -126,6 +141,8 @@ nlohmann::json RecordSettings(const nlohmann::json& r) {
   s["feedback"] = r.contains("feedback") ? r.at("feedback") : nlohmann::json("scores");
   // Records before issue #56 were all scored by the plain module.
   s["model_graph"] = r.contains("model_graph") ? r.at("model_graph") : nlohmann::json("plain");
+  // Records before lockstep were scored one call at a time.
+  s["lockstep"] = r.contains("lockstep") ? r.at("lockstep") : nlohmann::json(1);
   return s;
 }
 

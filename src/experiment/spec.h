@@ -2,6 +2,7 @@
 // `advbo bench` and the attack-vs-defender `advbo game`, validated where it enters.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -41,6 +42,13 @@ struct ExperimentSpec {
   /// inference, logits within ~1e-6 of the plain module) or "plain" (the module as loaded,
   /// bit for bit what versions before issue #56 scored). See oracle::ModelGraph.
   std::string model_graph = "frozen";
+  /// Instances in lockstep (issue #56; oracle/lockstep.h): B jobs run at once and their model
+  /// calls go to the model as batches of B images. 0 = auto: AutoLockstepLanes(instances x
+  /// attacks) for a TorchScript model, 1 for a served one; 1 = one job at a time,
+  /// every call scored as it is (bit for bit the scores of versions before issue #56). An
+  /// image's scores depend on B in the last float bits (records carry it as `lockstep`), never
+  /// on thread timing or on which jobs run beside it. In [0, oracle::kMaxLockstepLanes].
+  int lockstep = 0;
   std::string defense = "none";        ///< defense or game-defender spec (defenses/)
   std::string defender_vae;            ///< VAE of a game defender ("" = models/<dataset>_vae.pt)
   std::optional<double> defender_eps;  ///< game defender's clip radius; unset = eps
@@ -70,6 +78,17 @@ struct ExperimentSpec {
   /// reported image (null when that image was never queried, e.g. float queries).
   bool setup_queries = true;
 };
+
+/// The most lanes --lockstep 0 (auto) picks for a TorchScript model: 8, where the shipped
+/// models' frozen graphs reach their best time per image (batch 10: 0.77 ms on CIFAR-10
+/// against 1.23 at batch 1; docs/results/performance.md).
+inline constexpr int kAutoLockstepLanes = 8;
+
+/// --lockstep 0 for a run of `jobs` jobs (instances x attacks, counted before resuming or
+/// sharding, so a resumed run or a shard picks the same B): the largest of 1, 2, 4 and 8 that
+/// is <= jobs. Powers of two because the shipped models score an image bit for bit the same
+/// at any row of a batch of 2, 4 or 8 rows (not of 5, 6 or 7: tests/oracle/lockstep_test.cc).
+int AutoLockstepLanes(size_t jobs);
 
 /// Largest accepted --threads (more is refused rather than spawning thousands of threads).
 inline constexpr int kMaxThreads = 256;
@@ -116,8 +135,8 @@ std::vector<std::string> SplitAttackList(const std::string& list);
 /// The settings a record must share with the running experiment to be resumed from or
 /// merged with it: budget, epsilon, seed, model (as recorded), dataset, threat_model,
 /// defense ("none" when absent), normalize ("none" when absent), pixels ("float" when
-/// absent: records from before 8-bit queries), norm ("linf" when absent) and feedback
-/// ("scores" when absent).
+/// absent: records from before 8-bit queries), norm ("linf" when absent), feedback
+/// ("scores" when absent), model_graph ("plain" when absent) and lockstep (1 when absent).
 nlohmann::json RecordSettings(const nlohmann::json& record);
 
 /// "" when `record` was made with `settings` (RecordSettings of a record of the running

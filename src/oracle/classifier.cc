@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "oracle/http_backend.h"
+#include "oracle/lockstep.h"
 
 namespace advbo::oracle {
 namespace {
@@ -126,7 +127,9 @@ std::unique_ptr<Classifier> Classifier::Load(const std::string& model,
                                              const ClassifierOptions& opt) {
   opt.Validate();
   if (IsModelUrl(model)) return FromBackend(MakeHttpBackend(model, opt.http), opt);
-  return FromBackend(MakeTorchScriptBackend(model, opt.threads, opt.graph), opt);
+  std::unique_ptr<ScoreBackend> backend = MakeTorchScriptBackend(model, opt.threads, opt.graph);
+  if (opt.lockstep) backend = MakeLockstepBackend(std::move(backend), opt.lockstep);
+  return FromBackend(std::move(backend), opt);
 }
 
 const char* ModelGraphName(ModelGraph g) { return g == ModelGraph::kFrozen ? "frozen" : "plain"; }

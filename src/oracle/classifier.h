@@ -23,6 +23,8 @@
 
 namespace advbo::oracle {
 
+class Lockstep;  // oracle/lockstep.h
+
 /// A missing, unreadable or unusable model (or an unreachable / misbehaving served model);
 /// the message names the file or URL and the problem.
 class ModelError : public std::runtime_error {
@@ -159,6 +161,9 @@ struct ClassifierOptions {
   int classes = 0;  ///< number of classes when probe is false (0 = taken from the first
                     ///< answer; else >= 2); ignored otherwise
   ModelGraph graph = ModelGraph::kFrozen;  ///< TorchScript inference graph; ignored for URLs
+  /// When set, a TorchScript model's back end scores in these lanes' rounds
+  /// (MakeLockstepBackend, issue #56); ignored for URLs (each request is one session's).
+  std::shared_ptr<Lockstep> lockstep;
   /// Throws std::invalid_argument when a shape entry or `threads` is negative, the shape is
   /// given in part, `http` is out of range, or probe is false without the shape, with
   /// output auto, or with classes 1 or negative.

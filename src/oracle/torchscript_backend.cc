@@ -116,10 +116,15 @@ class TorchScriptBackend : public ScoreBackend {
 }  // namespace
 
 std::string BlasLibrary() {
-  using Getter = char* (*)();
-  if (auto f = reinterpret_cast<Getter>(dlsym(RTLD_DEFAULT, "openblas_get_config")))
-    return f();  // e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH ... Haswell MAX_THREADS=64"
-  return "reference BLAS";
+  // openblas_get_config writes into one static buffer on every call, so concurrent calls
+  // (instances in lockstep write records on several threads) garble it: ask once.
+  static const std::string blas = [] {
+    using Getter = char* (*)();
+    if (auto f = reinterpret_cast<Getter>(dlsym(RTLD_DEFAULT, "openblas_get_config")))
+      return std::string(f());  // e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH ... Haswell MAX_THREADS=64"
+    return std::string("reference BLAS");
+  }();
+  return blas;
 }
 
 std::unique_ptr<ScoreBackend> MakeTorchScriptBackend(const std::string& path, int threads,

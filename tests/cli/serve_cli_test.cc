@@ -89,10 +89,12 @@ class ServeCli : public TempDirTest {};
 
 TEST_F(ServeCli, AttackBenchAndGameGiveTheSameRecordsAsTheLocalFile) {
   // The server with LibTorch's default threads, the clients with one: scores do not depend
-  // on the thread count.
+  // on the thread count. A served model scores one call at a time (its requests are one
+  // instance's session each), so the local runs do too: --lockstep 1 (records carry it).
   ServeProcess srv("", dir_);
   ASSERT_GT(srv.port(), 0) << Slurp(dir_ / "serve.log");
-  const std::string common = " --indices 0,1 --target 3 --budget 60 --seed 4 --threads 1 -q ";
+  const std::string common =
+      " --indices 0,1 --target 3 --budget 60 --seed 4 --threads 1 --lockstep 1 -q ";
   ASSERT_EQ(RunAdvbo("attack" + common + "-o " + (dir_ / "l.jsonl").string(), dir_ / "log"), 0)
       << Slurp(dir_ / "log");
   ASSERT_EQ(

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <memory>
 #include <set>
 #include <string>
 
@@ -245,12 +247,14 @@ TEST(ExperimentSettings, MismatchNamesTheSetting) {
 
 // The runner on the shipped model: every job stays in the eps-ball and within budget, and a
 // job's record does not depend on which jobs ran before it (instance seeds are positional).
+// Run() called directly scores one call at a time (records: lockstep 1), so the spec says so.
 TEST(ExperimentRunner, JobsRespectTheThreatModelAndAreOrderIndependent) {
   ExperimentSpec s;
   s.attacks = {"square", "random"};
   s.indices = {0, 1};
   s.budget = 40;
   s.threads = 1;
+  s.lockstep = 1;
   const Experiment ex(s);
   ASSERT_EQ(ex.instances().size(), 18u);  // 2 images x 9 targets
   EXPECT_DOUBLE_EQ(ex.epsilon(), 0.3);
@@ -275,6 +279,66 @@ TEST(ExperimentRunner, JobsRespectTheThreatModelAndAreOrderIndependent) {
   // The same jobs in reverse order give the same records.
   for (size_t i = 4; i-- > 0;)
     for (size_t j = 2; j-- > 0;) EXPECT_EQ(strip(ex.Run(i, j, nullptr).record), forward[i * 2 + j]);
+}
+
+// Issue #56: RunJobs in lockstep. Jobs in another order meet other jobs in their batches, yet
+// every record is the same (each forward pass has B rows and an image's scores do not depend on
+// its row); commits come in job order; records carry B and match the experiment's settings;
+// auto picks the largest power of two <= 8 that the jobs fill.
+TEST(ExperimentRunner, LockstepJobsGiveTheSameRecordsInAnyOrder) {
+  ExperimentSpec s;
+  s.attacks = {"square", "parsimonious"};
+  s.indices = {0, 1};
+  s.budget = 60;
+  s.eps = 0.1;
+  s.lockstep = 4;
+  const Experiment ex(s);
+  ASSERT_EQ(ex.lockstep(), 4);
+  const size_t n = 12;  // (instance, attack) = (k / 2, k % 2)
+  auto run = [&](bool reverse) {
+    std::map<size_t, nlohmann::json> out;
+    std::vector<size_t> committed;
+    ex.RunJobs(n, [&](size_t k) -> oracle::Lockstep::Commit {
+      const size_t job = reverse ? n - 1 - k : k;
+      auto r = std::make_shared<JobResult>(ex.Run(job / 2, job % 2, nullptr));
+      return [&, k, job, r] {
+        committed.push_back(k);
+        out[job] = r->record;
+      };
+    });
+    std::vector<size_t> order(n);
+    for (size_t k = 0; k < n; ++k) order[k] = k;
+    EXPECT_EQ(committed, order);
+    return out;
+  };
+  const auto forward = run(false), backward = run(true);
+  ASSERT_EQ(forward.size(), n);
+  for (const auto& [job, r] : forward) {
+    nlohmann::json a = r, b = backward.at(job);
+    for (const char* k : {"seconds", "model_seconds", "bo_seconds"}) {
+      a.erase(k);
+      b.erase(k);
+    }
+    EXPECT_EQ(a, b) << "job " << job << ": " << nlohmann::json::diff(a, b).dump();
+    EXPECT_EQ(r["lockstep"], 4);
+    EXPECT_EQ(SettingsMismatch(r, ex.Settings()), "");
+  }
+  const oracle::LockstepStats st = ex.lockstep_stats();
+  EXPECT_GT(st.forwards, 0);
+  EXPECT_EQ(st.forwards * 4, st.rows + st.padded_rows);
+  EXPECT_EQ(AutoLockstepLanes(1), 1);
+  EXPECT_EQ(AutoLockstepLanes(3), 2);
+  EXPECT_EQ(AutoLockstepLanes(7), 4);
+  EXPECT_EQ(AutoLockstepLanes(450), 8);
+  s.lockstep = 0;
+  s.indices = {0};
+  s.target = 3;  // 1 instance x 2 attacks
+  EXPECT_EQ(Experiment(s).lockstep(), 2);
+  s.lockstep = 65;
+  EXPECT_THROW(Validate(s), std::invalid_argument);
+  s.lockstep = 2;
+  s.model = "http://127.0.0.1:1/predict";
+  EXPECT_THROW(Validate(s), std::invalid_argument);
 }
 
 TEST(ExperimentRunner, NoInstanceMessagesSayWhy) {
