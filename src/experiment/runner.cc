@@ -145,7 +145,7 @@ void Experiment::Init() {
     throw std::invalid_argument(NoInstancesMessage(spec_, selection_, images_));
   if (lockstep_) {
     const size_t jobs = selection_.instances.size() * attacks_.size();
-    lanes_ = spec_.lockstep > 0 ? spec_.lockstep : AutoLockstepLanes(jobs);
+    lanes_ = spec_.lockstep > 0 ? spec_.lockstep : AutoLockstepLanes(jobs, model_->input_size());
     lockstep_->set_lanes(lanes_);
   }
   pixels_ = oracle::ParsePixelSpace(spec_.pixels);

@@ -115,7 +115,7 @@ class Experiment {
   nlohmann::json Settings() const;
 
   /// B, the lanes of RunJobs (ExperimentSpec::lockstep resolved: auto is
-  /// AutoLockstepLanes(instances x attacks) for a TorchScript model, else 1).
+  /// AutoLockstepLanes(instances x attacks, input size) for a TorchScript model, else 1).
   int lockstep() const { return lanes_; }
   /// Runs job(k) for k = 0..n-1 and the commits they return in job order: with lockstep() 1
   /// one after the other on this thread (an exception stops the run at once), else on B lanes

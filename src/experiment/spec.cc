@@ -96,7 +96,8 @@ void Validate(const ExperimentSpec& s) {
   CheckImageIndices(s.indices);
 }
 
-int AutoLockstepLanes(size_t jobs) {
+int AutoLockstepLanes(size_t jobs, int input_size) {
+  if (input_size < kAutoLockstepMinInput) return 1;
   int lanes = 1;
   while (lanes * 2 <= kAutoLockstepLanes && static_cast<size_t>(lanes) * 2 <= jobs) lanes *= 2;
   return lanes;

@@ -44,7 +44,8 @@ struct ExperimentSpec {
   std::string model_graph = "frozen";
   /// Instances in lockstep (issue #56; oracle/lockstep.h): B jobs run at once and their model
   /// calls go to the model as batches of B images. 0 = auto: AutoLockstepLanes(instances x
-  /// attacks) for a TorchScript model, 1 for a served one; 1 = one job at a time,
+  /// attacks, input size) for a TorchScript model (8 for CIFAR-10-size runs of 8 jobs or more,
+  /// 1 for MNIST), 1 for a served one; 1 = one job at a time,
   /// every call scored as it is (bit for bit the scores of versions before issue #56). An
   /// image's scores depend on B in the last float bits (records carry it as `lockstep`), never
   /// on thread timing or on which jobs run beside it. In [0, oracle::kMaxLockstepLanes].
@@ -80,15 +81,24 @@ struct ExperimentSpec {
 };
 
 /// The most lanes --lockstep 0 (auto) picks for a TorchScript model: 8, where the shipped
-/// models' frozen graphs reach their best time per image (batch 10: 0.77 ms on CIFAR-10
-/// against 1.23 at batch 1; docs/results/performance.md).
+/// models' frozen graphs reach their best time per image (CIFAR-10, 1 thread: 0.67 ms at batch
+/// 8 against 0.95 at batch 1; tools/results/lockstep/).
 inline constexpr int kAutoLockstepLanes = 8;
 
+/// The smallest model input (values per image) for which --lockstep 0 batches: 3 x 32 x 32.
+/// Measured (tools/results/lockstep/, 3 interleaved repetitions): Square on the shipped
+/// CIFAR-10 model ran 1.10x faster with 8 lanes at 1 thread and 1.37x with both cores; on the
+/// MNIST models (0.14-0.28 ms per image) a round's synchronisation costs about what batching
+/// saves (0.87-0.92x for Square, 0.89-0.94x for BOS^2), so MNIST-size inputs run one job at a
+/// time unless --lockstep is given.
+inline constexpr int kAutoLockstepMinInput = 3 * 32 * 32;
+
 /// --lockstep 0 for a run of `jobs` jobs (instances x attacks, counted before resuming or
-/// sharding, so a resumed run or a shard picks the same B): the largest of 1, 2, 4 and 8 that
+/// sharding, so a resumed run or a shard picks the same B) on a model taking `input_size`
+/// values per image: 1 below kAutoLockstepMinInput, else the largest of 1, 2, 4 and 8 that
 /// is <= jobs. Powers of two because the shipped models score an image bit for bit the same
 /// at any row of a batch of 2, 4 or 8 rows (not of 5, 6 or 7: tests/oracle/lockstep_test.cc).
-int AutoLockstepLanes(size_t jobs);
+int AutoLockstepLanes(size_t jobs, int input_size);
 
 /// Largest accepted --threads (more is refused rather than spawning thousands of threads).
 inline constexpr int kMaxThreads = 256;

@@ -284,7 +284,7 @@ TEST(ExperimentRunner, JobsRespectTheThreatModelAndAreOrderIndependent) {
 // Issue #56: RunJobs in lockstep. Jobs in another order meet other jobs in their batches, yet
 // every record is the same (each forward pass has B rows and an image's scores do not depend on
 // its row); commits come in job order; records carry B and match the experiment's settings;
-// auto picks the largest power of two <= 8 that the jobs fill.
+// auto picks the largest power of two <= 8 that the jobs fill, and 1 for MNIST-size models.
 TEST(ExperimentRunner, LockstepJobsGiveTheSameRecordsInAnyOrder) {
   ExperimentSpec s;
   s.attacks = {"square", "parsimonious"};
@@ -326,13 +326,17 @@ TEST(ExperimentRunner, LockstepJobsGiveTheSameRecordsInAnyOrder) {
   const oracle::LockstepStats st = ex.lockstep_stats();
   EXPECT_GT(st.forwards, 0);
   EXPECT_EQ(st.forwards * 4, st.rows + st.padded_rows);
-  EXPECT_EQ(AutoLockstepLanes(1), 1);
-  EXPECT_EQ(AutoLockstepLanes(3), 2);
-  EXPECT_EQ(AutoLockstepLanes(7), 4);
-  EXPECT_EQ(AutoLockstepLanes(450), 8);
+  EXPECT_EQ(AutoLockstepLanes(1, 3072), 1);
+  EXPECT_EQ(AutoLockstepLanes(3, 3072), 2);
+  EXPECT_EQ(AutoLockstepLanes(7, 3072), 4);
+  EXPECT_EQ(AutoLockstepLanes(450, 3072), 8);
+  EXPECT_EQ(AutoLockstepLanes(450, 784), 1);  // MNIST: batching does not pay
   s.lockstep = 0;
   s.indices = {0};
   s.target = 3;  // 1 instance x 2 attacks
+  EXPECT_EQ(Experiment(s).lockstep(), 1);
+  s.dataset = "cifar10";
+  s.eps = 8.0 / 255;
   EXPECT_EQ(Experiment(s).lockstep(), 2);
   s.lockstep = 65;
   EXPECT_THROW(Validate(s), std::invalid_argument);

@@ -35,7 +35,9 @@ cases = {
 runs_path = f"{out}/runs.jsonl"
 open(runs_path, "w").close()
 runs = []
-for case, cmd in cases.items():
+REPS = 3  # the arms interleaved, rep by rep: machine noise hits them alike
+for rep in range(REPS):
+  for case, cmd in cases.items():
     for threads in (1, 2):
         for lanes in (1, 8):
             d = f"{out}/{case}_t{threads}_b{lanes}"
@@ -44,12 +46,13 @@ for case, cmd in cases.items():
             t0 = time.perf_counter()
             p = subprocess.run(args, capture_output=True, text=True, check=True)
             wall = time.perf_counter() - t0
+            os.remove(f"{d}/curves.png")  # not kept: the table says it
             recs = [json.loads(l) for l in open(f"{d}/records.jsonl")]
             q = sum(r["queries"] for r in recs)
             m = re.search(r"model forward ([0-9.]+) s = ([0-9.]+) ms per image", p.stderr)
             pad = re.search(r"\(([0-9]+) % padding\)", p.stderr)
             fwd = float(m.group(1)) if m else sum(r["model_seconds"] for r in recs)
-            run = {"case": case, "threads": threads, "lockstep": lanes, "wall_s": wall,
+            run = {"case": case, "threads": threads, "lockstep": lanes, "rep": rep, "wall_s": wall,
                    "queries": q, "forward_s": fwd, "forward_ms_per_query": 1000 * fwd / q,
                    "padding_pct": int(pad.group(1)) if pad else 0,
                    "asr": statistics.mean(r["success"] for r in recs),
@@ -57,7 +60,7 @@ for case, cmd in cases.items():
             runs.append(run)
             with open(runs_path, "a") as f:
                 f.write(json.dumps(run) + "\n")
-            print(case, threads, lanes, f"{wall:.2f} s", file=sys.stderr)
+            print(rep, case, threads, lanes, f"{wall:.2f} s", file=sys.stderr)
 
 def keyed(case, t, b):
     return {(r["attack"], r["image_index"], r["target"]): r
@@ -75,23 +78,32 @@ lines = ["# Instances in lockstep and both cores (issue #56, steps 2 and 4)", ""
 for m in ("models/cifar10_cw.pt", "models/mnist_cw.pt"):
     for t in (1, 2):
         lines.append(f"| {m} | {t} | " + " | ".join(f"{fw[(m, t, b)]:.3f}" for b in (1, 8, 10)) + " |")
-lines += ["", "Attack runs (wall = the whole command, start-up and selection included; model ms per query = "
-          "forward seconds / queries, padding included; differs = instances whose verdict or query count "
-          "differs from the 1-thread, lockstep-1 run):", "",
-          "| run | threads | lockstep | ASR | queries | wall s | speed-up vs 1 thread, lockstep 1 | model ms per query | padding | differs |",
+lines += ["", f"Attack runs, {REPS} repetitions with the arms interleaved (wall = the whole command, start-up "
+          "and selection included: median and range; model ms per query = forward seconds / queries, "
+          "padding included, median; differs = instances whose verdict or query count differs from the "
+          "1-thread, lockstep-1 run -- records are identical across repetitions):", "",
+          "| run | threads | lockstep | ASR | queries | wall s, median (min-max) | speed-up vs 1 thread, lockstep 1 (medians) | model ms per query | padding | differs |",
           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+def arm(case, t, b):
+    return [r for r in runs if r["case"] == case and r["threads"] == t and r["lockstep"] == b]
 for case in cases:
-    base = next(r for r in runs if r["case"] == case and r["threads"] == 1 and r["lockstep"] == 1)
+    base = statistics.median(r["wall_s"] for r in arm(case, 1, 1))
     ref = keyed(case, 1, 1)
-    for r in (r for r in runs if r["case"] == case):
-        other = keyed(case, r["threads"], r["lockstep"])
-        differs = sum(other[k]["success"] != v["success"] or other[k]["queries"] != v["queries"]
-                      for k, v in ref.items())
-        lines.append(f"| {case} | {r['threads']} | {r['lockstep']} | {100 * r['asr']:.1f} % | {r['queries']} | "
-                     f"{r['wall_s']:.2f} | {base['wall_s'] / r['wall_s']:.2f}x | {r['forward_ms_per_query']:.3f} | "
-                     f"{r['padding_pct']} % | {differs} / {len(ref)} |")
+    for t in (1, 2):
+        for b in (1, 8):
+            rs = arm(case, t, b)
+            walls = [r["wall_s"] for r in rs]
+            other = keyed(case, t, b)
+            differs = sum(other[k]["success"] != v["success"] or other[k]["queries"] != v["queries"]
+                          for k, v in ref.items())
+            r = rs[0]
+            lines.append(f"| {case} | {t} | {b} | {100 * r['asr']:.1f} % | {r['queries']} | "
+                         f"{statistics.median(walls):.2f} ({min(walls):.2f}-{max(walls):.2f}) | "
+                         f"{base / statistics.median(walls):.2f}x | "
+                         f"{statistics.median(x['forward_ms_per_query'] for x in rs):.3f} | "
+                         f"{r['padding_pct']} % | {differs} / {len(ref)} |")
 lines += ["", "Commands (OUT = the run's folder):", ""]
-lines += [f"- `{r['command']}`" for r in runs]
+lines += [f"- `{r['command']}`" for r in runs if r["rep"] == 0]
 open(f"{out}/README.md", "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
 EOF
