@@ -763,8 +763,12 @@ void ReadEvaluateFolder(const std::string& in, MergeInput* m) {
     }
   if (m->first.at("reference").value("applies", false))
     for (const auto& f : experiment::ShardFiles(in, "reference", ".jsonl"))
-      for (auto& r : ReadReferenceRecords(f, m->first.at("reference").at("settings")))
-        m->reference[r["image_index"].get<int>()] = std::move(r);
+      for (auto& r : ReadReferenceRecords(f, m->first.at("reference").at("settings"))) {
+        // The index first: json's operator= takes its argument by value, and C++17 evaluates
+        // the right operand (the move out of r) before the subscript.
+        const int image = r["image_index"].get<int>();
+        m->reference[image] = std::move(r);
+      }
 }
 
 int RunEvaluateMerge(const std::vector<std::string>& inputs, const std::string& out_dir) {

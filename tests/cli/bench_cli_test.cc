@@ -94,6 +94,31 @@ TEST_F(BenchCli, ShardsMergeToTheSameTableAsOneRunAndRunsResume) {
   EXPECT_EQ(keys.size(), 9u);
 }
 
+// `evaluate merge` of folders that hold the white-box reference: the merged summary gives the
+// same reference and combined robust accuracy as the run it came from (the reference records
+// were lost to a C++17 evaluation-order slip before session 34: merge failed with a JSON
+// type error whenever a folder held reference records).
+TEST_F(BenchCli, EvaluateMergeKeepsTheWhiteBoxReference) {
+  const fs::path ev = dir_ / "ev", merged = dir_ / "merged";
+  ASSERT_EQ(RunAdvbo("evaluate --dataset mnist --model " + advbo::testing::kRoot +
+                         "/models/mnist_at.pt -n 4 --budget 40 --reference-steps 10 --threads 1 "
+                         "-q -o " +
+                         ev.string(),
+                     dir_ / "log1"),
+            0)
+      << Slurp(dir_ / "log1");
+  ASSERT_EQ(RunAdvbo("evaluate merge " + ev.string() + " -o " + merged.string(), dir_ / "log2"), 0)
+      << Slurp(dir_ / "log2");
+  const auto a = nlohmann::json::parse(Slurp(ev / "summary.json"));
+  const auto b = nlohmann::json::parse(Slurp(merged / "summary.json"));
+  ASSERT_TRUE(a["reference"]["applies"].get<bool>());
+  for (const char* k : {"robust_accuracy", "reference_robust_accuracy", "combined_robust_accuracy",
+                        "reference_not_evaluated"})
+    EXPECT_EQ(a[k], b[k]) << k;
+  EXPECT_EQ(b["reference_not_evaluated"], 0);
+  EXPECT_EQ(Slurp(ev / "reference.jsonl"), Slurp(merged / "reference.jsonl"));
+}
+
 // Issue #56, step 2: instances in lockstep. Per attack family (score-based L_inf: Square,
 // Parsimonious, BOS^2; hard-label L2: HopSkipJump, Sign-OPT, GeoDA) a run with B lanes and a
 // run one job at a time give the same verdicts, queries and images; their logits differ only

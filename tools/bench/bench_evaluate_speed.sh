@@ -42,7 +42,6 @@ def get(s, *keys):
         if k in s:
             return s[k]
     return None
-lockstep_line = [l.strip() for l in open(f"{out}/lockstep.log") if "lockstep" in l and "rounds" in l]
 rows = [("wall s (whole command)", f"{wall_shards:.1f}", f"{wall_lockstep:.1f}")]
 for key in ("robust_accuracy", "reference_robust_accuracy", "combined_robust_accuracy",
             "queries_mean", "not_evaluated"):
@@ -55,8 +54,7 @@ lines += [f"| {r[0]} | {r[1]} | {r[2]} |" for r in rows]
 va, vb = verdicts("shards"), verdicts("lockstep")
 differ = sum(va[i][0] != vb.get(i, (None,))[0] for i in va)
 qdiffer = sum(va[i][1] != vb.get(i, (None, None))[1] for i in va)
-lines += ["", f"Images whose black-box verdict differs: {differ} of {len(va)}; whose query count differs: {qdiffer}.",
-          "", "Lockstep run's summary line: " + (lockstep_line[0] if lockstep_line else "(none)")]
+lines += ["", f"Images whose black-box verdict differs: {differ} of {len(va)}; whose query count differs: {qdiffer}."]
 open(f"{out}/README.md", "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
 EOF
