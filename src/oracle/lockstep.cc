@@ -101,11 +101,14 @@ void Lockstep::Run(size_t n, const std::function<Commit(size_t)>& job) {
 }
 
 void Lockstep::LaneMain(int lane, const std::function<Commit(size_t)>& job) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    lane_of_[std::this_thread::get_id()] = lane;
+  }
   for (;;) {
     size_t k = 0;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      lane_of_[std::this_thread::get_id()] = lane;
       lane_[lane].state = LaneState::kWantJob;
       ++waiting_;
       MaybeRunRound(lock);

@@ -245,6 +245,12 @@ TEST(ExperimentSettings, MismatchNamesTheSetting) {
   EXPECT_NE(SettingsMismatch(r, s).find("defense"), std::string::npos);
 }
 
+// A record without its timing fields (they differ from run to run).
+nlohmann::json WithoutTimings(nlohmann::json r) {
+  for (const char* k : {"seconds", "model_seconds", "bo_seconds"}) r.erase(k);
+  return r;
+}
+
 // The runner on the shipped model: every job stays in the eps-ball and within budget, and a
 // job's record does not depend on which jobs ran before it (instance seeds are positional).
 // Run() called directly scores one call at a time (records: lockstep 1), so the spec says so.
@@ -258,10 +264,6 @@ TEST(ExperimentRunner, JobsRespectTheThreatModelAndAreOrderIndependent) {
   const Experiment ex(s);
   ASSERT_EQ(ex.instances().size(), 18u);  // 2 images x 9 targets
   EXPECT_DOUBLE_EQ(ex.epsilon(), 0.3);
-  auto strip = [](nlohmann::json r) {
-    for (const char* k : {"seconds", "model_seconds", "bo_seconds"}) r.erase(k);
-    return r;
-  };
   std::vector<nlohmann::json> forward;
   for (size_t i = 0; i < 4; ++i)
     for (size_t j = 0; j < 2; ++j) {
@@ -274,11 +276,12 @@ TEST(ExperimentRunner, JobsRespectTheThreatModelAndAreOrderIndependent) {
         ASSERT_LE(r.result.adversarial[p], 1.0f);
       }
       EXPECT_EQ(SettingsMismatch(r.record, ex.Settings()), "");
-      forward.push_back(strip(r.record));
+      forward.push_back(WithoutTimings(r.record));
     }
   // The same jobs in reverse order give the same records.
   for (size_t i = 4; i-- > 0;)
-    for (size_t j = 2; j-- > 0;) EXPECT_EQ(strip(ex.Run(i, j, nullptr).record), forward[i * 2 + j]);
+    for (size_t j = 2; j-- > 0;)
+      EXPECT_EQ(WithoutTimings(ex.Run(i, j, nullptr).record), forward[i * 2 + j]);
 }
 
 // Issue #56: RunJobs in lockstep. Jobs in another order meet other jobs in their batches, yet
@@ -314,11 +317,7 @@ TEST(ExperimentRunner, LockstepJobsGiveTheSameRecordsInAnyOrder) {
   const auto forward = run(false), backward = run(true);
   ASSERT_EQ(forward.size(), n);
   for (const auto& [job, r] : forward) {
-    nlohmann::json a = r, b = backward.at(job);
-    for (const char* k : {"seconds", "model_seconds", "bo_seconds"}) {
-      a.erase(k);
-      b.erase(k);
-    }
+    const nlohmann::json a = WithoutTimings(r), b = WithoutTimings(backward.at(job));
     EXPECT_EQ(a, b) << "job " << job << ": " << nlohmann::json::diff(a, b).dump();
     EXPECT_EQ(r["lockstep"], 4);
     EXPECT_EQ(SettingsMismatch(r, ex.Settings()), "");
