@@ -234,22 +234,20 @@ DefenseSetup::InstanceDefense DefenseSetup::ForInstance(uint64_t seed) const {
   return out;
 }
 
+std::unique_ptr<oracle::DefendedModel> DefenseSetup::InstanceDefense::Chain(
+    const oracle::Classifier& model, int true_class, int target) const {
+  auto chain =
+      oracle::WithOutputStage(oracle::WithInputStage(oracle::Undefended(model), transform), output);
+  if (monitor) chain = oracle::WithDetector(std::move(chain), monitor, reject);
+  return oracle::WithLearner(std::move(chain), feedback, true_class, target);
+}
+
 std::shared_ptr<defenses::GameDefense> DefenseSetup::Install(
     oracle::QueryOracle& orc, uint64_t seed,
     std::function<void(const oracle::QueryResult&)> also) const {
   InstanceDefense def = ForInstance(seed);
-  orc.set_input_transform(def.transform);
-  orc.set_output_transform(def.output);
-  if (def.monitor) orc.set_query_monitor(def.monitor, def.reject);
-  if (!def.feedback) {
-    orc.set_feedback(also);
-  } else {
-    auto fb = def.feedback;
-    orc.set_feedback([fb, also](const oracle::QueryResult& r) {
-      fb(r);
-      if (also) also(r);
-    });
-  }
+  orc.set_defense(def.Chain(orc.model(), orc.true_class(), orc.target()));
+  orc.set_batch_observer(std::move(also));
   return def.defender;
 }
 
@@ -377,11 +375,11 @@ nlohmann::json InstanceRecord(const std::string& attack, const Instance& inst,
   rec["queries_used"] = orc.model_queries();
   rec["budget"] = orc.model_budget();
   if (k > 1) rec["eot_samples"] = k;
-  if (orc.monitored()) {
+  if (const oracle::DetectorCounts det = orc.detector(); det.monitored) {
     // A stateful detector watched this instance's queries (blacklight).
-    rec["detections"] = orc.detections();
+    rec["detections"] = det.detections;
     rec["first_detection"] =
-        orc.first_detection() > 0 ? nlohmann::json(orc.first_detection()) : nlohmann::json(nullptr);
+        det.first_detection > 0 ? nlohmann::json(det.first_detection) : nlohmann::json(nullptr);
   }
   rec["epsilon"] = orc.epsilon();
   // The radius enforced: 8-bit L_inf queries keep to the grid radius (issue #55).

@@ -115,9 +115,10 @@ class DefenseSetup {
   /// = ForInstance(seed).transform.
   std::function<void(float*, int)> SelectionTransform(uint64_t seed) const;
   /// Puts the defense in front of an instance's oracle (a fresh defender per instance,
-  /// seeded by `seed`). Returns the game defender (nullptr for a fixed pipeline), which the
-  /// oracle's callbacks keep alive.
-  /// `also` (optional) is called with every batch's scores after the defender's update.
+  /// seeded by `seed`): QueryOracle::set_defense with ForInstance(seed).Chain. Returns the
+  /// game defender (nullptr for a fixed pipeline), which the chain keeps alive too.
+  /// `also` (optional) becomes the oracle's batch observer: called with every batch's scores
+  /// after the defender's update.
   std::shared_ptr<defenses::GameDefense> Install(
       oracle::QueryOracle& orc, uint64_t seed,
       std::function<void(const oracle::QueryResult&)> also = nullptr) const;
@@ -131,12 +132,17 @@ class DefenseSetup {
     /// Output post-processing of a batch's log-probabilities (null without output stages).
     std::function<void(Eigen::MatrixXd*)> output;
     /// The stateful detector of this client (null without one), its view of the queries
-    /// (QueryOracle::set_query_monitor) and whether detected queries are refused.
+    /// (oracle::WithDetector) and whether detected queries are refused.
     std::shared_ptr<defenses::StatefulDetector> detector;
     std::function<std::vector<bool>(const float*, int)> monitor;
     bool reject = false;
     std::function<void(const oracle::QueryResult&)> feedback;
     std::shared_ptr<defenses::GameDefense> defender;
+    /// This defense as a chain of stages in front of `model` (oracle/defended_model.h):
+    /// input transform, output stages, detector, and the defender learning from each
+    /// answer scored for the goal (`true_class`, `target`: -1 = untargeted).
+    std::unique_ptr<oracle::DefendedModel> Chain(const oracle::Classifier& model, int true_class,
+                                                 int target) const;
   };
   InstanceDefense ForInstance(uint64_t seed) const;
   /// Image shape the defense was set up for.

@@ -126,6 +126,7 @@ QueryOracle::QueryOracle(const Classifier& model, const float* clean, int true_c
       target_(target),
       epsilon_(epsilon),
       budget_(budget),
+      defense_(Undefended(model)),
       model_budget_(budget) {
   const int k = model.num_classes();
   // k = 0: a model loaded without a probe, whose class count comes with its first answer
@@ -389,6 +390,15 @@ Eigen::MatrixXd EotMean(const Eigen::MatrixXd& lp, int n, int k) {
 
 }  // namespace
 
+void QueryOracle::set_defense(std::unique_ptr<DefendedModel> defense) {
+  if (queries_ > 0)
+    throw std::logic_error("QueryOracle: the defense is set before the first query");
+  if (!defense) throw std::invalid_argument("QueryOracle: a null defense (use Undefended)");
+  if (&defense->classifier() != &model_)
+    throw std::invalid_argument("QueryOracle: the defense ends in another classifier");
+  defense_ = std::move(defense);
+}
+
 QueryResult QueryOracle::QueryBatch(float* images, int n) {
   if (n <= 0) return {};
   if (n > remaining())
@@ -397,58 +407,38 @@ QueryResult QueryOracle::QueryBatch(float* images, int n) {
   Project(images, n);
   const size_t d = clean_.size();
   const int k = samples_, total = n * k;
-  // Each image k times in a row (EOT), then the defense's input stages on the copies.
-  std::vector<float> transformed;
-  if (input_transform_ || k > 1 || monitor_) transformed = EotCopies(images, n, k, d);
-  std::vector<bool> detected;
-  if (monitor_) {
-    detected = monitor_(transformed.data(), total);
-    if (static_cast<int>(detected.size()) != total)
-      throw std::logic_error("QueryOracle: the query monitor returned a wrong-sized verdict");
-    for (int q = 0; q < total; ++q)
-      if (detected[q]) {
-        ++detections_;
-        if (first_detection_ < 0) first_detection_ = queries_ * k + q + 1;
-      }
-  }
-  if (input_transform_) input_transform_(transformed.data(), total);
-  const auto t0 = std::chrono::steady_clock::now();
-  Eigen::MatrixXd lp =
-      model_.LogProbabilities(transformed.empty() ? images : transformed.data(), total, &context_);
-  model_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // Each image k times in a row (EOT), then through the defense's stages.
+  std::vector<float> copies;
+  if (k > 1) copies = EotCopies(images, n, k, d);
+  DefendedAnswer a = defense_->Evaluate(k > 1 ? copies.data() : images, total, &context_);
+  model_seconds_ += a.model_seconds;
+  Eigen::MatrixXd& lp = a.log_probs;
   if (true_class_ >= lp.cols() || target_ >= lp.cols())
     throw ModelError(model_.path() + ": the model answers with " + std::to_string(lp.cols()) +
                      " classes, but the instance's " +
                      (true_class_ >= lp.cols() ? "label is " + std::to_string(true_class_)
                                                : "target is " + std::to_string(target_)));
-  if (output_transform_) output_transform_(&lp);
-  if (reject_detected_)
-    for (int q = 0; q < total; ++q)
-      if (detected.size() && detected[q]) lp.row(q).setConstant(-std::log(double(lp.cols())));
   if (score_correction_) score_correction_(&lp);
-  // A defense that learns from the queries (a game defender) scores every model evaluation
-  // it transformed, EOT samples one by one (what each of its moves earned).
-  std::optional<QueryResult> per_sample;
-  if (feedback_ && k > 1) per_sample = ScoreBatch(lp, true_class_, target_);
+  // A batch observer sees every model evaluation (EOT samples one by one) and the scores
+  // that label feedback hides from the attack.
+  std::optional<QueryResult> observed;
+  if (batch_observer_ && k > 1) observed = ScoreBatch(lp, true_class_, target_);
   if (k > 1) lp = EotMean(lp, n, k);
   QueryResult r = ScoreBatch(lp, true_class_, target_);
-  if (reject_detected_ && !detected.empty()) {
+  const bool label = feedback_type_ == Feedback::kLabel;
+  if (batch_observer_ && label && !observed) observed = r;
+  if (!a.refused.empty()) {
     // A refused answer (any of its EOT samples refused) is never a success.
     r.rejected.assign(n, false);
     for (int q = 0; q < total; ++q)
-      if (detected[q]) r.rejected[q / k] = true;
+      if (a.refused[q]) r.rejected[q / k] = true;
     for (int b = 0; b < n; ++b)
       if (r.rejected[b]) r.success[b] = false;
   }
   r.adversarial = r.success;
-  const bool label = feedback_type_ == Feedback::kLabel;
-  // A game defender's payoff needs the scores, which label feedback hides below.
-  if (label && feedback_) feedback_(per_sample ? *per_sample : r);
   for (int b = 0; b < n; ++b) TrackQuery(images + b * d, b, &r);
-  if (label)
-    r.log_probs.resize(n, 0);  // the label, nothing more
-  else if (feedback_)
-    feedback_(per_sample ? *per_sample : r);
+  if (batch_observer_) batch_observer_(observed ? *observed : r);
+  if (label) r.log_probs.resize(n, 0);  // the label, nothing more
   return r;
 }
 

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "oracle/classifier.h"
+#include "oracle/defended_model.h"
 
 namespace advbo::oracle {
 
@@ -107,7 +109,7 @@ struct QueryResult {
   /// [n] the label alone is adversarial (argmax == target / != true), wherever the query
   /// lies. Equal to `success` with score feedback.
   std::vector<bool> adversarial;
-  /// [n] refused by a stateful detector (QueryOracle::set_query_monitor with reject): a flat
+  /// [n] refused by a stateful detector (a WithDetector stage with reject): a flat
   /// answer, never a success. Empty when nothing was refused.
   std::vector<bool> rejected;
 };
@@ -217,20 +219,16 @@ class QueryOracle {
   const Classifier& model() const { return model_; }
   /// Wall seconds spent inside the model's forward passes.
   double model_seconds() const { return model_seconds_; }
-  /// Optional input transformation (a defense stage, docs/design.md: defenses sit in the
-  /// pipeline in [0, 1] space before the model): called on a *copy* of each projected batch
-  /// (n images of C*H*W floats, transformed in place, to stay in [0, 1]) just before the
-  /// forward pass, so every query reaches the defended model while the attacker's own
-  /// images, best_image() and success_image() stay untransformed.
-  void set_input_transform(std::function<void(float* images, int n)> f) {
-    input_transform_ = std::move(f);
-  }
-  /// Optional output post-processing (a defense stage after the model, defenses/
-  /// output_defense.h): called on each batch's log-probabilities [n, classes] in place
-  /// before they are scored, so the attack only ever sees the post-processed scores.
-  void set_output_transform(std::function<void(Eigen::MatrixXd* log_probs)> f) {
-    output_transform_ = std::move(f);
-  }
+  /// The defense in front of the classifier (oracle/defended_model.h): every query goes
+  /// through `defense`'s stages (input transforms on a copy, the classifier, output
+  /// post-processing, a stateful detector, a learning defender), so the attack only ever
+  /// sees the defended answers while its own images, best_image() and success_image() stay
+  /// as sent. Set before the first query; `defense` must end in this oracle's classifier.
+  /// Throws std::logic_error after a query, std::invalid_argument for a null defense or
+  /// another classifier. Default: Undefended(model).
+  void set_defense(std::unique_ptr<DefendedModel> defense);
+  /// The defended model the queries go through.
+  const DefendedModel& defense() const { return *defense_; }
   /// The attacker's own correction of the answers it gets (an adaptive attack that knows
   /// the defense, attacks/adaptive): called on each model evaluation's log-probabilities
   /// [n, classes] after the output defense, before averaging (EOT) and scoring.
@@ -250,17 +248,6 @@ class QueryOracle {
   long model_queries() const { return queries_ * samples_; }
   /// The budget in model evaluations (as given to the constructor).
   long model_budget() const { return model_budget_; }
-  /// A stateful detector's view of the query stream (defenses/stateful_detector.h): called
-  /// with every batch of images the model is about to evaluate (after EOT replication,
-  /// before the input stages), it returns which of them it detects. With `reject` a
-  /// detected image is refused: the attacker's answer for it is flat (log 1/classes for
-  /// every class) and never a success, though it still counts as a query; without, it is
-  /// answered as usual and only counted. detections() / first_detection() report them.
-  void set_query_monitor(std::function<std::vector<bool>(const float* images, int n)> f,
-                         bool reject) {
-    monitor_ = std::move(f);
-    reject_detected_ = reject;
-  }
   /// Detection-aware resampling, the attacker's side against a stateful detector that
   /// refuses queries (OARS-style, Feng et al., CCS 2023; attacks/adaptive "oars"): every
   /// query is sent with uniform noise of amplitude scale * query_radius() added (then
@@ -288,22 +275,23 @@ class QueryOracle {
   /// Queries spent on confirmations, and successes that a confirmation refuted.
   long confirmation_queries() const { return confirm_queries_; }
   long refuted_successes() const { return refuted_; }
-  /// Whether a query monitor (stateful detector) watches this oracle.
-  bool monitored() const { return static_cast<bool>(monitor_); }
-  /// Detected model queries so far, and the 1-based model-query index of the first (-1).
-  long detections() const { return detections_; }
-  long first_detection() const { return first_detection_; }
+  /// What the defense's stateful detector has seen (DetectorCounts: monitored, detections,
+  /// first_detection as a 1-based model-query index); zeros without a detector.
+  DetectorCounts detector() const { return defense_->detector(); }
   /// Who is asking, passed with every batch to the classifier (a served model keeps the
   /// instance's defense by it; local models ignore it). Empty session = none. Its purpose
   /// (kAttack by default) is what the classifier counts the batch as: QueryPurpose::kVerify
   /// for a re-query of a reported image.
   void set_context(QueryContext context) { context_ = std::move(context); }
   const QueryContext& context() const { return context_; }
-  /// Optional feedback called after every batch with its scores (the result Query
-  /// returns), e.g. for a defense that adapts to the attack (defenses/game_defense.h). With
-  /// EOT (samples_per_query k > 1) it gets every model evaluation's scores instead, [n * k]
-  /// rows in the order the input transform saw them (each image's k samples in a row).
-  void set_feedback(std::function<void(const QueryResult&)> f) { feedback_ = std::move(f); }
+  /// Optional observer of every batch's scores, called after the batch is counted and
+  /// tracked (queries() includes it), with the result Query returns before label feedback
+  /// hides the scores; with EOT (samples_per_query k > 1) with every model evaluation's
+  /// scores instead, [n * k] rows (each image's k samples in a row). For records and game
+  /// studies; a learning defender learns through its own stage (WithLearner).
+  void set_batch_observer(std::function<void(const QueryResult&)> f) {
+    batch_observer_ = std::move(f);
+  }
   /// Optional observer called with every image actually evaluated (after clipping) and
   /// its 1-based query index (used by tests to check the threat model independently).
   void set_observer(std::function<void(const float*, long)> f) { observer_ = std::move(f); }
@@ -319,8 +307,8 @@ class QueryOracle {
   Eigen::RowVectorXd best_log_probs_, success_log_probs_;
   double model_seconds_ = 0.0;
   std::function<void(const float*, long)> observer_;
-  std::function<void(float*, int)> input_transform_;
-  std::function<void(Eigen::MatrixXd*)> output_transform_, score_correction_;
+  std::unique_ptr<DefendedModel> defense_;
+  std::function<void(Eigen::MatrixXd*)> score_correction_;
   int samples_ = 1;
   long model_budget_ = 0;
   // One batch through the whole pipeline (what Query does without resampling).
@@ -340,10 +328,7 @@ class QueryOracle {
   int resample_tries_ = 0, resample_quant_ = 0;
   long resampled_ = 0;
   std::mt19937_64 resample_rng_;
-  std::function<std::vector<bool>(const float*, int)> monitor_;
-  bool reject_detected_ = false;
-  long detections_ = 0, first_detection_ = -1;
-  std::function<void(const QueryResult&)> feedback_;
+  std::function<void(const QueryResult&)> batch_observer_;
   bool rescale_compat_ = false;
   PixelSpace pixel_space_ = PixelSpace::kFloat;
   QueryContext context_;

@@ -158,7 +158,8 @@ TEST_F(Bos2OnMnist, BatchedLoopsSendQPointsPerForwardPassWithinTheThreatModel) {
     oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx],
                           data_->labels[idx] == 2 ? 3 : 2, eps, budget);
     std::vector<long> batches;
-    o.set_feedback([&](const oracle::QueryResult& r) { batches.push_back(r.objective.size()); });
+    o.set_batch_observer(
+        [&](const oracle::QueryResult& r) { batches.push_back(r.objective.size()); });
     double worst = 0;
     o.set_observer([&](const float* img, long) {
       for (size_t i = 0; i < data_->image_size(); ++i)

@@ -158,10 +158,10 @@ TEST(DefendedOracle, ModelSeesTheTransformedCopyOnly) {
   const DefensePipeline bits = ParseDefense("bits:depth=1");
   bo::Rng rng(0);
   int calls = 0;
-  defended.set_input_transform([&](float* x, int n) {
+  defended.set_defense(oracle::WithInputStage(oracle::Undefended(*model), [&](float* x, int n) {
     ++calls;
     bits.Apply(x, n, 1, 28, 28, rng);
-  });
+  }));
   auto q = RandomImages(2, 1, 28, 28, 6);
   auto q_copy = q;
   const auto r = defended.Query(q.data(), 2);

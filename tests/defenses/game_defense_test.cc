@@ -141,16 +141,18 @@ TEST(GameDefense, LatentDefenderStaysInTheBallAroundTheAttackersImageEveryQuery)
       std::make_shared<GameDefense>(ParseGameDefense("r2b2:latent"), vae.get(), 1, 28, 28, o);
   oracle::QueryOracle orc(*model, images.image(0), images.labels[0], -1, 0.3, 40);
   std::vector<float> seen_attacker, seen_defended;
-  orc.set_input_transform([&](float* x, int n) {
+  int feedback_rounds = 0;
+  auto transform = [&](float* x, int n) {
     seen_attacker.assign(x, x + 784 * n);
     defender->Transform(x, n);
     seen_defended.assign(x, x + 784 * n);
-  });
-  int feedback_rounds = 0;
-  orc.set_feedback([&](const oracle::QueryResult& r) {
+  };
+  auto learn = [&](const oracle::QueryResult& r) {
     defender->Feedback(r);
     feedback_rounds += static_cast<int>(r.objective.size());
-  });
+  };
+  orc.set_defense(oracle::WithLearner(oracle::WithInputStage(oracle::Undefended(*model), transform),
+                                      learn, images.labels[0], -1));
   std::mt19937 g(3);
   std::uniform_real_distribution<float> u(-0.3f, 0.3f);
   for (int batch = 0; batch < 10; ++batch) {
@@ -212,12 +214,15 @@ TEST(GameDefense, EotQueriesAreKRoundsEachScoredOnItsOwnSample) {
   auto d = std::make_shared<GameDefense>(ParseGameDefense("random:noise"), nullptr, 1, 28, 28,
                                          GameDefenseOptions{});
   oracle::QueryOracle orc(*model, set.image(0), set.labels[0], -1, 0.3, 30);
-  orc.set_input_transform([d](float* x, int n) { d->Transform(x, n); });
   std::vector<Eigen::VectorXd> seen;
-  orc.set_feedback([&](const oracle::QueryResult& r) {
-    seen.push_back(r.objective);
-    d->Feedback(r);
-  });
+  orc.set_defense(oracle::WithLearner(
+      oracle::WithInputStage(oracle::Undefended(*model),
+                             [d](float* x, int n) { d->Transform(x, n); }),
+      [&](const oracle::QueryResult& r) {
+        seen.push_back(r.objective);
+        d->Feedback(r);
+      },
+      set.labels[0], -1));
   orc.set_samples_per_query(3);
   std::vector<float> x(set.image(0), set.image(0) + 784);
   const oracle::QueryResult r = orc.Query(x.data(), 1);

@@ -177,7 +177,9 @@ TEST(Eot, EveryQueryIsKCountedSamplesAveragedInProbability) {
   const DefensePipeline noise = ParseDefense("noise:sigma=0.3");
   auto run = [&](int k, std::vector<float> x, bo::Rng* defense_rng) {
     oracle::QueryOracle orc(*model, clean.data(), 0, -1, 0.3, 20);
-    orc.set_input_transform([&](float* im, int n) { noise.Apply(im, n, 1, 4, 4, *defense_rng); });
+    orc.set_defense(oracle::WithInputStage(oracle::Undefended(*model), [&](float* im, int n) {
+      noise.Apply(im, n, 1, 4, 4, *defense_rng);
+    }));
     orc.set_samples_per_query(k);
     EXPECT_EQ(orc.budget(), 20 / k);
     const oracle::QueryResult r = orc.Query(x.data(), 1);
@@ -256,11 +258,11 @@ TEST(Confirm, ASuccessCountsOnlyWhenNFreshDrawsConfirmIt) {
   {  // A defense whose every second answer is clean-looking: the success is refuted.
     oracle::QueryOracle orc(*model, clean.data(), 0, -1, 0.3, 10);
     long seen = 0;
-    orc.set_input_transform([&](float* im, int n) {
+    orc.set_defense(oracle::WithInputStage(oracle::Undefended(*model), [&](float* im, int n) {
       for (int b = 0; b < n; ++b, ++seen)
         if (seen % 2 == 1)
           for (int p = 0; p < 16; ++p) im[b * 16 + p] += 0.3f;  // mean 0.5: class 0
-    });
+    }));
     orc.set_confirmations(2);
     std::vector<float> x = adv;
     const oracle::QueryResult r = orc.Query(x.data(), 1);

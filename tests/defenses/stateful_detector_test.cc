@@ -104,13 +104,14 @@ TEST(Blacklight, TheOracleRefusesDetectedQueriesAndResamplingGetsThrough) {
   const auto clean = GridImage(3072, 3);
   auto install = [&](oracle::QueryOracle& orc, const std::string& spec) {
     auto det = std::make_shared<StatefulDetector>(*ParseDefense(spec).detector());
-    orc.set_query_monitor(
+    orc.set_defense(oracle::WithDetector(
+        oracle::Undefended(*model),
         [det](const float* x, int n) {
           std::vector<bool> v(n);
           for (int b = 0; b < n; ++b) v[b] = det->Observe(x + b * 3072, 3072);
           return v;
         },
-        ParseDefense(spec).detector()->reject);
+        ParseDefense(spec).detector()->reject));
   };
   // Untargeted against class 0 with a textured image of mean ~0.5 (class 1): a success,
   // unless refused. (A flat image would have a one-hash fingerprint, never detected.)
@@ -127,8 +128,8 @@ TEST(Blacklight, TheOracleRefusesDetectedQueriesAndResamplingGetsThrough) {
     EXPECT_FALSE(r.success[0]);
     for (int c = 0; c < 3; ++c) EXPECT_NEAR(r.log_probs(0, c), -std::log(3.0), 1e-12);
     EXPECT_EQ(orc.queries(), 2);  // a refused query still counts
-    EXPECT_EQ(orc.detections(), 1);
-    EXPECT_EQ(orc.first_detection(), 2);
+    EXPECT_EQ(orc.detector().detections, 1);
+    EXPECT_EQ(orc.detector().first_detection, 2);
   }
   {  // flag: answered as usual, only counted
     oracle::QueryOracle orc(*model, clean.data(), 0, -1, 1.0, 10);
@@ -137,7 +138,7 @@ TEST(Blacklight, TheOracleRefusesDetectedQueriesAndResamplingGetsThrough) {
     orc.Query(q.data(), 1);
     q = bright;
     EXPECT_TRUE(orc.Query(q.data(), 1).success[0]);
-    EXPECT_EQ(orc.detections(), 1);
+    EXPECT_EQ(orc.detector().detections, 1);
   }
   {  // resampling: the replay is resent with noise until it passes; every try counted
     oracle::QueryOracle orc(*model, clean.data(), 0, -1, 0.5, 30);
@@ -152,7 +153,7 @@ TEST(Blacklight, TheOracleRefusesDetectedQueriesAndResamplingGetsThrough) {
     EXPECT_GT(orc.resampled(), 0);
     EXPECT_EQ(orc.queries(), 2 + orc.resampled());
     EXPECT_EQ(calls, orc.queries());
-    EXPECT_EQ(orc.detections(), orc.resampled());  // every resent try followed a refusal
+    EXPECT_EQ(orc.detector().detections, orc.resampled());  // every resent try followed a refusal
   }
   {  // targeted resampling: only pixels near a quantisation boundary move, just across it
     oracle::QueryOracle orc(*model, clean.data(), 0, -1, 1.0, 30);  // the ball is [0, 1]
