@@ -233,7 +233,12 @@ void DefensePipeline::ApplyOutput(Eigen::MatrixXd* log_probs, bo::Rng& rng) cons
 }
 
 std::string DefensePipeline::AdaptiveAttack(const std::string& base) const {
+  // Innermost first: oars acts on whole queries, eot on each of them, aaa-adaptive on each
+  // sample (attacks/adaptive/adaptive.h).
   std::string attack = base;
+  if (detector_)
+    attack = "oars:quantization=" + std::to_string(detector_->quantization) + "/" + attack;
+  if (randomized()) attack = "eot:k=10/" + attack;
   for (const auto& d : outputs_) {
     const std::string spec = d->Spec();
     if (spec.rfind("aaa:", 0) == 0) {
@@ -242,9 +247,6 @@ std::string DefensePipeline::AdaptiveAttack(const std::string& base) const {
       attack = "aaa-adaptive:" + spec.substr(4, t - 4) + "/" + attack;
     }
   }
-  if (randomized()) attack = "eot:k=10/" + attack;
-  if (detector_)
-    attack = "oars:quantization=" + std::to_string(detector_->quantization) + "/" + attack;
   return attack;
 }
 

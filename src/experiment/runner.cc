@@ -198,7 +198,7 @@ void Experiment::AddClassNames(nlohmann::json* record) const {
     (*record)["adversarial_class_name"] = name("adversarial_class");
 }
 
-void Experiment::VerifyQuantized(size_t i, uint64_t instance_seed, const oracle::QueryOracle& orc,
+void Experiment::VerifyQuantized(size_t i, uint64_t instance_seed, const oracle::Referee& orc,
                                  JobResult* out) const {
   const Instance& inst = instances().at(i);
   out->quantized = QuantizeInBall(out->result.adversarial, out->clean, eps_, norm_);
@@ -247,7 +247,7 @@ void Experiment::VerifyQuantized(size_t i, uint64_t instance_seed, const oracle:
   for (int k = 0; k < draws; ++k) {
     const uint64_t seed = k == 0 ? InstanceDefenseSeed(instance_seed)
                                  : bo::DeriveSeed(InstanceDefenseSeed(instance_seed), k);
-    oracle::QueryOracle check(*model_, images_.image(inst.index), inst.label, inst.target, eps_, 1);
+    oracle::Referee check(*model_, images_.image(inst.index), inst.label, inst.target, eps_, 1);
     const auto defender = defense_->Install(check, seed);
     check.set_context(
         {session_prefix_ + "-verify-" + std::to_string(i) + "-" + std::to_string(verify_counter_++),
@@ -320,8 +320,7 @@ JobResult Experiment::Run(size_t i, size_t j, const attacks::AttackProgress& pro
   bo::Rng rng(iseed);
   const long budget = hooks.budget.value_or(spec_.budget);
   if (budget < 1) throw std::invalid_argument("a job's budget must be >= 1");
-  oracle::QueryOracle orc(*model_, images_.image(inst.index), inst.label, inst.target, eps_,
-                          budget);
+  oracle::Referee orc(*model_, images_.image(inst.index), inst.label, inst.target, eps_, budget);
   orc.set_rescale_compat(spec_.rescale_compat);
   orc.set_pixel_space(pixels_);
   orc.set_norm(norm_);

@@ -1,6 +1,6 @@
 // The one experiment runner under `advbo attack`, `advbo bench` and the attack-vs-defender
 // `advbo game`: it validates an ExperimentSpec, loads data, model and defense, selects the
-// instances, and runs one (instance, attack) job at a time through a fresh QueryOracle,
+// instances, and runs one (instance, attack) job at a time through a fresh Referee,
 // returning the attack's result and the instance record. The commands only parse
 // arguments, decide which jobs to run, write records and format tables.
 #pragma once
@@ -145,7 +145,7 @@ class Experiment {
   void AddClassNames(nlohmann::json* record) const;
   // Fills out->quantized* and the record's quantized_* fields (one extra model query, or
   // none without setup queries: then the oracle's own answer to that image, if it asked).
-  void VerifyQuantized(size_t i, uint64_t instance_seed, const oracle::QueryOracle& orc,
+  void VerifyQuantized(size_t i, uint64_t instance_seed, const oracle::Referee& orc,
                        JobResult* out) const;
   ExperimentSpec spec_;
   double eps_ = 0;

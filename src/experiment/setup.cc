@@ -243,7 +243,7 @@ std::unique_ptr<oracle::DefendedModel> DefenseSetup::InstanceDefense::Chain(
 }
 
 std::shared_ptr<defenses::GameDefense> DefenseSetup::Install(
-    oracle::QueryOracle& orc, uint64_t seed,
+    oracle::Referee& orc, uint64_t seed,
     std::function<void(const oracle::QueryResult&)> also) const {
   InstanceDefense def = ForInstance(seed);
   orc.set_defense(def.Chain(orc.model(), orc.true_class(), orc.target()));
@@ -353,7 +353,7 @@ Selection SelectInstances(const data::ImageSet& images, const oracle::Classifier
 }
 
 nlohmann::json InstanceRecord(const std::string& attack, const Instance& inst,
-                              const attacks::AttackResult& r, const oracle::QueryOracle& orc,
+                              const attacks::AttackResult& r, const oracle::Referee& orc,
                               uint64_t seed, uint64_t instance_seed, const std::string& model_path,
                               const std::string& dataset_name) {
   double linf = 0, l2 = 0;
@@ -368,13 +368,12 @@ nlohmann::json InstanceRecord(const std::string& attack, const Instance& inst,
   rec["target"] = inst.target >= 0 ? nlohmann::json(inst.target) : nlohmann::json(nullptr);
   rec["attack"] = attack;
   rec["success"] = r.success;
-  // Model evaluations, whatever unit the attack counted in: with EOT (k samples per query)
-  // the first success's query index and the queries used count every sample.
-  const long k = orc.samples_per_query();
-  rec["queries"] = r.queries * k;
+  // Model evaluations: behind EOT (k samples per query, details' eot_samples) the wrapper
+  // has turned the first success's index into model evaluations, and the referee counts
+  // every sample.
+  rec["queries"] = r.queries;
   rec["queries_used"] = orc.model_queries();
   rec["budget"] = orc.model_budget();
-  if (k > 1) rec["eot_samples"] = k;
   if (const oracle::DetectorCounts det = orc.detector(); det.monitored) {
     // A stateful detector watched this instance's queries (blacklight).
     rec["detections"] = det.detections;

@@ -115,12 +115,12 @@ class DefenseSetup {
   /// = ForInstance(seed).transform.
   std::function<void(float*, int)> SelectionTransform(uint64_t seed) const;
   /// Puts the defense in front of an instance's oracle (a fresh defender per instance,
-  /// seeded by `seed`): QueryOracle::set_defense with ForInstance(seed).Chain. Returns the
+  /// seeded by `seed`): Referee::set_defense with ForInstance(seed).Chain. Returns the
   /// game defender (nullptr for a fixed pipeline), which the chain keeps alive too.
   /// `also` (optional) becomes the oracle's batch observer: called with every batch's scores
   /// after the defender's update.
   std::shared_ptr<defenses::GameDefense> Install(
-      oracle::QueryOracle& orc, uint64_t seed,
+      oracle::Referee& orc, uint64_t seed,
       std::function<void(const oracle::QueryResult&)> also = nullptr) const;
   /// An instance's defense detached from any oracle (what Install puts in front of one):
   /// the input transform (null without a defense), the feedback to call with each batch's
@@ -213,9 +213,8 @@ Selection SelectInstances(const data::ImageSet& images, const oracle::Classifier
 /// the reported image, final_objective, the attack's details, threat_model, seconds, model_seconds,
 /// bo_seconds, seed, instance_seed, model, dataset.
 nlohmann::json InstanceRecord(const std::string& attack, const Instance& instance,
-                              const attacks::AttackResult& result,
-                              const oracle::QueryOracle& oracle, uint64_t seed,
-                              uint64_t instance_seed, const std::string& model_path,
+                              const attacks::AttackResult& result, const oracle::Referee& oracle,
+                              uint64_t seed, uint64_t instance_seed, const std::string& model_path,
                               const std::string& dataset_name);
 
 }  // namespace advbo::experiment

@@ -80,7 +80,7 @@ inline constexpr int kNumQueryPurposes = 6;
 /// "attack" | "shape_probe" | "selection" | "clean_accuracy" | "verify" | "other".
 const char* QueryPurposeName(QueryPurpose p);
 
-/// Who is querying: one attack instance of the oracle (QueryOracle::set_context). A served
+/// Who is querying: one attack instance of the oracle (Referee::set_context). A served
 /// model uses it to keep a per-instance defense (`advbo serve --defense`): a fresh defender
 /// per session, seeded like a local --defense, paid with the instance's attack objective.
 /// Local back ends ignore it.

@@ -114,7 +114,7 @@ class LearnerStage final : public Stage {
       : Stage(std::move(inner)), learn_(std::move(f)), true_class_(true_class), target_(target) {}
   DefendedAnswer Evaluate(const float* images, int n, const QueryContext* context) override {
     DefendedAnswer a = inner_->Evaluate(images, n, context);
-    // The class-count check is the referee's (QueryOracle); score only what it can score.
+    // The class-count check is the referee's (Referee); score only what it can score.
     if (true_class_ < a.log_probs.cols() && target_ < a.log_probs.cols())
       learn_(ScoreBatch(a.log_probs, true_class_, target_));
     return a;

@@ -119,26 +119,26 @@ QueryResult ScoreBatch(const Eigen::MatrixXd& lp, int true_class, int target) {
   return r;
 }
 
-QueryOracle::QueryOracle(const Classifier& model, const float* clean, int true_class, int target,
-                         double epsilon, long budget)
-    : model_(model),
+Referee::Referee(const Classifier& model, const float* clean, int true_class, int target,
+                 double epsilon, long budget)
+    : QueryOracle(this),
+      model_(model),
       true_class_(true_class),
       target_(target),
       epsilon_(epsilon),
       budget_(budget),
-      defense_(Undefended(model)),
-      model_budget_(budget) {
+      defense_(Undefended(model)) {
   const int k = model.num_classes();
   // k = 0: a model loaded without a probe, whose class count comes with its first answer
   // (checked against the label and target in QueryBatch).
   if (true_class < 0 || (k > 0 && true_class >= k))
-    throw std::invalid_argument("QueryOracle: true class " + std::to_string(true_class) +
+    throw std::invalid_argument("Referee: true class " + std::to_string(true_class) +
                                 " outside 0.." + std::to_string(k - 1));
   if ((k > 0 && target >= k) || target < -1 || target == true_class)
-    throw std::invalid_argument("QueryOracle: target " + std::to_string(target) +
+    throw std::invalid_argument("Referee: target " + std::to_string(target) +
                                 " must be -1 (untargeted) or a class != the true class");
-  if (!(epsilon >= 0)) throw std::invalid_argument("QueryOracle: epsilon must be >= 0");
-  if (budget < 1) throw std::invalid_argument("QueryOracle: budget must be >= 1");
+  if (!(epsilon >= 0)) throw std::invalid_argument("Referee: epsilon must be >= 0");
+  if (budget < 1) throw std::invalid_argument("Referee: budget must be >= 1");
   const int d = model.input_size();
   clean_.assign(clean, clean + d);
   lo_.resize(d);
@@ -154,9 +154,9 @@ QueryOracle::QueryOracle(const Classifier& model, const float* clean, int true_c
   }
 }
 
-void QueryOracle::set_pixel_space(PixelSpace p) {
+void Referee::set_pixel_space(PixelSpace p) {
   if (queries_ > 0)
-    throw std::logic_error("QueryOracle: the pixel space is set before the first query");
+    throw std::logic_error("Referee: the pixel space is set before the first query");
   pixel_space_ = p;
   const int d = static_cast<int>(clean_.size());
   if (p == PixelSpace::kFloat) {
@@ -202,35 +202,34 @@ void QueryOracle::set_pixel_space(PixelSpace p) {
   }
 }
 
-double QueryOracle::query_radius() const {
+double Referee::query_radius() const {
   return pixel_space_ == PixelSpace::k8bit ? GridRadius(epsilon_) : epsilon_;
 }
 
-void QueryOracle::set_norm(Norm n) {
-  if (queries_ > 0) throw std::logic_error("QueryOracle: the norm is set before the first query");
+void Referee::set_norm(Norm n) {
+  if (queries_ > 0) throw std::logic_error("Referee: the norm is set before the first query");
   if (n == Norm::kL2 && rescale_compat_)
     throw std::invalid_argument("the rescale-compat threat model is L_inf only (--norm linf)");
   norm_ = n;
 }
 
-void QueryOracle::set_feedback_type(Feedback f) {
+void Referee::set_feedback_type(Feedback f) {
   if (queries_ > 0)
-    throw std::logic_error("QueryOracle: the feedback type is set before the first query");
-  if (f == Feedback::kLabel && (samples_ > 1 || confirm_ > 0 || resample_ || rescale_compat_))
-    throw std::invalid_argument(
-        "label feedback does not combine with EOT, confirmations, resampling or rescale compat");
+    throw std::logic_error("Referee: the feedback type is set before the first query");
+  if (f == Feedback::kLabel && rescale_compat_)
+    throw std::invalid_argument("label feedback does not combine with rescale compat");
   feedback_type_ = f;
 }
 
-double QueryOracle::DistanceToClean(const float* image) const {
+double Referee::DistanceToClean(const float* image) const {
   return Distance(norm_, image, clean_.data(), clean_.size());
 }
 
-void QueryOracle::Project(float* images, int n) const {
+void Referee::Project(float* images, int n) const {
   ProjectImpl(images, n, feedback_type_ == Feedback::kScores);
 }
 
-void QueryOracle::ProjectToBall(float* images, int n) const { ProjectImpl(images, n, true); }
+void Referee::ProjectToBall(float* images, int n) const { ProjectImpl(images, n, true); }
 
 void ProjectOntoL2Ball(float* x, const float* clean, size_t d, double eps, bool grid) {
   double norm2 = 0;
@@ -278,11 +277,11 @@ void ProjectOntoL2Ball(float* x, const float* clean, size_t d, double eps, bool 
   }
 }
 
-void QueryOracle::ProjectL2(float* x) const {
+void Referee::ProjectL2(float* x) const {
   ProjectOntoL2Ball(x, clean_.data(), clean_.size(), epsilon_, pixel_space_ == PixelSpace::k8bit);
 }
 
-void QueryOracle::ProjectImpl(float* images, int n, bool ball) const {
+void Referee::ProjectImpl(float* images, int n, bool ball) const {
   const size_t d = clean_.size();
   if (!ball || norm_ == Norm::kL2) {
     for (int b = 0; b < n; ++b) {
@@ -350,102 +349,63 @@ void QueryOracle::ProjectImpl(float* images, int n, bool ball) const {
   }
 }
 
-void QueryOracle::set_samples_per_query(int k) {
-  if (queries_ > 0) throw std::invalid_argument("QueryOracle: EOT samples set after a query");
-  if (k > 1 && feedback_type_ == Feedback::kLabel)
-    throw std::invalid_argument("eot: needs score feedback (--feedback scores)");
-  if (k < 1 || k > model_budget_)
-    throw std::invalid_argument("eot: k = " + std::to_string(k) +
-                                " samples per query must be in [1, the budget " +
-                                std::to_string(model_budget_) + "]");
-  samples_ = k;
-  budget_ = model_budget_ / k;
-}
-
-namespace {
-
-// Each of the n images (d floats each) k times in a row: the EOT samples [n * k, d].
-std::vector<float> EotCopies(const float* images, int n, int k, size_t d) {
-  std::vector<float> out(static_cast<size_t>(n) * k * d);
-  for (int b = 0; b < n; ++b)
-    for (int s = 0; s < k; ++s)
-      std::copy(images + b * d, images + (b + 1) * d, out.data() + (b * k + s) * d);
-  return out;
-}
-
-// The EOT answer of n images from their k samples' log-probabilities lp [n * k, classes]:
-// the log of each image's mean probability vector, renormalised [n, classes].
-Eigen::MatrixXd EotMean(const Eigen::MatrixXd& lp, int n, int k) {
-  Eigen::MatrixXd mean(n, lp.cols());
-  for (int b = 0; b < n; ++b) {
-    const double mx = lp.middleRows(b * k, k).maxCoeff();
-    Eigen::RowVectorXd p = (lp.middleRows(b * k, k).array() - mx).exp().colwise().sum() / k;
-    mean.row(b) = p.array().log() + mx;
-    const double lse = mean.row(b).maxCoeff() +
-                       std::log((mean.row(b).array() - mean.row(b).maxCoeff()).exp().sum());
-    mean.row(b).array() -= lse;
-  }
-  return mean;
-}
-
-}  // namespace
-
-void QueryOracle::set_defense(std::unique_ptr<DefendedModel> defense) {
-  if (queries_ > 0)
-    throw std::logic_error("QueryOracle: the defense is set before the first query");
-  if (!defense) throw std::invalid_argument("QueryOracle: a null defense (use Undefended)");
+void Referee::set_defense(std::unique_ptr<DefendedModel> defense) {
+  if (queries_ > 0) throw std::logic_error("Referee: the defense is set before the first query");
+  if (!defense) throw std::invalid_argument("Referee: a null defense (use Undefended)");
   if (&defense->classifier() != &model_)
-    throw std::invalid_argument("QueryOracle: the defense ends in another classifier");
+    throw std::invalid_argument("Referee: the defense ends in another classifier");
   defense_ = std::move(defense);
 }
 
-QueryResult QueryOracle::QueryBatch(float* images, int n) {
+DefendedAnswer Referee::Evaluate(float* images, int n) {
   if (n <= 0) return {};
   if (n > remaining())
     throw BudgetExhausted("query budget of " + std::to_string(budget_) + " exhausted (" +
                           std::to_string(queries_) + " used, " + std::to_string(n) + " requested)");
   Project(images, n);
-  const size_t d = clean_.size();
-  const int k = samples_, total = n * k;
-  // Each image k times in a row (EOT), then through the defense's stages.
-  std::vector<float> copies;
-  if (k > 1) copies = EotCopies(images, n, k, d);
-  DefendedAnswer a = defense_->Evaluate(k > 1 ? copies.data() : images, total, &context_);
+  DefendedAnswer a = defense_->Evaluate(images, n, &context_);
   model_seconds_ += a.model_seconds;
-  Eigen::MatrixXd& lp = a.log_probs;
-  if (true_class_ >= lp.cols() || target_ >= lp.cols())
-    throw ModelError(model_.path() + ": the model answers with " + std::to_string(lp.cols()) +
+  const Eigen::Index classes = a.log_probs.cols();
+  if (true_class_ >= classes || target_ >= classes)
+    throw ModelError(model_.path() + ": the model answers with " + std::to_string(classes) +
                      " classes, but the instance's " +
-                     (true_class_ >= lp.cols() ? "label is " + std::to_string(true_class_)
-                                               : "target is " + std::to_string(target_)));
-  if (score_correction_) score_correction_(&lp);
-  // A batch observer sees every model evaluation (EOT samples one by one) and the scores
-  // that label feedback hides from the attack.
-  std::optional<QueryResult> observed;
-  if (batch_observer_ && k > 1) observed = ScoreBatch(lp, true_class_, target_);
-  if (k > 1) lp = EotMean(lp, n, k);
-  QueryResult r = ScoreBatch(lp, true_class_, target_);
-  const bool label = feedback_type_ == Feedback::kLabel;
-  if (batch_observer_ && label && !observed) observed = r;
+                     (true_class_ >= classes ? "label is " + std::to_string(true_class_)
+                                             : "target is " + std::to_string(target_)));
+  const size_t d = clean_.size();
+  for (int b = 0; b < n; ++b) {
+    ++queries_;
+    if (observer_) observer_(images + b * d, queries_);
+  }
+  if (batch_observer_) batch_observer_(ScoreBatch(a.log_probs, true_class_, target_));
+  return a;
+}
+
+QueryResult Referee::Judge(const float* images, int n, const DefendedAnswer& a, long stride,
+                           bool provisional) {
+  if (n <= 0) return {};
+  QueryResult r = ScoreBatch(a.log_probs, true_class_, target_);
   if (!a.refused.empty()) {
-    // A refused answer (any of its EOT samples refused) is never a success.
-    r.rejected.assign(n, false);
-    for (int q = 0; q < total; ++q)
-      if (a.refused[q]) r.rejected[q / k] = true;
+    // A refused answer is never a success.
+    r.rejected = a.refused;
     for (int b = 0; b < n; ++b)
       if (r.rejected[b]) r.success[b] = false;
   }
   r.adversarial = r.success;
-  for (int b = 0; b < n; ++b) TrackQuery(images + b * d, b, &r);
-  if (batch_observer_) batch_observer_(observed ? *observed : r);
-  if (label) r.log_probs.resize(n, 0);  // the label, nothing more
+  const size_t d = clean_.size();
+  const long before = queries_ - n * stride;
+  for (int b = 0; b < n; ++b)
+    TrackQuery(images + b * d, b, before + (b + 1) * stride, !provisional, &r);
+  if (feedback_type_ == Feedback::kLabel) r.log_probs.resize(n, 0);  // the label, nothing more
   return r;
 }
 
-void QueryOracle::TrackQuery(const float* x, int b, QueryResult* r) {
+QueryResult Referee::Ask(float* images, int n, bool provisional) {
+  const DefendedAnswer a = Evaluate(images, n);
+  return Judge(images, n, a, 1, provisional);
+}
+
+void Referee::TrackQuery(const float* x, int b, long index, bool record, QueryResult* r) {
   const size_t d = clean_.size();
-  const long index = ++queries_;
-  if (observer_) observer_(x, index);
   const bool label = feedback_type_ == Feedback::kLabel;
   if (label) {
     const bool adversarial = r->adversarial[b];
@@ -463,7 +423,7 @@ void QueryOracle::TrackQuery(const float* x, int b, QueryResult* r) {
     best_image_.assign(x, x + d);
     best_log_probs_ = r->log_probs.row(b);
   }
-  if (r->success[b] && first_success_ < 0 && (label || record_success_)) {
+  if (r->success[b] && first_success_ < 0 && (label || record)) {
     first_success_ = index;
     success_image_.assign(x, x + d);
     if (!label) success_log_probs_ = r->log_probs.row(b);
@@ -474,132 +434,49 @@ void QueryOracle::TrackQuery(const float* x, int b, QueryResult* r) {
 
 namespace advbo::oracle {
 
-void QueryOracle::set_resampling(double scale, int max_tries, uint64_t seed, int quantization) {
-  if (feedback_type_ == Feedback::kLabel)
-    throw std::invalid_argument("resampling needs score feedback (--feedback scores)");
-  if (!(scale > 0 && scale <= 1) || max_tries < 0 || quantization < 0 || quantization > 255)
-    throw std::invalid_argument(
-        "resampling: scale in (0, 1], tries >= 0 and quantization in [0, 255] needed");
-  resample_ = true;
-  resample_quant_ = quantization;
-  resample_scale_ = scale;
-  resample_tries_ = max_tries;
-  resample_rng_.seed(seed);
+void Referee::ClaimSuccess(const float* image, const Eigen::RowVectorXd& log_probs) {
+  if (first_success_ >= 0) return;
+  first_success_ = queries_;
+  success_image_.assign(image, image + clean_.size());
+  success_log_probs_ = log_probs;
 }
 
-void QueryOracle::AddResamplingNoise(float* image) {
-  const size_t d = clean_.size();
-  // In 8-bit mode noise below half a grid step would round away: at least one step.
-  const double radius = query_radius();
-  const double floor = pixel_space_ == PixelSpace::k8bit && radius > 0 ? 1.0 / (255.0 * radius) : 0;
-  const double amp = std::max(resample_scale_, floor) * radius;
-  if (resample_quant_ == 0) {
-    std::uniform_real_distribution<double> u(-amp, amp);
-    for (size_t i = 0; i < d; ++i) image[i] = static_cast<float>(image[i] + u(resample_rng_));
-    return;
-  }
-  // The detector's quantisation is known: only pixels within amp of a bin boundary move,
-  // each with probability 1/2, just across it (to the boundary level b or b - 1 on the
-  // 0..255 scale) -- the smallest change that alters the fingerprint's windows.
-  const double q = resample_quant_, amp_levels = amp * 255.0;
-  std::bernoulli_distribution coin(0.5);
-  for (size_t i = 0; i < d; ++i) {
-    const double level = static_cast<double>(image[i]) * 255.0;
-    const double b = std::round(level / q) * q;
-    if (b <= 0 || b > 255 || std::abs(level - b) > amp_levels || !coin(resample_rng_)) continue;
-    image[i] = static_cast<float>((level >= b ? b - 1 : b) / 255.0);
-  }
+// The attack's view of the referee: every getter reads the referee's state.
+void QueryOracle::ClaimSuccess(const float* image, const Eigen::RowVectorXd& log_probs) {
+  referee_->ClaimSuccess(image, log_probs);
 }
-
-void QueryOracle::set_confirmations(int n) {
-  if (n < 0 || n > 1000)
-    throw std::invalid_argument("confirmations must be in [0, 1000], got " + std::to_string(n));
-  if (n > 0 && feedback_type_ == Feedback::kLabel)
-    throw std::invalid_argument("confirmations need score feedback (--feedback scores)");
-  confirm_ = n;
+void QueryOracle::Project(float* images, int n) const { referee_->Project(images, n); }
+void QueryOracle::ProjectToBall(float* images, int n) const { referee_->ProjectToBall(images, n); }
+Norm QueryOracle::norm() const { return referee_->norm(); }
+Feedback QueryOracle::feedback_type() const { return referee_->feedback_type(); }
+double QueryOracle::DistanceToClean(const float* image) const {
+  return referee_->DistanceToClean(image);
 }
-
-void QueryOracle::Confirm(float* images, int n, QueryResult* r) {
-  const size_t d = clean_.size();
-  for (int b = 0; b < n; ++b) {
-    if (!r->success[b] || first_success_ >= 0) continue;
-    // The image as evaluated (projected; with OARS, with its noise): sent again.
-    std::vector<float> x(images + b * d, images + (b + 1) * d);
-    double sum = r->objective(b);
-    int evals = 1;
-    bool confirmed = true;
-    QueryResult last;
-    for (int c = 0; c < confirm_ && confirmed; ++c) {
-      if (remaining() <= 0) {
-        confirmed = false;
-        break;
-      }
-      std::vector<float> again = x;
-      last = QueryBatch(again.data(), 1);
-      ++confirm_queries_;
-      sum += last.objective(0);
-      ++evals;
-      confirmed = last.success[0];
-    }
-    if (confirmed) {
-      first_success_ = queries_;
-      success_image_ = x;
-      success_log_probs_ = confirm_ > 0 ? last.log_probs.row(0) : r->log_probs.row(b);
-    } else {
-      ++refuted_;
-      r->success[b] = false;
-      r->objective(b) = sum / evals;
-    }
-  }
+double QueryOracle::best_distance() const { return referee_->best_distance(); }
+const std::vector<std::pair<long, double>>& QueryOracle::distance_trace() const {
+  return referee_->distance_trace();
 }
-
-QueryResult QueryOracle::Query(float* images, int n) {
-  if (confirm_ > 0 && n > 0) {
-    // Successes are recorded only once confirmed (set_confirmations), by Confirm.
-    struct Restore {
-      bool& flag;
-      ~Restore() { flag = true; }
-    } restore{record_success_};
-    record_success_ = false;
-    QueryResult r = resample_ ? ResampledQuery(images, n) : QueryBatch(images, n);
-    Confirm(images, n, &r);
-    r.adversarial = r.success;  // score feedback: the confirmed verdict
-    return r;
-  }
-  QueryResult r = resample_ ? ResampledQuery(images, n) : QueryBatch(images, n);
-  if (feedback_type_ == Feedback::kScores) r.adversarial = r.success;
-  return r;
+PixelSpace QueryOracle::pixel_space() const { return referee_->pixel_space(); }
+double QueryOracle::query_radius() const { return referee_->query_radius(); }
+bool QueryOracle::rescale_compat() const { return referee_->rescale_compat(); }
+long QueryOracle::queries() const { return referee_->queries() / stride(); }
+long QueryOracle::budget() const { return referee_->budget() / stride(); }
+long QueryOracle::first_success_query() const {
+  const long first = referee_->first_success_query();
+  return first > 0 ? first / stride() : -1;
 }
-
-QueryResult QueryOracle::ResampledQuery(float* images, int n) {
-  if (!resample_ || n <= 0) return QueryBatch(images, n);
-  // Detection-aware resampling (OARS-style, Feng et al., CCS 2023): every query goes out
-  // with random noise at the current scale; a refused one is resampled with doubled noise
-  // until it passes (each try a counted query); the scale decays while queries pass.
-  const size_t d = clean_.size();
-  std::vector<float> proposals(images, images + static_cast<size_t>(n) * d);
-  for (int b = 0; b < n; ++b) AddResamplingNoise(images + b * d);
-  QueryResult r = QueryBatch(images, n);
-  bool any = false;
-  for (int b = 0; b < n && !r.rejected.empty(); ++b) {
-    for (int t = 0; r.rejected[b] && t < resample_tries_ && remaining() > 0; ++t) {
-      any = true;
-      ++resampled_;
-      resample_scale_ = std::min(1.0, 2 * resample_scale_);
-      std::vector<float> x(proposals.begin() + b * d, proposals.begin() + (b + 1) * d);
-      AddResamplingNoise(x.data());
-      const QueryResult one = QueryBatch(x.data(), 1);
-      std::copy(x.begin(), x.end(), images + b * d);
-      r.objective(b) = one.objective(0);
-      r.predicted[b] = one.predicted[0];
-      r.success[b] = one.success[0];
-      r.log_probs.row(b) = one.log_probs.row(0);
-      r.rejected[b] = !one.rejected.empty() && one.rejected[0];
-    }
-    any = any || r.rejected[b];
-  }
-  if (!any) resample_scale_ = std::max(1e-3, 0.9 * resample_scale_);
-  return r;
+double QueryOracle::best_objective() const { return referee_->best_objective(); }
+const std::vector<float>& QueryOracle::best_image() const { return referee_->best_image(); }
+const std::vector<float>& QueryOracle::success_image() const { return referee_->success_image(); }
+const Eigen::RowVectorXd& QueryOracle::best_log_probs() const { return referee_->best_log_probs(); }
+const Eigen::RowVectorXd& QueryOracle::success_log_probs() const {
+  return referee_->success_log_probs();
 }
+const std::vector<float>& QueryOracle::clean() const { return referee_->clean(); }
+double QueryOracle::epsilon() const { return referee_->epsilon(); }
+int QueryOracle::true_class() const { return referee_->true_class(); }
+int QueryOracle::target() const { return referee_->target(); }
+const Classifier& QueryOracle::model() const { return referee_->model(); }
+double QueryOracle::model_seconds() const { return referee_->model_seconds(); }
 
 }  // namespace advbo::oracle

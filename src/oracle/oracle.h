@@ -120,28 +120,51 @@ struct QueryResult {
 /// defense (serve/server.h), so both compute the defender's payoff identically.
 QueryResult ScoreBatch(const Eigen::MatrixXd& log_probs, int true_class, int target);
 
-/// Per-instance oracle for one clean image and one goal.
+class Referee;
+
+/// What an attack sees of the black box for one clean image and one goal: its queries and
+/// everything the threat model lets it know. Abstract: the Referee (below) answers, and an
+/// attacker-side strategy (attacks/adaptive: EOT, AAA's score correction, confirmations,
+/// OARS resampling) is a view that asks the oracle it wraps like any attack does and shows
+/// the same face to the attack inside it (issue #56 step 3, "the oracle split by role").
+/// Every getter reads the referee's state, in this oracle's units (stride()).
+///
+/// Two levels: Evaluate answers images without a verdict (what EOT averages and a score
+/// correction rewrites; views acting there must sit next to the referee), Ask answers and
+/// judges them (what confirmations and resampling act on: query_level() views, which sit
+/// above every evaluation-level one).
 ///
 /// Objective (Kharkovskii 2020 thesis eq. 5.3, computed from log-softmax):
 ///   targeted:   y = log p_target - log sum_{c != target} p_c     (y > 0 => success)
 ///   untargeted: y = max_{c != true} log p_c - log p_true          (y > 0 <=> success)
 class QueryOracle {
  public:
-  /// @param model      the (possibly defended) classifier; must outlive the oracle.
-  /// @param clean      C*H*W pixels in [0, 1] of the clean image.
-  /// @param true_class its label, 0 <= true_class < classes.
-  /// @param target     target class for a targeted attack (!= true_class), or -1 for
-  ///                   an untargeted attack.
-  /// @param epsilon    L_inf radius (pixel units, [0, 1] scale), >= 0.
-  /// @param budget     maximum number of queries (images evaluated), >= 1.
-  /// Throws std::invalid_argument on bad arguments.
-  QueryOracle(const Classifier& model, const float* clean, int true_class, int target,
-              double epsilon, long budget);
+  virtual ~QueryOracle() = default;
+  QueryOracle(const QueryOracle&) = delete;
+  QueryOracle& operator=(const QueryOracle&) = delete;
 
   /// Clips each of the n images (n * C*H*W floats, modified in place) into the eps-ball
   /// around the clean image intersected with [0, 1], evaluates them in one batch and
   /// counts n queries. Throws BudgetExhausted (evaluating nothing) if n > remaining().
-  QueryResult Query(float* images, int n);
+  QueryResult Query(float* images, int n) { return Ask(images, n, false); }
+  /// Query, but with `provisional` a success answered is not recorded as the instance's
+  /// (first_success_query() stays) until ClaimSuccess: what a confirming view asks.
+  virtual QueryResult Ask(float* images, int n, bool provisional) = 0;
+  /// Records `image` [C*H*W] with its answer `log_probs` [classes] as the instance's
+  /// success at the current query count, when none is recorded yet (a confirmed success).
+  void ClaimSuccess(const float* image, const Eigen::RowVectorXd& log_probs);
+  /// Answers without a verdict: projects the n images in place, evaluates them through the
+  /// defended model (stride() counted model evaluations each) and returns their
+  /// log-probabilities [n, classes] as this oracle presents them, with the refusals [n].
+  /// Nothing is judged or recorded. Throws BudgetExhausted (evaluating nothing) if
+  /// n > remaining().
+  virtual DefendedAnswer Evaluate(float* images, int n) = 0;
+  /// Model evaluations one query of this oracle costs: 1 for the referee, the product of
+  /// the EOT samples of the views below.
+  virtual long stride() const = 0;
+  /// Whether this view acts on whole queries (confirm, oars): no evaluation-level view may
+  /// wrap it.
+  virtual bool query_level() const { return false; }
 
   /// Projects n images in place onto the threat model (what Query does first): clip into the
   /// eps-ball intersected with [0, 1] and, in 8-bit mode, round onto the 1/255 grid inside
@@ -155,14 +178,104 @@ class QueryOracle {
   /// Project as for score feedback: into the ball whatever the feedback (the image a
   /// label-feedback run reports as its answer at eps).
   void ProjectToBall(float* images, int n) const;
+  /// The ball's norm, and what the attack is told (scores or the label).
+  Norm norm() const;
+  Feedback feedback_type() const;
+  /// Distance of an image [C*H*W] from the clean one in the ball's norm.
+  double DistanceToClean(const float* image) const;
+  /// Label feedback: the distance of the closest adversarial query so far (+inf before
+  /// one); its image is best_image(). Score feedback: +inf.
+  double best_distance() const;
+  /// Label feedback: (query index, best_distance()) each time the closest adversarial query
+  /// improved -- the distance-vs-queries curve of a hard-label run. Empty with scores.
+  const std::vector<std::pair<long, double>>& distance_trace() const;
+  /// The query space (float or 8-bit).
+  PixelSpace pixel_space() const;
+  /// The largest per-pixel perturbation a query can carry: epsilon() in float mode,
+  /// GridRadius(epsilon()) in 8-bit mode. Attacks that saturate perturbations (Square's
+  /// +-eps stripes, BOS^2's saturation) scale by this radius, so an 8-bit query is not
+  /// rounded past the ball and then pulled back.
+  double query_radius() const;
+  /// Whether the rescale-compat threat model is on (Referee::set_rescale_compat).
+  bool rescale_compat() const;
+  /// Queries made and the budget, in this oracle's units (referee queries / stride(): EOT
+  /// queries behind EOT).
+  long queries() const;
+  long budget() const;
+  long remaining() const { return budget() - queries(); }
+  /// 1-based index of the first successful query, or -1.
+  long first_success_query() const;
+  bool succeeded() const { return first_success_query() > 0; }
+  /// Best (largest) objective seen, -inf before any query, and its (clipped) image. With
+  /// label feedback: minus the distance of the closest adversarial query (-inf before one).
+  double best_objective() const;
+  const std::vector<float>& best_image() const;
+  /// The first successful image (empty if none).
+  const std::vector<float>& success_image() const;
+  /// The model's answers (log-softmax scores [classes]) to best_image() and
+  /// success_image() when they were queried (empty before, and always with label feedback):
+  /// what a run without setup queries reports for the saved image instead of scoring it
+  /// again.
+  const Eigen::RowVectorXd& best_log_probs() const;
+  const Eigen::RowVectorXd& success_log_probs() const;
+  const std::vector<float>& clean() const;
+  double epsilon() const;
+  int true_class() const;
+  int target() const;
+  const Classifier& model() const;
+  /// Wall seconds spent inside the model's forward passes.
+  double model_seconds() const;
+  /// The referee that answers (this object for the Referee itself).
+  Referee& referee() const { return *referee_; }
+
+ protected:
+  /// A view onto `referee` (the Referee passes itself).
+  explicit QueryOracle(Referee* referee) : referee_(referee) {}
+
+ private:
+  Referee* referee_;
+};
+
+/// The referee of one attack instance (docs/design.md, "The oracle contract"): holds the
+/// budget, the ball, the 8-bit grid, the counting and the records, and sends every
+/// projected query through the defended model (oracle/defended_model.h). Attacks get it
+/// as a QueryOracle.
+class Referee final : public QueryOracle {
+ public:
+  /// @param model      the classifier; must outlive the referee.
+  /// @param clean      C*H*W pixels in [0, 1] of the clean image.
+  /// @param true_class its label, 0 <= true_class < classes.
+  /// @param target     target class for a targeted attack (!= true_class), or -1 for
+  ///                   an untargeted attack.
+  /// @param epsilon    radius of the ball (pixel units, [0, 1] scale), >= 0.
+  /// @param budget     maximum number of queries (images evaluated), >= 1.
+  /// Throws std::invalid_argument on bad arguments.
+  Referee(const Classifier& model, const float* clean, int true_class, int target, double epsilon,
+          long budget);
+
+  QueryResult Ask(float* images, int n, bool provisional) override;
+  DefendedAnswer Evaluate(float* images, int n) override;
+  long stride() const override { return 1; }
+  /// The verdict on n evaluated images [n, C*H*W] (as projected and sent) given their
+  /// answers (`answer.log_probs` [n, classes], refusals): scores them for the goal, records
+  /// the best and first successful image (unless `provisional`) at query index
+  /// (queries before the batch) + (b + 1) * stride for image b -- the batch's evaluations
+  /// are already counted -- and hides the scores under label feedback. What Ask and an
+  /// evaluation-level view's Ask return.
+  QueryResult Judge(const float* images, int n, const DefendedAnswer& answer, long stride,
+                    bool provisional);
+  void ClaimSuccess(const float* image, const Eigen::RowVectorXd& log_probs);
+  void Project(float* images, int n) const;
+  void ProjectToBall(float* images, int n) const;
 
   /// Switches the ball's norm (before the first query; default kLinf). kL2 is refused with
   /// the rescale-compat threat model. Throws std::invalid_argument / std::logic_error.
   void set_norm(Norm n);
   Norm norm() const { return norm_; }
   /// Switches what the attack is told (before the first query; default kScores). Label
-  /// feedback is refused with EOT, confirmations, resampling and rescale compat (attacks on
-  /// randomised defenses are score-based here). Throws std::logic_error after a query.
+  /// feedback is refused with rescale compat (std::invalid_argument), and the attacker-side
+  /// views (EOT, confirmations, resampling) refuse it: attacks on randomised defenses are
+  /// score-based here. Throws std::logic_error after a query.
   void set_feedback_type(Feedback f);
   Feedback feedback_type() const { return feedback_type_; }
   /// Distance of an image [C*H*W] from the clean one in the ball's norm.
@@ -229,52 +342,9 @@ class QueryOracle {
   void set_defense(std::unique_ptr<DefendedModel> defense);
   /// The defended model the queries go through.
   const DefendedModel& defense() const { return *defense_; }
-  /// The attacker's own correction of the answers it gets (an adaptive attack that knows
-  /// the defense, attacks/adaptive): called on each model evaluation's log-probabilities
-  /// [n, classes] after the output defense, before averaging (EOT) and scoring.
-  void set_score_correction(std::function<void(Eigen::MatrixXd* log_probs)> f) {
-    score_correction_ = std::move(f);
-  }
-  /// Expectation over transformation (Athalye et al., ICML 2018): every query of the attack
-  /// is evaluated k >= 1 times (k model evaluations, each through the defense's own
-  /// randomness) and answered with the mean probability vector (log of the mean of the k
-  /// softmax rows). Set before the first query; throws std::invalid_argument when k < 1 or
-  /// k > the budget. With k > 1 the attack sees queries(), budget(), remaining() and
-  /// first_success_query() in units of EOT queries (budget() = model budget / k) while
-  /// model_queries() counts every evaluation — what records report.
-  void set_samples_per_query(int k);
-  int samples_per_query() const { return samples_; }
-  /// Model evaluations made so far for this instance (= queries() * samples_per_query()).
-  long model_queries() const { return queries_ * samples_; }
-  /// The budget in model evaluations (as given to the constructor).
-  long model_budget() const { return model_budget_; }
-  /// Detection-aware resampling, the attacker's side against a stateful detector that
-  /// refuses queries (OARS-style, Feng et al., CCS 2023; attacks/adaptive "oars"): every
-  /// query is sent with uniform noise of amplitude scale * query_radius() added (then
-  /// projected as usual, so it stays in the ball and on the grid); a refused one is sent
-  /// again with doubled scale, up to `max_tries` times, every try a counted query; the scale
-  /// decays by 0.9 while batches pass. With `quantization` q > 0 (the detector's bin width
-  /// on the 0..255 scale, known to the attacker) the noise is targeted instead: each pixel
-  /// within scale * query_radius() of a bin boundary is moved just across it with
-  /// probability 1/2, and no other pixel moves. scale in (0, 1], max_tries >= 0, q in
-  /// [0, 255]; throws std::invalid_argument otherwise. The attack gets the answer of what
-  /// was sent, and its images are overwritten with it.
-  void set_resampling(double scale, int max_tries, uint64_t seed, int quantization = 0);
-  /// Queries resent after a refusal.
-  long resampled() const { return resampled_; }
-  /// Confirmed successes, the attacker's side against a randomised defense (attacks/
-  /// adaptive "confirm"): a query whose answer is a success is sent again `n` >= 1 more
-  /// times (each a counted query, a fresh draw of the defense's randomness) and becomes the
-  /// instance's success only if every one of them succeeds too; first_success_query() is
-  /// then the last confirming query. Otherwise the attack goes on, and the answer it gets
-  /// for that image carries the mean objective of its evaluations and success = false.
-  /// n = 0 turns it off (the default: the first answered success counts). Throws
-  /// std::invalid_argument for n < 0 or n > 1000.
-  void set_confirmations(int n);
-  int confirmations() const { return confirm_; }
-  /// Queries spent on confirmations, and successes that a confirmation refuted.
-  long confirmation_queries() const { return confirm_queries_; }
-  long refuted_successes() const { return refuted_; }
+  /// Model evaluations made so far and the budget (model evaluations, as given).
+  long model_queries() const { return queries_; }
+  long model_budget() const { return budget_; }
   /// What the defense's stateful detector has seen (DetectorCounts: monitored, detections,
   /// first_detection as a 1-based model-query index); zeros without a detector.
   DetectorCounts detector() const { return defense_->detector(); }
@@ -284,16 +354,17 @@ class QueryOracle {
   /// for a re-query of a reported image.
   void set_context(QueryContext context) { context_ = std::move(context); }
   const QueryContext& context() const { return context_; }
-  /// Optional observer of every batch's scores, called after the batch is counted and
-  /// tracked (queries() includes it), with the result Query returns before label feedback
-  /// hides the scores; with EOT (samples_per_query k > 1) with every model evaluation's
-  /// scores instead, [n * k] rows (each image's k samples in a row). For records and game
-  /// studies; a learning defender learns through its own stage (WithLearner).
+  /// Optional observer of every evaluated batch: called once the batch is counted
+  /// (queries() includes it) with its defended answers scored for the goal (ScoreBatch),
+  /// before any verdict, correction or hiding -- behind EOT every model evaluation, [n * k]
+  /// rows (each image's k samples in a row). For records and game studies; a learning
+  /// defender learns through its own stage (WithLearner).
   void set_batch_observer(std::function<void(const QueryResult&)> f) {
     batch_observer_ = std::move(f);
   }
   /// Optional observer called with every image actually evaluated (after clipping) and
-  /// its 1-based query index (used by tests to check the threat model independently).
+  /// its 1-based model-evaluation index (used by tests to check the threat model
+  /// independently).
   void set_observer(std::function<void(const float*, long)> f) { observer_ = std::move(f); }
 
  private:
@@ -308,26 +379,6 @@ class QueryOracle {
   double model_seconds_ = 0.0;
   std::function<void(const float*, long)> observer_;
   std::unique_ptr<DefendedModel> defense_;
-  std::function<void(Eigen::MatrixXd*)> score_correction_;
-  int samples_ = 1;
-  long model_budget_ = 0;
-  // One batch through the whole pipeline (what Query does without resampling).
-  QueryResult QueryBatch(float* images, int n);
-  // Adds the resampling noise at the current scale to one image (not yet projected).
-  void AddResamplingNoise(float* image);
-  int confirm_ = 0;
-  long confirm_queries_ = 0, refuted_ = 0;
-  /// Whether QueryBatch may record a success (false while confirmations are pending).
-  bool record_success_ = true;
-  /// The confirmation of Query's successes (set_confirmations).
-  void Confirm(float* images, int n, QueryResult* r);
-  /// Query with OARS resampling when set (set_resampling), else QueryBatch.
-  QueryResult ResampledQuery(float* images, int n);
-  bool resample_ = false;
-  double resample_scale_ = 0;
-  int resample_tries_ = 0, resample_quant_ = 0;
-  long resampled_ = 0;
-  std::mt19937_64 resample_rng_;
   std::function<void(const QueryResult&)> batch_observer_;
   bool rescale_compat_ = false;
   PixelSpace pixel_space_ = PixelSpace::kFloat;
@@ -340,10 +391,11 @@ class QueryOracle {
   void ProjectImpl(float* images, int n, bool ball) const;
   // L2: one image into the ball intersected with [0, 1] (and onto the grid in 8-bit mode).
   void ProjectL2(float* x) const;
-  // Counts query b of a batch (image x) and updates the best / first-success tracking.
-  // Label feedback: success only inside the ball, best = the closest adversarial query, the
-  // objective replaced by +-1 (the caller hides the scores). Scores: best = highest objective.
-  void TrackQuery(const float* x, int b, QueryResult* r);
+  // Updates the best / first-success tracking with image b of a batch (image x, query index
+  // `index`; a success is recorded only when `record`). Label feedback: success only inside
+  // the ball, best = the closest adversarial query, the objective replaced by +-1 (the
+  // caller hides the scores). Scores: best = highest objective.
+  void TrackQuery(const float* x, int b, long index, bool record, QueryResult* r);
 };
 
 }  // namespace advbo::oracle

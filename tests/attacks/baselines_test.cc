@@ -56,8 +56,8 @@ TEST_F(BaselinesOnMnist, EachSucceedsOnAnEasyInstanceWithinTheDefaultBudget) {
         "random", "signhunter", "nes", "bandits"}) {
     const bool untargeted = name == "random";  // the floor: untargeted on test image 0
     const int idx = untargeted ? 0 : 1621;
-    oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx], untargeted ? -1 : 6, 0.3,
-                          900);
+    oracle::Referee o(*model_, data_->image(idx), data_->labels[idx], untargeted ? -1 : 6, 0.3,
+                      900);
     bo::Rng rng(0);
     AttackResult r = MakeAttack(name, Mnist())->Run(o, rng, nullptr);
     EXPECT_TRUE(r.success) << name;
@@ -97,7 +97,7 @@ TEST_F(BaselinesOnMnist, EveryQueryOfEveryAttackRespectsTheOracleContract) {
           continue;
         const std::string what =
             name + " " + oracle::NormName(norm) + " target " + std::to_string(target);
-        oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx], target, eps, budget);
+        oracle::Referee o(*model_, data_->image(idx), data_->labels[idx], target, eps, budget);
         o.set_norm(norm);
         o.set_feedback_type(attack->feedback());
         long seen = 0;
@@ -133,7 +133,7 @@ TEST_F(BaselinesOnMnist, HardLabelAttacksSucceedOnAnEasyInstance) {
     const auto attack = MakeAttack(name, Mnist());
     if (attack->feedback() != oracle::Feedback::kLabel) continue;
     const int idx = 1621;
-    oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx], -1, 0.3, 900);
+    oracle::Referee o(*model_, data_->image(idx), data_->labels[idx], -1, 0.3, 900);
     o.set_feedback_type(oracle::Feedback::kLabel);
     bo::Rng rng(0);
     AttackResult r = attack->Run(o, rng, nullptr);
@@ -157,7 +157,7 @@ TEST_F(BaselinesOnMnist, HardLabelAttacksWalkTowardsTheCleanImage) {
     for (oracle::Norm norm : attack->norms()) {
       const std::string what = name + " " + oracle::NormName(norm);
       const double eps = norm == oracle::Norm::kL2 ? 0.1 : 0.01;
-      oracle::QueryOracle o(*model_, data_->image(0), data_->labels[0], -1, eps, 300);
+      oracle::Referee o(*model_, data_->image(0), data_->labels[0], -1, eps, 300);
       o.set_norm(norm);
       o.set_feedback_type(oracle::Feedback::kLabel);
       bo::Rng rng(2);
@@ -181,7 +181,7 @@ TEST_F(BaselinesOnMnist, HardLabelAttacksWalkTowardsTheCleanImage) {
 // HopSkipJump, whose steps move the closest adversarial query nearer than RayS got.
 TEST_F(BaselinesOnMnist, RaysPatienceStopsOnAPlateauAndBoHlHandsOverToHsja) {
   {
-    oracle::QueryOracle o(*model_, data_->image(0), data_->labels[0], -1, 0.01, 3000);
+    oracle::Referee o(*model_, data_->image(0), data_->labels[0], -1, 0.01, 3000);
     o.set_feedback_type(oracle::Feedback::kLabel);
     RaySearch search(o, 1e-3);
     std::vector<float> d(o.clean().size(), 1.0f);
@@ -193,7 +193,7 @@ TEST_F(BaselinesOnMnist, RaysPatienceStopsOnAPlateauAndBoHlHandsOverToHsja) {
     EXPECT_GE(since, 50);
     EXPECT_LT(since, 50 + 12);  // the last candidate's search is at most ~log2(255) queries
   }
-  oracle::QueryOracle o(*model_, data_->image(0), data_->labels[0], -1, 0.01, 700);
+  oracle::Referee o(*model_, data_->image(0), data_->labels[0], -1, 0.01, 700);
   o.set_feedback_type(oracle::Feedback::kLabel);
   bo::Rng rng(4);
   const AttackResult r = MakeAttack("bo-hl:patience=50", Mnist())->Run(o, rng, nullptr);
@@ -215,7 +215,7 @@ TEST_F(BaselinesOnMnist, RaysPatienceStopsOnAPlateauAndBoHlHandsOverToHsja) {
 // reported image lies in the ball and is classified as the target.
 TEST_F(BaselinesOnMnist, L2AttacksSucceedOnATargetedInstance) {
   for (const std::string name : {"simba-dct", "square-l2"}) {
-    oracle::QueryOracle o(*model_, data_->image(0), data_->labels[0], 3, 2.0, 900);
+    oracle::Referee o(*model_, data_->image(0), data_->labels[0], 3, 2.0, 900);
     o.set_norm(oracle::Norm::kL2);
     bo::Rng rng(0);
     AttackResult r = MakeAttack(name, Mnist())->Run(o, rng, nullptr);
@@ -400,7 +400,7 @@ TEST(MakeAttack, KnowsEveryNameAndRejectsOthers) {
 // candidate is accepted. R = 1 (the paper's Square) never repeats an image this way.
 TEST_F(BaselinesOnMnist, SquareResampleReQueriesTheIncumbentUpToRTimes) {
   for (int r : {1, 3}) {
-    oracle::QueryOracle o(*model_, data_->image(0), data_->labels[0], 1, 0.05, 12);
+    oracle::Referee o(*model_, data_->image(0), data_->labels[0], 1, 0.05, 12);
     std::vector<std::vector<float>> seen;
     const size_t d = o.clean().size();
     o.set_observer([&](const float* img, long) { seen.emplace_back(img, img + d); });

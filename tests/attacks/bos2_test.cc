@@ -35,7 +35,7 @@ class Bos2OnMnist : public ::testing::Test {
   static Bos2Result RunRecordingBest(const Bos2Options& opt, long budget,
                                      std::vector<double>* best) {
     const int idx = 1;
-    oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx], 7, 0.1, budget);
+    oracle::Referee o(*model_, data_->image(idx), data_->labels[idx], 7, 0.1, budget);
     o.set_pixel_space(oracle::PixelSpace::k8bit);
     bo::Rng rng(5);
     best->assign(1, -1e300);
@@ -75,7 +75,7 @@ TEST_F(Bos2OnMnist, EveryQueryInsideTheBallAndBudgetRespected) {
   const int idx = 0;  // a 7
   const double eps = 0.3;
   const long budget = 120;
-  oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx], 1, eps, budget);
+  oracle::Referee o(*model_, data_->image(idx), data_->labels[idx], 1, eps, budget);
   long count = 0;
   double worst = 0;
   o.set_observer([&](const float* img, long) {
@@ -111,7 +111,7 @@ TEST_F(Bos2OnMnist, FindsTargetedAdversarialsWithFewQueries) {
   const int idx = 0;
   for (int target : {0, 2, 9}) {
     const int k = target < data_->labels[idx] ? target : target - 1;
-    oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx], target, 0.3, 300);
+    oracle::Referee o(*model_, data_->image(idx), data_->labels[idx], target, 0.3, 300);
     bo::Rng rng(bo::DeriveSeed(0, k));
     Bos2Result r = RunBos2(o, Bos2Options{}, rng);
     ASSERT_TRUE(r.success) << "target " << target << " best y " << r.best_objective;
@@ -129,8 +129,8 @@ TEST_F(Bos2OnMnist, FindsTargetedAdversarialsWithFewQueries) {
 TEST_F(Bos2OnMnist, SameSeedSameRunAndStoppingAblation) {
   const int idx = 4;  // a 4
   auto run = [&](uint64_t seed, bool stopping) {
-    oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx],
-                          9 == data_->labels[idx] ? 8 : 9, 0.3, 150);
+    oracle::Referee o(*model_, data_->image(idx), data_->labels[idx],
+                      9 == data_->labels[idx] ? 8 : 9, 0.3, 150);
     bo::Rng rng(seed);
     Bos2Options opt;
     opt.stopping = stopping;
@@ -155,8 +155,8 @@ TEST_F(Bos2OnMnist, BatchedLoopsSendQPointsPerForwardPassWithinTheThreatModel) {
   const double eps = 0.3;
   const long budget = 200;
   for (const auto& [q, one_pass] : {std::pair{1, true}, {4, true}, {4, false}}) {
-    oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx],
-                          data_->labels[idx] == 2 ? 3 : 2, eps, budget);
+    oracle::Referee o(*model_, data_->image(idx), data_->labels[idx],
+                      data_->labels[idx] == 2 ? 3 : 2, eps, budget);
     std::vector<long> batches;
     o.set_batch_observer(
         [&](const oracle::QueryResult& r) { batches.push_back(r.objective.size()); });
@@ -191,7 +191,7 @@ TEST_F(Bos2OnMnist, BatchedLoopsSendQPointsPerForwardPassWithinTheThreatModel) {
   }
   Bos2Options bad;
   bad.batch = 41;
-  oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx], 1, eps, budget);
+  oracle::Referee o(*model_, data_->image(idx), data_->labels[idx], 1, eps, budget);
   bo::Rng rng(1);
   EXPECT_THROW(RunBos2(o, bad, rng), std::invalid_argument);
 }
@@ -335,8 +335,8 @@ TEST_F(Bos2OnMnist, SaturatedQueriesStayInTheBallAndSitOnItsFaces) {
   const int idx = 1;
   const double eps = 0.3;
   const long budget = 100;
-  oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx],
-                        data_->labels[idx] == 3 ? 4 : 3, eps, budget);
+  oracle::Referee o(*model_, data_->image(idx), data_->labels[idx], data_->labels[idx] == 3 ? 4 : 3,
+                    eps, budget);
   long on_face = 0, total = 0;
   double worst = 0;
   o.set_observer([&](const float* img, long) {
@@ -358,8 +358,8 @@ TEST_F(Bos2OnMnist, SaturatedQueriesStayInTheBallAndSitOnItsFaces) {
   EXPECT_LE(o.queries(), budget);
   EXPECT_GT(static_cast<double>(on_face) / total, 0.7);
   // The same run without saturation leaves most pixels strictly inside the ball.
-  oracle::QueryOracle o2(*model_, data_->image(idx), data_->labels[idx],
-                         data_->labels[idx] == 3 ? 4 : 3, eps, 40);
+  oracle::Referee o2(*model_, data_->image(idx), data_->labels[idx],
+                     data_->labels[idx] == 3 ? 4 : 3, eps, 40);
   long inside = 0, total2 = 0;
   o2.set_observer([&](const float* img, long) {
     for (size_t i = 0; i < data_->image_size(); ++i) {
@@ -381,7 +381,7 @@ TEST_F(Bos2OnMnist, RefinementStageTakesTheBudgetTailInsideTheBall) {
   const int idx = 1;       // a 2
   const double eps = 0.1;  // small: the run fails, so every stage is exercised
   const long budget = 100, refine = 40;
-  oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx], 7, eps, budget);
+  oracle::Referee o(*model_, data_->image(idx), data_->labels[idx], 7, eps, budget);
   o.set_pixel_space(oracle::PixelSpace::k8bit);
   long count = 0;
   o.set_observer([&](const float* img, long) {
@@ -410,7 +410,7 @@ TEST_F(Bos2OnMnist, RefinementStageTakesTheBudgetTailInsideTheBall) {
   Bos2Options bad = opt;
   bad.refine_queries = -1;
   bo::Rng rng2(1);
-  oracle::QueryOracle o2(*model_, data_->image(idx), data_->labels[idx], 7, eps, budget);
+  oracle::Referee o2(*model_, data_->image(idx), data_->labels[idx], 7, eps, budget);
   EXPECT_THROW(RunBos2(o2, bad, rng2), std::invalid_argument);
   bad.refine_queries = 10;
   bad.refine_p_init = 0;
@@ -426,7 +426,7 @@ TEST_F(Bos2OnMnist, DefaultRefinementTakesTheLastThirdOfTheBudget) {
   const int idx = 1;
   const double eps = 0.1;
   const long budget = 100;  // floor(100 / 3) = 33
-  oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx], 7, eps, budget);
+  oracle::Referee o(*model_, data_->image(idx), data_->labels[idx], 7, eps, budget);
   o.set_pixel_space(oracle::PixelSpace::k8bit);
   bo::Rng rng(5);
   const Bos2Options opt = Bos2Options::Tuned();
@@ -440,7 +440,7 @@ TEST_F(Bos2OnMnist, DefaultRefinementTakesTheLastThirdOfTheBudget) {
   EXPECT_EQ(r.refine_start, budget - 33);
   EXPECT_EQ(r.refine_queries, 33);
   // Under the rescaling threat model the share-based stage is off: BO to the end.
-  oracle::QueryOracle o2(*model_, data_->image(idx), data_->labels[idx], 7, eps, budget);
+  oracle::Referee o2(*model_, data_->image(idx), data_->labels[idx], 7, eps, budget);
   o2.set_rescale_compat(true);
   bo::Rng rng2(5);
   const Bos2Result r2 = RunBos2(o2, opt, rng2);
@@ -491,7 +491,7 @@ TEST_F(Bos2OnMnist, StripesInitIsTheFirstQueryThenTheInitialDesign) {
   const int idx = 1;
   const double eps = 0.1;
   const long budget = 120;
-  oracle::QueryOracle o(*model_, data_->image(idx), data_->labels[idx], 7, eps, budget);
+  oracle::Referee o(*model_, data_->image(idx), data_->labels[idx], 7, eps, budget);
   o.set_pixel_space(oracle::PixelSpace::k8bit);
   std::vector<float> first;
   long count = 0;
@@ -516,7 +516,7 @@ TEST_F(Bos2OnMnist, StripesInitIsTheFirstQueryThenTheInitialDesign) {
   for (const auto& l : r.loops) loop_queries += l.queries;
   EXPECT_EQ(loop_queries, budget);
   // Off, the same seed starts with a latent instead.
-  oracle::QueryOracle o2(*model_, data_->image(idx), data_->labels[idx], 7, eps, budget);
+  oracle::Referee o2(*model_, data_->image(idx), data_->labels[idx], 7, eps, budget);
   o2.set_pixel_space(oracle::PixelSpace::k8bit);
   std::vector<float> first_off;
   o2.set_observer([&](const float* img, long) {

@@ -153,8 +153,8 @@ TEST(Defenses, ResizePadKeepsShapeAndRangeAndIsRandom) {
 TEST(DefendedOracle, ModelSeesTheTransformedCopyOnly) {
   auto model = oracle::Classifier::Load(std::string(ADVBO_SOURCE_DIR) + "/models/mnist_cw.pt");
   auto clean = RandomImages(1, 1, 28, 28, 4);
-  oracle::QueryOracle plain(*model, clean.data(), 3, -1, 0.3, 10);
-  oracle::QueryOracle defended(*model, clean.data(), 3, -1, 0.3, 10);
+  oracle::Referee plain(*model, clean.data(), 3, -1, 0.3, 10);
+  oracle::Referee defended(*model, clean.data(), 3, -1, 0.3, 10);
   const DefensePipeline bits = ParseDefense("bits:depth=1");
   bo::Rng rng(0);
   int calls = 0;

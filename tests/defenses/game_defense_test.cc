@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "attacks/adaptive/adaptive.h"
 #include "data/datasets.h"
 #include "oracle/autoencoder.h"
 #include "oracle/classifier.h"
@@ -139,7 +140,7 @@ TEST(GameDefense, LatentDefenderStaysInTheBallAroundTheAttackersImageEveryQuery)
   o.candidates = 50;
   auto defender =
       std::make_shared<GameDefense>(ParseGameDefense("r2b2:latent"), vae.get(), 1, 28, 28, o);
-  oracle::QueryOracle orc(*model, images.image(0), images.labels[0], -1, 0.3, 40);
+  oracle::Referee orc(*model, images.image(0), images.labels[0], -1, 0.3, 40);
   std::vector<float> seen_attacker, seen_defended;
   int feedback_rounds = 0;
   auto transform = [&](float* x, int n) {
@@ -213,7 +214,7 @@ TEST(GameDefense, EotQueriesAreKRoundsEachScoredOnItsOwnSample) {
                                              kRoot + "/data/mnist/t10k-labels-idx1-ubyte.gz", 1);
   auto d = std::make_shared<GameDefense>(ParseGameDefense("random:noise"), nullptr, 1, 28, 28,
                                          GameDefenseOptions{});
-  oracle::QueryOracle orc(*model, set.image(0), set.labels[0], -1, 0.3, 30);
+  oracle::Referee orc(*model, set.image(0), set.labels[0], -1, 0.3, 30);
   std::vector<Eigen::VectorXd> seen;
   orc.set_defense(oracle::WithLearner(
       oracle::WithInputStage(oracle::Undefended(*model),
@@ -223,9 +224,9 @@ TEST(GameDefense, EotQueriesAreKRoundsEachScoredOnItsOwnSample) {
         d->Feedback(r);
       },
       set.labels[0], -1));
-  orc.set_samples_per_query(3);
+  attacks::EotOracle view(orc, 3);
   std::vector<float> x(set.image(0), set.image(0) + 784);
-  const oracle::QueryResult r = orc.Query(x.data(), 1);
+  const oracle::QueryResult r = view.Query(x.data(), 1);
   ASSERT_EQ(seen.size(), 1u);
   ASSERT_EQ(seen[0].size(), 3);  // one score per sample
   EXPECT_EQ(d->rounds(), 3);

@@ -176,14 +176,15 @@ TEST(Eot, EveryQueryIsKCountedSamplesAveragedInProbability) {
   std::vector<float> clean(16, 0.5f);
   const DefensePipeline noise = ParseDefense("noise:sigma=0.3");
   auto run = [&](int k, std::vector<float> x, bo::Rng* defense_rng) {
-    oracle::QueryOracle orc(*model, clean.data(), 0, -1, 0.3, 20);
+    oracle::Referee orc(*model, clean.data(), 0, -1, 0.3, 20);
     orc.set_defense(oracle::WithInputStage(oracle::Undefended(*model), [&](float* im, int n) {
       noise.Apply(im, n, 1, 4, 4, *defense_rng);
     }));
-    orc.set_samples_per_query(k);
-    EXPECT_EQ(orc.budget(), 20 / k);
-    const oracle::QueryResult r = orc.Query(x.data(), 1);
-    EXPECT_EQ(orc.queries(), 1);
+    attacks::EotOracle view(orc, k);
+    EXPECT_EQ(view.budget(), 20 / k);
+    EXPECT_EQ(view.stride(), k);
+    const oracle::QueryResult r = view.Query(x.data(), 1);
+    EXPECT_EQ(view.queries(), 1);
     EXPECT_EQ(orc.model_queries(), k);
     return r;
   };
@@ -199,17 +200,34 @@ TEST(Eot, EveryQueryIsKCountedSamplesAveragedInProbability) {
   mean /= 5;
   for (int c = 0; c < 3; ++c) EXPECT_NEAR(std::exp(eot.log_probs(0, c)), mean(c), 1e-12);
   // Budget: 20 model evaluations = 4 EOT queries of 5; a fifth is refused whole.
-  oracle::QueryOracle orc(*model, clean.data(), 0, -1, 0.3, 20);
-  orc.set_samples_per_query(5);
+  oracle::Referee orc(*model, clean.data(), 0, -1, 0.3, 20);
+  attacks::EotOracle five(orc, 5);
   std::vector<float> four(64, 0.6f);
   calls = 0;
-  orc.Query(four.data(), 4);
+  five.Query(four.data(), 4);
   EXPECT_EQ(calls, 20);
-  EXPECT_THROW(orc.Query(x.data(), 1), oracle::BudgetExhausted);
+  EXPECT_THROW(five.Query(x.data(), 1), oracle::BudgetExhausted);
   EXPECT_EQ(calls, 20);
-  EXPECT_THROW(orc.set_samples_per_query(2), std::invalid_argument);  // after a query
-  oracle::QueryOracle small(*model, clean.data(), 0, -1, 0.3, 3);
-  EXPECT_THROW(small.set_samples_per_query(4), std::invalid_argument);  // k > budget
+  oracle::Referee small(*model, clean.data(), 0, -1, 0.3, 3);
+  EXPECT_THROW(attacks::EotOracle(small, 4), std::invalid_argument);  // k > budget
+  // Nested: 2 x 3 samples per query, the mean of the means of the same 6 draws.
+  bo::Rng r3(7);
+  oracle::Referee nested(*model, clean.data(), 0, -1, 0.3, 60);
+  nested.set_defense(oracle::WithInputStage(
+      oracle::Undefended(*model), [&](float* im, int n) { noise.Apply(im, n, 1, 4, 4, r3); }));
+  attacks::EotOracle outer(nested, 2);
+  attacks::EotOracle inner(outer, 3);
+  EXPECT_EQ(inner.stride(), 6);
+  EXPECT_EQ(inner.budget(), 10);
+  std::vector<float> y = x;
+  const oracle::QueryResult six = inner.Query(y.data(), 1);
+  EXPECT_EQ(nested.model_queries(), 6);
+  EXPECT_EQ(inner.queries(), 1);
+  bo::Rng r4(7);
+  Eigen::RowVectorXd mean6 = Eigen::RowVectorXd::Zero(3);
+  for (int s = 0; s < 6; ++s) mean6 += run(1, x, &r4).log_probs.row(0).array().exp().matrix();
+  mean6 /= 6;
+  for (int c = 0; c < 3; ++c) EXPECT_NEAR(std::exp(six.log_probs(0, c)), mean6(c), 1e-12);
 }
 
 TEST(Eot, WrapperSpecsParseAndCountEverySampleInTheAttacksView) {
@@ -217,6 +235,18 @@ TEST(Eot, WrapperSpecsParseAndCountEverySampleInTheAttacksView) {
   EXPECT_EQ(attacks::MakeAttack("eot:k=4/square", ctx)->name(), "eot:k=4/square");
   EXPECT_EQ(attacks::MakeAttack("eot:k=2/aaa-adaptive:interval=4,reverse=1/random", ctx)->name(),
             "eot:k=2/aaa-adaptive:interval=4,reverse=1/random");
+  // Query-level wrappers (oars, confirm) come after the evaluation-level ones.
+  EXPECT_EQ(attacks::MakeAttack("eot:k=2/oars/confirm/square", ctx)->name(),
+            "eot:k=2/oars/confirm/square");
+  try {
+    attacks::MakeAttack("oars/eot:k=2/confirm/aaa-adaptive:interval=4/square", ctx);
+    ADD_FAILURE() << "a query-level wrapper outside eot was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("write 'eot:k=2/aaa-adaptive:interval=4/oars/confirm/square'"),
+        std::string::npos)
+        << e.what();
+  }
   for (const char* bad : {"eot:k=0/square", "eot:k=2", "eot:k=2/", "eot:j=2/square",
                           "aaa-adaptive:reverse=0/square", "eot:k=2/nosuch", "eot:k=1.5/square"})
     EXPECT_THROW(attacks::MakeAttack(bad, ctx), std::invalid_argument) << bad;
@@ -224,62 +254,77 @@ TEST(Eot, WrapperSpecsParseAndCountEverySampleInTheAttacksView) {
   long calls = 0;
   auto model = MeanModel(&calls);
   std::vector<float> clean(16, 0.5f);
-  oracle::QueryOracle orc(*model, clean.data(), 0, -1, 0.05, 30);  // never fooled
+  oracle::Referee orc(*model, clean.data(), 0, -1, 0.05, 30);  // never fooled
   bo::Rng rng(1);
   const auto atk = attacks::MakeAttack("eot:k=3/random", ctx);
   const attacks::AttackResult r = atk->Run(orc, rng, nullptr);
-  EXPECT_EQ(orc.queries(), 10);
-  EXPECT_EQ(orc.model_queries(), 30);
+  EXPECT_EQ(orc.queries(), 30);  // the referee counts model evaluations
+  EXPECT_EQ(r.queries, 30);      // and so does the result, in the units of the oracle given
   EXPECT_EQ(calls, 30);
   EXPECT_EQ(r.details["eot_samples"], 3);
 }
 
-// confirm:n=N (QueryOracle::set_confirmations): a success counts only after N more counted
-// queries of the same image all succeed; a refuted one is no success, and the attack is told
-// the mean objective of the evaluations.
+// confirm:n=N (attacks::ConfirmingOracle, a view of the referee): a success counts only after N
+// more counted queries of the same image all succeed; a refuted one is no success, and the attack
+// is told the mean objective of the evaluations.
 TEST(Confirm, ASuccessCountsOnlyWhenNFreshDrawsConfirmIt) {
   long calls = 0;
   auto model = MeanModel(&calls);
   std::vector<float> clean(16, 0.5f);
   const std::vector<float> adv(16, 0.2f);  // mean 0.2: class 1 (logit 1.2) beats class 0 (0.8)
   {  // A deterministic model: confirmed, the success is the last confirming query.
-    oracle::QueryOracle orc(*model, clean.data(), 0, -1, 0.3, 10);
-    orc.set_confirmations(2);
+    oracle::Referee orc(*model, clean.data(), 0, -1, 0.3, 10);
+    attacks::ConfirmingOracle view(orc, 2);
     std::vector<float> x = adv;
     calls = 0;
-    const oracle::QueryResult r = orc.Query(x.data(), 1);
+    const oracle::QueryResult r = view.Query(x.data(), 1);
     EXPECT_TRUE(r.success[0]);
     EXPECT_EQ(calls, 3);
     EXPECT_EQ(orc.queries(), 3);
+    EXPECT_EQ(view.queries(), 3);  // a view counts in the referee's units
     EXPECT_EQ(orc.first_success_query(), 3);
-    EXPECT_EQ(orc.confirmation_queries(), 2);
+    EXPECT_EQ(view.confirmation_queries(), 2);
     EXPECT_EQ(orc.success_image(), adv);
+    // Nested: the outer confirmation asks the inner view, which claims only when asked for
+    // real: 1 + 2 (inner) and then 2 more queries each confirmed twice.
+    oracle::Referee twice(*model, clean.data(), 0, -1, 0.3, 20);
+    attacks::ConfirmingOracle inner(twice, 2);
+    attacks::ConfirmingOracle outer(inner, 1);
+    std::vector<float> z = adv;
+    EXPECT_TRUE(outer.Query(z.data(), 1).success[0]);
+    EXPECT_EQ(twice.queries(), 6);
+    EXPECT_EQ(twice.first_success_query(), 6);
   }
   {  // A defense whose every second answer is clean-looking: the success is refuted.
-    oracle::QueryOracle orc(*model, clean.data(), 0, -1, 0.3, 10);
+    oracle::Referee orc(*model, clean.data(), 0, -1, 0.3, 10);
     long seen = 0;
     orc.set_defense(oracle::WithInputStage(oracle::Undefended(*model), [&](float* im, int n) {
       for (int b = 0; b < n; ++b, ++seen)
         if (seen % 2 == 1)
           for (int p = 0; p < 16; ++p) im[b * 16 + p] += 0.3f;  // mean 0.5: class 0
     }));
-    orc.set_confirmations(2);
+    attacks::ConfirmingOracle view(orc, 2);
     std::vector<float> x = adv;
-    const oracle::QueryResult r = orc.Query(x.data(), 1);
+    const oracle::QueryResult r = view.Query(x.data(), 1);
     EXPECT_FALSE(r.success[0]);
     EXPECT_FALSE(orc.succeeded());
     EXPECT_EQ(orc.queries(), 2);  // stopped at the first failed confirmation
-    EXPECT_EQ(orc.refuted_successes(), 1);
+    EXPECT_EQ(view.refuted_successes(), 1);
     // Objectives max_{c != 0} z_c - z_0: s = 0.2: 1.2 - 0.8 = 0.4; s = 0.5: 0.5 - 2 = -1.5.
     EXPECT_NEAR(r.objective(0), (0.4 - 1.5) / 2, 1e-6);
     // Without confirmations the first lucky draw is the success.
-    oracle::QueryOracle plain(*model, clean.data(), 0, -1, 0.3, 10);
+    oracle::Referee plain(*model, clean.data(), 0, -1, 0.3, 10);
     std::vector<float> y = adv;
     EXPECT_TRUE(plain.Query(y.data(), 1).success[0]);
     EXPECT_EQ(plain.first_success_query(), 1);
   }
-  oracle::QueryOracle orc(*model, clean.data(), 0, -1, 0.3, 10);
-  EXPECT_THROW(orc.set_confirmations(-1), std::invalid_argument);
+  oracle::Referee orc(*model, clean.data(), 0, -1, 0.3, 10);
+  EXPECT_THROW(attacks::ConfirmingOracle(orc, 0), std::invalid_argument);
+  oracle::Referee label(*model, clean.data(), 0, -1, 0.3, 10);
+  label.set_feedback_type(oracle::Feedback::kLabel);
+  EXPECT_THROW(attacks::ConfirmingOracle(label, 1), std::invalid_argument);
+  EXPECT_THROW(attacks::ResamplingOracle(label, 0.1, 3, 0), std::invalid_argument);
+  EXPECT_THROW(attacks::EotOracle(label, 2), std::invalid_argument);
   const attacks::AttackContext ctx;
   EXPECT_EQ(attacks::MakeAttack("confirm:n=3/square", ctx)->name(), "confirm:n=3/square");
   EXPECT_EQ(attacks::MakeAttack("confirm/square", ctx)->name(), "confirm/square");

@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "attacks/adaptive/adaptive.h"
 #include "attacks/attack.h"
 #include "defenses/defense.h"
 #include "oracle/classifier.h"
@@ -102,7 +103,7 @@ TEST(Blacklight, TheOracleRefusesDetectedQueriesAndResamplingGetsThrough) {
   o.classes = 3;
   auto model = oracle::Classifier::FromBackend(std::make_unique<BrightnessBackend>(&calls), o);
   const auto clean = GridImage(3072, 3);
-  auto install = [&](oracle::QueryOracle& orc, const std::string& spec) {
+  auto install = [&](oracle::Referee& orc, const std::string& spec) {
     auto det = std::make_shared<StatefulDetector>(*ParseDefense(spec).detector());
     orc.set_defense(oracle::WithDetector(
         oracle::Undefended(*model),
@@ -117,7 +118,7 @@ TEST(Blacklight, TheOracleRefusesDetectedQueriesAndResamplingGetsThrough) {
   // unless refused. (A flat image would have a one-hash fingerprint, never detected.)
   const std::vector<float> bright = GridImage(3072, 99);
   {
-    oracle::QueryOracle orc(*model, clean.data(), 0, -1, 1.0, 10);
+    oracle::Referee orc(*model, clean.data(), 0, -1, 1.0, 10);
     install(orc, "blacklight");
     auto q = bright;
     EXPECT_TRUE(orc.Query(q.data(), 1).success[0]);
@@ -132,7 +133,7 @@ TEST(Blacklight, TheOracleRefusesDetectedQueriesAndResamplingGetsThrough) {
     EXPECT_EQ(orc.detector().first_detection, 2);
   }
   {  // flag: answered as usual, only counted
-    oracle::QueryOracle orc(*model, clean.data(), 0, -1, 1.0, 10);
+    oracle::Referee orc(*model, clean.data(), 0, -1, 1.0, 10);
     install(orc, "blacklight:action=flag");
     auto q = bright;
     orc.Query(q.data(), 1);
@@ -141,26 +142,26 @@ TEST(Blacklight, TheOracleRefusesDetectedQueriesAndResamplingGetsThrough) {
     EXPECT_EQ(orc.detector().detections, 1);
   }
   {  // resampling: the replay is resent with noise until it passes; every try counted
-    oracle::QueryOracle orc(*model, clean.data(), 0, -1, 0.5, 30);
+    oracle::Referee orc(*model, clean.data(), 0, -1, 0.5, 30);
     install(orc, "blacklight");
-    orc.set_resampling(0.01, 10, 5);
+    attacks::ResamplingOracle view(orc, 0.01, 10, 5);
     calls = 0;
     auto q = bright;
-    orc.Query(q.data(), 1);
+    view.Query(q.data(), 1);
     q = bright;
-    const oracle::QueryResult r = orc.Query(q.data(), 1);
+    const oracle::QueryResult r = view.Query(q.data(), 1);
     EXPECT_FALSE(r.rejected[0]);
-    EXPECT_GT(orc.resampled(), 0);
-    EXPECT_EQ(orc.queries(), 2 + orc.resampled());
+    EXPECT_GT(view.resampled(), 0);
+    EXPECT_EQ(orc.queries(), 2 + view.resampled());
     EXPECT_EQ(calls, orc.queries());
-    EXPECT_EQ(orc.detector().detections, orc.resampled());  // every resent try followed a refusal
+    EXPECT_EQ(orc.detector().detections, view.resampled());  // every resent try followed a refusal
   }
   {  // targeted resampling: only pixels near a quantisation boundary move, just across it
-    oracle::QueryOracle orc(*model, clean.data(), 0, -1, 1.0, 30);  // the ball is [0, 1]
+    oracle::Referee orc(*model, clean.data(), 0, -1, 1.0, 30);  // the ball is [0, 1]
     install(orc, "blacklight");
-    orc.set_resampling(0.05, 10, 5, 50);  // amplitude 0.05 * 1 = 12.75 levels at first
+    attacks::ResamplingOracle view(orc, 0.05, 10, 5, 50);  // amplitude 0.05 * 1 = 12.75 levels
     auto q = bright;
-    orc.Query(q.data(), 1);
+    view.Query(q.data(), 1);
     int moved = 0;
     for (int i = 0; i < 3072; ++i) {
       const double before = bright[i] * 255.0, after = q[i] * 255.0;

@@ -611,8 +611,8 @@ TEST(Evaluate, EveryMemberIsWrappedByTheAdaptiveAttackNeverTwice) {
   EXPECT_EQ(AdaptiveWrapperName("square", aaa), "aaa-adaptive");
   // EOT around a member that is already EOT inside another wrapper: left alone.
   const auto eot = [](const std::string& b) { return "eot:k=10/" + b; };
-  EXPECT_EQ(AdaptiveEnsemble({"square", "confirm/eot:k=4/square"}, eot),
-            (std::vector<std::string>{"eot:k=10/square", "confirm/eot:k=4/square"}));
+  EXPECT_EQ(AdaptiveEnsemble({"square", "eot:k=4/confirm/square"}, eot),
+            (std::vector<std::string>{"eot:k=10/square", "eot:k=4/confirm/square"}));
   // A wrapper only counts as a spec component: "eot" inside another name is not one.
   EXPECT_EQ(AdaptiveEnsemble({"square:p_init=0.3"}, eot),
             (std::vector<std::string>{"eot:k=10/square:p_init=0.3"}));

@@ -210,7 +210,7 @@ TEST(Oracle, AFailedBackendCallIsNotAQuery) {
   };
   auto clf = Classifier::FromBackend(std::make_unique<FnBackend>(sometimes), Shape1x2x2());
   std::vector<float> clean(4, 0.5f), q(8, 0.6f);
-  QueryOracle orc(*clf, clean.data(), 2, 0, 0.3, 10);
+  Referee orc(*clf, clean.data(), 2, 0, 0.3, 10);
   orc.Query(q.data(), 2);
   EXPECT_EQ(orc.queries(), 2);
   fail = true;
@@ -223,7 +223,7 @@ TEST(Oracle, ScoreBatchEqualsTheOraclesObjective) {
   auto clf = Classifier::FromBackend(std::make_unique<FnBackend>(Sums), Shape1x2x2());
   std::vector<float> clean(4, 0.2f), q = {0.1f, 0.2f, 0.3f, 0.4f, 0.4f, 0.4f, 0.4f, 0.4f};
   for (int target : {-1, 0, 1}) {
-    QueryOracle orc(*clf, clean.data(), 2, target, 0.3, 10);
+    Referee orc(*clf, clean.data(), 2, target, 0.3, 10);
     std::vector<float> copy = q;
     QueryResult a = orc.Query(copy.data(), 2);
     QueryResult b = ScoreBatch(clf->LogProbabilities(copy.data(), 2), 2, target);

@@ -1,7 +1,7 @@
 // The defense chain as model wrappers (issue #56 step 3, oracle/defended_model.h): each stage
 // acts in its place in the chain (a detector sees the images as sent, an input stage a copy,
 // an output stage the classifier's log-probabilities, a refusal is flat and never a
-// success, a learner gets every answer scored for the goal), and the referee (QueryOracle)
+// success, a learner gets every answer scored for the goal), and the referee (Referee)
 // takes only a chain that ends in its own classifier.
 #include "oracle/defended_model.h"
 
@@ -99,7 +99,7 @@ TEST(DefendedModel, TheRefereeCountsRefusalsAndTakesOnlyItsOwnClassifiersChain) 
   auto model = MeanModel(&seen);
   auto other = MeanModel(&other_seen);
   const std::vector<float> clean = {0.2f, 0.2f, 0.2f, 0.2f};  // class 2
-  QueryOracle orc(*model, clean.data(), 2, -1, 1.0, 10);
+  Referee orc(*model, clean.data(), 2, -1, 1.0, 10);
   EXPECT_THROW(orc.set_defense(Undefended(*other)), std::invalid_argument);
   EXPECT_THROW(orc.set_defense(nullptr), std::invalid_argument);
   EXPECT_FALSE(orc.detector().monitored);

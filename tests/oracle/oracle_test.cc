@@ -106,7 +106,7 @@ TEST_F(Models, OracleEnforcesBudgetAndThreatModel) {
   lp0.row(0).maxCoeff(&truth);
   const int target = (truth + 1) % 10;
   const double eps = 0.1;
-  QueryOracle o(*lin, clean.data(), static_cast<int>(truth), target, eps, 7);
+  Referee o(*lin, clean.data(), static_cast<int>(truth), target, eps, 7);
   long seen = 0;
   double worst = 0;
   o.set_observer([&](const float* img, long index) {
@@ -137,7 +137,7 @@ TEST_F(Models, RescaleCompatibilityIsTheDocumentedLooserBall) {
   auto lin = Classifier::Load(Path("linear"));
   std::vector<float> clean = RandomImage(1, 4);
   const double eps = 0.3;
-  QueryOracle o(*lin, clean.data(), 0, 1, eps, 10);
+  Referee o(*lin, clean.data(), 0, 1, eps, 10);
   o.set_rescale_compat(true);
   std::vector<float> q(784);
   for (int i = 0; i < 784; ++i) q[i] = clean[i] + (i % 2 ? 1.0f : -1.0f);  // beyond +-eps
@@ -161,7 +161,7 @@ TEST_F(Models, ObjectiveMatchesEquation53AndRecordsFirstSuccess) {
   std::vector<float> clean(784, 0.5f);
   for (int target = 0; target < 10; ++target) {
     if (target == truth) continue;
-    QueryOracle o(*lin, clean.data(), static_cast<int>(truth), target, 1.0, 10);
+    Referee o(*lin, clean.data(), static_cast<int>(truth), target, 1.0, 10);
     std::vector<float> q = x;
     QueryResult r = o.Query(q.data(), 3);
     for (int b = 0; b < 3; ++b) {
@@ -178,12 +178,12 @@ TEST_F(Models, ObjectiveMatchesEquation53AndRecordsFirstSuccess) {
     EXPECT_EQ(o.first_success_query(), first);
   }
   // Untargeted: y = max_{c != y} log p_c - log p_y; success iff argmax != y.
-  QueryOracle u(*lin, clean.data(), static_cast<int>(truth), -1, 1.0, 10);
+  Referee u(*lin, clean.data(), static_cast<int>(truth), -1, 1.0, 10);
   std::vector<float> q = x;
   QueryResult r = u.Query(q.data(), 3);
   for (int b = 0; b < 3; ++b) EXPECT_EQ(r.objective(b) > 0, r.success[b]);
-  EXPECT_THROW(QueryOracle(*lin, clean.data(), 0, 0, 0.1, 10), std::invalid_argument);
-  EXPECT_THROW(QueryOracle(*lin, clean.data(), 0, 1, 0.1, 0), std::invalid_argument);
+  EXPECT_THROW(Referee(*lin, clean.data(), 0, 0, 0.1, 10), std::invalid_argument);
+  EXPECT_THROW(Referee(*lin, clean.data(), 0, 1, 0.1, 0), std::invalid_argument);
 }
 
 // An 8-bit clean image (every pixel k/255, as read from IDX/PNG), including 0 and 255.
@@ -232,7 +232,7 @@ TEST_F(Models, EightBitQueriesLieOnTheGridInsideTheBall) {
   auto lin = Classifier::Load(Path("linear"));
   for (double eps : {0.3, 0.05, 8 / 255.0}) {
     std::vector<float> clean = GridImage(7);
-    QueryOracle o(*lin, clean.data(), 0, 1, eps, 100);
+    Referee o(*lin, clean.data(), 0, 1, eps, 100);
     o.set_pixel_space(PixelSpace::k8bit);
     EXPECT_DOUBLE_EQ(o.query_radius(), GridRadius(eps));
     long evaluated = 0;
@@ -281,14 +281,14 @@ TEST_F(Models, EightBitQueriesLieOnTheGridInsideTheBall) {
 TEST_F(Models, EightBitNeedsGridDataAndOneStep) {
   auto lin = Classifier::Load(Path("linear"));
   std::vector<float> off = RandomImage(1, 5);  // float pixels, not on the grid
-  QueryOracle o(*lin, off.data(), 0, 1, 0.3, 10);
+  Referee o(*lin, off.data(), 0, 1, 0.3, 10);
   EXPECT_THROW(o.set_pixel_space(PixelSpace::k8bit), std::invalid_argument);
   EXPECT_EQ(o.pixel_space(), PixelSpace::kFloat);
   std::vector<float> clean = GridImage(2);
-  QueryOracle tiny(*lin, clean.data(), 0, 1, 0.003, 10);
+  Referee tiny(*lin, clean.data(), 0, 1, 0.003, 10);
   EXPECT_THROW(tiny.set_pixel_space(PixelSpace::k8bit), std::invalid_argument);
   // Float mode is the default and identical to an oracle switched back to float.
-  QueryOracle a(*lin, clean.data(), 0, 1, 0.1, 10), b(*lin, clean.data(), 0, 1, 0.1, 10);
+  Referee a(*lin, clean.data(), 0, 1, 0.1, 10), b(*lin, clean.data(), 0, 1, 0.1, 10);
   b.set_pixel_space(PixelSpace::k8bit);
   b.set_pixel_space(PixelSpace::kFloat);
   std::vector<float> qa = RandomImage(2, 9), qb = qa;
@@ -306,7 +306,7 @@ TEST_F(Models, L2QueriesStayInTheBallAndOnTheGrid) {
   for (PixelSpace space : {PixelSpace::kFloat, PixelSpace::k8bit}) {
     for (double eps : {0.5, 2.0, 3 / 255.0}) {
       std::vector<float> clean = GridImage(11);
-      QueryOracle o(*lin, clean.data(), 0, 1, eps, 100);
+      Referee o(*lin, clean.data(), 0, 1, eps, 100);
       o.set_norm(Norm::kL2);
       o.set_pixel_space(space);
       long evaluated = 0;
@@ -348,10 +348,10 @@ TEST_F(Models, L2QueriesStayInTheBallAndOnTheGrid) {
   }
   // The rescale-compat threat model is L_inf only; the norm is set before the first query.
   std::vector<float> clean = GridImage(1);
-  QueryOracle rc(*lin, clean.data(), 0, 1, 0.3, 10);
+  Referee rc(*lin, clean.data(), 0, 1, 0.3, 10);
   rc.set_rescale_compat(true);
   EXPECT_THROW(rc.set_norm(Norm::kL2), std::invalid_argument);
-  QueryOracle late(*lin, clean.data(), 0, 1, 0.3, 10);
+  Referee late(*lin, clean.data(), 0, 1, 0.3, 10);
   late.Query(clean.data(), 1);
   EXPECT_THROW(late.set_norm(Norm::kL2), std::logic_error);
   EXPECT_EQ(ParseNorm("l2"), Norm::kL2);
@@ -366,11 +366,9 @@ TEST_F(Models, LabelFeedbackNeverLeaksAScore) {
   lp0.row(0).maxCoeff(&truth);
   const double eps = 0.05;
   for (PixelSpace space : {PixelSpace::kFloat, PixelSpace::k8bit}) {
-    QueryOracle o(*lin, clean.data(), static_cast<int>(truth), -1, eps, 200);
+    Referee o(*lin, clean.data(), static_cast<int>(truth), -1, eps, 200);
     o.set_pixel_space(space);
     o.set_feedback_type(Feedback::kLabel);
-    EXPECT_THROW(o.set_samples_per_query(2), std::invalid_argument);
-    EXPECT_THROW(o.set_confirmations(1), std::invalid_argument);
     // Far-away queries are evaluated where they are (clipped to [0, 1] only).
     std::mt19937 g(8);
     std::uniform_real_distribution<float> u(-1.5f, 1.5f);

@@ -382,9 +382,9 @@ TEST(Serve, SessionDefenseEqualsALocalDefense) {
     Running srv(*local, &defense);
     auto remote = oracle::Classifier::Load(srv.url(), Mnist());
     const uint64_t seed = 77;
-    oracle::QueryOracle a(*local, set.image(0), set.labels[0], -1, 0.3, 100);
+    oracle::Referee a(*local, set.image(0), set.labels[0], -1, 0.3, 100);
     defense.Install(a, seed);
-    oracle::QueryOracle b(*remote, set.image(0), set.labels[0], -1, 0.3, 100);
+    oracle::Referee b(*remote, set.image(0), set.labels[0], -1, 0.3, 100);
     b.set_context({"test-session", seed, set.labels[0], -1});
     for (int round = 0; round < 6; ++round) {
       std::vector<float> x = RandomImages(3, 784, 100 + round), y = x;
@@ -395,8 +395,8 @@ TEST(Serve, SessionDefenseEqualsALocalDefense) {
     // Without the session the served defense is another (the shared one): objectives differ
     // for the randomised pipeline, so the test can tell sessions apart.
     if (spec[0] == 'j') {
-      oracle::QueryOracle c(*remote, set.image(0), set.labels[0], -1, 0.3, 100);
-      oracle::QueryOracle d(*local, set.image(0), set.labels[0], -1, 0.3, 100);
+      oracle::Referee c(*remote, set.image(0), set.labels[0], -1, 0.3, 100);
+      oracle::Referee d(*local, set.image(0), set.labels[0], -1, 0.3, 100);
       defense.Install(d, seed);
       std::vector<float> x = RandomImages(3, 784, 100), y = x;
       EXPECT_NE(c.Query(x.data(), 3).objective, d.Query(y.data(), 3).objective);
@@ -600,7 +600,7 @@ TEST(HttpClient, GarbageAndWrongShapesAreModelErrorsAndNotQueries) {
     });
     auto model = oracle::Classifier::Load(fake.url(), Mnist());
     std::vector<float> clean(784, 0.5f), q(784 * 2, 0.5f);
-    oracle::QueryOracle orc(*model, clean.data(), 1, -1, 0.3, 10);
+    oracle::Referee orc(*model, clean.data(), 1, -1, 0.3, 10);
     try {
       orc.Query(q.data(), 2);
       FAIL() << k.says;
@@ -644,7 +644,7 @@ TEST(HttpClient, ATransientFailureIsRetriedAndCountedOnce) {
   });
   auto model = oracle::Classifier::Load(fake.url(), Mnist(5, 3));
   std::vector<float> clean(784, 0.5f), q(784, 0.5f);
-  oracle::QueryOracle orc(*model, clean.data(), 1, -1, 0.3, 10);
+  oracle::Referee orc(*model, clean.data(), 1, -1, 0.3, 10);
   orc.Query(q.data(), 1);
   EXPECT_EQ(orc.queries(), 1);
   EXPECT_EQ(calls.load(), 4);
@@ -677,7 +677,7 @@ TEST(HttpClient, AnEndlessReplyIsCutAtTheLimit) {
   });
   auto model = oracle::Classifier::Load(fake.url(), Mnist(30, 0));
   std::vector<float> clean(784, 0.5f), q(784, 0.5f);
-  oracle::QueryOracle orc(*model, clean.data(), 1, -1, 0.3, 10);
+  oracle::Referee orc(*model, clean.data(), 1, -1, 0.3, 10);
   try {
     orc.Query(q.data(), 1);
     FAIL() << "an endless reply was accepted";
