@@ -22,8 +22,8 @@ distance_trace, seconds, model_seconds), readable by tools/bench/threat_model_ta
 written as ROOT/<group>/records.jsonl.
 
 Usage: /usr/bin/python3 tools/bench/art_peer.py --art ART_DIR --out ROOT [--n 50] [--offset 100]
-       [--budget 1000] [--attacks hsja_l2,hsja_linf,signopt_l2,simba_l2,square_l2] [--eps 1.0]
-       [--threads 1]
+       [--budget 1000] [--attacks hsja_l2,hsja_linf,signopt_l2,simba_l2,square_l2,square_linf]
+       [--eps 1.0] [--eps-linf 0.0314] [--threads 1]
 """
 import argparse
 import json
@@ -72,7 +72,7 @@ class CountingModel:
                 if dist < self.best:
                     self.best = dist
                     self.trace.append([self.queries, dist])
-                if self.eps is not None and dist <= self.eps:
+                if self.eps is not None and dist <= self.eps + 1e-6:
                     self.success = True
                     raise Success()
         return probs
@@ -105,8 +105,12 @@ def make_attack(name, classifier, budget, eps):
         # p_init 0.1 is the paper's (and advbo's square-l2 default) for L2.
         return SquareAttack(classifier, norm=2, max_iter=budget, eps=eps, p_init=0.1,
                             nb_restarts=1, batch_size=1, verbose=False), 2
+    if name == "square_linf":
+        # p_init 0.05: the paper's L_inf setting for CIFAR-10 (and advbo's square default).
+        return SquareAttack(classifier, norm=np.inf, max_iter=budget, eps=eps, p_init=0.05,
+                            nb_restarts=1, batch_size=1, verbose=False), np.inf
     raise SystemExit(f"art_peer: unknown attack {name} "
-                     "(hsja_l2, hsja_linf, signopt_l2, simba_l2, square_l2)")
+                     "(hsja_l2, hsja_linf, signopt_l2, simba_l2, square_l2, square_linf)")
 
 
 def main():
@@ -119,6 +123,8 @@ def main():
     ap.add_argument("--attacks", default="hsja_l2,hsja_linf,signopt_l2,simba_l2,square_l2")
     ap.add_argument("--eps", type=float, default=1.0,
                     help="L2 radius of the score-based attacks' success (pixels in [0, 1])")
+    ap.add_argument("--eps-linf", type=float, default=8 / 255,
+                    help="L_inf radius of square_linf's success (pixels in [0, 1])")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
@@ -135,8 +141,10 @@ def main():
                         a.offset + a.n)
     started = set()  # groups whose records file this run has begun (attacks append to it)
     for name in a.attacks.split(","):
-        score = name in ("simba_l2", "square_l2")
-        group = "score_l2" if score else "label_l2" if name.endswith("l2") else "label_linf"
+        score = name in ("simba_l2", "square_l2", "square_linf")
+        eps = a.eps_linf if name == "square_linf" else a.eps
+        group = ("score_linf" if name == "square_linf" else "score_l2" if score
+                 else "label_l2" if name.endswith("l2") else "label_linf")
         os.makedirs(os.path.join(a.out, group), exist_ok=True)
         path = os.path.join(a.out, group, "records.jsonl")
         if group in started:
@@ -150,12 +158,12 @@ def main():
                         continue  # advbo attacks only correctly classified images
                 np.random.seed(a.seed + idx)
                 counter = CountingModel(model, x.astype(np.float64), y, a.budget, None,
-                                        a.eps if score else None)
+                                        eps if score else None)
                 # SimBA and Square ask for ART's neural-network estimator type (the same
                 # black-box predict function underneath).
                 wrap = BlackBoxClassifierNeuralNetwork if score else BlackBoxClassifier
                 clf = wrap(counter, (3, 32, 32), 10, clip_values=(0.0, 1.0))
-                attack, counter.norm = make_attack(name, clf, a.budget, a.eps)
+                attack, counter.norm = make_attack(name, clf, a.budget, eps)
                 t0 = time.perf_counter()
                 try:
                     attack.generate(x[None], y=np.eye(10, dtype=np.float32)[[y]])
@@ -168,7 +176,7 @@ def main():
                        "norm": "l2" if counter.norm == 2 else "linf",
                        "feedback": "scores" if score else "label",
                        "art_version": art.__version__, "seed": a.seed, "dataset": "cifar10",
-                       "pixels": "float", "epsilon": a.eps if score else None,
+                       "pixels": "float", "epsilon": eps if score else None,
                        "success": counter.success, "queries": counter.queries}
                 out.write(json.dumps(rec) + "\n")
                 out.flush()

@@ -27,12 +27,12 @@ cases = {
     "square_cifar10": ("--dataset cifar10 --untargeted -n 8 --budget 300 --eps 8/255", "square", "square"),
     "bos2_mnist": ("--dataset mnist --indices 0 --budget 300", "bos2", "bos2"),
     "hsja_label_l2_cifar10": ("--dataset cifar10 --untargeted -n 4 --budget 400 --norm l2 --eps 0.5 --feedback label", "hsja", "hsja"),
-    "noise_eot_mnist": ("--dataset mnist --untargeted -n 6 --budget 400 --eps 0.2 --defense noise:sigma=0.1", "eot:k=4/square", "eot:k=4/square"),
-    "noise_confirm_mnist": ("--dataset mnist --untargeted -n 6 --budget 400 --eps 0.2 --defense noise:sigma=0.1", "confirm:n=2/square", "confirm:n=2/square"),
+    "noise_eot_mnist": ("--dataset mnist -n 2 --budget 400 --eps 0.1 --defense noise:sigma=0.05", "eot:k=4/square", "eot:k=4/square"),
+    "noise_confirm_mnist": ("--dataset mnist -n 2 --budget 400 --eps 0.1 --defense noise:sigma=0.05", "confirm:n=2/square", "confirm:n=2/square"),
     "aaa_adaptive_cifar10": ("--dataset cifar10 --untargeted -n 6 --budget 300 --eps 8/255 --defense aaa:interval=4,reverse=1", "aaa-adaptive:interval=4,reverse=1/square", "aaa-adaptive:interval=4,reverse=1/square"),
     "blacklight_oars_cifar10": ("--dataset cifar10 --untargeted -n 4 --budget 300 --eps 8/255 --defense blacklight", "oars:quantization=50/square", "oars:quantization=50/square"),
     "noise_blacklight_cifar10": ("--dataset cifar10 --untargeted -n 4 --budget 300 --eps 8/255 --defense noise:sigma=0.02+blacklight", "oars:quantization=50/eot:k=3/square", "eot:k=3/oars:quantization=50/square"),
-    "r2b2_eot_mnist": ("--dataset mnist --untargeted -n 3 --budget 120 --eps 0.2 --defense r2b2:jpeg+noise", "eot:k=3/square", "eot:k=3/square"),
+    "r2b2_eot_mnist": ("--dataset mnist --indices 1 --budget 150 --eps 0.1 --defense r2b2:jpeg+noise", "eot:k=3/square", "eot:k=3/square"),
 }
 TIMING = {"seconds", "model_seconds", "bo_seconds", "attack", "setup_seconds"}
 
