@@ -64,6 +64,14 @@ TEST(Blacklight, SpecsDefaultsAndErrors) {
             "blacklight:quantization=50,window=20,hashes=50,threshold=10,action=flag");
   EXPECT_EQ(ParseDefense("jpeg+blacklight").AdaptiveAttack("square"),
             "oars:quantization=50/square");
+  // Every stage at once: aaa-adaptive corrects each sample, eot averages them, oars resends
+  // whole queries -- the order in which the wrappers' views stack on the referee, which
+  // MakeAttack accepts (and refuses the other way round).
+  const std::string all = ParseDefense("noise:sigma=0.02+aaa+blacklight").AdaptiveAttack("square");
+  EXPECT_EQ(all, "aaa-adaptive:interval=4,reverse=1/eot:k=10/oars:quantization=50/square");
+  EXPECT_EQ(attacks::MakeAttack(all, {})->name(), all);
+  EXPECT_THROW(attacks::MakeAttack("oars:quantization=50/eot:k=10/square", {}),
+               std::invalid_argument);
   for (const char* bad :
        {"blacklight:action=drop", "blacklight:threshold=60", "blacklight:quantization=0",
         "blacklight:window=x", "blacklight:foo=1", "blacklight+blacklight"})
