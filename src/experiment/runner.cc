@@ -65,8 +65,9 @@ Experiment::Experiment(ExperimentSpec spec) : spec_(std::move(spec)) {
 }
 
 Experiment::Experiment(ExperimentSpec spec, data::ImageSet images,
-                       std::unique_ptr<oracle::Classifier> model, const std::string& data_name)
-    : spec_(std::move(spec)) {
+                       std::unique_ptr<oracle::Classifier> model, const std::string& data_name,
+                       std::shared_ptr<oracle::Lockstep> lockstep)
+    : spec_(std::move(spec)), lockstep_(std::move(lockstep)) {
   if (!model) throw std::invalid_argument("Experiment: no model");
   Validate(spec_);
   spec_.data = data_name == spec_.dataset ? "" : data_name;
@@ -94,9 +95,9 @@ void Experiment::LoadOrCheckModel() {
         LoadModelFor(images_, model_path_, spec_.output, spec_.threads, spec_.normalize,
                      oracle::HttpOptions{spec_.http_timeout, spec_.http_retries},
                      spec_.setup_queries, oracle::ParseModelGraph(spec_.model_graph), lockstep_);
-  } else if (spec_.lockstep > 1) {
+  } else if (spec_.lockstep > 1 && !lockstep_) {
     throw std::invalid_argument("--lockstep " + std::to_string(spec_.lockstep) +
-                                ": a model given in Python is scored one call at a time");
+                                ": this model is scored one call at a time");
   } else if (model_->channels() != images_.channels || model_->height() != images_.height ||
              model_->width() != images_.width) {
     throw std::invalid_argument(

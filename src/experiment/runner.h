@@ -70,8 +70,11 @@ class Experiment {
   /// `images` (labelled) replace spec.data and are named `data_name` in records; `model`
   /// (non-null) replaces spec.model. spec.dataset still picks the paper defaults (eps,
   /// the attacks' settings) when `data_name` equals it, else the attacks see "custom" data.
+  /// `lockstep`: the lanes `model`'s back end scores in (oracle::MakeLockstepBackend or
+  /// ClassifierOptions::lockstep), so that spec.lockstep (auto too) batches its calls; null =
+  /// one call at a time (spec.lockstep > 1 is then refused).
   Experiment(ExperimentSpec spec, data::ImageSet images, std::unique_ptr<oracle::Classifier> model,
-             const std::string& data_name);
+             const std::string& data_name, std::shared_ptr<oracle::Lockstep> lockstep = nullptr);
 
   const ExperimentSpec& spec() const { return spec_; }
   /// The L_inf radius in use (pixel units).

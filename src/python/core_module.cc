@@ -9,6 +9,7 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <exception>
@@ -17,6 +18,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -25,6 +27,7 @@
 #include "experiment/runner.h"
 #include "experiment/setup.h"
 #include "oracle/classifier.h"
+#include "oracle/lockstep.h"
 
 namespace py = pybind11;
 
@@ -148,7 +151,7 @@ const std::vector<std::string>& RunOptions() {
   static const std::vector<std::string> names = {
       "target",       "dataset",       "output",  "normalize",    "defense",      "defender_eps",
       "clean_images", "indices",       "threads", "http_timeout", "http_retries", "rescale_compat",
-      "pixels",       "setup_queries", "norm",    "feedback"};
+      "pixels",       "setup_queries", "norm",    "feedback",     "lockstep"};
   return names;
 }
 
@@ -176,6 +179,7 @@ experiment::ExperimentSpec SpecOfOptions(const std::string& attack, std::optiona
   spec.http_timeout = Take<double>(opts, "http_timeout", 30, "a number of seconds");
   spec.http_retries = Take<int>(opts, "http_retries", 3, "an int");
   spec.threads = Take<int>(opts, "threads", 0, "an int");
+  spec.lockstep = Take<int>(opts, "lockstep", 0, "an int (0 = auto)");
   spec.indices = Take<std::vector<int>>(opts, "indices", {}, "a list of image indices (ints)");
   spec.rescale_compat = Take<bool>(opts, "rescale_compat", false, "True or False");
   spec.pixels = Take<std::string>(opts, "pixels", "8bit", "'8bit' or 'float'");
@@ -200,11 +204,13 @@ experiment::ExperimentSpec SpecOfOptions(const std::string& attack, std::optiona
 
 // The classifier behind `model` (a path or URL, or a callable whose exceptions land in
 // `slot`) for images [N, c, h, w] as `spec` says (output kind, threads, normalisation,
-// probe or not, HTTP options).
+// probe or not, HTTP options). A file or a callable scores in `lockstep`'s lanes (issue #56:
+// the callable then receives the batches of B instances); a URL one session at a time.
 std::unique_ptr<oracle::Classifier> LoadModel(py::object model,
                                               const experiment::ExperimentSpec& spec,
                                               const data::ImageSet& set,
-                                              const std::shared_ptr<ErrorSlot>& slot) {
+                                              const std::shared_ptr<ErrorSlot>& slot,
+                                              std::shared_ptr<oracle::Lockstep>* lockstep) {
   oracle::ClassifierOptions copt;
   copt.output = oracle::ParseOutputKind(spec.output);
   copt.channels = set.channels;
@@ -222,11 +228,15 @@ std::unique_ptr<oracle::Classifier> LoadModel(py::object model,
   copt.http = {spec.http_timeout, spec.http_retries};
   if (py::isinstance<py::str>(model) || py::hasattr(model, "__fspath__")) {
     const std::string path = py::str(py::module_::import("os").attr("fspath")(model));
+    if (!oracle::IsModelUrl(path))
+      copt.lockstep = *lockstep = std::make_shared<oracle::Lockstep>(1);
     py::gil_scoped_release nogil;
     return oracle::Classifier::Load(path, copt);
   }
   if (PyCallable_Check(model.ptr())) {
-    auto backend = std::make_unique<CallableBackend>(model, slot);
+    *lockstep = std::make_shared<oracle::Lockstep>(1);
+    auto backend =
+        oracle::MakeLockstepBackend(std::make_unique<CallableBackend>(model, slot), *lockstep);
     py::gil_scoped_release nogil;
     return oracle::Classifier::FromBackend(std::move(backend), copt);
   }
@@ -246,33 +256,67 @@ struct RunOutput {
 };
 
 // Runs every instance x attack of `ex` (called without the GIL; `loads` is json.loads),
-// appending records and images to *out and calling progress(done, total, record) after each.
-// Ctrl-C: Python only notices a signal when it runs, and the attack runs without the GIL; so after
-// answered batches (at most every 50 ms) Python checks its signals, and a KeyboardInterrupt unwinds
-// the attack.
+// appending records and images to *out and calling progress(done, total, record) after each,
+// in job order. With ex.lockstep() B > 1 the jobs run in B lanes (Experiment::RunJobs) and the
+// model -- a callable too -- receives each round's images as one batch.
+// Ctrl-C: Python only notices a signal when it runs in the main thread, and the attack runs
+// without the GIL; so every 50 ms the main thread checks its signals -- between answered batches
+// when it runs the jobs itself, or while it waits for the lanes -- and a KeyboardInterrupt
+// unwinds the attack (the lanes stop at their next batch).
 void RunJobs(const experiment::Experiment& ex, const py::object& progress, const py::object& loads,
              RunOutput* out) {
-  experiment::JobHooks hooks;
+  const auto main_thread = std::this_thread::get_id();
+  std::atomic<bool> interrupted{false};
+  std::mutex check_mu;
   auto last_check = std::chrono::steady_clock::now();
-  hooks.on_batch = [&last_check](const oracle::QueryResult&, long, const defenses::GameDefense*) {
+  // True when Python has a pending signal (checked at most every 50 ms, main thread only).
+  auto signalled = [&] {
+    std::lock_guard<std::mutex> lock(check_mu);
     const auto now = std::chrono::steady_clock::now();
-    if (now - last_check < std::chrono::milliseconds(50)) return;
+    if (now - last_check < std::chrono::milliseconds(50)) return false;
     last_check = now;
     py::gil_scoped_acquire gil;
-    if (PyErr_CheckSignals() != 0) throw Interrupted{};
+    return PyErr_CheckSignals() != 0;
   };
-  const size_t total = ex.instances().size() * ex.num_attacks();
-  for (size_t i = 0; i < ex.instances().size(); ++i)
-    for (size_t j = 0; j < ex.num_attacks(); ++j) {
-      experiment::JobResult job = ex.Run(i, j, nullptr, hooks);
+  experiment::JobHooks hooks;
+  hooks.on_batch = [&](const oracle::QueryResult&, long, const defenses::GameDefense*) {
+    if (interrupted || (std::this_thread::get_id() == main_thread && signalled())) {
+      interrupted = true;
+      throw Interrupted{};
+    }
+  };
+  const size_t attacks = ex.num_attacks(), total = ex.instances().size() * attacks;
+  auto job = [&](size_t k) -> oracle::Lockstep::Commit {
+    auto done =
+        std::make_shared<experiment::JobResult>(ex.Run(k / attacks, k % attacks, nullptr, hooks));
+    return [&, done] {
       py::gil_scoped_acquire gil;
-      out->records.append(loads(job.record.dump()));
-      out->adversarial.push_back(std::move(job.result.adversarial));
+      out->records.append(loads(done->record.dump()));
+      out->adversarial.push_back(std::move(done->result.adversarial));
       // progress(done, total, record): the Python layer's verbose= / callback=; an
       // exception it raises stops the run and reaches the caller unchanged.
       if (!progress.is_none())
         progress(out->records.size(), total, out->records[out->records.size() - 1]);
+    };
+  };
+  if (ex.lockstep() == 1) return ex.RunJobs(total, job);
+  std::exception_ptr error;
+  std::atomic<bool> finished{false};
+  std::thread lanes([&] {
+    try {
+      ex.RunJobs(total, job);
+    } catch (...) {
+      error = std::current_exception();
     }
+    finished = true;
+  });
+  while (!finished) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (!interrupted && signalled()) interrupted = true;  // the KeyboardInterrupt stays set
+  }
+  lanes.join();
+  if (interrupted) throw Interrupted{};
+  if (error) std::rethrow_exception(error);
 }
 
 py::dict Run(py::object model, py::array images, py::array labels, const std::string& attack,
@@ -293,9 +337,10 @@ py::dict Run(py::object model, py::array images, py::array labels, const std::st
   RunOutput out;
   const py::object loads = py::module_::import("json").attr("loads");
   try {
-    std::unique_ptr<oracle::Classifier> clf = LoadModel(model, spec, set, slot);
+    std::shared_ptr<oracle::Lockstep> lockstep;
+    std::unique_ptr<oracle::Classifier> clf = LoadModel(model, spec, set, slot, &lockstep);
     py::gil_scoped_release nogil;
-    const experiment::Experiment ex(spec, std::move(set), std::move(clf), data_name);
+    const experiment::Experiment ex(spec, std::move(set), std::move(clf), data_name, lockstep);
     out.pixels_note = ex.pixels_note();
     out.skipped = ex.selection().skipped;
     RunJobs(ex, progress, loads, &out);

@@ -349,7 +349,9 @@ class Attack:
         (default True; False = the CLI's --no-setup-queries: the model scores only the
         attack's counted queries, output must be given); norm ("linf" | "l2": the ball, eps
         then an L2 radius) and feedback ("scores" | "label": only the top-1 class, for the
-        hard-label attacks "rays", "hsja", "sign-opt", "bo-hl").
+        hard-label attacks "rays", "hsja", "sign-opt", "bo-hl"); lockstep (the CLI's
+        --lockstep: 0 = auto, B = B instances at once, their queries sent to the model --
+        a callable or nn.Module too -- as one batch per round; 1 = one call per query).
 
     Raises TypeError / ValueError for bad arguments (naming them), advbo.ModelError when the
     model fails, and the model's or callback's own exception when it raises.
