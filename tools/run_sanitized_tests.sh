@@ -23,4 +23,11 @@ cmake --build build-asan -j "$JOBS" >&2
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0"
 export LSAN_OPTIONS="suppressions=$PWD/tools/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-cd build-asan && ctest --output-on-failure -j "$JOBS" --timeout 1800 "$@"
+# Left to the plain stage (CI time, issue #56 session 35: the sanitizer stage grew to 1,955 s):
+# three tests of numerical or statistical behaviour whose code paths other sanitized tests run
+# too -- the trust region's replay (Bos2OnMnist.* run BOS^2 with it on, 112 s here), 20 seeds of
+# BO on Branin (RunBo.* run the same loop, 51 s), records equal across thread counts (a
+# determinism property, 65 s). ADVBO_SANITIZED_ALL=1 runs them as well.
+skip='^(Bos2OnMnist\.TrustRegionFollowsTurboRulesAcrossLoops|RunBo\.EiAndUcbSolveBraninWithin40EvaluationsOn18Of20Seeds|Cli\.RecordsDoNotDependOnTheThreadCount)$'
+[ "${ADVBO_SANITIZED_ALL:-0}" = 1 ] && skip='^$'
+cd build-asan && ctest --output-on-failure -j "$JOBS" --timeout 1800 -E "$skip" "$@"
