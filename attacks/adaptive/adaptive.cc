@@ -184,11 +184,6 @@ oracle::DefendedAnswer EotOracle::Evaluate(float* images, int n) {
   return out;
 }
 
-oracle::QueryResult EotOracle::Ask(float* images, int n, bool provisional) {
-  const oracle::DefendedAnswer a = Evaluate(images, n);
-  return referee().Judge(images, n, a, stride(), provisional);
-}
-
 CorrectedOracle::CorrectedOracle(oracle::QueryOracle& parent,
                                  std::function<void(Eigen::MatrixXd*)> correct)
     : QueryOracle(&parent.referee()), parent_(parent), correct_(std::move(correct)) {
@@ -200,11 +195,6 @@ oracle::DefendedAnswer CorrectedOracle::Evaluate(float* images, int n) {
   oracle::DefendedAnswer a = parent_.Evaluate(images, n);
   if (n > 0) correct_(&a.log_probs);
   return a;
-}
-
-oracle::QueryResult CorrectedOracle::Ask(float* images, int n, bool provisional) {
-  const oracle::DefendedAnswer a = Evaluate(images, n);
-  return referee().Judge(images, n, a, stride(), provisional);
 }
 
 ConfirmingOracle::ConfirmingOracle(oracle::QueryOracle& parent, int n)

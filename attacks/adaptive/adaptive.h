@@ -68,7 +68,6 @@ class EotOracle final : public oracle::QueryOracle {
   /// k in [1, the parent's budget]; score feedback; `parent` not query_level() (EOT sits
   /// below confirm and oars). Throws std::invalid_argument otherwise.
   EotOracle(oracle::QueryOracle& parent, int k);
-  oracle::QueryResult Ask(float* images, int n, bool provisional) override;
   oracle::DefendedAnswer Evaluate(float* images, int n) override;
   long stride() const override { return parent_.stride() * k_; }
 
@@ -86,7 +85,6 @@ class CorrectedOracle final : public oracle::QueryOracle {
   /// otherwise.
   CorrectedOracle(oracle::QueryOracle& parent,
                   std::function<void(Eigen::MatrixXd* log_probs)> correct);
-  oracle::QueryResult Ask(float* images, int n, bool provisional) override;
   oracle::DefendedAnswer Evaluate(float* images, int n) override;
   long stride() const override { return parent_.stride(); }
 

@@ -399,11 +399,6 @@ QueryResult Referee::Judge(const float* images, int n, const DefendedAnswer& a, 
   return r;
 }
 
-QueryResult Referee::Ask(float* images, int n, bool provisional) {
-  const DefendedAnswer a = Evaluate(images, n);
-  return Judge(images, n, a, 1, provisional);
-}
-
 void Referee::TrackQuery(const float* x, int b, long index, bool record, QueryResult* r) {
   const size_t d = clean_.size();
   const bool label = feedback_type_ == Feedback::kLabel;
@@ -439,6 +434,11 @@ void Referee::ClaimSuccess(const float* image, const Eigen::RowVectorXd& log_pro
   first_success_ = queries_;
   success_image_.assign(image, image + clean_.size());
   success_log_probs_ = log_probs;
+}
+
+QueryResult QueryOracle::Ask(float* images, int n, bool provisional) {
+  const DefendedAnswer a = Evaluate(images, n);
+  return referee_->Judge(images, n, a, stride(), provisional);
 }
 
 // The attack's view of the referee: every getter reads the referee's state.

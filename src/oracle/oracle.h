@@ -148,8 +148,11 @@ class QueryOracle {
   /// counts n queries. Throws BudgetExhausted (evaluating nothing) if n > remaining().
   QueryResult Query(float* images, int n) { return Ask(images, n, false); }
   /// Query, but with `provisional` a success answered is not recorded as the instance's
-  /// (first_success_query() stays) until ClaimSuccess: what a confirming view asks.
-  virtual QueryResult Ask(float* images, int n, bool provisional) = 0;
+  /// (first_success_query() stays) until ClaimSuccess: what a confirming view asks. By
+  /// default (the referee and the evaluation-level views) this oracle's own answers
+  /// (Evaluate) judged by the referee (Referee::Judge at this oracle's stride());
+  /// query-level views override it.
+  virtual QueryResult Ask(float* images, int n, bool provisional);
   /// Records `image` [C*H*W] with its answer `log_probs` [classes] as the instance's
   /// success at the current query count, when none is recorded yet (a confirmed success).
   void ClaimSuccess(const float* image, const Eigen::RowVectorXd& log_probs);
@@ -253,7 +256,6 @@ class Referee final : public QueryOracle {
   Referee(const Classifier& model, const float* clean, int true_class, int target, double epsilon,
           long budget);
 
-  QueryResult Ask(float* images, int n, bool provisional) override;
   DefendedAnswer Evaluate(float* images, int n) override;
   long stride() const override { return 1; }
   /// The verdict on n evaluated images [n, C*H*W] (as projected and sent) given their
