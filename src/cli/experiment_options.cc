@@ -131,6 +131,16 @@ void AddExperimentOptions(CLI::App* cmd, ExperimentArgs* a) {
                   "(records carry `lockstep`; resume keeps B), never on thread timing")
       ->check(IntInRange(0, 64))
       ->default_val(0);
+  cmd->add_option("--workers", a->spec.workers,
+                  "worker groups: W groups of --lockstep lanes, group g taking jobs g, g+W, ... "
+                  "(as shards do), each scoring its own batches on its own core at one LibTorch "
+                  "thread (unless --threads is given), so one group's forward pass runs while "
+                  "another's lanes do their own work. 0 = auto: the machine's cores (at most the "
+                  "jobs) for a TorchScript model taking 3x32x32 values or more, else 1; 1 = "
+                  "one group using LibTorch's intra-op threads. Records carry `workers`; an "
+                  "image's scores depend on --lockstep, not on W")
+      ->check(IntInRange(0, 64))
+      ->default_val(0);
   cmd->add_flag("--no-setup-queries", a->no_setup_queries,
                 "the model scores nothing but the attacks' counted queries: no shape/output "
                 "probe (needs --output logits|probs), no check that images are correctly "
@@ -192,13 +202,14 @@ void PrintModelNotes(const char* command, const experiment::Experiment& ex) {
 
 void PrintLockstepStats(const char* command, const experiment::Experiment& ex) {
   const oracle::LockstepStats st = ex.lockstep_stats();
-  if (ex.lockstep() <= 1 || st.forwards == 0) return;
+  if ((ex.lockstep() <= 1 && ex.workers() <= 1) || st.forwards == 0) return;
   const double slots = static_cast<double>(st.forwards) * ex.lockstep();
   std::fprintf(stderr,
-               "%s: lockstep %d: %ld rounds, %.1f images per forward pass of %d (%.0f %% "
-               "padding), model forward %.1f s = %.3f ms per image\n",
-               command, ex.lockstep(), st.rounds, st.rows / static_cast<double>(st.forwards),
-               ex.lockstep(), 100.0 * st.padded_rows / slots, st.forward_seconds,
+               "%s: lockstep %d x %d worker group(s): %ld rounds, %.1f images per forward pass "
+               "of %d (%.0f %% padding), model forward %.1f s = %.3f ms per image\n",
+               command, ex.lockstep(), ex.workers(), st.rounds,
+               st.rows / static_cast<double>(st.forwards), ex.lockstep(),
+               100.0 * st.padded_rows / slots, st.forward_seconds,
                st.rows > 0 ? 1000.0 * st.forward_seconds / st.rows : 0.0);
 }
 

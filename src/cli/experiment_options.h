@@ -52,11 +52,12 @@ void PrintQueryNotes(const char* command, const experiment::Experiment& ex);
 /// saturate; returning logits avoids it). Prints nothing when there is nothing to say.
 void PrintModelNotes(const char* command, const experiment::Experiment& ex);
 
-/// With lockstep B > 1 (Experiment::lockstep), one line on stderr after the run: the rounds,
-/// images per forward pass of B, the padding share and the model's forward time per image,
-/// e.g. "advbo bench: lockstep 8: 1,234 rounds, 7.6 images per forward pass of 8 (5 % padding),
-/// model forward 12.3 s = 0.80 ms per image". Per-record `seconds` are then each job's wall
-/// time beside B - 1 others, not its share of the run.
+/// With lockstep B > 1 or W > 1 worker groups (Experiment::lockstep, workers), one line on
+/// stderr after the run: the rounds, images per forward pass of B, the padding share and the
+/// model's forward time per image (forward seconds summed over the groups, which run at once),
+/// e.g. "advbo bench: lockstep 8 x 2 worker group(s): 1,234 rounds, 7.6 images per forward
+/// pass of 8 (5 % padding), model forward 12.3 s = 0.80 ms per image". Per-record `seconds`
+/// are then each job's wall time beside the others, not its share of the run.
 void PrintLockstepStats(const char* command, const experiment::Experiment& ex);
 
 }  // namespace advbo::cli

@@ -25,7 +25,7 @@ std::string ReferenceNotApplicable(const Experiment& ex) {
 whitebox::ApgdOptions ReferenceOptionsFor(const Experiment& ex, whitebox::ApgdOptions o) {
   o.grid = ex.pixels() == oracle::PixelSpace::k8bit;
   o.seed = ex.spec().seed;
-  o.threads = ex.spec().threads;
+  o.threads = ex.whole_threads();
   return o;
 }
 

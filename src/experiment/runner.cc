@@ -4,6 +4,7 @@
 #include <cmath>
 #include <random>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 
 #include "experiment/quantize.h"
@@ -78,6 +79,26 @@ Experiment::Experiment(ExperimentSpec spec, data::ImageSet images,
   Init();
 }
 
+void Experiment::ResolveLanes(size_t jobs) {
+  if (lockstep_) {
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    workers_ = spec_.workers > 0 ? spec_.workers
+               : loaded_model_   ? AutoWorkers(jobs, model_->input_size(), cores)
+                                 : 1;
+    lockstep_->set_groups(workers_);
+    // Auto B from one group's share of the jobs.
+    const size_t per_group = (jobs + workers_ - 1) / workers_;
+    lanes_ =
+        spec_.lockstep > 0 ? spec_.lockstep : AutoLockstepLanes(per_group, model_->input_size());
+    lockstep_->set_lanes(lanes_);
+    whole_threads_ = spec_.threads;
+    if (workers_ > 1 && spec_.threads == 0) whole_threads_ = oracle::InferenceThreads();
+  } else if (spec_.workers > 1) {
+    throw std::invalid_argument("--workers " + std::to_string(spec_.workers) +
+                                ": this model is scored one call at a time");
+  }
+}
+
 void Experiment::CheckAttackFits(const attacks::Attack& attack, const std::string& name) const {
   const std::string mismatch = attacks::ThreatModelMismatch(attack, name, norm_, feedback_);
   if (!mismatch.empty()) throw std::invalid_argument(mismatch);
@@ -91,6 +112,7 @@ void Experiment::LoadOrCheckModel() {
   if (!model_) {
     model_path_ = spec_.model.empty() ? DefaultModelPath(spec_.dataset) : spec_.model;
     if (!oracle::IsModelUrl(model_path_)) lockstep_ = std::make_shared<oracle::Lockstep>(1);
+    loaded_model_ = true;
     model_ =
         LoadModelFor(images_, model_path_, spec_.output, spec_.threads, spec_.normalize,
                      oracle::HttpOptions{spec_.http_timeout, spec_.http_retries},
@@ -144,11 +166,7 @@ void Experiment::Init() {
                                spec_.setup_queries);
   if (selection_.instances.empty())
     throw std::invalid_argument(NoInstancesMessage(spec_, selection_, images_));
-  if (lockstep_) {
-    const size_t jobs = selection_.instances.size() * attacks_.size();
-    lanes_ = spec_.lockstep > 0 ? spec_.lockstep : AutoLockstepLanes(jobs, model_->input_size());
-    lockstep_->set_lanes(lanes_);
-  }
+  ResolveLanes(selection_.instances.size() * attacks_.size());
   pixels_ = oracle::ParsePixelSpace(spec_.pixels);
   if (pixels_ == oracle::PixelSpace::k8bit) {
     for (int idx : selection_.chosen)
@@ -304,7 +322,11 @@ nlohmann::json Experiment::Settings() const {
 
 void Experiment::RunJobs(size_t n,
                          const std::function<oracle::Lockstep::Commit(size_t)>& job) const {
-  if (lanes_ > 1) return lockstep_->Run(n, job);
+  if (lanes_ > 1 || workers_ > 1) {
+    // One intra-op thread per group's forward pass: the groups use the cores side by side.
+    if (workers_ > 1 && spec_.threads == 0 && loaded_model_) oracle::SetInferenceThreads(1);
+    return lockstep_->Run(n, job);
+  }
   for (size_t k = 0; k < n; ++k)
     if (oracle::Lockstep::Commit commit = job(k)) commit();
 }
@@ -344,7 +366,9 @@ JobResult Experiment::Run(size_t i, size_t j, const attacks::AttackProgress& pro
   out.record["model_output"] = model_->output_format();
   out.record["model_graph"] = model_->graph();
   // B when this job's model calls were batched in RunJobs' lanes, 1 when scored one by one.
-  out.record["lockstep"] = lockstep_ && lockstep_->InLane() ? lanes_ : 1;
+  const bool in_lane = lockstep_ && lockstep_->InLane();
+  out.record["lockstep"] = in_lane ? lanes_ : 1;
+  out.record["workers"] = in_lane ? workers_ : 1;
   if (!defense_->empty()) {
     out.record["defense"] = defense_->Spec();
     out.record["defended_clean_accuracy"] = defended_acc_;

@@ -118,11 +118,21 @@ class Experiment {
   nlohmann::json Settings() const;
 
   /// B, the lanes of RunJobs (ExperimentSpec::lockstep resolved: auto is
-  /// AutoLockstepLanes(instances x attacks, input size) for a TorchScript model, else 1).
+  /// AutoLockstepLanes(ceil(instances x attacks / workers()), input size) for a TorchScript
+  /// model, else 1).
   int lockstep() const { return lanes_; }
-  /// Runs job(k) for k = 0..n-1 and the commits they return in job order: with lockstep() 1
-  /// one after the other on this thread (an exception stops the run at once), else on B lanes
-  /// in lockstep (oracle::Lockstep::Run: each job's model calls batched with the other
+  /// W, the worker groups of RunJobs (ExperimentSpec::workers resolved: auto is
+  /// AutoWorkers(instances x attacks, input size, cores) for a TorchScript model advbo loaded
+  /// itself, else 1).
+  int workers() const { return workers_; }
+  /// LibTorch intra-op threads for work that runs in one piece beside the jobs (the white-box
+  /// reference): spec.threads, or, when worker groups run one thread each, LibTorch's default
+  /// as it was before; 0 = leave LibTorch's setting alone.
+  int whole_threads() const { return whole_threads_; }
+  /// Runs job(k) for k = 0..n-1 and the commits they return in job order: with lockstep() and
+  /// workers() 1 one after the other on this thread (an exception stops the run at once), else
+  /// in W groups of B lanes in lockstep (with W > 1 and spec.threads 0, at one LibTorch thread
+  /// per forward pass) (oracle::Lockstep::Run: each job's model calls batched with the other
   /// lanes'; a job's exception stops new jobs, the running ones finish and commit, then the
   /// exception of the lowest-numbered failed job is rethrown). `job` runs Run() (on a lane
   /// thread: shared state it touches needs a lock; the commit runs one at a time).
@@ -140,6 +150,10 @@ class Experiment {
  private:
   // The constructors' common part; images_ and (optionally) model_ are set.
   void Init();
+  // W and B for a run of `jobs` jobs (spec_.workers and spec_.lockstep, auto resolved), set on
+  // lockstep_; the intra-op threads of whole_threads(). Throws std::invalid_argument for
+  // --workers > 1 on a model scored one call at a time.
+  void ResolveLanes(size_t jobs);
   // Loads spec_.model (in lockstep_'s lanes when local) unless the caller gave model_; checks a
   // given model's input shape against the images'.
   void LoadOrCheckModel();
@@ -171,7 +185,8 @@ class Experiment {
   mutable std::atomic<long> run_counter_{0}, verify_counter_{0};
   // The lanes the local model's back end scores in (null for a served or given model).
   std::shared_ptr<oracle::Lockstep> lockstep_;
-  int lanes_ = 1;
+  int lanes_ = 1, workers_ = 1, whole_threads_ = 0;
+  bool loaded_model_ = false;  // advbo loaded the model itself (auto workers apply)
 };
 
 }  // namespace advbo::experiment

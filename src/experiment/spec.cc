@@ -87,6 +87,14 @@ void Validate(const ExperimentSpec& s) {
     throw std::invalid_argument(
         "--lockstep " + std::to_string(s.lockstep) +
         ": a served model answers one instance's session per request; use --lockstep 1 or 0");
+  if (s.workers < 0 || s.workers > oracle::kMaxLockstepGroups)
+    throw std::invalid_argument("--workers must be in 0.." +
+                                std::to_string(oracle::kMaxLockstepGroups) + " (0 = auto), got " +
+                                std::to_string(s.workers));
+  if (s.workers > 1 && oracle::IsModelUrl(s.model))
+    throw std::invalid_argument("--workers " + std::to_string(s.workers) +
+                                ": a served model is scored one call at a time; use --workers 1 "
+                                "or 0");
   if (s.clean_images < 0)
     throw std::invalid_argument("--clean-images must be >= 0, got " +
                                 std::to_string(s.clean_images));
@@ -101,6 +109,11 @@ int AutoLockstepLanes(size_t jobs, int input_size) {
   int lanes = 1;
   while (lanes * 2 <= kAutoLockstepLanes && static_cast<size_t>(lanes) * 2 <= jobs) lanes *= 2;
   return lanes;
+}
+
+int AutoWorkers(size_t jobs, int input_size, int cores) {
+  if (input_size < kAutoLockstepMinInput) return 1;
+  return static_cast<int>(std::max<size_t>(1, std::min<size_t>(std::max(cores, 1), jobs)));
 }
 
 void CheckImageIndices(const std::vector<int>& indices) {

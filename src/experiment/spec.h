@@ -43,13 +43,21 @@ struct ExperimentSpec {
   /// bit for bit what versions before issue #56 scored). See oracle::ModelGraph.
   std::string model_graph = "frozen";
   /// Instances in lockstep (issue #56; oracle/lockstep.h): B jobs run at once and their model
-  /// calls go to the model as batches of B images. 0 = auto: AutoLockstepLanes(instances x
-  /// attacks, input size) for a TorchScript model (8 for CIFAR-10-size runs of 8 jobs or more,
-  /// 1 for MNIST), 1 for a served one; 1 = one job at a time,
-  /// every call scored as it is (bit for bit the scores of versions before issue #56). An
-  /// image's scores depend on B in the last float bits (records carry it as `lockstep`), never
-  /// on thread timing or on which jobs run beside it. In [0, oracle::kMaxLockstepLanes].
+  /// calls go to the model as batches of B images. 0 = auto: AutoLockstepLanes(one worker
+  /// group's share of instances x attacks, input size) for a TorchScript model (8 for CIFAR-10-size
+  /// runs of 8 jobs or more, 1 for MNIST), 1 for a served one; 1 = one job at a time, every call
+  /// scored as it is (bit for bit the scores of versions before issue #56). An image's scores
+  /// depend on B in the last float bits (records carry it as `lockstep`), never on thread timing or
+  /// on which jobs run beside it. In [0, oracle::kMaxLockstepLanes].
   int lockstep = 0;
+  /// Worker groups (issue #56, step 4; oracle::Lockstep groups): W groups of B lanes, group g
+  /// taking jobs g, g + W, ... (as shards), each scoring its own rounds, so W forward passes run
+  /// at once, one per core; with W > 1 and threads 0, LibTorch runs one intra-op thread per
+  /// pass (the white-box reference of `evaluate` keeps LibTorch's default). 0 = auto:
+  /// AutoWorkers(instances x attacks, input size, cores) for a TorchScript model, 1 for a
+  /// served one. Records carry it as `workers`; an image's scores do not depend on it on the
+  /// shipped models (they depend on B alone). In [0, oracle::kMaxLockstepGroups].
+  int workers = 0;
   std::string defense = "none";        ///< defense or game-defender spec (defenses/)
   std::string defender_vae;            ///< VAE of a game defender ("" = models/<dataset>_vae.pt)
   std::optional<double> defender_eps;  ///< game defender's clip radius; unset = eps
@@ -99,6 +107,11 @@ inline constexpr int kAutoLockstepMinInput = 3 * 32 * 32;
 /// is <= jobs. Powers of two because the shipped models score an image bit for bit the same
 /// at any row of a batch of 2, 4 or 8 rows (not of 5, 6 or 7: tests/oracle/lockstep_test.cc).
 int AutoLockstepLanes(size_t jobs, int input_size);
+
+/// --workers 0 for a run of `jobs` jobs on a model taking `input_size` values per image, on a
+/// machine with `cores` cores: 1 below kAutoLockstepMinInput (as for the lanes), else
+/// min(cores, jobs), at least 1. Measured in docs/results/performance.md ("both cores").
+int AutoWorkers(size_t jobs, int input_size, int cores);
 
 /// Largest accepted --threads (more is refused rather than spawning thousands of threads).
 inline constexpr int kMaxThreads = 256;

@@ -175,6 +175,12 @@ struct ClassifierOptions {
 /// scores differ between the two in the last float bits, so benchmark records carry it.
 std::string BlasLibrary();
 
+/// LibTorch's intra-op thread count now (at::get_num_threads), >= 1.
+int InferenceThreads();
+/// Sets LibTorch's intra-op thread count (at::set_num_threads) for every TorchScript model of
+/// the process. Throws std::invalid_argument unless threads >= 1.
+void SetInferenceThreads(int threads);
+
 /// Whether `model` names a served model ("http://..."; "https://" is refused by Load).
 bool IsModelUrl(const std::string& model);
 

@@ -16,6 +16,13 @@ void CheckLanes(int lanes) {
                                 std::to_string(lanes));
 }
 
+void CheckGroups(int groups) {
+  if (groups < 1 || groups > kMaxLockstepGroups)
+    throw std::invalid_argument("lockstep worker groups must be in 1.." +
+                                std::to_string(kMaxLockstepGroups) + ", got " +
+                                std::to_string(groups));
+}
+
 class LockstepBackend : public ScoreBackend {
  public:
   LockstepBackend(std::unique_ptr<ScoreBackend> inner, std::shared_ptr<Lockstep> lockstep)
@@ -36,13 +43,23 @@ class LockstepBackend : public ScoreBackend {
 
 }  // namespace
 
-Lockstep::Lockstep(int lanes) : lanes_(lanes) { CheckLanes(lanes); }
+Lockstep::Lockstep(int lanes, int groups) : lanes_(lanes), groups_(groups) {
+  CheckLanes(lanes);
+  CheckGroups(groups);
+}
 
 void Lockstep::set_lanes(int lanes) {
   CheckLanes(lanes);
   std::lock_guard<std::mutex> lock(mu_);
   if (running_) throw std::logic_error("Lockstep::set_lanes during a run");
   lanes_ = lanes;
+}
+
+void Lockstep::set_groups(int groups) {
+  CheckGroups(groups);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (running_) throw std::logic_error("Lockstep::set_groups during a run");
+  groups_ = groups;
 }
 
 LockstepStats Lockstep::stats() const {
@@ -61,20 +78,30 @@ int Lockstep::LaneOfThisThread() const {
 }
 
 void Lockstep::Run(size_t n, const std::function<Commit(size_t)>& job) {
-  const int lanes = static_cast<int>(std::min<size_t>(lanes_, n));
+  int lanes = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (running_) throw std::logic_error("Lockstep::Run is not reentrant");
+    // Group g takes jobs g, g + W, ...: n / W of them, one more for the first n % W groups.
+    const size_t w = static_cast<size_t>(groups_);
+    group_.assign(groups_, Group{});
+    lane_.clear();
+    for (int g = 0; g < groups_; ++g) {
+      Group& gr = group_[g];
+      gr.n_jobs = n / w + (static_cast<size_t>(g) < n % w ? 1 : 0);
+      gr.live = static_cast<int>(std::min<size_t>(lanes_, gr.n_jobs));
+      for (int l = 0; l < gr.live; ++l) {
+        Lane lane;
+        lane.state = LaneState::kRunning;
+        lane.group = g;
+        lane_.push_back(lane);
+      }
+    }
+    lanes = static_cast<int>(lane_.size());
     if (lanes == 0) return;
     running_ = true;
-    lane_.assign(lanes, Lane{});
     wake_ = std::vector<std::condition_variable>(lanes);
-    for (auto& l : lane_) l.state = LaneState::kRunning;
     lane_of_.clear();
-    live_ = lanes;
-    waiting_ = 0;
-    next_job_ = 0;
-    n_jobs_ = n;
     abort_ = false;
   }
   {
@@ -110,8 +137,8 @@ void Lockstep::LaneMain(int lane, const std::function<Commit(size_t)>& job) {
     {
       std::unique_lock<std::mutex> lock(mu_);
       lane_[lane].state = LaneState::kWantJob;
-      ++waiting_;
-      MaybeRunRound(lock);
+      ++group_[lane_[lane].group].waiting;
+      MaybeRunRound(lock, lane_[lane].group);
       wake_[lane].wait(lock, [&] { return lane_[lane].state != LaneState::kWantJob; });
       if (lane_[lane].state == LaneState::kDone) return;
       k = lane_[lane].job;
@@ -171,26 +198,28 @@ Eigen::MatrixXd Lockstep::Score(const ScoreBackend& inner, const float* images, 
   me.w = w;
   me.error = nullptr;
   me.state = LaneState::kWantScore;
-  ++waiting_;
-  MaybeRunRound(lock);
+  ++group_[me.group].waiting;
+  MaybeRunRound(lock, me.group);
   wake_[lane].wait(lock, [&] { return me.state == LaneState::kRunning; });
   if (me.error) std::rethrow_exception(me.error);
   return std::move(me.scores);
 }
 
-void Lockstep::MaybeRunRound(std::unique_lock<std::mutex>& lock) {
-  if (waiting_ < live_) return;
-  waiting_ = 0;
+void Lockstep::MaybeRunRound(std::unique_lock<std::mutex>& lock, int g) {
+  Group& gr = group_[g];
+  if (gr.waiting < gr.live) return;
+  gr.waiting = 0;
   std::vector<int> asking;
   for (int l = 0; l < static_cast<int>(lane_.size()); ++l) {
     Lane& lane = lane_[l];
+    if (lane.group != g) continue;
     if (lane.state == LaneState::kWantJob) {
-      if (!abort_ && next_job_ < n_jobs_) {
-        lane.job = next_job_++;
+      if (!abort_ && gr.next_job < gr.n_jobs) {
+        lane.job = static_cast<size_t>(g) + gr.next_job++ * static_cast<size_t>(groups_);
         lane.state = LaneState::kRunning;
       } else {
         lane.state = LaneState::kDone;
-        --live_;
+        --gr.live;
       }
       wake_[l].notify_one();  // a new job (or none left): it goes on during the forward passes
     } else if (lane.state == LaneState::kWantScore) {
@@ -208,10 +237,44 @@ void Lockstep::MaybeRunRound(std::unique_lock<std::mutex>& lock) {
   }
 }
 
-void Lockstep::ForwardRound(const std::vector<int>& asking) {
+Eigen::MatrixXd Lockstep::ScoreInChunks(const std::vector<int>& asking, long rows,
+                                        long* forwards) const {
   const Lane& first = lane_[asking.front()];
   const int c = first.c, h = first.h, w = first.w, b = lanes_;
   const size_t d = static_cast<size_t>(c) * h * w;
+  if (b == 1) {
+    // One lane per group (worker groups without batching): its call goes to the model as it
+    // is, bit for bit a call outside lockstep.
+    *forwards = 1;
+    Eigen::MatrixXd s = first.inner->Scores(first.images, first.n, c, h, w, nullptr);
+    if (s.rows() != first.n)
+      throw OutputError(first.inner->name() + ": output must have one row per image (" +
+                        std::to_string(first.n) + "), got " + std::to_string(s.rows()));
+    return s;
+  }
+  *forwards = (rows + b - 1) / b;
+  std::vector<float> batch(static_cast<size_t>(*forwards) * b * d, 0.0f);
+  size_t at = 0;
+  for (int l : asking) {
+    std::memcpy(batch.data() + at * d, lane_[l].images, lane_[l].n * d * sizeof(float));
+    at += lane_[l].n;
+  }
+  Eigen::MatrixXd all;
+  for (long f = 0; f < *forwards; ++f) {
+    Eigen::MatrixXd s = first.inner->Scores(batch.data() + f * b * d, b, c, h, w, nullptr);
+    if (s.rows() != b)
+      throw OutputError(first.inner->name() + ": output must have one row per image (" +
+                        std::to_string(b) + "), got " + std::to_string(s.rows()));
+    if (f == 0) all.resize(*forwards * b, s.cols());
+    if (s.cols() != all.cols())
+      throw OutputError(first.inner->name() + ": the class count changed between batches");
+    all.middleRows(f * b, b) = s;
+  }
+  return all;
+}
+
+void Lockstep::ForwardRound(const std::vector<int>& asking) {
+  const Lane& first = lane_[asking.front()];
   long rows = 0, forwards = 0;
   std::exception_ptr error;
   Eigen::MatrixXd all;
@@ -219,27 +282,14 @@ void Lockstep::ForwardRound(const std::vector<int>& asking) {
   try {
     for (int l : asking) {
       const Lane& lane = lane_[l];
-      if (lane.inner != first.inner || lane.c != c || lane.h != h || lane.w != w)
+      if (lane.inner != first.inner || lane.c != first.c || lane.h != first.h || lane.w != first.w)
         throw std::logic_error("lockstep lanes ask different models or image shapes");
       rows += lane.n;
     }
-    forwards = (rows + b - 1) / b;
-    std::vector<float> batch(static_cast<size_t>(forwards) * b * d, 0.0f);
-    size_t at = 0;
-    for (int l : asking) {
-      std::memcpy(batch.data() + at * d, lane_[l].images, lane_[l].n * d * sizeof(float));
-      at += lane_[l].n;
-    }
-    for (long f = 0; f < forwards; ++f) {
-      Eigen::MatrixXd s = first.inner->Scores(batch.data() + f * b * d, b, c, h, w, nullptr);
-      if (s.rows() != b)
-        throw OutputError(first.inner->name() + ": output must have one row per image (" +
-                          std::to_string(b) + "), got " + std::to_string(s.rows()));
-      if (f == 0) all.resize(forwards * b, s.cols());
-      if (s.cols() != all.cols())
-        throw OutputError(first.inner->name() + ": the class count changed between batches");
-      all.middleRows(f * b, b) = s;
-    }
+    // Groups' rounds run at once; a back end that is not thread-safe takes one at a time.
+    std::unique_lock<std::mutex> serial(forward_mu_, std::defer_lock);
+    if (!first.inner->thread_safe()) serial.lock();
+    all = ScoreInChunks(asking, rows, &forwards);
   } catch (...) {
     error = std::current_exception();
   }
@@ -258,7 +308,7 @@ void Lockstep::ForwardRound(const std::vector<int>& asking) {
   ++stats_.rounds;
   stats_.forwards += forwards;
   stats_.rows += rows;
-  stats_.padded_rows += forwards * b - rows;
+  stats_.padded_rows += lanes_ == 1 ? 0 : forwards * lanes_ - rows;
   stats_.forward_seconds += seconds;
 }
 

@@ -17,6 +17,13 @@
 // records, depend only on the jobs, never on thread timing. B goes into the records
 // (`lockstep`). B = 1 is no batching at all: every call goes to the model as
 // it is, bit for bit what advbo scored before lockstep existed.
+//
+// Worker groups (issue #56, step 4). With W > 1 groups the jobs are dealt out as shards are
+// (group g takes jobs g, g + W, g + 2W, ...), and each group runs its own B lanes and its own
+// rounds, so W forward passes can run at once, each on its own core (one LibTorch thread
+// each), while the other groups' lanes do their own work. A group's batches are a function of
+// its jobs alone, so the records still never depend on thread timing; commits stay in global
+// job order.
 #pragma once
 
 #include <Eigen/Dense>
@@ -36,6 +43,8 @@ namespace advbo::oracle {
 
 /// Largest accepted number of lanes (--lockstep).
 inline constexpr int kMaxLockstepLanes = 64;
+/// Largest accepted number of worker groups (--workers).
+inline constexpr int kMaxLockstepGroups = 64;
 
 /// What the rounds of a Lockstep have done so far (all runs together).
 struct LockstepStats {
@@ -49,31 +58,38 @@ struct LockstepStats {
 /// The lanes and their rounds. Thread-safe; Run is not reentrant.
 class Lockstep {
  public:
-  /// `lanes` in [1, kMaxLockstepLanes]; throws std::invalid_argument otherwise.
-  explicit Lockstep(int lanes);
+  /// `lanes` in [1, kMaxLockstepLanes], `groups` in [1, kMaxLockstepGroups]; throws
+  /// std::invalid_argument otherwise.
+  explicit Lockstep(int lanes, int groups = 1);
   Lockstep(const Lockstep&) = delete;
   Lockstep& operator=(const Lockstep&) = delete;
 
-  /// B: the most jobs running at once and the rows of every forward pass.
+  /// B: the most jobs of one group running at once and the rows of every forward pass.
   int lanes() const { return lanes_; }
   /// Sets B before a run (same range as the constructor). Throws std::logic_error during Run.
   void set_lanes(int lanes);
+  /// W: worker groups, each with its own B lanes and rounds (forward passes of different
+  /// groups run at the same time when the model's back end is thread-safe).
+  int groups() const { return groups_; }
+  /// Sets W before a run (same range as the constructor). Throws std::logic_error during Run.
+  void set_groups(int groups);
 
   /// What a job leaves to do once every job before it is done (write its record, advance a
   /// progress bar); may be empty.
   using Commit = std::function<void()>;
-  /// Runs job(k) for k = 0..n-1 on min(B, n) new threads in lockstep; the returned commits
-  /// run in job order (0, 1, 2, ...), one at a time. Job k+B starts only when an earlier job
-  /// has finished, at a round boundary. When a job (or a commit) throws, no further job
+  /// Runs job(k) for k = 0..n-1 in lockstep: group g (of W) takes jobs g, g+W, g+2W, ... on
+  /// min(B, its job count) new threads; the returned commits run in job order (0, 1, 2, ...),
+  /// one at a time. A group's next job starts only when one of its jobs has finished, at a
+  /// round boundary of that group. When a job (or a commit) throws, no further job
   /// starts, the running ones finish and commit, and the exception of the lowest-numbered
   /// failed job is rethrown here after every lane has stopped.
   void Run(size_t n, const std::function<Commit(size_t)>& job);
 
   /// Raw scores [n, classes] of `images` (n images [c, h, w], contiguous) from `inner`. From
-  /// a lane of a running Run: joins the current round (waits for every other running lane to
-  /// call Score or finish its job) and is answered from the round's batched forward passes.
-  /// From any other thread: `inner` scores the images as they are. Throws what `inner`
-  /// throws (every lane of the failed round gets the exception) and OutputError when a
+  /// a lane of a running Run: joins its group's current round (waits for every other running
+  /// lane of the group to call Score or finish its job) and is answered from the round's batched
+  /// forward passes. From any other thread: `inner` scores the images as they are. Throws what
+  /// `inner` throws (every lane of the failed round gets the exception) and OutputError when a
   /// forward pass returns another row count.
   Eigen::MatrixXd Score(const ScoreBackend& inner, const float* images, int n, int c, int h, int w,
                         const QueryContext* context);
@@ -87,6 +103,7 @@ class Lockstep {
   enum class LaneState { kRunning, kWantJob, kWantScore, kInFlight, kDone };
   struct Lane {
     LaneState state = LaneState::kDone;
+    int group = 0;                        // its worker group
     size_t job = 0;                       // assigned job (state kRunning after kWantJob)
     const ScoreBackend* inner = nullptr;  // request (state kWantScore)
     const float* images = nullptr;
@@ -94,27 +111,38 @@ class Lockstep {
     Eigen::MatrixXd scores;    // answer
     std::exception_ptr error;  // or the failure of its round's forward
   };
+  // One worker group's round state: its live lanes, how many of them wait, and its jobs
+  // (local index j is global job group + j * W).
+  struct Group {
+    int live = 0, waiting = 0;
+    size_t next_job = 0, n_jobs = 0;
+  };
   // The lane of the calling thread, -1 outside a run's lanes. Caller holds mu_.
   int LaneOfThisThread() const;
-  // Runs the round when every live lane waits. Caller holds `lock` (on mu_); it may be
-  // released during the forward passes.
-  void MaybeRunRound(std::unique_lock<std::mutex>& lock);
+  // Runs group g's round when every live lane of it waits. Caller holds `lock` (on mu_); it
+  // may be released during the forward passes.
+  void MaybeRunRound(std::unique_lock<std::mutex>& lock, int g);
   // Scores the asking lanes' requests in chunks of lanes_ rows; fills their answers. Called
-  // without mu_ held; only this round's leader touches those lanes meanwhile.
+  // without mu_ held; only this round's leader touches those lanes meanwhile (forward passes
+  // of a back end that is not thread-safe take forward_mu_).
   void ForwardRound(const std::vector<int>& asking);
+  // The asking lanes' `rows` images scored in forward passes of lanes_ rows (the last one
+  // padded with zero images), or, with lanes_ 1, the one lane's call as it is; sets
+  // *forwards. Throws what the back end throws and OutputError on a wrong row count.
+  Eigen::MatrixXd ScoreInChunks(const std::vector<int>& asking, long rows, long* forwards) const;
   // The lane's loop: take a job, run it, hand its commit over; until no job is left.
   void LaneMain(int lane, const std::function<Commit(size_t)>& job);
   // Stores job k's commit (or failure) and runs every commit now in order.
   void Deliver(size_t k, Commit commit, std::exception_ptr error);
 
-  int lanes_;
+  int lanes_, groups_;
+  std::mutex forward_mu_;
   mutable std::mutex mu_;
   std::vector<std::condition_variable> wake_;  // one per lane: a round wakes only its lanes
   bool running_ = false;
   std::vector<Lane> lane_;
   std::map<std::thread::id, int> lane_of_;
-  int live_ = 0, waiting_ = 0;
-  size_t next_job_ = 0, n_jobs_ = 0;
+  std::vector<Group> group_;
   bool abort_ = false;
   LockstepStats stats_;
 

@@ -127,6 +127,14 @@ std::string BlasLibrary() {
   return blas;
 }
 
+int InferenceThreads() { return at::get_num_threads(); }
+
+void SetInferenceThreads(int threads) {
+  if (threads < 1)
+    throw std::invalid_argument("inference threads must be >= 1, got " + std::to_string(threads));
+  if (at::get_num_threads() != threads) at::set_num_threads(threads);
+}
+
 std::unique_ptr<ScoreBackend> MakeTorchScriptBackend(const std::string& path, int threads,
                                                      ModelGraph graph) {
   if (!std::filesystem::exists(path)) throw ModelError(path + ": model file not found");

@@ -207,6 +207,35 @@ TEST_F(BenchCli, LockstepAgreesWithOneJobAtATimeAndResumesExactly) {
   }
 }
 
+// Issue #56, step 4: worker groups. W = 2 groups of B = 2 lanes (each group's forward passes
+// at one LibTorch thread, side by side) give exactly the records of one group of 2 lanes at
+// LibTorch's default threads: an image's scores depend on B alone, not on which jobs share
+// its batches nor on the thread count. Records carry `workers`.
+TEST_F(BenchCli, WorkerGroupsGiveTheRecordsOfOneGroup) {
+  const std::string common =
+      "bench --attacks square,parsimonious --indices 0,1,2,3,4 --untargeted --eps 0.06 "
+      "--budget 200 --seed 3 -q --lockstep 2 ";
+  const fs::path one = dir_ / "w1", two = dir_ / "w2";
+  ASSERT_EQ(RunAdvbo(common + "--workers 1 -o " + one.string(), dir_ / "log1"), 0)
+      << Slurp(dir_ / "log1");
+  ASSERT_EQ(RunAdvbo(common + "--workers 2 -o " + two.string(), dir_ / "log2"), 0)
+      << Slurp(dir_ / "log2");
+  const auto a = Keyed(one / "records.jsonl"), b = Keyed(two / "records.jsonl");
+  ASSERT_EQ(a.size(), 10u);
+  ASSERT_EQ(b.size(), a.size());
+  for (const auto& [key, r] : a) {
+    ASSERT_TRUE(b.count(key)) << key;
+    EXPECT_EQ(r["workers"], 1) << key;
+    EXPECT_EQ(b.at(key)["workers"], 2) << key;
+    nlohmann::json x = r, y = b.at(key);
+    x.erase("workers");
+    y.erase("workers");
+    EXPECT_EQ(x, y) << key;
+  }
+  EXPECT_EQ(RunAdvbo(common + "--workers 65 -o " + (dir_ / "w3").string(), dir_ / "log3"), 1);
+  EXPECT_FALSE(fs::exists(dir_ / "w3" / "records.jsonl"));
+}
+
 // The threat model and the budget hold for every attack of the registry, as recorded by a
 // bench run: queries <= budget and L_inf <= eps (float32) for every record, also for the
 // 8-bit verified image; MNIST and CIFAR-10.

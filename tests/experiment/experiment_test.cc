@@ -13,6 +13,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "data/datasets.h"
 #include "experiment/evaluate.h"
@@ -336,7 +337,22 @@ TEST(ExperimentRunner, LockstepJobsGiveTheSameRecordsInAnyOrder) {
   EXPECT_EQ(Experiment(s).lockstep(), 1);
   s.dataset = "cifar10";
   s.eps = 8.0 / 255;
+  {
+    // Auto W: one worker group per core (at most the jobs); auto B from a group's share.
+    const Experiment auto_ex(s);
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    EXPECT_EQ(auto_ex.workers(), std::min(cores, 2));
+    EXPECT_EQ(auto_ex.lockstep(), auto_ex.workers() == 2 ? 1 : 2);
+  }
+  s.workers = 1;
   EXPECT_EQ(Experiment(s).lockstep(), 2);
+  EXPECT_EQ(AutoWorkers(450, 3072, 2), 2);
+  EXPECT_EQ(AutoWorkers(1, 3072, 2), 1);
+  EXPECT_EQ(AutoWorkers(450, 784, 2), 1);  // MNIST: one group, as for the lanes
+  EXPECT_EQ(AutoWorkers(450, 3072, 0), 1);
+  s.workers = 65;
+  EXPECT_THROW(Validate(s), std::invalid_argument);
+  s.workers = 0;
   s.lockstep = 65;
   EXPECT_THROW(Validate(s), std::invalid_argument);
   s.lockstep = 2;

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <random>
 #include <stdexcept>
@@ -91,7 +92,7 @@ struct Jobs {
 };
 
 TEST(Lockstep, LanesGetTheirOwnAnswersFromFullBatchesInJobOrder) {
-  for (int lanes : {1, 3, 4}) {
+  for (int lanes : {2, 3, 4}) {
     LoggingBackend inner;
     Lockstep ls(lanes);
     const size_t n = 10;
@@ -200,7 +201,114 @@ TEST(Lockstep, RefusesLaneCountsOutOfRange) {
   EXPECT_THROW(ls.set_lanes(-1), std::invalid_argument);
   ls.set_lanes(5);
   EXPECT_EQ(ls.lanes(), 5);
+  EXPECT_THROW(Lockstep(2, 0), std::invalid_argument);
+  EXPECT_THROW(Lockstep(2, kMaxLockstepGroups + 1), std::invalid_argument);
+  EXPECT_THROW(ls.set_groups(0), std::invalid_argument);
+  ls.set_groups(3);
+  EXPECT_EQ(ls.groups(), 3);
   EXPECT_THROW(MakeLockstepBackend(nullptr, std::make_shared<Lockstep>(2)), std::invalid_argument);
+}
+
+// Worker groups (issue #56, step 4): with W groups, group g runs jobs g, g + W, ... only, so
+// every forward pass holds the images of one group's jobs; the lanes still get their own
+// answers, commits stay in job order, and a group's batches are the same in every repetition
+// (the groups interleave in time, so the calls are compared as a sorted list).
+TEST(Lockstep, WorkerGroupsBatchTheirOwnJobsAndCommitInJobOrder) {
+  std::vector<std::vector<float>> first;
+  for (int rep = 0; rep < 3; ++rep) {
+    LoggingBackend inner;
+    Lockstep ls(3, 2);
+    const size_t n = 11;
+    Jobs jobs(n);
+    ls.Run(n, [&](size_t k) { return jobs.Run(ls, inner, k); });
+    for (size_t k = 0; k < n; ++k) EXPECT_TRUE(jobs.answers_ok[k]) << "job " << k;
+    std::vector<size_t> order(n);
+    for (size_t k = 0; k < n; ++k) order[k] = k;
+    EXPECT_EQ(jobs.commits, order);
+    EXPECT_LE(jobs.max_running.load(), 6);
+    std::vector<std::vector<float>> calls = inner.calls();
+    for (const auto& call : calls) {
+      ASSERT_EQ(call.size(), 6u);  // B = 3 images of 2 pixels
+      int group = -1;
+      for (size_t r = 0; r < 3; ++r) {
+        if (call[2 * r + 1] == 0.0f) continue;  // a padding row
+        const int g = static_cast<int>(call[2 * r] / 1000) % 2;
+        if (group < 0) group = g;
+        EXPECT_EQ(g, group) << "a forward pass mixed the jobs of two groups";
+      }
+    }
+    std::sort(calls.begin(), calls.end());
+    if (rep == 0)
+      first = calls;
+    else
+      EXPECT_EQ(calls, first) << "repetition " << rep;
+  }
+}
+
+// A back end whose calls wait (up to `wait_s` seconds) until `want` calls are in flight at once.
+class RendezvousBackend : public ScoreBackend {
+ public:
+  RendezvousBackend(int want, bool thread_safe, int wait_s)
+      : want_(want), wait_s_(wait_s), thread_safe_(thread_safe) {}
+  Eigen::MatrixXd Scores(const float*, int n, int, int, int, const QueryContext*) const override {
+    std::unique_lock<std::mutex> lock(mu_);
+    ++in_flight_;
+    max_in_flight_ = std::max(max_in_flight_, in_flight_);
+    cv_.notify_all();
+    cv_.wait_for(lock, std::chrono::seconds(wait_s_), [&] { return max_in_flight_ >= want_; });
+    --in_flight_;
+    return Eigen::MatrixXd::Zero(n, 2);
+  }
+  std::string name() const override { return "fake://rendezvous"; }
+  bool thread_safe() const override { return thread_safe_; }
+  int max_in_flight() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return max_in_flight_;
+  }
+
+ private:
+  int want_, wait_s_;
+  bool thread_safe_;
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  mutable int in_flight_ = 0, max_in_flight_ = 0;
+};
+
+// Two groups' forward passes run at the same time (each group's first pass waits for the
+// other's; a pass gives up waiting after 30 s), unless the back end is not thread-safe: then
+// one at a time (each pass gives up after 1 s, so this case takes about 2 s).
+TEST(Lockstep, WorkerGroupsForwardAtOnceOnlyOnAThreadSafeBackEnd) {
+  for (bool safe : {true, false}) {
+    RendezvousBackend inner(2, safe, safe ? 30 : 1);
+    Lockstep ls(2, 2);
+    ls.Run(4, [&](size_t) -> Lockstep::Commit {
+      const std::vector<float> x = {0.5f, 0.5f};
+      ls.Score(inner, x.data(), 1, 1, 1, 2, nullptr);
+      return {};
+    });
+    EXPECT_EQ(inner.max_in_flight(), safe ? 2 : 1) << "thread_safe " << safe;
+  }
+}
+
+// B = 1 (with one worker group or two side by side): a call of several images goes to the
+// model as it is (one pass of its own size, no padding), as outside lockstep.
+TEST(Lockstep, OneLanePerGroupPassesCallsOnAsTheyAre) {
+  for (int groups : {1, 2}) {
+    LoggingBackend inner;
+    Lockstep ls(1, groups);
+    Jobs jobs(6);
+    ls.Run(6, [&](size_t k) { return jobs.Run(ls, inner, k); });
+    for (size_t k = 0; k < 6; ++k) EXPECT_TRUE(jobs.answers_ok[k]) << "job " << k;
+    EXPECT_LE(jobs.max_running.load(), groups);
+    long asked = 0, calls = 0;
+    for (size_t k = 0; k < 6; ++k)
+      for (int t = 0; t < static_cast<int>(k % 3) + 2; ++t, ++calls) asked += 1 + (k + t) % 3;
+    long rows = 0;
+    for (const auto& call : inner.calls()) rows += static_cast<long>(call.size()) / 2;
+    EXPECT_EQ(static_cast<long>(inner.calls().size()), calls) << "groups " << groups;
+    EXPECT_EQ(rows, asked) << "groups " << groups;
+    EXPECT_EQ(ls.stats().padded_rows, 0) << "groups " << groups;
+  }
 }
 
 // The property lockstep's padding relies on: in a batch of B rows, a shipped model scores an
