@@ -82,9 +82,7 @@ Experiment::Experiment(ExperimentSpec spec, data::ImageSet images,
 void Experiment::ResolveLanes(size_t jobs) {
   if (lockstep_) {
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    workers_ = spec_.workers > 0 ? spec_.workers
-               : loaded_model_   ? AutoWorkers(jobs, model_->input_size(), cores)
-                                 : 1;
+    workers_ = spec_.workers > 0 ? spec_.workers : loaded_model_ ? AutoWorkers(jobs, cores) : 1;
     lockstep_->set_groups(workers_);
     // Auto B from one group's share of the jobs.
     const size_t per_group = (jobs + workers_ - 1) / workers_;

@@ -122,8 +122,8 @@ class Experiment {
   /// model, else 1).
   int lockstep() const { return lanes_; }
   /// W, the worker groups of RunJobs (ExperimentSpec::workers resolved: auto is
-  /// AutoWorkers(instances x attacks, input size, cores) for a TorchScript model advbo loaded
-  /// itself, else 1).
+  /// AutoWorkers(instances x attacks, cores) for a TorchScript model advbo loaded itself, else
+  /// 1).
   int workers() const { return workers_; }
   /// LibTorch intra-op threads for work that runs in one piece beside the jobs (the white-box
   /// reference): spec.threads, or, when worker groups run one thread each, LibTorch's default

@@ -111,8 +111,7 @@ int AutoLockstepLanes(size_t jobs, int input_size) {
   return lanes;
 }
 
-int AutoWorkers(size_t jobs, int input_size, int cores) {
-  if (input_size < kAutoLockstepMinInput) return 1;
+int AutoWorkers(size_t jobs, int cores) {
   return static_cast<int>(std::max<size_t>(1, std::min<size_t>(std::max(cores, 1), jobs)));
 }
 
