@@ -49,6 +49,7 @@ experiment::ExperimentSpec AttackGameSpec(const GameArgs& a) {
   spec.http_retries = a.study.http_retries;
   spec.clean_images = 0;  // the game reports no clean accuracy
   spec.lockstep = 1;      // one game at a time: its rounds follow each other
+  spec.workers = 1;
   return spec;
 }
 
