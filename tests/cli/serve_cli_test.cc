@@ -55,8 +55,9 @@ class ServeProcess {
 };
 
 // Records equal apart from timings, the model (path vs URL), its graph (the local file's
-// "frozen" vs "served": the server runs the same frozen graph, so every score is the same)
-// and what only a local defense reports (its defender summary and clean accuracies).
+// "frozen" vs "served": the server runs the same frozen graph, so every score is the same),
+// the worker groups (a served model runs one; the local file one per core, which changes no
+// score) and what only a local defense reports (its defender summary and clean accuracies).
 void ExpectSameRecords(const std::vector<nlohmann::json>& a, const std::vector<nlohmann::json>& b,
                        const std::string& what) {
   ASSERT_EQ(a.size(), b.size()) << what;
@@ -67,6 +68,7 @@ void ExpectSameRecords(const std::vector<nlohmann::json>& a, const std::vector<n
                                          "bo_phase_seconds",
                                          "model",
                                          "model_graph",
+                                         "workers",
                                          "defense",
                                          "defender",
                                          "defender_rounds",

@@ -197,10 +197,11 @@ def test_load_images_reads_the_shipped_sample_as_numpy():
 
 def test_same_records_as_the_cli_for_the_same_seed(tmp_path):
     out = tmp_path / "cli.jsonl"
-    # On MNIST-size inputs both score one call at a time by default (auto lockstep 1); the CLI
-    # is told so explicitly, as the records carry it.
+    # On MNIST-size inputs both score one call at a time by default (auto lockstep 1), and the
+    # Python API runs one worker group; the CLI is told so explicitly, as the records carry it.
     subprocess.run([BINARY, "attack", "--indices", "0,1", "--target", "3", "--budget", "60",
-                    "--seed", "4", "--lockstep", "1", "-q", "-o", str(out)], check=True,
+                    "--seed", "4", "--lockstep", "1", "--workers", "1", "-q", "-o", str(out)],
+                   check=True,
                    capture_output=True)
     cli = [json.loads(l) for l in out.read_text().splitlines()]
     images, labels = shipped_mnist(2)
