@@ -232,20 +232,18 @@ void DefensePipeline::ApplyOutput(Eigen::MatrixXd* log_probs, bo::Rng& rng) cons
   for (const auto& d : outputs_) d->Apply(log_probs, rng);
 }
 
+std::string EotWrapped(const std::string& base) { return "eot:k=10/" + base; }
+
 std::string DefensePipeline::AdaptiveAttack(const std::string& base) const {
   // Innermost first: oars acts on whole queries, eot on each of them, aaa-adaptive on each
   // sample (attacks/adaptive/adaptive.h).
   std::string attack = base;
   if (detector_)
     attack = "oars:quantization=" + std::to_string(detector_->quantization) + "/" + attack;
-  if (randomized()) attack = "eot:k=10/" + attack;
+  if (randomized()) attack = EotWrapped(attack);
   for (const auto& d : outputs_) {
-    const std::string spec = d->Spec();
-    if (spec.rfind("aaa:", 0) == 0) {
-      // "aaa:interval=T,reverse=A,temperature=S": the attacker needs T and A.
-      const auto t = spec.find(",temperature=");
-      attack = "aaa-adaptive:" + spec.substr(4, t - 4) + "/" + attack;
-    }
+    const std::string wrapper = d->AdaptiveWrapper();
+    if (!wrapper.empty()) attack = wrapper + "/" + attack;
   }
   return attack;
 }

@@ -74,7 +74,8 @@ class DefensePipeline {
   /// The attack that knows this defense (docs/design.md "Adaptive attacks"), built around
   /// the attack spec `base`: "eot:k=10/<base>" when a stage is randomized (expectation over
   /// transformation, Athalye et al. 2018), "aaa-adaptive:interval=..,reverse=../<base>"
-  /// for an AAA stage (its margin map inverted), "oars:quantization=Q/<base>" for a stateful
+  /// for an AAA stage with reverse > 0 (its margin map inverted; reverse = 0 flattens the
+  /// margin inside each interval, which no attacker can undo), "oars:quantization=Q/<base>" for a stateful
   /// detector (attacks/adaptive: queries resampled around the attack's own), else `base` itself (a
   /// deterministic defense is part of the black box every score-based attack already queries).
   std::string AdaptiveAttack(const std::string& base) const;
@@ -84,6 +85,11 @@ class DefensePipeline {
   std::vector<std::shared_ptr<const OutputDefense>> outputs_;
   std::optional<BlacklightOptions> detector_;
 };
+
+/// "eot:k=10/<base>": the adaptive attack against a randomised defense (expectation over
+/// transformation, Athalye et al. 2018, 10 samples per query; attacks/adaptive). The one
+/// place advbo spells it.
+std::string EotWrapped(const std::string& base);
 
 /// Parses a spec (see the file comment; "none" or "" = no defense). Parameters may be
 /// omitted for their defaults: jpeg quality 75, bits depth 4, median size 3, blur sigma 1,

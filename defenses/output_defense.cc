@@ -73,6 +73,11 @@ class Aaa final : public OutputDefense {
   std::string Spec() const override {
     return "aaa:interval=" + Num(tau_) + ",reverse=" + Num(alpha_) + ",temperature=" + Num(temp_);
   }
+  // The attacker needs T and A; with A = 0 the reported margin is the attractor itself, flat
+  // inside each interval, and there is no trend to invert.
+  std::string AdaptiveWrapper() const override {
+    return alpha_ > 0 ? "aaa-adaptive:interval=" + Num(tau_) + ",reverse=" + Num(alpha_) : "";
+  }
   void Apply(Eigen::MatrixXd* lp, bo::Rng&) const override {
     const Eigen::Index classes = lp->cols();
     if (classes < 2) return;

@@ -50,6 +50,10 @@ class OutputDefense {
   /// Transforms log_probs [n, classes] (finite log-probabilities) in place; rows stay
   /// finite log-probabilities with the same argmax (rounding ties aside).
   virtual void Apply(Eigen::MatrixXd* log_probs, bo::Rng& rng) const = 0;
+  /// The attack-side wrapper that undoes this stage (attacks/adaptive.h), e.g.
+  /// "aaa-adaptive:interval=4,reverse=1"; "" when the stage leaves nothing to undo for a
+  /// score-based attack or nothing can be undone.
+  virtual std::string AdaptiveWrapper() const { return ""; }
 };
 
 /// Whether `name` ("round", "topk", "aaa") is an output stage.

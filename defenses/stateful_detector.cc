@@ -82,6 +82,25 @@ void BlacklightOptions::Validate() const {
     throw std::invalid_argument("blacklight: settings out of range");
 }
 
+void BlacklightOptions::ValidateFor(int values) const {
+  Validate();
+  const std::string spec = BlacklightSpec(*this);
+  if (window > values)
+    throw std::invalid_argument("defense '" + spec + "': window " + std::to_string(window) +
+                                " is longer than the image's " + std::to_string(values) +
+                                " pixel values, so no query has a window hash and the detector "
+                                "can never fire; use window <= " +
+                                std::to_string(values));
+  const int windows = values - window + 1;
+  if (threshold > windows)
+    throw std::invalid_argument("defense '" + spec + "': threshold " + std::to_string(threshold) +
+                                " exceeds the " + std::to_string(windows) +
+                                " window hashes a fingerprint of a " + std::to_string(values) +
+                                "-value image can hold (values - window + 1), so the detector "
+                                "can never fire; use threshold <= " +
+                                std::to_string(windows));
+}
+
 StatefulDetector::StatefulDetector(BlacklightOptions o) : opt_(o) { o.Validate(); }
 
 std::vector<uint64_t> StatefulDetector::Fingerprint(const float* image, int size) const {

@@ -35,6 +35,12 @@ struct BlacklightOptions {
   bool reject = true;     ///< refuse detected queries (true) or answer and flag them (false)
   /// Every field in its documented range; throws std::invalid_argument "blacklight: ...".
   void Validate() const;
+  /// That the detector can fire on images of `values` pixel values (C*H*W): a fingerprint
+  /// holds at most values - window + 1 distinct window hashes, so the window must fit and
+  /// threshold must not exceed that count. Throws std::invalid_argument naming the setting,
+  /// the image size and the reason (issue #57: a detector that can never fire would report
+  /// 0 detections and look like a defense).
+  void ValidateFor(int values) const;
 };
 
 /// Parses "key=value,..." settings of the blacklight spec (quantization, window, hashes,

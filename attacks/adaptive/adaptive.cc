@@ -11,19 +11,37 @@
 namespace advbo::attacks {
 namespace {
 
-class EotAttack final : public Attack {
+// Base of the four wrappers: the inner attack's threat model passes through unchanged (norms,
+// feedback, targeted / untargeted support; issue #57), under the wrapper's own spec.
+class WrapperAttack : public Attack {
  public:
-  EotAttack(int k, std::unique_ptr<Attack> inner, std::string spec)
-      : k_(k), inner_(std::move(inner)), spec_(std::move(spec)) {}
+  WrapperAttack(std::unique_ptr<Attack> inner, std::string spec)
+      : inner_(std::move(inner)), spec_(std::move(spec)) {}
   std::string name() const override { return spec_; }
   bool supports_untargeted() const override { return inner_->supports_untargeted(); }
+  bool supports_targeted() const override { return inner_->supports_targeted(); }
+  std::vector<oracle::Norm> norms() const override { return inner_->norms(); }
+  oracle::Feedback feedback() const override { return inner_->feedback(); }
+
+ protected:
+  const Attack& inner() const { return *inner_; }
+
+ private:
+  std::unique_ptr<Attack> inner_;
+  std::string spec_;
+};
+
+class EotAttack final : public WrapperAttack {
+ public:
+  EotAttack(int k, std::unique_ptr<Attack> inner, std::string spec)
+      : WrapperAttack(std::move(inner), std::move(spec)), k_(k) {}
   AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                    const AttackProgress& progress) const override {
     EotOracle view(oracle, k_);
     const long k = k_;
     AttackProgress scaled;
     if (progress) scaled = [progress, k](long q, double best) { progress(q * k, best); };
-    AttackResult r = inner_->Run(view, rng, scaled);
+    AttackResult r = inner().Run(view, rng, scaled);
     r.queries *= k;  // in the parent's units: every sample counts
     // The samples per query of the innermost EOT view (all nested EOTs multiplied).
     if (!r.details.contains("eot_samples")) r.details["eot_samples"] = view.stride();
@@ -32,17 +50,13 @@ class EotAttack final : public Attack {
 
  private:
   int k_;
-  std::unique_ptr<Attack> inner_;
-  std::string spec_;
 };
 
-class AaaAdaptiveAttack final : public Attack {
+class AaaAdaptiveAttack final : public WrapperAttack {
  public:
   AaaAdaptiveAttack(double interval, double reverse, std::unique_ptr<Attack> inner,
                     std::string spec)
-      : tau_(interval), alpha_(reverse), inner_(std::move(inner)), spec_(std::move(spec)) {}
-  std::string name() const override { return spec_; }
-  bool supports_untargeted() const override { return inner_->supports_untargeted(); }
+      : WrapperAttack(std::move(inner), std::move(spec)), tau_(interval), alpha_(reverse) {}
   AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                    const AttackProgress& progress) const override {
     const double tau = tau_, alpha = alpha_;
@@ -59,30 +73,25 @@ class AaaAdaptiveAttack final : public Attack {
         lp->row(i).array() -= mx + std::log((lp->row(i).array() - mx).exp().sum());
       }
     });
-    return inner_->Run(view, rng, progress);
+    return inner().Run(view, rng, progress);
   }
 
  private:
   double tau_, alpha_;
-  std::unique_ptr<Attack> inner_;
-  std::string spec_;
 };
 
-class OarsAttack final : public Attack {
+class OarsAttack final : public WrapperAttack {
  public:
   OarsAttack(double scale, int tries, int quantization, std::unique_ptr<Attack> inner,
              std::string spec)
-      : scale_(scale),
+      : WrapperAttack(std::move(inner), std::move(spec)),
+        scale_(scale),
         tries_(tries),
-        quant_(quantization),
-        inner_(std::move(inner)),
-        spec_(std::move(spec)) {}
-  std::string name() const override { return spec_; }
-  bool supports_untargeted() const override { return inner_->supports_untargeted(); }
+        quant_(quantization) {}
   AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                    const AttackProgress& progress) const override {
     ResamplingOracle view(oracle, scale_, tries_, rng(), quant_);
-    AttackResult r = inner_->Run(view, rng, progress);
+    AttackResult r = inner().Run(view, rng, progress);
     r.details["resampled_queries"] = view.resampled();
     return r;
   }
@@ -90,20 +99,16 @@ class OarsAttack final : public Attack {
  private:
   double scale_;
   int tries_, quant_;
-  std::unique_ptr<Attack> inner_;
-  std::string spec_;
 };
 
-class ConfirmAttack final : public Attack {
+class ConfirmAttack final : public WrapperAttack {
  public:
   ConfirmAttack(int n, std::unique_ptr<Attack> inner, std::string spec)
-      : n_(n), inner_(std::move(inner)), spec_(std::move(spec)) {}
-  std::string name() const override { return spec_; }
-  bool supports_untargeted() const override { return inner_->supports_untargeted(); }
+      : WrapperAttack(std::move(inner), std::move(spec)), n_(n) {}
   AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                    const AttackProgress& progress) const override {
     ConfirmingOracle view(oracle, n_);
-    AttackResult r = inner_->Run(view, rng, progress);
+    AttackResult r = inner().Run(view, rng, progress);
     r.details["confirmation_queries"] = view.confirmation_queries();
     r.details["refuted_successes"] = view.refuted_successes();
     return r;
@@ -111,8 +116,6 @@ class ConfirmAttack final : public Attack {
 
  private:
   int n_;
-  std::unique_ptr<Attack> inner_;
-  std::string spec_;
 };
 
 // Each of the n images (d floats each) k times in a row: the EOT samples [n * k, d].
@@ -139,6 +142,23 @@ Eigen::MatrixXd EotMean(const Eigen::MatrixXd& lp, int n, int k) {
   return mean;
 }
 
+// The EOT answer of n images to a label-only attacker from their k samples' log-probabilities
+// lp [n * k, classes]: each image's vote shares (count_c + 1e-3) / (k + classes * 1e-3) as
+// log-probabilities [n, classes], whose argmax -- the only thing a label-feedback attack is
+// told -- is the majority label of the k samples (ties to the lower class index).
+Eigen::MatrixXd EotVote(const Eigen::MatrixXd& lp, int n, int k) {
+  constexpr double kFloor = 1e-3;
+  const Eigen::Index classes = lp.cols();
+  Eigen::MatrixXd votes = Eigen::MatrixXd::Constant(n, classes, kFloor);
+  for (int b = 0; b < n; ++b)
+    for (int s = 0; s < k; ++s) {
+      Eigen::Index c = 0;
+      lp.row(b * k + s).maxCoeff(&c);
+      votes(b, c) += 1;
+    }
+  return (votes.array() / (k + classes * kFloor)).log().matrix();
+}
+
 // An evaluation-level view may not wrap a query-level one (it would bypass it).
 void RequireEvaluationLevel(const oracle::QueryOracle& parent, const char* view) {
   if (parent.query_level())
@@ -152,8 +172,6 @@ void RequireEvaluationLevel(const oracle::QueryOracle& parent, const char* view)
 EotOracle::EotOracle(oracle::QueryOracle& parent, int k)
     : QueryOracle(&parent.referee()), parent_(parent), k_(k) {
   RequireEvaluationLevel(parent, "eot");
-  if (parent.feedback_type() == oracle::Feedback::kLabel)
-    throw std::invalid_argument("eot: needs score feedback (--feedback scores)");
   if (k < 1 || k > parent.budget())
     throw std::invalid_argument("eot: k = " + std::to_string(k) +
                                 " samples per query must be in [1, the budget " +
@@ -173,7 +191,8 @@ oracle::DefendedAnswer EotOracle::Evaluate(float* images, int n) {
   for (int b = 0; b < n; ++b)
     std::copy(samples.begin() + b * k_ * d, samples.begin() + (b * k_ + 1) * d, images + b * d);
   oracle::DefendedAnswer out;
-  out.log_probs = EotMean(a.log_probs, n, k_);
+  out.log_probs = feedback_type() == oracle::Feedback::kLabel ? EotVote(a.log_probs, n, k_)
+                                                              : EotMean(a.log_probs, n, k_);
   out.model_seconds = a.model_seconds;
   if (!a.refused.empty()) {
     // A refused answer (any of its samples refused) is never a success.
@@ -201,8 +220,6 @@ ConfirmingOracle::ConfirmingOracle(oracle::QueryOracle& parent, int n)
     : QueryOracle(&parent.referee()), parent_(parent), n_(n) {
   if (n < 1 || n > 1000)
     throw std::invalid_argument("confirmations must be in [1, 1000], got " + std::to_string(n));
-  if (parent.feedback_type() == oracle::Feedback::kLabel)
-    throw std::invalid_argument("confirmations need score feedback (--feedback scores)");
 }
 
 oracle::QueryResult ConfirmingOracle::Ask(float* images, int n, bool provisional) {
@@ -233,10 +250,10 @@ oracle::QueryResult ConfirmingOracle::Ask(float* images, int n, bool provisional
     } else {
       ++refuted_;
       r.success[b] = false;
+      r.adversarial[b] = false;  // the confirmed verdict (label feedback: what the attack sees)
       r.objective(b) = sum / evals;
     }
   }
-  r.adversarial = r.success;  // score feedback: the confirmed verdict
   return r;
 }
 
@@ -248,8 +265,6 @@ ResamplingOracle::ResamplingOracle(oracle::QueryOracle& parent, double scale, in
       tries_(max_tries),
       quant_(quantization),
       rng_(seed) {
-  if (parent.feedback_type() == oracle::Feedback::kLabel)
-    throw std::invalid_argument("resampling needs score feedback (--feedback scores)");
   if (!(scale > 0 && scale <= 1) || max_tries < 0 || quantization < 0 || quantization > 255)
     throw std::invalid_argument(
         "resampling: scale in (0, 1], tries >= 0 and quantization in [0, 255] needed");
@@ -416,9 +431,50 @@ std::string EvaluationWrappersFirst(const std::string& spec) {
   return out + attack;
 }
 
+// The wrapper starting at `pos` of `spec` ("eot:k=10" of "eot:k=10/square"), or "" when the
+// text there is the attack itself.
+std::string WrapperAt(const std::string& spec, size_t pos) {
+  for (const char* w : {"eot", "aaa-adaptive", "oars", "confirm"}) {
+    const size_t n = std::char_traits<char>::length(w);
+    if (spec.compare(pos, n, w) != 0 || pos + n >= spec.size()) continue;
+    if (spec[pos + n] != ':' && spec[pos + n] != '/') continue;
+    const size_t slash = spec.find('/', pos);
+    if (slash != std::string::npos) return spec.substr(pos, slash - pos);
+  }
+  return "";
+}
+
+// Refuses a spec nested deeper than kMaxWrapperDepth wrappers or whose eot samples per query
+// (the product of its eot k's) exceed kMaxEotSamples, before anything is built: the
+// recursion of MakeAttack stays shallow and no count overflows (issue #57). Reads at most
+// kMaxWrapperDepth + 1 wrappers of the text.
+void CheckWrapperNesting(const std::string& spec) {
+  int depth = 0;
+  long samples = 1;
+  for (size_t pos = 0;;) {
+    const std::string w = WrapperAt(spec, pos);
+    if (w.empty()) break;
+    if (++depth > kMaxWrapperDepth)
+      throw std::invalid_argument("attack '" + spec.substr(0, 80) + (spec.size() > 80 ? "..." : "") +
+                                  "': more than " + std::to_string(kMaxWrapperDepth) +
+                                  " nested adaptive wrappers (the limit)");
+    if (w.rfind("eot", 0) == 0) {
+      const auto colon = w.find(':');
+      const Settings s = colon == std::string::npos ? Settings{} : ParseAttackSettings(w, w.substr(colon + 1));
+      samples *= OnlyIntegerSetting(w, s, "eot", "k", 10);
+      if (samples > kMaxEotSamples)
+        throw std::invalid_argument("attack '" + spec + "': nested eot wrappers take " +
+                                    "more than " + std::to_string(kMaxEotSamples) +
+                                    " samples per query (the product of their k), the limit");
+    }
+    pos += w.size() + 1;
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<Attack> MakeAdaptiveAttack(const std::string& spec, const AttackContext& ctx) {
+  CheckWrapperNesting(spec);
   const auto slash = spec.find('/');
   const auto colon = spec.find(':');
   if (slash == std::string::npos || slash + 1 == spec.size())

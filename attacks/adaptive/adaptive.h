@@ -1,5 +1,7 @@
-// Adaptive attacks (docs/design.md "Adaptive attacks"): wrappers that make any score-based
-// attack aware of a defense, by changing how the oracle answers it, not the attack itself.
+// Adaptive attacks (docs/design.md "Adaptive attacks"): wrappers that make any attack aware of
+// a defense, by changing how the oracle answers it, not the attack itself. A wrapper runs
+// under its inner attack's threat model -- norms, feedback, targeted or not (issue #57) -- so
+// "eot:k=10/square-l2" is an L2 attack and "eot:k=10/rays" a hard-label one.
 //
 //  eot:k=K/<attack>        expectation over transformation (Athalye, Carlini & Wagner, ICML
 //                          2018, Sec. 3): every query is evaluated K times through the
@@ -65,7 +67,10 @@ namespace advbo::attacks {
 /// EOT queries (stride() = k x the parent's); the referee counts every evaluation.
 class EotOracle final : public oracle::QueryOracle {
  public:
-  /// k in [1, the parent's budget]; score feedback; `parent` not query_level() (EOT sits
+  /// Under label feedback each query's answer is the majority label of its k samples (ties
+  /// to the lower class index): the vote shares as log-probabilities, whose argmax is all
+  /// the attack is told (Athalye et al.'s expectation, for an attacker that sees labels).
+  /// k in [1, the parent's budget]; `parent` not query_level() (EOT sits
   /// below confirm and oars). Throws std::invalid_argument otherwise.
   EotOracle(oracle::QueryOracle& parent, int k);
   oracle::DefendedAnswer Evaluate(float* images, int n) override;
@@ -103,7 +108,8 @@ class CorrectedOracle final : public oracle::QueryOracle {
 /// ask `parent`, so with OARS inside (confirm/oars/...) they are resent without new noise.
 class ConfirmingOracle final : public oracle::QueryOracle {
  public:
-  /// Throws std::invalid_argument for n outside [1, 1000] or label feedback.
+  /// Under label feedback a refuted success is also no longer adversarial to the attack.
+  /// Throws std::invalid_argument for n outside [1, 1000].
   ConfirmingOracle(oracle::QueryOracle& parent, int n);
   oracle::QueryResult Ask(float* images, int n, bool provisional) override;
   /// The parent's answers (confirmation is about verdicts).
@@ -134,7 +140,7 @@ class ConfirmingOracle final : public oracle::QueryOracle {
 /// and its images are overwritten with it.
 class ResamplingOracle final : public oracle::QueryOracle {
  public:
-  /// scale in (0, 1], max_tries >= 0, quantization in [0, 255], score feedback; throws
+  /// scale in (0, 1], max_tries >= 0, quantization in [0, 255] (either feedback); throws
   /// std::invalid_argument otherwise.
   ResamplingOracle(oracle::QueryOracle& parent, double scale, int max_tries, uint64_t seed,
                    int quantization = 0);
@@ -169,9 +175,16 @@ double AaaTrueMargin(double reported, double interval, double reverse);
 /// "confirm/...").
 bool IsAdaptiveSpec(const std::string& spec);
 
+/// The most adaptive wrappers one spec may nest ("eot:k=2/oars/square" nests 2).
+inline constexpr int kMaxWrapperDepth = 8;
+/// The most model evaluations one query of nested eot wrappers may take (the product of
+/// their k; one eot's k is in [1, 1000] too).
+inline constexpr long kMaxEotSamples = 1000;
+
 /// Builds the wrapper of `spec` around its inner attack (built by MakeAttack with
 /// `context`). Throws std::invalid_argument naming the spec on a malformed one (no "/inner",
-/// unknown or out-of-range parameters).
+/// unknown or out-of-range parameters), on more than kMaxWrapperDepth nested wrappers and
+/// on nested eot wrappers whose samples per query exceed kMaxEotSamples.
 std::unique_ptr<Attack> MakeAdaptiveAttack(const std::string& spec, const AttackContext& context);
 
 }  // namespace advbo::attacks

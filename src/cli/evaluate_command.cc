@@ -132,13 +132,19 @@ EvaluatePlan PlanEvaluate(const EvaluateArgs& a) {
   // (default: all of an image folder or file).
   p.images = args.spec.indices;
   if (p.images.empty()) {
-    int n = args.spec.num_images.value_or(10);
-    if (!args.spec.data.empty()) {
-      const data::ImageSet all =
-          experiment::LoadImages(args.spec.dataset, args.spec.data, args.spec.format);
-      n = std::min<int>(args.spec.num_images.value_or(experiment::DefaultNumImages(all, true)),
-                        static_cast<int>(all.size()));
-    }
+    // -n is checked against the data's size before any list is made (issue #57: -n 10^8
+    // grew past 3 GB first).
+    const data::ImageSet all =
+        experiment::LoadImages(args.spec.dataset, args.spec.data, args.spec.format);
+    const int size = static_cast<int>(all.size());
+    int n = args.spec.num_images.value_or(args.spec.data.empty() ? 10 : size);
+    if (args.spec.num_images && *args.spec.num_images > size)
+      throw std::invalid_argument("-n/--num-images " + std::to_string(*args.spec.num_images) +
+                                  " exceeds the " + std::to_string(size) + " images of " +
+                                  (args.spec.data.empty() ? "the shipped " + args.spec.dataset +
+                                                                " test set"
+                                                          : args.spec.data));
+    n = std::min(n, size);
     for (int i = 0; i < n; ++i) p.images.push_back(i);
   }
   for (size_t k = 0; k < p.images.size(); ++k)
@@ -146,7 +152,8 @@ EvaluatePlan PlanEvaluate(const EvaluateArgs& a) {
   if (p.mine.empty()) throw std::invalid_argument("shard " + a.shard + " has no image");
   args.spec.indices = p.images;
   p.plain = experiment::SplitAttackList(
-      a.ensemble.empty() ? DefaultEnsemble(args.spec.norm, args.spec.feedback) : a.ensemble);
+      a.ensemble.empty() ? DefaultEnsemble(args.spec.norm, args.spec.feedback) : a.ensemble,
+      "--ensemble");
   p.order = p.plain;
   p.spec = SpecOf(args, p.order);
   experiment::Validate(p.spec);
@@ -155,7 +162,7 @@ EvaluatePlan PlanEvaluate(const EvaluateArgs& a) {
   const std::string defense_spec = p.spec.defense;
   p.adaptive_of = [defense_spec](const std::string& base) {
     return defenses::IsGameDefense(defense_spec)
-               ? "eot:k=10/" + base
+               ? defenses::EotWrapped(base)
                : defenses::ParseDefense(defense_spec).AdaptiveAttack(base);
   };
   p.wrapper = experiment::AdaptiveWrapperName(p.order.front(), p.adaptive_of);
@@ -903,6 +910,10 @@ std::function<int()> RegisterEvaluateCommand(CLI::App& app) {
   cmd->get_option("--targeted")->description("not for evaluate (always untargeted): refused");
   cmd->get_option("--target")->description("not for evaluate (always untargeted): refused");
   cmd->get_option("--untargeted")->description("the default here (evaluate is always untargeted)");
+  cmd->get_option("--num-images")
+      ->description(
+          "evaluate the first N test images, correctly classified or not (a clean error counts "
+          "as not robust; default 10; with --data: all of it); at most the data's size");
   cmd->get_option("--eps")->description(
       "radius in pixel units: L_inf in (0,1] (default 8/255 CIFAR-10, 0.3 MNIST: the field's "
       "standard radii); with --norm l2 an L2 radius (default 0.5 CIFAR-10, 2 MNIST)");

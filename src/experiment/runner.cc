@@ -220,6 +220,10 @@ void Experiment::VerifyQuantized(size_t i, uint64_t instance_seed, const oracle:
   const Instance& inst = instances().at(i);
   out->quantized = QuantizeInBall(out->result.adversarial, out->clean, eps_, norm_);
   const size_t d = out->clean.size();
+  // The saved image's scores as the evaluator re-checks them. A label-feedback attack is never
+  // told scores, so there they go under a name that says whose they are (issue #57).
+  const char* scores_key =
+      feedback_ == oracle::Feedback::kLabel ? "evaluator_log_probs" : "adversarial_log_probs";
   out->record["quantized_linf"] =
       oracle::Distance(oracle::Norm::kLinf, out->quantized.data(), out->clean.data(), d);
   if (norm_ == oracle::Norm::kL2)
@@ -229,7 +233,7 @@ void Experiment::VerifyQuantized(size_t i, uint64_t instance_seed, const oracle:
     out->record["quantized_success"] = nullptr;
     out->record["quantized_queries"] = 0;
     out->record["adversarial_class"] = nullptr;
-    out->record["adversarial_log_probs"] = nullptr;
+    out->record[scores_key] = nullptr;
     return;
   }
   if (!spec_.setup_queries) {
@@ -243,7 +247,7 @@ void Experiment::VerifyQuantized(size_t i, uint64_t instance_seed, const oracle:
     if (!answer || answer->size() == 0) {
       out->record["quantized_success"] = nullptr;
       out->record["adversarial_class"] = nullptr;
-      out->record["adversarial_log_probs"] = nullptr;
+      out->record[scores_key] = nullptr;
       return;
     }
     const oracle::QueryResult saved =
@@ -251,7 +255,7 @@ void Experiment::VerifyQuantized(size_t i, uint64_t instance_seed, const oracle:
     out->quantized_success = saved.success[0];
     out->record["quantized_success"] = out->quantized_success;
     out->record["adversarial_class"] = saved.predicted[0];
-    out->record["adversarial_log_probs"] =
+    out->record[scores_key] =
         std::vector<double>(answer->data(), answer->data() + answer->size());
     return;
   }
@@ -285,7 +289,7 @@ void Experiment::VerifyQuantized(size_t i, uint64_t instance_seed, const oracle:
   out->record["adversarial_class"] = saved.predicted[0];
   std::vector<double> scores(saved.log_probs.cols());
   for (Eigen::Index c = 0; c < saved.log_probs.cols(); ++c) scores[c] = saved.log_probs(0, c);
-  out->record["adversarial_log_probs"] = scores;
+  out->record[scores_key] = scores;
 }
 
 double Experiment::epsilon_effective() const {

@@ -177,6 +177,7 @@ DefenseSetup::DefenseSetup(const std::string& spec, const data::ImageSet& images
     throw std::invalid_argument("--defender-eps must be in (0, 1], got " + std::to_string(eps));
   if (!defenses::IsGameDefense(spec)) {
     fixed_ = defenses::ParseDefense(spec);
+    if (fixed_.detector()) fixed_.detector()->ValidateFor(c_ * h_ * w_);
     return;
   }
   game_ = std::make_unique<defenses::GameDefenseSpec>(defenses::ParseGameDefense(spec));

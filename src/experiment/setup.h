@@ -106,7 +106,7 @@ class DefenseSetup {
   /// (defenses::DefensePipeline::AdaptiveAttack; a game defender: "eot:k=10/<base>", its
   /// actions being random to the attacker).
   std::string AdaptiveAttack(const std::string& base) const {
-    return game_ ? "eot:k=10/" + base : fixed_.AdaptiveAttack(base);
+    return game_ ? defenses::EotWrapped(base) : fixed_.AdaptiveAttack(base);
   }
   /// Selection of correctly classified images and clean accuracy: the pipeline's input
   /// stages (its output stages keep every argmax, rounding ties aside), or a game

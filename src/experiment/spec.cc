@@ -126,7 +126,7 @@ void CheckImageIndices(const std::vector<int>& indices) {
   }
 }
 
-std::vector<std::string> SplitAttackList(const std::string& list) {
+std::vector<std::string> SplitAttackList(const std::string& list, const std::string& option) {
   std::vector<std::string> names;
   std::stringstream ss(list);
   for (std::string n; std::getline(ss, n, ',');) {
@@ -139,7 +139,7 @@ std::vector<std::string> SplitAttackList(const std::string& list) {
     else
       names.push_back(n);
   }
-  if (names.empty()) throw std::invalid_argument("--attacks is empty");
+  if (names.empty()) throw std::invalid_argument(option + " names no attack ('" + list + "')");
   return names;
 }
 

@@ -154,9 +154,10 @@ void Validate(const ExperimentSpec& spec);
 
 /// Splits a comma list of attack specs. A piece "key=value" with no ':' before its '='
 /// continues the previous spec's settings, so "bos2:kernel=matern52,beta=constant:9,square"
-/// is two attacks. Empty pieces are skipped; throws std::invalid_argument when nothing is
-/// left.
-std::vector<std::string> SplitAttackList(const std::string& list);
+/// is two attacks. Empty pieces are skipped; throws std::invalid_argument "<option> names no
+/// attack ('<list>')" when nothing is left (`option`: the flag the list came from).
+std::vector<std::string> SplitAttackList(const std::string& list,
+                                         const std::string& option = "--attacks");
 
 /// The settings a record must share with the running experiment to be resumed from or
 /// merged with it: budget, epsilon, seed, model (as recorded), dataset, threat_model,

@@ -418,7 +418,9 @@ void Referee::TrackQuery(const float* x, int b, long index, bool record, QueryRe
     best_image_.assign(x, x + d);
     best_log_probs_ = r->log_probs.row(b);
   }
-  if (r->success[b] && first_success_ < 0 && (label || record)) {
+  // A provisional success (a confirming view's, attacks/adaptive) waits for ClaimSuccess under
+  // either feedback.
+  if (r->success[b] && first_success_ < 0 && record) {
     first_success_ = index;
     success_image_.assign(x, x + d);
     if (!label) success_log_probs_ = r->log_probs.row(b);

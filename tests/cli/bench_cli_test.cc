@@ -582,6 +582,57 @@ TEST_F(BenchCli, EvaluateWrapsEveryMemberBehindADefense) {
     EXPECT_EQ(r["attack"].get<std::string>().rfind("aaa-adaptive:", 0), 0u) << r["attack"];
 }
 
+// Every threat model behind every kind of defense (issue #57's probe: the adaptive wrappers lost
+// the inner attack's norm and feedback, so these runs were refused or died inside the attack
+// evaluate built), and the refusals that name the data's size, the option and the reason.
+TEST_F(BenchCli, EvaluateRunsEveryThreatModelBehindEveryDefense) {
+  const struct {
+    std::string flags;
+    std::string attack;  // the ensemble member as run
+  } runs[] = {
+      {"--norm l2 --defense noise:sigma=0.02 --ensemble square-l2", "eot:k=10/square-l2"},
+      {"--feedback label --defense noise:sigma=0.02 --ensemble rays", "eot:k=10/rays"},
+      {"--defense aaa:reverse=0 --ensemble square", "square"},
+      {"--norm l2 --defense blacklight --ensemble simba-dct", "oars:quantization=50/simba-dct"},
+  };
+  int k = 0;
+  for (const auto& r : runs) {
+    const fs::path out = dir_ / ("tm" + std::to_string(k++));
+    ASSERT_EQ(RunAdvbo("evaluate --dataset mnist -n 1 --budget 30 --reference none --threads 1 " +
+                           r.flags + " -q -o " + out.string(),
+                       dir_ / "log"),
+              0)
+        << r.flags << "\n"
+        << Slurp(dir_ / "log");
+    const auto records = advbo::testing::ReadJsonl(out / "records.jsonl");
+    ASSERT_EQ(records.size(), 1u) << r.flags;
+    EXPECT_EQ(records[0]["attack"], r.attack) << r.flags;
+    // Label feedback: the saved image's scores are the evaluator's, named so.
+    const bool label = r.flags.find("label") != std::string::npos;
+    EXPECT_EQ(records[0].contains("evaluator_log_probs"), label) << records[0].dump();
+    EXPECT_EQ(records[0].contains("adversarial_log_probs"), !label) << records[0].dump();
+  }
+  const struct {
+    std::string args;
+    std::string message;
+  } refused[] = {
+      {"evaluate -n 100000000", "-n/--num-images 100000000 exceeds the 10000 images of the "
+                                "shipped mnist test set"},
+      {"evaluate --ensemble ,", "--ensemble names no attack (',')"},
+      {"evaluate --defense blacklight:window=1000", "window 1000 is longer than the image's 784"},
+      {"attack -n 1 --defense blacklight:hashes=10000,threshold=10000",
+       "threshold 10000 exceeds the 765 window hashes"},
+  };
+  for (const auto& r : refused) {
+    const fs::path out = dir_ / "refused";
+    EXPECT_EQ(RunAdvbo(r.args + " -o " + out.string(), dir_ / "log"), 1) << r.args;
+    EXPECT_NE(Slurp(dir_ / "log").find(r.message), std::string::npos)
+        << r.args << "\n"
+        << Slurp(dir_ / "log");
+    EXPECT_FALSE(fs::exists(out)) << r.args;  // nothing written
+  }
+}
+
 // Behind a randomised defense the saved image is re-queried k times (issue #55): the break
 // counts when most draws are adversarial, and the summary sets what the attacks saw against
 // what held.

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "attacks/adaptive/adaptive.h"
@@ -320,16 +321,146 @@ TEST(Confirm, ASuccessCountsOnlyWhenNFreshDrawsConfirmIt) {
   }
   oracle::Referee orc(*model, clean.data(), 0, -1, 0.3, 10);
   EXPECT_THROW(attacks::ConfirmingOracle(orc, 0), std::invalid_argument);
-  oracle::Referee label(*model, clean.data(), 0, -1, 0.3, 10);
-  label.set_feedback_type(oracle::Feedback::kLabel);
-  EXPECT_THROW(attacks::ConfirmingOracle(label, 1), std::invalid_argument);
-  EXPECT_THROW(attacks::ResamplingOracle(label, 0.1, 3, 0), std::invalid_argument);
-  EXPECT_THROW(attacks::EotOracle(label, 2), std::invalid_argument);
+  {  // Label feedback: a refuted success is not adversarial to the attack either.
+    oracle::Referee label(*model, clean.data(), 0, -1, 0.3, 10);
+    label.set_feedback_type(oracle::Feedback::kLabel);
+    long seen = 0;
+    label.set_defense(oracle::WithInputStage(oracle::Undefended(*model), [&](float* im, int n) {
+      for (int b = 0; b < n; ++b, ++seen)
+        if (seen % 2 == 1)
+          for (int p = 0; p < 16; ++p) im[b * 16 + p] += 0.3f;
+    }));
+    attacks::ConfirmingOracle view(label, 2);
+    std::vector<float> x = adv;
+    const oracle::QueryResult r = view.Query(x.data(), 1);
+    EXPECT_FALSE(r.success[0]);
+    EXPECT_FALSE(r.adversarial[0]);
+    EXPECT_EQ(view.refuted_successes(), 1);
+    EXPECT_NO_THROW(attacks::ResamplingOracle(label, 0.1, 3, 0));
+  }
   const attacks::AttackContext ctx;
   EXPECT_EQ(attacks::MakeAttack("confirm:n=3/square", ctx)->name(), "confirm:n=3/square");
   EXPECT_EQ(attacks::MakeAttack("confirm/square", ctx)->name(), "confirm/square");
   for (const char* bad : {"confirm:n=0/square", "confirm:k=2/square", "confirm:n=2"})
     EXPECT_THROW(attacks::MakeAttack(bad, ctx), std::invalid_argument) << bad;
+}
+
+
+// Under label feedback an EOT query is answered with the majority label of its k samples
+// (issue #57): here 2 of 3 draws are class 1 while the mean probability vector still favours
+// the true class 0, so the vote and the mean disagree.
+TEST(Eot, LabelFeedbackAnswersWithTheMajorityLabelOfTheSamples) {
+  long calls = 0;
+  auto model = MeanModel(&calls);
+  std::vector<float> clean(16, 0.5f);
+  const std::vector<float> adv(16, 0.2f);  // class 1; with the stage's +0.3: class 0
+  for (const oracle::Feedback feedback : {oracle::Feedback::kScores, oracle::Feedback::kLabel}) {
+    oracle::Referee orc(*model, clean.data(), 0, -1, 0.3, 30);
+    orc.set_feedback_type(feedback);
+    long seen = 0;
+    orc.set_defense(oracle::WithInputStage(oracle::Undefended(*model), [&](float* im, int n) {
+      for (int b = 0; b < n; ++b, ++seen)
+        if (seen % 3 == 0)
+          for (int p = 0; p < 16; ++p) im[b * 16 + p] += 0.3f;
+    }));
+    attacks::EotOracle view(orc, 3);
+    std::vector<float> x = adv;
+    const oracle::QueryResult r = view.Query(x.data(), 1);
+    EXPECT_EQ(orc.model_queries(), 3);
+    if (feedback == oracle::Feedback::kLabel) {
+      EXPECT_EQ(r.predicted[0], 1);  // the vote: 2 of 3
+      EXPECT_TRUE(r.adversarial[0]);
+      EXPECT_EQ(r.log_probs.cols(), 0);  // the label, nothing more
+    } else {
+      // Mean probabilities: class 0 (0.74 + 2 x 0.32) / 3 = 0.46 > class 1 (0.10 + 2 x 0.48) / 3.
+      EXPECT_EQ(r.predicted[0], 0);
+      EXPECT_FALSE(r.success[0]);
+    }
+  }
+}
+
+// A wrapper runs under its inner attack's threat model (issue #57: they forwarded only the name
+// and untargeted support, so "eot:k=2/square-l2 --norm l2" was refused as an L_inf attack).
+TEST(Wrappers, RunUnderTheirInnerAttacksThreatModel) {
+  const attacks::AttackContext ctx;
+  const struct {
+    const char* spec;
+    const char* inner;
+    oracle::Norm norm;
+    oracle::Feedback feedback;
+  } cases[] = {
+      {"eot:k=2/square-l2", "square-l2", oracle::Norm::kL2, oracle::Feedback::kScores},
+      {"confirm/simba-dct", "simba-dct", oracle::Norm::kL2, oracle::Feedback::kScores},
+      {"eot:k=2/oars/confirm/square-l2", "square-l2", oracle::Norm::kL2,
+       oracle::Feedback::kScores},
+      {"eot:k=10/rays", "rays", oracle::Norm::kLinf, oracle::Feedback::kLabel},
+      {"aaa-adaptive:interval=4,reverse=1/eot:k=2/hsja", "hsja", oracle::Norm::kL2,
+       oracle::Feedback::kLabel},
+      {"oars:quantization=50/bo-hl", "bo-hl", oracle::Norm::kLinf, oracle::Feedback::kLabel},
+  };
+  for (const auto& c : cases) {
+    const auto wrapped = attacks::MakeAttack(c.spec, ctx);
+    const auto inner = attacks::MakeAttack(c.inner, ctx);
+    EXPECT_EQ(wrapped->norms(), inner->norms()) << c.spec;
+    EXPECT_EQ(wrapped->feedback(), inner->feedback()) << c.spec;
+    EXPECT_EQ(wrapped->supports_targeted(), inner->supports_targeted()) << c.spec;
+    EXPECT_EQ(wrapped->supports_untargeted(), inner->supports_untargeted()) << c.spec;
+    EXPECT_EQ(attacks::ThreatModelMismatch(*wrapped, c.spec, c.norm, c.feedback), "") << c.spec;
+    // ... and is refused where its inner attack is.
+    const oracle::Feedback other = c.feedback == oracle::Feedback::kLabel
+                                       ? oracle::Feedback::kScores
+                                       : oracle::Feedback::kLabel;
+    EXPECT_NE(attacks::ThreatModelMismatch(*wrapped, c.spec, c.norm, other), "") << c.spec;
+  }
+}
+
+// Nesting is bounded before anything is built (issue #57: 6,000 nested wrappers crashed with a
+// stack overflow; eot k's multiplied past 2^32 samples per query).
+TEST(Wrappers, NestingDepthAndEotSamplesPerQueryAreBounded) {
+  const attacks::AttackContext ctx;
+  auto nested = [](const std::string& wrapper, int depth) {
+    std::string s;
+    for (int i = 0; i < depth; ++i) s += wrapper + "/";
+    return s + "square";
+  };
+  EXPECT_NO_THROW(attacks::MakeAttack(nested("oars", attacks::kMaxWrapperDepth), ctx));
+  for (const std::string& spec :
+       {nested("oars", attacks::kMaxWrapperDepth + 1), nested("eot:k=1", 16000),
+        nested("oars", 26000)}) {
+    try {
+      attacks::MakeAttack(spec, ctx);
+      ADD_FAILURE() << "nesting " << spec.size() << " characters deep was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("nested adaptive wrappers (the limit)"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_NO_THROW(attacks::MakeAttack("eot:k=10/eot:k=100/square", ctx));  // 1,000 samples
+  for (const char* spec : {"eot:k=163/eot:k=643/eot:k=953/eot:k=43/square",
+                           "eot:k=2/eot:k=1000/square", "eot/eot/eot/eot/square"}) {
+    try {
+      attacks::MakeAttack(spec, ctx);
+      ADD_FAILURE() << spec << " was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("samples per query"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// AAA with reverse = 0 reports the attractor itself, flat inside each interval: nothing for an
+// attacker to invert, so its adaptive attack is the plain one (issue #57: evaluate built
+// "aaa-adaptive:reverse=0/..." and died on it).
+TEST(Wrappers, AaaWithoutReversalHasNoAdaptiveWrapper) {
+  EXPECT_EQ(ParseDefense("aaa").AdaptiveAttack("square"),
+            "aaa-adaptive:interval=4,reverse=1/square");
+  EXPECT_EQ(ParseDefense("aaa:reverse=0.5,interval=2").AdaptiveAttack("square"),
+            "aaa-adaptive:interval=2,reverse=0.5/square");
+  EXPECT_EQ(ParseDefense("aaa:reverse=0").AdaptiveAttack("square"), "square");
+  EXPECT_EQ(ParseDefense("noise:sigma=0.1+aaa:reverse=0").AdaptiveAttack("bos2"),
+            "eot:k=10/bos2");
+  const attacks::AttackContext ctx;
+  EXPECT_NO_THROW(attacks::MakeAttack(ParseDefense("aaa").AdaptiveAttack("square"), ctx));
 }
 
 }  // namespace

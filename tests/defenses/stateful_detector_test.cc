@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <string>
 #include <vector>
 
 #include "attacks/adaptive/adaptive.h"
@@ -76,6 +77,29 @@ TEST(Blacklight, SpecsDefaultsAndErrors) {
        {"blacklight:action=drop", "blacklight:threshold=60", "blacklight:quantization=0",
         "blacklight:window=x", "blacklight:foo=1", "blacklight+blacklight"})
     EXPECT_THROW(ParseDefense(bad), std::invalid_argument) << bad;
+}
+
+// A detector that can never fire on the model's images is refused with the reason (issue #57):
+// a fingerprint holds at most values - window + 1 window hashes.
+TEST(Blacklight, SettingsThatCanNeverFireOnTheImagesAreRefused) {
+  auto message = [](const std::string& spec, int values) {
+    try {
+      ParseDefense(spec).detector()->ValidateFor(values);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(message("blacklight", 784), "");                   // MNIST: 765 windows
+  EXPECT_EQ(message("blacklight:window=765,threshold=20,hashes=20", 784), "");  // 20 windows
+  EXPECT_NE(message("blacklight:window=1000", 784).find("window 1000 is longer than the image's 784"),
+            std::string::npos);
+  EXPECT_NE(message("blacklight:hashes=10000,threshold=10000", 784)
+                .find("threshold 10000 exceeds the 765 window hashes"),
+            std::string::npos);
+  EXPECT_NE(message("blacklight:window=780,threshold=6", 784).find("use threshold <= 5"),
+            std::string::npos);
+  EXPECT_EQ(message("blacklight:hashes=10000,threshold=3000", 3072), "");  // CIFAR-10: 3053
 }
 
 // A model whose logits favour class 0 unless the image is bright: [0.5 - m, m, 0].
