@@ -75,9 +75,10 @@ class DefensePipeline {
   /// the attack spec `base`: "eot:k=10/<base>" when a stage is randomized (expectation over
   /// transformation, Athalye et al. 2018), "aaa-adaptive:interval=..,reverse=../<base>"
   /// for an AAA stage with reverse > 0 (its margin map inverted; reverse = 0 flattens the
-  /// margin inside each interval, which no attacker can undo), "oars:quantization=Q/<base>" for a stateful
-  /// detector (attacks/adaptive: queries resampled around the attack's own), else `base` itself (a
-  /// deterministic defense is part of the black box every score-based attack already queries).
+  /// margin inside each interval, which no attacker can undo), "oars:quantization=Q/<base>" for a
+  /// stateful detector (attacks/adaptive: queries resampled around the attack's own), else `base`
+  /// itself (a deterministic defense is part of the black box every score-based attack already
+  /// queries).
   std::string AdaptiveAttack(const std::string& base) const;
 
  private:

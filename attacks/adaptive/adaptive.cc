@@ -455,12 +455,13 @@ void CheckWrapperNesting(const std::string& spec) {
     const std::string w = WrapperAt(spec, pos);
     if (w.empty()) break;
     if (++depth > kMaxWrapperDepth)
-      throw std::invalid_argument("attack '" + spec.substr(0, 80) + (spec.size() > 80 ? "..." : "") +
-                                  "': more than " + std::to_string(kMaxWrapperDepth) +
-                                  " nested adaptive wrappers (the limit)");
+      throw std::invalid_argument(
+          "attack '" + spec.substr(0, 80) + (spec.size() > 80 ? "..." : "") + "': more than " +
+          std::to_string(kMaxWrapperDepth) + " nested adaptive wrappers (the limit)");
     if (w.rfind("eot", 0) == 0) {
       const auto colon = w.find(':');
-      const Settings s = colon == std::string::npos ? Settings{} : ParseAttackSettings(w, w.substr(colon + 1));
+      const Settings s =
+          colon == std::string::npos ? Settings{} : ParseAttackSettings(w, w.substr(colon + 1));
       samples *= OnlyIntegerSetting(w, s, "eot", "k", 10);
       if (samples > kMaxEotSamples)
         throw std::invalid_argument("attack '" + spec + "': nested eot wrappers take " +

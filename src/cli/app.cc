@@ -29,8 +29,9 @@ size_t EditDistance(const std::string& a, const std::string& b) {
 Cli::Cli()
     : app_(
           "advbo - black-box adversarial attacks and defenses driven by Bayesian "
-          "optimization.\nEvery image the model evaluates is one query; budgets and the L_inf "
-          "threat model are\nenforced by the query oracle.") {
+          "optimization.\nEvery image the model evaluates is one query; budgets and the threat "
+          "model (an L_inf or L2\nball, score or label feedback, 8-bit or float queries) are "
+          "enforced by the query oracle.") {
   app_.require_subcommand(1);
   app_.set_version_flag("--version", std::string("advbo ") + ADVBO_VERSION);
   runners_ = {RegisterAttackCommand(app_),   RegisterBoCommand(app_),   RegisterBenchCommand(app_),

@@ -30,6 +30,7 @@
 #include "data/datasets.h"
 #include "experiment/records.h"
 #include "experiment/runner.h"
+#include "experiment/summary.h"
 
 namespace advbo::cli {
 namespace fs = std::filesystem;
@@ -100,32 +101,25 @@ void PrintBanner(const AttackArgs& a, const experiment::Experiment& ex) {
   std::fprintf(stderr, "\n");
 }
 
-// The summary table of the run's records (resumed ones included).
+// Where the summary of records file `records` goes: "run.jsonl" -> "run.summary.json" (any
+// other name gets ".summary.json" appended).
+fs::path SummaryPathOf(const std::string& records) {
+  fs::path p(records);
+  if (p.extension() == ".jsonl") return p.replace_extension(".summary.json");
+  return fs::path(records + ".summary.json");
+}
+
+// A summary field as a number, NaN when null.
+double NumberOr(const nlohmann::json& s, const char* key) {
+  return s.at(key).is_null() ? NAN : s.at(key).get<double>();
+}
+
+// The summary of the run's records (resumed ones included; experiment::SummarizeRecords, the
+// one summary, issue #57): printed as a table and, with -o FILE, written beside the records as
+// FILE's stem + ".summary.json" with the run's settings and threat model.
 void PrintSummary(const AttackArgs& a, const experiment::Experiment& ex,
                   const std::vector<nlohmann::json>& records) {
-  std::vector<double> success_queries;
-  double all_queries = 0, total_s = 0, model_s = 0;
-  long successes = 0, successes8 = 0, checked8 = 0;
-  for (const auto& r : records) {
-    const bool ok = r.at("success").get<bool>();
-    successes += ok;
-    if (r.contains("quantized_success") && r.at("quantized_success").is_boolean()) {
-      ++checked8;
-      successes8 += ok && r.at("quantized_success").get<bool>();
-    }
-    if (ok) success_queries.push_back(r.at("queries").get<double>());
-    all_queries += ok ? r.at("queries").get<double>() : static_cast<double>(a.spec.budget);
-    total_s += r.at("seconds").get<double>();
-    model_s += r.at("model_seconds").get<double>();
-  }
-  const double n = static_cast<double>(records.size());
-  const double mx = success_queries.empty()
-                        ? NAN
-                        : *std::max_element(success_queries.begin(), success_queries.end());
-  const double mean_s = success_queries.empty()
-                            ? NAN
-                            : std::accumulate(success_queries.begin(), success_queries.end(), 0.0) /
-                                  success_queries.size();
+  const nlohmann::json s = experiment::SummarizeRecords(records);
   std::printf("\n%-26s %s\n", "attack", a.attack.c_str());
   std::printf("%-26s %s (%s, %s queries, budget %ld, %s, seed %llu)\n", "data",
               ex.dataset_name().c_str(), ex.DescribeRadius().c_str(),
@@ -138,20 +132,36 @@ void PrintSummary(const AttackArgs& a, const experiment::Experiment& ex,
                 Fmt(100.0 * ex.defended_accuracy(), 2).c_str(),
                 Fmt(100.0 * ex.clean_accuracy(), 2).c_str(),
                 static_cast<int>(std::min<size_t>(ex.images().size(), a.spec.clean_images)));
+  const long successes = s.at("successes").get<long>();
   std::printf("%-26s %zu\n", "instances", records.size());
-  std::printf("%-26s %s %% (%ld/%zu)\n", "ASR", Fmt(100.0 * successes / n, 1).c_str(), successes,
-              records.size());
-  if (checked8 == static_cast<long>(records.size()))
+  std::printf("%-26s %s %% (%ld/%zu)\n", "ASR", Fmt(s.at("asr").get<double>(), 1).c_str(),
+              successes, records.size());
+  if (!s.at("asr_8bit").is_null())
     std::printf("%-26s %s %% (%ld/%zu; the saved 8-bit image re-queried)\n", "8-bit ASR",
-                Fmt(100.0 * successes8 / n, 1).c_str(), successes8, records.size());
-  std::printf("%-26s %s / %s / %s\n", "queries max/mean/median", Fmt(mx, 0).c_str(),
-              Fmt(mean_s, 1).c_str(), Fmt(Median(success_queries), 1).c_str());
-  std::printf("%-26s %s\n", "mean queries (fail=budget)", Fmt(all_queries / n, 1).c_str());
+                Fmt(s.at("asr_8bit").get<double>(), 1).c_str(), s.at("successes_8bit").get<long>(),
+                records.size());
+  std::printf(
+      "%-26s %s / %s / %s\n", "queries max/mean/median", Fmt(NumberOr(s, "max_queries"), 0).c_str(),
+      Fmt(NumberOr(s, "mean_queries"), 1).c_str(), Fmt(NumberOr(s, "median_queries"), 1).c_str());
+  std::printf("%-26s %s\n", "mean queries (fail=budget)",
+              Fmt(s.at("mean_queries_fail_at_budget").get<double>(), 1).c_str());
+  const double spi = s.at("seconds_per_instance").get<double>();
+  const double model = spi * s.at("model_fraction").get<double>();
   std::printf("%-26s %s s (model %s s = %s %%, BO %s s)\n", "seconds per instance",
-              Fmt(total_s / n, 2).c_str(), Fmt(model_s / n, 2).c_str(),
-              Fmt(total_s > 0 ? 100.0 * model_s / total_s : NAN, 1).c_str(),
-              Fmt((total_s - model_s) / n, 2).c_str());
-  if (!a.out.empty()) std::printf("%-26s %s\n", "records", a.out.c_str());
+              Fmt(spi, 2).c_str(), Fmt(model, 2).c_str(),
+              Fmt(spi > 0 ? 100.0 * model / spi : NAN, 1).c_str(), Fmt(spi - model, 2).c_str());
+  if (s.contains("perturbation_loops"))
+    std::printf("%-26s %ld (%ld ended by Bayesian optimal stopping)\n", "perturbation loops",
+                s.at("perturbation_loops").get<long>(), s.at("loops_stopped_early").get<long>());
+  if (a.out.empty()) return;
+  std::printf("%-26s %s\n", "records", a.out.c_str());
+  nlohmann::json out = {{"attack", a.attack},
+                        {"settings", ex.Settings()},
+                        {"threat_model", ex.threat_model().ToJson()}};
+  out.update(s);
+  const fs::path path = SummaryPathOf(a.out);
+  experiment::WriteFileAtomic(path, out.dump(2) + "\n");
+  std::printf("%-26s %s\n", "summary", path.c_str());
 }
 
 // The records of an interrupted run in `file`, by key; throws std::invalid_argument when

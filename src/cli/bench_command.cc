@@ -31,6 +31,7 @@
 #include "cli/validators.h"
 #include "experiment/records.h"
 #include "experiment/runner.h"
+#include "experiment/summary.h"
 
 namespace advbo::cli {
 namespace fs = std::filesystem;
@@ -85,60 +86,33 @@ struct AttackRow {
   std::vector<double> curve;
 };
 
+// A summary field as a number, NaN when null.
+double NumberOr(const nlohmann::json& s, const char* key) {
+  return s.at(key).is_null() ? NAN : s.at(key).get<double>();
+}
+
 AttackRow SummarizeAttack(const std::string& name, const std::vector<const nlohmann::json*>& rs,
                           long budget) {
-  std::vector<double> succ;
-  double all = 0, secs = 0, model = 0;
-  long ok8 = 0, checked8 = 0;  // 8-bit ASR: the saved (grid, in-ball) image re-queried
-  for (const auto* r : rs) {
-    const bool ok = r->at("success").get<bool>();
-    if (r->contains("quantized_success") && r->at("quantized_success").is_boolean()) {
-      ++checked8;
-      ok8 += ok && r->at("quantized_success").get<bool>();
-    }
-    const double q = r->at("queries").get<double>();
-    if (ok) succ.push_back(q);
-    all += ok ? q : r->at("budget").get<double>();
-    secs += r->at("seconds").get<double>();
-    model += r->at("model_seconds").get<double>();
-  }
-  const double n = static_cast<double>(rs.size());
-  const double asr = 100.0 * succ.size() / n;
-  const double mx = succ.empty() ? NAN : *std::max_element(succ.begin(), succ.end());
-  const double mean =
-      succ.empty() ? NAN : std::accumulate(succ.begin(), succ.end(), 0.0) / succ.size();
-  const double med = Median(succ);
-  const double asr8 = checked8 == static_cast<long>(rs.size()) ? 100.0 * ok8 / n : NAN;
-  auto or_null = [&](double v) {
-    return succ.empty() ? nlohmann::json(nullptr) : nlohmann::json(v);
-  };
   AttackRow row;
-  row.summary = {
-      {"attack", name},
-      {"instances", rs.size()},
-      {"successes", succ.size()},
-      {"asr", asr},
-      {"successes_8bit", std::isnan(asr8) ? nlohmann::json(nullptr) : nlohmann::json(ok8)},
-      {"asr_8bit", std::isnan(asr8) ? nlohmann::json(nullptr) : nlohmann::json(asr8)},
-      {"max_queries", or_null(mx)},
-      {"mean_queries", or_null(mean)},
-      {"median_queries", or_null(med)},
-      {"mean_queries_fail_at_budget", all / n},
-      {"seconds_per_instance", secs / n},
-      {"model_fraction", secs > 0 ? model / secs : 0.0}};
-  // The radius as given and as enforced (8-bit L_inf queries: the grid radius; issue #55).
-  // Records of earlier versions have no epsilon_effective.
-  const nlohmann::json& first = *rs.front();
-  row.summary["epsilon"] = first.value("epsilon", nlohmann::json(nullptr));
-  row.summary["epsilon_effective"] = first.value("epsilon_effective", nlohmann::json(nullptr));
+  row.summary = {{"attack", name}};
+  row.summary.update(experiment::SummarizeRecords(rs));  // the one summary (issue #57)
+  const nlohmann::json& s = row.summary;
+  const double spi = s.at("seconds_per_instance").get<double>();
   char line[512];
-  std::snprintf(line, sizeof(line), "%-12s %9zu %6s %6s %6s %8s %8s %12s %10s %8s\n", name.c_str(),
-                rs.size(), Fmt(asr, 1).c_str(), Fmt(asr8, 1).c_str(), Fmt(mx, 0).c_str(),
-                Fmt(mean, 2).c_str(), Fmt(med, 1).c_str(), Fmt(all / n, 1).c_str(),
-                Fmt(secs / n, 2).c_str(), Fmt(secs > 0 ? 100.0 * model / secs : NAN, 1).c_str());
+  std::snprintf(
+      line, sizeof(line), "%-12s %9zu %6s %6s %6s %8s %8s %12s %10s %8s\n", name.c_str(), rs.size(),
+      Fmt(s.at("asr").get<double>(), 1).c_str(), Fmt(NumberOr(s, "asr_8bit"), 1).c_str(),
+      Fmt(NumberOr(s, "max_queries"), 0).c_str(), Fmt(NumberOr(s, "mean_queries"), 2).c_str(),
+      Fmt(NumberOr(s, "median_queries"), 1).c_str(),
+      Fmt(s.at("mean_queries_fail_at_budget").get<double>(), 1).c_str(), Fmt(spi, 2).c_str(),
+      Fmt(spi > 0 ? 100.0 * s.at("model_fraction").get<double>() : NAN, 1).c_str());
   row.line = line;
+  // Success rate (%) with at most q queries, q = 0..budget.
+  const double n = static_cast<double>(rs.size());
   row.curve.assign(budget + 1, 0.0);
-  for (double q : succ) row.curve[std::min<long>(budget, static_cast<long>(q))] += 100.0 / n;
+  for (const auto* r : rs)
+    if (r->at("success").get<bool>())
+      row.curve[std::min<long>(budget, r->at("queries").get<long>())] += 100.0 / n;
   for (long q = 1; q <= budget; ++q) row.curve[q] += row.curve[q - 1];
   return row;
 }

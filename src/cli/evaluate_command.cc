@@ -33,6 +33,7 @@
 #include "experiment/records.h"
 #include "experiment/reference.h"
 #include "experiment/runner.h"
+#include "experiment/summary.h"
 #include "text/numbers.h"
 
 namespace advbo::cli {
@@ -123,10 +124,9 @@ EvaluatePlan PlanEvaluate(const EvaluateArgs& a) {
   std::tie(p.shard_k, p.shard_n) = ParseShard(a.shard);
   EvaluateArgs args = a;
   args.spec.untargeted = true;
-  // Robustness is reported at the field's standard radii unless --eps says otherwise.
-  if (!args.spec.eps && args.spec.data.empty())
-    args.spec.eps = args.spec.norm == "l2" ? (args.spec.dataset == "cifar10" ? 0.5 : 2.0)
-                                           : (args.spec.dataset == "cifar10" ? 8.0 / 255 : 0.3);
+  // Robustness is reported at the field's standard radii unless --eps says otherwise
+  // (experiment::DefaultRadius, the one table).
+  args.spec.radius_use = experiment::RadiusUse::kRobustness;
   // The images looked at: --indices, else the first -n of the data (clean errors count as
   // not robust, so they are part of the denominator); of the user's data at most all of it
   // (default: all of an image folder or file).
@@ -141,9 +141,9 @@ EvaluatePlan PlanEvaluate(const EvaluateArgs& a) {
     if (args.spec.num_images && *args.spec.num_images > size)
       throw std::invalid_argument("-n/--num-images " + std::to_string(*args.spec.num_images) +
                                   " exceeds the " + std::to_string(size) + " images of " +
-                                  (args.spec.data.empty() ? "the shipped " + args.spec.dataset +
-                                                                " test set"
-                                                          : args.spec.data));
+                                  (args.spec.data.empty()
+                                       ? "the shipped " + args.spec.dataset + " test set"
+                                       : args.spec.data));
     n = std::min(n, size);
     for (int i = 0; i < n; ++i) p.images.push_back(i);
   }
@@ -519,6 +519,15 @@ void AddRecordStatistics(nlohmann::json* summary, const std::vector<nlohmann::js
     }
   }
   (*summary)["time_by_attack"] = secs;
+  // Each member's records summarised as attack and bench do (experiment::SummarizeRecords).
+  nlohmann::json by_attack = nlohmann::json::object();
+  for (const auto& name : order) {
+    std::vector<const nlohmann::json*> rs;
+    for (const auto& r : all)
+      if (r.value("attack", std::string()) == name) rs.push_back(&r);
+    if (!rs.empty()) by_attack[name] = experiment::SummarizeRecords(rs);
+  }
+  (*summary)["attacks"] = by_attack;
   (*summary)["adversarial_images"] = saved;
   (*summary)["max_perturbation_linf"] = saved ? nlohmann::json(max_linf) : nlohmann::json(nullptr);
 }
@@ -605,6 +614,7 @@ std::pair<nlohmann::json, std::string> WriteEvaluateOutputs(
   summary["epsilon_effective"] = ex.epsilon_effective();
   summary["norm"] = oracle::NormName(ex.norm());
   summary["pixels"] = oracle::PixelSpaceName(ex.pixels());
+  summary["threat_model"] = ex.threat_model().ToJson();
   nlohmann::json split = nlohmann::json::object();
   for (size_t k = 0; k < p.order.size(); ++k) split[p.order[k]] = p.shares[k];
   summary["budget_split"] = split;

@@ -208,10 +208,12 @@ void PrintLockstepStats(const char* command, const experiment::Experiment& ex) {
   const double slots = static_cast<double>(st.forwards) * ex.lockstep();
   std::fprintf(stderr,
                "%s: lockstep %d x %d worker group(s): %ld rounds, %.1f images per forward pass "
-               "of %d (%.0f %% padding), model forward %.1f s = %.3f ms per image\n",
+               "of %d (%.0f %% padding), model forward %.1f s%s = %.3f ms per image\n",
                command, ex.lockstep(), ex.workers(), st.rounds,
                st.rows / static_cast<double>(st.forwards), ex.lockstep(),
                100.0 * st.padded_rows / slots, st.forward_seconds,
+               // Groups' forward passes overlap: their seconds add up to more than the wall.
+               ex.workers() > 1 ? " (summed over the groups, which run side by side)" : "",
                st.rows > 0 ? 1000.0 * st.forward_seconds / st.rows : 0.0);
 }
 

@@ -17,6 +17,7 @@
 #include "defenses/game_defense.h"
 #include "experiment/setup.h"
 #include "experiment/spec.h"
+#include "experiment/threat_model.h"
 #include "serve/server.h"
 #include "text/numbers.h"
 
@@ -95,7 +96,10 @@ int RunServe(const ServeArgs& a) {
   if (a.defense != "none" && !a.defense.empty())
     defense = std::make_unique<experiment::DefenseSetup>(
         defenses::WithDefaultWindow(a.defense, defenses::kServedDefenderWindow), shape, a.dataset,
-        a.defender_vae, a.defender_eps.value_or(experiment::EpsilonFor(a.dataset, std::nullopt)));
+        a.defender_vae,
+        a.defender_eps.value_or(experiment::DefaultRadius(a.dataset, oracle::Norm::kLinf,
+                                                          experiment::RadiusUse::kAttack)
+                                    .value_or(0.3)));
   serve::ModelServer server(*model, defense.get(), opt);
   const int port = server.Bind();
   std::fprintf(

@@ -10,6 +10,7 @@
 #include "defenses/latent_game.h"
 #include "experiment/seeds.h"
 #include "experiment/spec.h"
+#include "experiment/threat_model.h"
 #include "games/r2b2.h"
 
 namespace advbo::experiment {
@@ -83,7 +84,10 @@ void GameStudyOptions::ResolveDefaults() {
   if (a.candidates <= 0) a.candidates = synthetic ? 1000 : 200;
   // Latent game: the R2-B2 thesis' radius (App. E.6.2.1a) unless given; a given one is
   // checked like every other --eps.
-  a.eps = a.eps ? EpsilonFor(a.game, a.eps) : (a.game == "cifar10" ? 0.05 : 0.2);
+  if (a.eps) CheckLinfRadius("--eps", a.eps);
+  // (The synthetic game has no images: its radius is unused.)
+  a.eps =
+      a.eps.value_or(DefaultRadius(a.game, oracle::Norm::kLinf, RadiusUse::kGame).value_or(0.2));
   Validate();
 }
 

@@ -98,7 +98,7 @@ void Experiment::ResolveLanes(size_t jobs) {
 }
 
 void Experiment::CheckAttackFits(const attacks::Attack& attack, const std::string& name) const {
-  const std::string mismatch = attacks::ThreatModelMismatch(attack, name, norm_, feedback_);
+  const std::string mismatch = attacks::ThreatModelMismatch(attack, name, tm_.norm, tm_.feedback);
   if (!mismatch.empty()) throw std::invalid_argument(mismatch);
   if (spec_.untargeted && !attack.supports_untargeted())
     throw std::invalid_argument("attack " + name + " has no untargeted mode");
@@ -129,17 +129,20 @@ void Experiment::LoadOrCheckModel() {
 }
 
 void Experiment::Init() {
-  norm_ = oracle::ParseNorm(spec_.norm);
-  feedback_ = oracle::ParseFeedback(spec_.feedback);
-  eps_ = EpsilonFor(spec_.dataset, spec_.eps, spec_.norm);
+  // The run's one threat model (issue #57): everything below and every output reads tm_.
+  tm_ = ResolveThreatModel(spec_.dataset, spec_.eps, spec_.norm, spec_.feedback, spec_.pixels,
+                           spec_.radius_use, spec_.option_names);
+  tm_.rescale_compat = spec_.rescale_compat;
   if (images_.size() == 0) throw data::DataError(dataset_name_ + ": no images");
   if (!spec_.num_images) spec_.num_images = DefaultNumImages(images_, !spec_.data.empty());
-  if (norm_ == oracle::Norm::kL2 && spec_.rescale_compat)
+  if (tm_.norm == oracle::Norm::kL2 && spec_.rescale_compat)
     throw std::invalid_argument("--rescale-compat is an L_inf threat model (--norm linf)");
   // A latent game defender clips in L_inf: under an L2 ball its default radius is the
   // dataset's L_inf one, not the L2 eps.
   const double defender_eps = spec_.defender_eps.value_or(
-      norm_ == oracle::Norm::kLinf ? eps_ : EpsilonFor(spec_.dataset, std::nullopt));
+      tm_.norm == oracle::Norm::kLinf
+          ? tm_.eps
+          : DefaultRadius(spec_.dataset, oracle::Norm::kLinf, RadiusUse::kAttack).value_or(0.3));
   defense_ = std::make_unique<DefenseSetup>(spec_.defense, images_, spec_.dataset,
                                             spec_.defender_vae, defender_eps);
   const attacks::AttackContext ctx = ContextFor(images_, spec_.dataset, spec_.data);
@@ -165,24 +168,23 @@ void Experiment::Init() {
   if (selection_.instances.empty())
     throw std::invalid_argument(NoInstancesMessage(spec_, selection_, images_));
   ResolveLanes(selection_.instances.size() * attacks_.size());
-  pixels_ = oracle::ParsePixelSpace(spec_.pixels);
-  if (pixels_ == oracle::PixelSpace::k8bit) {
+  if (tm_.pixels == oracle::PixelSpace::k8bit) {
     for (int idx : selection_.chosen)
       if (!oracle::OnPixelGrid(images_.image(idx), images_.image_size())) {
-        pixels_ = oracle::PixelSpace::kFloat;
+        tm_.pixels = oracle::PixelSpace::kFloat;
         pixels_note_ = "image " + std::to_string(idx) + " of " + dataset_name_ +
                        " has pixels off the 1/255 grid (not 8-bit data): queries stay float "
                        "(--pixels float); records say pixels: float";
         break;
       }
-    if (pixels_ == oracle::PixelSpace::k8bit && !spec_.rescale_compat &&
-        oracle::GridRadius(eps_) <= 0)
-      throw std::invalid_argument("--eps " + FormatNumber(eps_) +
+    if (tm_.pixels == oracle::PixelSpace::k8bit && !spec_.rescale_compat &&
+        oracle::GridRadius(tm_.eps) <= 0)
+      throw std::invalid_argument(spec_.option_names.eps + " " + FormatNumber(tm_.eps) +
                                   " is below one 8-bit step (1/255 = 0.00392): no 8-bit image but "
                                   "the clean one lies in the ball; use a larger --eps or "
                                   "--pixels float");
     // 0.031 loses a grid step with 8-bit queries (enforces 7/255): say so (issue #55).
-    if (epsilon_effective() != eps_) pixels_note_ = oracle::GridStepLossWarning(eps_);
+    if (epsilon_effective() != tm_.eps) pixels_note_ = oracle::GridStepLossWarning(tm_.eps);
   }
   clean_acc_ = defended_acc_ = NAN;
   if (!defense_->empty() && spec_.clean_images > 0 && spec_.setup_queries) {
@@ -218,15 +220,15 @@ void Experiment::AddClassNames(nlohmann::json* record) const {
 void Experiment::VerifyQuantized(size_t i, uint64_t instance_seed, const oracle::Referee& orc,
                                  JobResult* out) const {
   const Instance& inst = instances().at(i);
-  out->quantized = QuantizeInBall(out->result.adversarial, out->clean, eps_, norm_);
+  out->quantized = QuantizeInBall(out->result.adversarial, out->clean, tm_.eps, tm_.norm);
   const size_t d = out->clean.size();
   // The saved image's scores as the evaluator re-checks them. A label-feedback attack is never
   // told scores, so there they go under a name that says whose they are (issue #57).
   const char* scores_key =
-      feedback_ == oracle::Feedback::kLabel ? "evaluator_log_probs" : "adversarial_log_probs";
+      tm_.feedback == oracle::Feedback::kLabel ? "evaluator_log_probs" : "adversarial_log_probs";
   out->record["quantized_linf"] =
       oracle::Distance(oracle::Norm::kLinf, out->quantized.data(), out->clean.data(), d);
-  if (norm_ == oracle::Norm::kL2)
+  if (tm_.norm == oracle::Norm::kL2)
     out->record["quantized_l2"] =
         oracle::Distance(oracle::Norm::kL2, out->quantized.data(), out->clean.data(), d);
   if (spec_.rescale_compat) {
@@ -255,8 +257,7 @@ void Experiment::VerifyQuantized(size_t i, uint64_t instance_seed, const oracle:
     out->quantized_success = saved.success[0];
     out->record["quantized_success"] = out->quantized_success;
     out->record["adversarial_class"] = saved.predicted[0];
-    out->record[scores_key] =
-        std::vector<double>(answer->data(), answer->data() + answer->size());
+    out->record[scores_key] = std::vector<double>(answer->data(), answer->data() + answer->size());
     return;
   }
   // One draw of the defense's randomness per re-query (the first with the instance's own
@@ -268,7 +269,7 @@ void Experiment::VerifyQuantized(size_t i, uint64_t instance_seed, const oracle:
   for (int k = 0; k < draws; ++k) {
     const uint64_t seed = k == 0 ? InstanceDefenseSeed(instance_seed)
                                  : bo::DeriveSeed(InstanceDefenseSeed(instance_seed), k);
-    oracle::Referee check(*model_, images_.image(inst.index), inst.label, inst.target, eps_, 1);
+    oracle::Referee check(*model_, images_.image(inst.index), inst.label, inst.target, tm_.eps, 1);
     const auto defender = defense_->Install(check, seed);
     check.set_context(
         {session_prefix_ + "-verify-" + std::to_string(i) + "-" + std::to_string(verify_counter_++),
@@ -292,32 +293,22 @@ void Experiment::VerifyQuantized(size_t i, uint64_t instance_seed, const oracle:
   out->record[scores_key] = scores;
 }
 
-double Experiment::epsilon_effective() const {
-  const bool grid =
-      pixels_ == oracle::PixelSpace::k8bit && norm_ == oracle::Norm::kLinf && !spec_.rescale_compat;
-  return grid ? oracle::GridRadius(eps_) : eps_;
-}
+double Experiment::epsilon_effective() const { return tm_.enforced_eps(); }
 
-std::string Experiment::DescribeRadius() const {
-  if (norm_ == oracle::Norm::kL2) return "L2 eps " + FormatNumber(eps_);
-  const double eff = epsilon_effective();
-  std::string s = "L_inf eps " + oracle::DescribeLinfRadius(eps_);
-  if (eff != eps_) s += " (8-bit queries enforce " + oracle::DescribeLinfRadius(eff) + ")";
-  return s;
-}
+std::string Experiment::DescribeRadius() const { return tm_.DescribeRadius(); }
 
 nlohmann::json Experiment::Settings() const {
   return {{"budget", spec_.budget},
-          {"epsilon", eps_},
+          {"epsilon", tm_.eps},
           {"seed", spec_.seed},
           {"model", RecordPath(model_path_)},
           {"dataset", dataset_name_},
           {"threat_model", spec_.rescale_compat ? "rescale_compat" : "clip"},
           {"defense", defense_->Spec()},
           {"normalize", model_->normalization() ? model_->normalization()->Spec() : "none"},
-          {"pixels", oracle::PixelSpaceName(pixels_)},
-          {"norm", oracle::NormName(norm_)},
-          {"feedback", oracle::FeedbackName(feedback_)},
+          {"pixels", oracle::PixelSpaceName(tm_.pixels)},
+          {"norm", oracle::NormName(tm_.norm)},
+          {"feedback", oracle::FeedbackName(tm_.feedback)},
           {"model_graph", model_->graph()},
           {"lockstep", lanes_}};
 }
@@ -345,11 +336,11 @@ JobResult Experiment::Run(size_t i, size_t j, const attacks::AttackProgress& pro
   bo::Rng rng(iseed);
   const long budget = hooks.budget.value_or(spec_.budget);
   if (budget < 1) throw std::invalid_argument("a job's budget must be >= 1");
-  oracle::Referee orc(*model_, images_.image(inst.index), inst.label, inst.target, eps_, budget);
+  oracle::Referee orc(*model_, images_.image(inst.index), inst.label, inst.target, tm_.eps, budget);
   orc.set_rescale_compat(spec_.rescale_compat);
-  orc.set_pixel_space(pixels_);
-  orc.set_norm(norm_);
-  orc.set_feedback_type(feedback_);
+  orc.set_pixel_space(tm_.pixels);
+  orc.set_norm(tm_.norm);
+  orc.set_feedback_type(tm_.feedback);
   std::shared_ptr<defenses::GameDefense> defender;
   std::function<void(const oracle::QueryResult&)> also;
   if (hooks.on_batch)

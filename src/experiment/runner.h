@@ -77,14 +77,17 @@ class Experiment {
              const std::string& data_name, std::shared_ptr<oracle::Lockstep> lockstep = nullptr);
 
   const ExperimentSpec& spec() const { return spec_; }
-  /// The L_inf radius in use (pixel units).
-  double epsilon() const { return eps_; }
+  /// The run's threat model (ResolveThreatModel of the spec, issue #57): what every banner,
+  /// summary and record reports.
+  const ThreatModel& threat_model() const { return tm_; }
+  /// The ball's radius in use (pixel units; L_inf or L2 as norm() says).
+  double epsilon() const { return tm_.eps; }
   /// The query space in use: spec.pixels, except that 8-bit falls back to float when an
   /// attacked image is not on the 1/255 grid (pixels_note() then says so).
-  oracle::PixelSpace pixels() const { return pixels_; }
-  /// The ball's norm and the attacks' feedback (spec norm / feedback, parsed).
-  oracle::Norm norm() const { return norm_; }
-  oracle::Feedback feedback() const { return feedback_; }
+  oracle::PixelSpace pixels() const { return tm_.pixels; }
+  /// The ball's norm and the attacks' feedback.
+  oracle::Norm norm() const { return tm_.norm; }
+  oracle::Feedback feedback() const { return tm_.feedback; }
   /// "" or a one-line note for the user about the query space: the float fallback, or with
   /// 8-bit L_inf queries a radius that loses a grid step (oracle::GridStepLossWarning).
   const std::string& pixels_note() const { return pixels_note_; }
@@ -165,13 +168,10 @@ class Experiment {
   void VerifyQuantized(size_t i, uint64_t instance_seed, const oracle::Referee& orc,
                        JobResult* out) const;
   ExperimentSpec spec_;
-  double eps_ = 0;
+  ThreatModel tm_;
   // Throws std::invalid_argument when `attack` (spec `name`) does not run under the spec's
   // norm, feedback or goal.
   void CheckAttackFits(const attacks::Attack& attack, const std::string& name) const;
-  oracle::PixelSpace pixels_ = oracle::PixelSpace::k8bit;
-  oracle::Norm norm_ = oracle::Norm::kLinf;
-  oracle::Feedback feedback_ = oracle::Feedback::kScores;
   std::string pixels_note_;
   std::string dataset_name_, model_path_;
   data::ImageSet images_;

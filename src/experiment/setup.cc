@@ -90,13 +90,6 @@ int DefaultNumImages(const data::ImageSet& images, bool user_data) {
   return user_data && !images.sources.empty() ? static_cast<int>(images.size()) : 10;
 }
 
-double EpsilonFor(const std::string& dataset, std::optional<double> eps, const std::string& norm) {
-  if (!eps && norm == "l2") return dataset == "cifar10" ? 1.0 : 2.0;
-  if (!eps) return dataset == "cifar10" ? 0.05 : 0.3;
-  CheckRadius("--eps", eps, norm);
-  return *eps;
-}
-
 attacks::AttackContext ContextFor(const data::ImageSet& images, const std::string& dataset,
                                   const std::string& data) {
   attacks::AttackContext ctx;

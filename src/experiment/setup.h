@@ -46,16 +46,6 @@ std::string RecordPath(const std::string& path);
 /// models/<dataset>_cw.pt under RepoRoot().
 std::string DefaultModelPath(const std::string& dataset);
 
-/// The L_inf radius in pixel units: `eps` when given, else the dataset default (0.05
-/// CIFAR-10, 0.3 otherwise, the BOS^2 thesis' Sec. 5.3 values). Throws
-/// std::invalid_argument when a given `eps` is not a number in (0, 1] (0, negative and NaN
-/// are errors, never replaced by the default). With norm "l2" the defaults are L2 radii
-/// (1.0 for CIFAR-10, BlackboxBench's and the Square Attack paper's CIFAR-10 L2 setting at
-/// its scale; 2.0 otherwise, the Square Attack paper's MNIST L2 radius) and a given eps must
-/// lie in (0, kMaxL2Radius].
-double EpsilonFor(const std::string& dataset, std::optional<double> eps,
-                  const std::string& norm = "linf");
-
 /// Attack context (dataset name for paper defaults, image shape) of a loaded image set;
 /// `data` non-empty means the user's own data ("custom").
 attacks::AttackContext ContextFor(const data::ImageSet& images, const std::string& dataset,

@@ -60,9 +60,8 @@ void Validate(const ExperimentSpec& s) {
     throw std::invalid_argument(
         "--classes orders the classes of your own data (--data); the shipped datasets' "
         "classes are already the shipped models' order");
-  oracle::ParseNorm(s.norm);
-  oracle::ParseFeedback(s.feedback);
-  CheckRadius("--eps", s.eps, s.norm);
+  ResolveThreatModel(s.dataset, s.eps, s.norm, s.feedback, s.pixels, s.radius_use,
+                     s.option_names);  // throws naming the option
   CheckLinfRadius("--defender-eps", s.defender_eps);
   if (s.budget < 1 || s.budget > kMaxBudget)
     throw std::invalid_argument("--budget must be in 1.." + std::to_string(kMaxBudget) +
@@ -77,7 +76,6 @@ void Validate(const ExperimentSpec& s) {
   if (s.http_retries < 0 || s.http_retries > 100)
     throw std::invalid_argument("--http-retries must be in 0..100, got " +
                                 std::to_string(s.http_retries));
-  oracle::ParsePixelSpace(s.pixels);
   oracle::ParseModelGraph(s.model_graph);
   if (s.lockstep < 0 || s.lockstep > oracle::kMaxLockstepLanes)
     throw std::invalid_argument("--lockstep must be in 0.." +

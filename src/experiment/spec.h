@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "experiment/threat_model.h"
+
 namespace advbo::experiment {
 
 /// One attack experiment: which images of which data, through which model and defense,
@@ -34,10 +36,17 @@ struct ExperimentSpec {
   /// First N correctly classified images (>= 1); unset = every image of the user's image
   /// folder or file (`data` read as images), else 10 (DefaultNumImages in setup.h).
   std::optional<int> num_images;
-  std::optional<double> eps;  ///< L_inf radius in (0, 1]; unset = dataset default
-  long budget = 900;          ///< queries per instance, in [1, kMaxBudget]
-  uint64_t seed = 0;          ///< run seed (experiment/seeds.h derives the rest)
-  int threads = 0;            ///< LibTorch intra-op threads, 0 = default, <= kMaxThreads
+  /// The ball's radius in pixel units (L_inf in (0, 1], L2 in (0, kMaxL2Radius]); unset =
+  /// DefaultRadius(dataset, norm, radius_use).
+  std::optional<double> eps;
+  /// Which column of the default-radius table applies (evaluate: kRobustness).
+  RadiusUse radius_use = RadiusUse::kAttack;
+  /// How the threat model's options are named in errors (the CLI's flags; the Python API
+  /// passes OptionNames::Python()).
+  OptionNames option_names;
+  long budget = 900;  ///< queries per instance, in [1, kMaxBudget]
+  uint64_t seed = 0;  ///< run seed (experiment/seeds.h derives the rest)
+  int threads = 0;    ///< LibTorch intra-op threads, 0 = default, <= kMaxThreads
   /// Inference graph of a TorchScript model: "frozen" (default; frozen and optimised for
   /// inference, logits within ~1e-6 of the plain module) or "plain" (the module as loaded,
   /// bit for bit what versions before issue #56 scored). See oracle::ModelGraph.

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <exception>
@@ -163,6 +164,7 @@ experiment::ExperimentSpec SpecOfOptions(const std::string& attack, std::optiona
   experiment::ExperimentSpec spec;
   spec.attacks = experiment::SplitAttackList(attack);
   spec.eps = eps;
+  spec.option_names = experiment::OptionNames::Python();
   spec.budget = budget;
   spec.seed = seed;
   spec.untargeted = !targeted;
@@ -394,6 +396,33 @@ py::tuple LoadImages(const std::string& dataset, const std::string& data, const 
   return py::make_tuple(x, y);
 }
 
+// `message` with every CLI flag that is one of advbo.attack's keyword arguments ("--eps",
+// "--defender-eps", "--budget", ...) written as that keyword ("eps", "defender_eps"): the core
+// validates the options, and a Python user is told the names they typed (issue #57).
+std::string WithKeywordNames(const std::string& message) {
+  std::set<std::string> keywords(RunOptions().begin(), RunOptions().end());
+  for (const char* k : {"eps", "budget", "seed", "targeted", "attack"}) keywords.insert(k);
+  std::string out;
+  size_t i = 0;
+  while (i < message.size()) {
+    const bool flag = message.compare(i, 2, "--") == 0 && i + 2 < message.size() &&
+                      std::islower(static_cast<unsigned char>(message[i + 2]));
+    if (!flag) {
+      out += message[i++];
+      continue;
+    }
+    size_t j = i + 2;
+    std::string name;
+    while (j < message.size() &&
+           (std::islower(static_cast<unsigned char>(message[j])) ||
+            std::isdigit(static_cast<unsigned char>(message[j])) || message[j] == '-'))
+      name += message[j] == '-' ? '_' : message[j], ++j;
+    out += keywords.count(name) ? name : message.substr(i, j - i);
+    i = j;
+  }
+  return out;
+}
+
 }  // namespace
 }  // namespace advbo::python
 
@@ -403,6 +432,14 @@ PYBIND11_MODULE(_core, m) {
       "advbo module's API (advbo.attack, advbo.Attack), which checks and converts its input.";
   py::register_exception<advbo::oracle::ModelError>(m, "ModelError", PyExc_RuntimeError);
   py::register_exception<advbo::data::DataError>(m, "DataError", PyExc_RuntimeError);
+  // The core's input errors name CLI flags; Python users get their keyword arguments' names.
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const std::invalid_argument& e) {
+      PyErr_SetString(PyExc_ValueError, advbo::python::WithKeywordNames(e.what()).c_str());
+    }
+  });
   m.attr("kMaxBudget") = advbo::experiment::kMaxBudget;
   m.attr("RUN_OPTIONS") = py::tuple(py::cast(advbo::python::RunOptions()));
   m.attr("__version__") = ADVBO_VERSION;

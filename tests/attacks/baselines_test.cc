@@ -148,8 +148,9 @@ TEST_F(BaselinesOnMnist, HardLabelAttacksSucceedOnAnEasyInstance) {
 }
 
 // With a ball too small to reach (L_inf 0.01, L2 0.1) the hard-label attacks walk the whole
-// budget towards the clean image: the closest adversarial query keeps improving (the oracle's
-// distance trace falls strictly) and ends well below the first adversarial query's distance.
+// budget towards the clean image: the closest adversarial query ends well below the first
+// adversarial query's distance, and the returned image is that closest query. (The oracle's
+// trace holds only improvements, so its monotonicity is not the attack's to show: issue #57.)
 TEST_F(BaselinesOnMnist, HardLabelAttacksWalkTowardsTheCleanImage) {
   for (const std::string& name : AttackNames()) {
     const auto attack = MakeAttack(name, Mnist());
@@ -166,10 +167,6 @@ TEST_F(BaselinesOnMnist, HardLabelAttacksWalkTowardsTheCleanImage) {
       EXPECT_EQ(o.queries(), 300) << what;
       const auto& trace = o.distance_trace();
       ASSERT_GE(trace.size(), 2u) << what;
-      for (size_t k = 1; k < trace.size(); ++k) {
-        EXPECT_GT(trace[k].first, trace[k - 1].first) << what;
-        EXPECT_LT(trace[k].second, trace[k - 1].second) << what;
-      }
       EXPECT_LT(trace.back().second, 0.7 * trace.front().second) << what;
       EXPECT_EQ(o.DistanceToClean(r.adversarial.data()), trace.back().second) << what;
     }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -87,6 +88,43 @@ TEST_F(Cli, SameSeedGivesIdenticalRecordsApartFromTimings) {
     return r;
   };
   EXPECT_EQ(run("a.jsonl"), run("b.jsonl"));
+}
+
+// The one record summary (issue #57): `attack -o run.jsonl` writes run.summary.json, the
+// numbers of its records (recomputed here from the definitions), with the run's threat model;
+// tools/summarize.py prints it for any attack (it crashed on non-BOS^2 records).
+TEST_F(Cli, SummaryJsonIsTheRecordsSummaryAndSummarizePyPrintsIt) {
+  const fs::path out = dir_ / "run.jsonl";
+  ASSERT_EQ(
+      RunAdvbo("attack --attack square-l2 --untargeted --norm l2 -n 3 --budget 40 --threads 1 "
+               "-q -o " +
+                   out.string(),
+               dir_ / "log"),
+      0)
+      << Slurp(dir_ / "log");
+  const auto records = advbo::testing::ReadJsonl(out);
+  ASSERT_EQ(records.size(), 3u);
+  long ok = 0;
+  double fail_at_budget = 0;
+  for (const auto& r : records) {
+    ok += r["success"].get<bool>();
+    fail_at_budget += r["success"].get<bool>() ? r["queries"].get<double>() : 40.0;
+  }
+  const auto s = nlohmann::json::parse(Slurp(dir_ / "run.summary.json"));
+  EXPECT_EQ(s["attack"], "square-l2");
+  EXPECT_EQ(s["instances"], 3);
+  EXPECT_EQ(s["successes"], ok);
+  EXPECT_DOUBLE_EQ(s["asr"].get<double>(), 100.0 * ok / 3);
+  EXPECT_DOUBLE_EQ(s["mean_queries_fail_at_budget"].get<double>(), fail_at_budget / 3);
+  EXPECT_EQ(s["threat_model"]["norm"], "l2");
+  EXPECT_EQ(s["threat_model"]["epsilon"], 2.0);    // MNIST's L2 default, from the one table
+  EXPECT_FALSE(s.contains("perturbation_loops"));  // no BOS^2 loops in Square's records
+  const std::string cmd = "/usr/bin/python3 " + kRoot + "/tools/summarize.py " + out.string() +
+                          " > " + (dir_ / "py").string() + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << Slurp(dir_ / "py");
+  char asr[64];
+  std::snprintf(asr, sizeof asr, "ASR                        %.1f %% (%ld/3)", 100.0 * ok / 3, ok);
+  EXPECT_NE(Slurp(dir_ / "py").find(asr), std::string::npos) << Slurp(dir_ / "py");
 }
 
 TEST_F(Cli, RecordsDoNotDependOnTheThreadCount) {

@@ -616,8 +616,9 @@ TEST_F(BenchCli, EvaluateRunsEveryThreatModelBehindEveryDefense) {
     std::string args;
     std::string message;
   } refused[] = {
-      {"evaluate -n 100000000", "-n/--num-images 100000000 exceeds the 10000 images of the "
-                                "shipped mnist test set"},
+      {"evaluate -n 100000000",
+       "-n/--num-images 100000000 exceeds the 10000 images of the "
+       "shipped mnist test set"},
       {"evaluate --ensemble ,", "--ensemble names no attack (',')"},
       {"evaluate --defense blacklight:window=1000", "window 1000 is longer than the image's 784"},
       {"attack -n 1 --defense blacklight:hashes=10000,threshold=10000",
@@ -626,9 +627,8 @@ TEST_F(BenchCli, EvaluateRunsEveryThreatModelBehindEveryDefense) {
   for (const auto& r : refused) {
     const fs::path out = dir_ / "refused";
     EXPECT_EQ(RunAdvbo(r.args + " -o " + out.string(), dir_ / "log"), 1) << r.args;
-    EXPECT_NE(Slurp(dir_ / "log").find(r.message), std::string::npos)
-        << r.args << "\n"
-        << Slurp(dir_ / "log");
+    EXPECT_NE(Slurp(dir_ / "log").find(r.message), std::string::npos) << r.args << "\n"
+                                                                      << Slurp(dir_ / "log");
     EXPECT_FALSE(fs::exists(out)) << r.args;  // nothing written
   }
 }

@@ -345,7 +345,6 @@ TEST(Confirm, ASuccessCountsOnlyWhenNFreshDrawsConfirmIt) {
     EXPECT_THROW(attacks::MakeAttack(bad, ctx), std::invalid_argument) << bad;
 }
 
-
 // Under label feedback an EOT query is answered with the majority label of its k samples
 // (issue #57): here 2 of 3 draws are class 1 while the mean probability vector still favours
 // the true class 0, so the vote and the mean disagree.
@@ -391,8 +390,7 @@ TEST(Wrappers, RunUnderTheirInnerAttacksThreatModel) {
   } cases[] = {
       {"eot:k=2/square-l2", "square-l2", oracle::Norm::kL2, oracle::Feedback::kScores},
       {"confirm/simba-dct", "simba-dct", oracle::Norm::kL2, oracle::Feedback::kScores},
-      {"eot:k=2/oars/confirm/square-l2", "square-l2", oracle::Norm::kL2,
-       oracle::Feedback::kScores},
+      {"eot:k=2/oars/confirm/square-l2", "square-l2", oracle::Norm::kL2, oracle::Feedback::kScores},
       {"eot:k=10/rays", "rays", oracle::Norm::kLinf, oracle::Feedback::kLabel},
       {"aaa-adaptive:interval=4,reverse=1/eot:k=2/hsja", "hsja", oracle::Norm::kL2,
        oracle::Feedback::kLabel},
@@ -424,9 +422,8 @@ TEST(Wrappers, NestingDepthAndEotSamplesPerQueryAreBounded) {
     return s + "square";
   };
   EXPECT_NO_THROW(attacks::MakeAttack(nested("oars", attacks::kMaxWrapperDepth), ctx));
-  for (const std::string& spec :
-       {nested("oars", attacks::kMaxWrapperDepth + 1), nested("eot:k=1", 16000),
-        nested("oars", 26000)}) {
+  for (const std::string& spec : {nested("oars", attacks::kMaxWrapperDepth + 1),
+                                  nested("eot:k=1", 16000), nested("oars", 26000)}) {
     try {
       attacks::MakeAttack(spec, ctx);
       ADD_FAILURE() << "nesting " << spec.size() << " characters deep was accepted";
@@ -457,8 +454,7 @@ TEST(Wrappers, AaaWithoutReversalHasNoAdaptiveWrapper) {
   EXPECT_EQ(ParseDefense("aaa:reverse=0.5,interval=2").AdaptiveAttack("square"),
             "aaa-adaptive:interval=2,reverse=0.5/square");
   EXPECT_EQ(ParseDefense("aaa:reverse=0").AdaptiveAttack("square"), "square");
-  EXPECT_EQ(ParseDefense("noise:sigma=0.1+aaa:reverse=0").AdaptiveAttack("bos2"),
-            "eot:k=10/bos2");
+  EXPECT_EQ(ParseDefense("noise:sigma=0.1+aaa:reverse=0").AdaptiveAttack("bos2"), "eot:k=10/bos2");
   const attacks::AttackContext ctx;
   EXPECT_NO_THROW(attacks::MakeAttack(ParseDefense("aaa").AdaptiveAttack("square"), ctx));
 }

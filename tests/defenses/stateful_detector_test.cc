@@ -90,10 +90,11 @@ TEST(Blacklight, SettingsThatCanNeverFireOnTheImagesAreRefused) {
     }
     return std::string();
   };
-  EXPECT_EQ(message("blacklight", 784), "");                   // MNIST: 765 windows
+  EXPECT_EQ(message("blacklight", 784), "");  // MNIST: 765 windows
   EXPECT_EQ(message("blacklight:window=765,threshold=20,hashes=20", 784), "");  // 20 windows
-  EXPECT_NE(message("blacklight:window=1000", 784).find("window 1000 is longer than the image's 784"),
-            std::string::npos);
+  EXPECT_NE(
+      message("blacklight:window=1000", 784).find("window 1000 is longer than the image's 784"),
+      std::string::npos);
   EXPECT_NE(message("blacklight:hashes=10000,threshold=10000", 784)
                 .find("threshold 10000 exceeds the 765 window hashes"),
             std::string::npos);

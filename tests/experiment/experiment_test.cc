@@ -22,6 +22,7 @@
 #include "experiment/runner.h"
 #include "experiment/seeds.h"
 #include "experiment/spec.h"
+#include "experiment/threat_model.h"
 #include "oracle/classifier.h"
 
 namespace advbo::experiment {
@@ -79,13 +80,81 @@ TEST(ExperimentSpec, ValidateRefusesEveryBadField) {
   EXPECT_NO_THROW(Validate(s));
 }
 
-TEST(ExperimentSpec, EpsilonDefaultsOnlyWhenUnset) {
-  EXPECT_DOUBLE_EQ(EpsilonFor("mnist", std::nullopt), 0.3);
-  EXPECT_DOUBLE_EQ(EpsilonFor("cifar10", std::nullopt), 0.05);
-  EXPECT_DOUBLE_EQ(EpsilonFor("mnist", 0.1), 0.1);
-  EXPECT_THROW(EpsilonFor("mnist", 0.0), std::invalid_argument);
-  EXPECT_THROW(EpsilonFor("mnist", -0.3), std::invalid_argument);
-  EXPECT_THROW(EpsilonFor("mnist", std::nan("")), std::invalid_argument);
+// The one table of default radii and the resolution of a threat model (issue #57): defaults
+// only when unset, the range per norm, errors naming the option as the user typed it.
+TEST(ThreatModel, DefaultRadiiComeFromOneTable) {
+  using oracle::Norm;
+  EXPECT_DOUBLE_EQ(*DefaultRadius("mnist", Norm::kLinf, RadiusUse::kAttack), 0.3);
+  EXPECT_DOUBLE_EQ(*DefaultRadius("cifar10", Norm::kLinf, RadiusUse::kAttack), 0.05);
+  EXPECT_DOUBLE_EQ(*DefaultRadius("mnist", Norm::kL2, RadiusUse::kAttack), 2.0);
+  EXPECT_DOUBLE_EQ(*DefaultRadius("cifar10", Norm::kL2, RadiusUse::kAttack), 1.0);
+  EXPECT_DOUBLE_EQ(*DefaultRadius("mnist", Norm::kLinf, RadiusUse::kRobustness), 0.3);
+  EXPECT_DOUBLE_EQ(*DefaultRadius("cifar10", Norm::kLinf, RadiusUse::kRobustness), 8.0 / 255);
+  EXPECT_DOUBLE_EQ(*DefaultRadius("mnist", Norm::kL2, RadiusUse::kRobustness), 2.0);
+  EXPECT_DOUBLE_EQ(*DefaultRadius("cifar10", Norm::kL2, RadiusUse::kRobustness), 0.5);
+  EXPECT_DOUBLE_EQ(*DefaultRadius("mnist", Norm::kLinf, RadiusUse::kGame), 0.2);
+  EXPECT_DOUBLE_EQ(*DefaultRadius("cifar10", Norm::kLinf, RadiusUse::kGame), 0.05);
+  EXPECT_FALSE(DefaultRadius("mnist", Norm::kL2, RadiusUse::kGame));
+  EXPECT_FALSE(DefaultRadius("custom", Norm::kLinf, RadiusUse::kAttack));
+}
+
+TEST(ThreatModel, ResolvedOnceWithTheRangeOfItsNormAndTheUsersOptionNames) {
+  const ThreatModel d =
+      ResolveThreatModel("mnist", std::nullopt, "linf", "scores", "8bit", RadiusUse::kAttack);
+  EXPECT_DOUBLE_EQ(d.eps, 0.3);
+  EXPECT_TRUE(d.eps_default);
+  const ThreatModel given =
+      ResolveThreatModel("mnist", 0.1, "linf", "label", "float", RadiusUse::kAttack);
+  EXPECT_DOUBLE_EQ(given.eps, 0.1);
+  EXPECT_FALSE(given.eps_default);
+  EXPECT_EQ(given.feedback, oracle::Feedback::kLabel);
+  EXPECT_EQ(given.pixels, oracle::PixelSpace::kFloat);
+  // L2 2.0 (the CLI's MNIST L2 default) is a radius; under L_inf it is not.
+  EXPECT_DOUBLE_EQ(ResolveThreatModel("mnist", 2.0, "l2", "scores", "8bit", RadiusUse::kAttack).eps,
+                   2.0);
+  auto message = [](std::optional<double> eps, const std::string& norm, const OptionNames& n) {
+    try {
+      ResolveThreatModel("mnist", eps, norm, "scores", "8bit", RadiusUse::kAttack, n);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const OptionNames cli, py = OptionNames::Python();
+  EXPECT_EQ(message(2.0, "linf", cli),
+            "--eps must be an L_inf radius in (0, 1] (pixel units), got 2");
+  EXPECT_EQ(message(2.0, "linf", py), "eps must be an L_inf radius in (0, 1] (pixel units), got 2");
+  EXPECT_EQ(message(1000.0, "l2", py).rfind("eps must be an L2 radius in (0, 886.81]", 0), 0u);
+  for (const double bad : {0.0, -0.3, std::nan("")})
+    EXPECT_NE(message(bad, "linf", cli), "") << bad;  // never replaced by the default
+  EXPECT_EQ(message(0.1, "l3", py).rfind("norm must be", 0), 0u) << message(0.1, "l3", py);
+  EXPECT_THROW(
+      ResolveThreatModel("custom", std::nullopt, "linf", "scores", "8bit", RadiusUse::kAttack),
+      std::invalid_argument);
+}
+
+TEST(ThreatModel, EnforcedRadiusAndDescriptionFollowTheQuerySpace) {
+  ThreatModel tm;
+  tm.eps = 0.031;  // 7.9/255: 8-bit L_inf queries can only reach 7/255
+  EXPECT_DOUBLE_EQ(tm.enforced_eps(), 7.0 / 255);
+  EXPECT_EQ(tm.DescribeRadius(),
+            "L_inf eps 0.031 = 7.905/255 (8-bit queries enforce 7/255 = 0.02745)");
+  tm.pixels = oracle::PixelSpace::kFloat;
+  EXPECT_DOUBLE_EQ(tm.enforced_eps(), 0.031);
+  tm.pixels = oracle::PixelSpace::k8bit;
+  tm.rescale_compat = true;
+  EXPECT_DOUBLE_EQ(tm.enforced_eps(), 0.031);
+  ThreatModel l2;
+  l2.norm = oracle::Norm::kL2;
+  l2.eps = 2;
+  l2.feedback = oracle::Feedback::kLabel;
+  EXPECT_DOUBLE_EQ(l2.enforced_eps(), 2.0);
+  EXPECT_EQ(l2.Describe(), "L2 eps 2, label feedback, 8bit queries");
+  const nlohmann::json j = l2.ToJson();
+  EXPECT_EQ(j["norm"], "l2");
+  EXPECT_EQ(j["feedback"], "label");
+  EXPECT_EQ(j["epsilon_effective"], 2.0);
+  EXPECT_EQ(j["threat_model"], "clip");
 }
 
 TEST(ExperimentSpec, AttackListKeepsSettingsTogether) {

@@ -126,8 +126,25 @@ def test_bad_callable_outputs_and_arguments_are_clear_errors():
         advbo.attack(42, clean, labels, **kw)
     with pytest.raises(advbo.ModelError, match="model file not found"):
         advbo.attack("/nonexistent/model.pt", clean, labels, **kw)
-    with pytest.raises(ValueError, match=r"eps must be in \(0, 1\], got -0.1"):
+    # The core checks eps per norm, as on the CLI, and names the keyword (issue #57).
+    with pytest.raises(ValueError, match=r"^eps must be an L_inf radius in \(0, 1\] \(pixel units\), got -0.1"):
         advbo.attack(Brightness(), clean, labels, eps=-0.1, targeted=False)
+    with pytest.raises(ValueError, match=r"^eps must be an L2 radius in \(0, 886.81\]"):
+        advbo.attack(Brightness(), clean, labels, eps=1000.0, norm="l2", attack="square-l2",
+                     targeted=False)
+    with pytest.raises(ValueError, match=r"^defender_eps must be an L_inf radius"):
+        advbo.attack(Brightness(), clean, labels, defender_eps=2.0, **kw)
+
+
+def test_the_l2_radius_of_the_cli_default_is_accepted():
+    """Issue #57: eps=2.0 under norm="l2" (the CLI's MNIST L2 default) was refused by a Python
+    range check of its own; the core takes it, and every query stays in the L2 ball."""
+    clean, labels = grey_images([0.4]), np.array([0])
+    res = advbo.attack(Brightness(), clean, labels, attack="square-l2", norm="l2", eps=2.0,
+                       budget=20, targeted=False)
+    r = res.records[0]
+    assert r["norm"] == "l2" and r["epsilon"] == 2.0
+    assert r["l2"] <= 2.0 + 1e-5
 
 
 def test_mistyped_options_name_the_option_and_the_value():

@@ -3,12 +3,13 @@
 clean accuracy, from tools/bench/bench_defenses.sh runs. Stdlib only.
 
 Usage: /usr/bin/python3 tools/bench/defense_table.py results/defenses [--out FILE.md]
-Reads ROOT/<dataset>/<defense>/records.jsonl (merged bench records).
+Reads ROOT/<dataset>/<defense>/summary.json (the merged bench's summary: ASR and median queries
+as advbo computes them, experiment::SummarizeRecords) and the first line of its records.jsonl
+(the clean accuracies and the defense spec the records carry).
 """
 import argparse
 import json
 import os
-import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/report_util.py
@@ -26,9 +27,11 @@ def rows(root):
             if not os.path.isfile(f):
                 continue
             with open(f) as fh:
-                recs = [json.loads(line) for line in fh if line.strip()]
-            if recs:
-                out.append((ds, recs))
+                first = fh.readline()
+            with open(os.path.join(dsdir, d, "summary.json")) as fh:
+                by_attack = {s["attack"]: s for s in json.load(fh)}
+            if first.strip():
+                out.append((ds, [json.loads(first)], by_attack))
     return out
 
 
@@ -44,9 +47,9 @@ def main():
              "BOS² ASR % | BOS² median queries | Square ASR % | Square median queries |",
              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     # The undefended clean accuracy (recorded with every defended run) for the "none" rows.
-    undefended = {ds: r[0]["clean_accuracy"] for ds, r in table if "clean_accuracy" in r[0]}
+    undefended = {ds: r[0]["clean_accuracy"] for ds, r, _ in table if "clean_accuracy" in r[0]}
     order = lambda item: (item[0], item[1][0].get("defense", "none") != "none")
-    for ds, recs in sorted(table, key=order):
+    for ds, recs, by_attack in sorted(table, key=order):
         spec = recs[0].get("defense", "none")
         acc = f"— / {100 * undefended[ds]:.1f}" if ds in undefended else "—"
         if "defended_clean_accuracy" in recs[0]:
@@ -55,11 +58,11 @@ def main():
         cells = []
         n = None
         for atk in ("bos2", "square"):
-            rr = [r for r in recs if r["attack"] == atk]
-            n = len(rr) if rr else n
-            ok = [r["queries"] for r in rr if r["success"]]
-            cells.append(f"{100 * len(ok) / len(rr):.1f}" if rr else "—")
-            cells.append(f"{statistics.median(ok):g}" if ok else "—")
+            s = by_attack.get(atk)
+            n = s["instances"] if s else n
+            cells.append(f"{s['asr']:.1f}" if s else "—")
+            cells.append(f"{s['median_queries']:g}" if s and s["median_queries"] is not None
+                         else "—")
         lines.append(f"| {ds} | `{spec}` | {acc} | {n} | " + " | ".join(cells) + " |")
     emit(lines, a.out)
 

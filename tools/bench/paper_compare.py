@@ -4,14 +4,16 @@
 
 Usage: python3 tools/bench/paper_compare.py RECORDS.jsonl {mnist|cifar10}
 
-Reads the per-instance records (not summary.json) so it can also report the seconds per
-instance, the model/BO split per query and, for the BO attacks, the wall time of the whole
-row. Columns: ASR, 8-bit ASR (the reported image rounded onto the grid inside the ball and
+The success and query columns come from the bench's summary.json beside RECORDS (advbo's one
+record summary, experiment::SummarizeRecords, issue #57); the records give the model/BO split
+per query, BOS^2's median after its initial queries and, for the BO attacks, the wall time of
+the whole row. Columns: ASR, 8-bit ASR (the reported image rounded onto the grid inside the ball and
 re-queried), max / mean / median queries over successes, mean queries with failures
 at the budget, seconds per instance (model share), ms per query in the model and outside it,
 and -- when tools/reachability.py wrote reachability.jsonl next to RECORDS -- the failures it
 labelled search-limited / unreachable ("–" for attacks it did not diagnose).
 """
+import json
 import os
 import statistics
 import sys
@@ -39,6 +41,8 @@ def main():
     by = {}
     for r in recs:
         by.setdefault(r["attack"], []).append(r)
+    with open(os.path.join(os.path.dirname(sys.argv[1]) or ".", "summary.json")) as f:
+        summaries = {e["attack"]: e for e in json.load(f)}
     paper = PAPER[sys.argv[2]]
     reach = {}  # attack -> [search-limited, unreachable]
     reach_path = os.path.join(os.path.dirname(sys.argv[1]), "reachability.jsonl")
@@ -52,22 +56,19 @@ def main():
     for a in sorted(by, key=lambda k: (ORDER.index(k) if k in ORDER else
                                        ORDER.index(k.split(":")[0]) + 0.5
                                        if k.split(":")[0] in ORDER else 99, k)):
-        rs = by[a]
-        n = len(rs)
+        rs, s = by[a], summaries[a]
+        n = s["instances"]
         succ = [r["queries"] for r in rs if r["success"]]
-        asr = 100.0 * len(succ) / n
+        asr = s["asr"]
         # 8-bit ASR: the reported image rounded onto the grid inside the ball and re-queried
         # (equal to the ASR with --pixels 8bit; not defined under rescale_compat).
-        q8 = [r.get("quantized_success") for r in rs]
-        asr8 = (f"{100.0 * sum(bool(r['success'] and r['quantized_success']) for r in rs) / n:.1f}"
-                if all(isinstance(x, bool) for x in q8) else "–")
-        budget = rs[0]["budget"]
-        allq = sum(r["queries"] if r["success"] else budget for r in rs) / n
-        secs = sum(r["seconds"] for r in rs)
-        model = sum(r["model_seconds"] for r in rs)
+        asr8 = f"{s['asr_8bit']:.1f}" if s.get("asr_8bit") is not None else "–"
+        allq = s["mean_queries_fail_at_budget"]
+        secs = s["seconds_per_instance"] * n
+        model = secs * s["model_fraction"]
         used = sum(r["queries_used"] for r in rs)
-        q = (f"{max(succ)} / {statistics.mean(succ):.2f} / {statistics.median(succ):g}"
-             if succ else "– / – / –")
+        q = (f"{s['max_queries']:g} / {s['mean_queries']:.2f} / {s['median_queries']:g}"
+             if s["successes"] else "– / – / –")
         p = paper.get(a.split(":")[0] if a.endswith("preset=thesis") else a)
         ptxt = f"{p[0]} · {p[1]} / {p[2]} / {p[3]}" if p else "–"
         # BOS^2 Alg. 5 resets t after its 30 initial queries; the thesis may not count them.

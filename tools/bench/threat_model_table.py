@@ -6,10 +6,13 @@ with failures counted at the budget -- and, for the hard-label groups, the media
 closest adversarial query after 100, 500 and 1,000 queries and its mean at the end (RayS' average
 decision-boundary distance, ADBD, over the instances with an adversarial query). With --curves, the
 median-distance-vs-queries curves of the hard-label groups as CSV. Stdlib only.
+The success and query columns are read from each group's summary.json (advbo's one record
+summary, experiment::SummarizeRecords, issue #57); the distances from its records.jsonl.
 
 Usage: /usr/bin/python3 tools/bench/threat_model_table.py ROOT [--out FILE.md] [--curves FILE.csv]
 """
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -43,7 +46,8 @@ def fmt(x, digits=3):
     return "—" if x == float("inf") else f"{x:.{digits}g}"
 
 
-def group_lines(name, records):
+def group_lines(name, records, summaries):
+    """The group's table; `summaries`: its summary.json entries by attack."""
     by = {}
     for r in records:
         by.setdefault(r["attack"], []).append(r)
@@ -59,14 +63,14 @@ def group_lines(name, records):
                  " | ADBD |")
         rule += " --- | --- |"
     lines += [head, rule]
-    for attack, rs in sorted(by.items(), key=lambda kv: -sum(r["success"] for r in kv[1])):
-        ok = [r["queries"] for r in rs if r["success"]]
+    for attack, rs in sorted(by.items(), key=lambda kv: -summaries[kv[0]]["successes"]):
+        s = summaries[attack]
         t = rs[0]["budget"]
-        row = (f"| `{attack}` | {len(rs)} | {100 * len(ok) / len(rs):.1f} | "
-               f"{statistics.mean(ok):.1f} | {statistics.median(ok):.0f} | " if ok else
-               f"| `{attack}` | {len(rs)} | 0.0 | — | — | ")
-        row += (f"{statistics.mean(r['queries'] if r['success'] else t for r in rs):.1f} | "
-                f"{statistics.mean(r['seconds'] for r in rs):.2f} |")
+        row = (f"| `{attack}` | {s['instances']} | {s['asr']:.1f} | "
+               f"{s['mean_queries']:.1f} | {s['median_queries']:.0f} | " if s["successes"] else
+               f"| `{attack}` | {s['instances']} | 0.0 | — | — | ")
+        row += (f"{s['mean_queries_fail_at_budget']:.1f} | "
+                f"{s['seconds_per_instance']:.2f} |")
         if label:
             meds = [median_or_inf([distance_at(r.get("distance_trace", []), c) for r in rs])
                     for c in checkpoints(t)]
@@ -106,16 +110,18 @@ def main():
         f = os.path.join(a.root, g, "records.jsonl")
         if os.path.isfile(f):
             rs = list(read_records(f, "threat_model_table"))
+            with open(os.path.join(a.root, g, "summary.json")) as fh:
+                summaries = {e["attack"]: e for e in json.load(fh)}
             if rs:
-                groups.append((g, rs))
+                groups.append((g, rs, summaries))
     if not groups:
         sys.exit(f"threat_model_table: no records under {a.root} (run tools/bench/bench_threat_models.sh)")
     lines = []
-    for g, rs in groups:
-        lines += group_lines(g, rs)
+    for g, rs, summaries in groups:
+        lines += group_lines(g, rs, summaries)
     emit(lines, a.out)
     if a.curves:
-        write_curves(groups, a.curves)
+        write_curves([(g, rs) for g, rs, _ in groups], a.curves)
 
 
 if __name__ == "__main__":

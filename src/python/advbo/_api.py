@@ -327,9 +327,10 @@ class Attack:
 
     name: attack spec as on the CLI: "bos2" (default), "square", "parsimonious", "bayesopt",
         "genattack", "zoo", "autozoom", "random", with settings "bos2:kernel=matern52,refine=0".
-    eps: L_inf radius in pixel units, (0, 1] (e.g. 8/255 for CIFAR-10, 0.3 for MNIST).
-        Required, as with the CLI's --data, unless dataset= picks a shipped dataset's radius
-        (mnist 0.3, cifar10 0.05).
+    eps: the ball's radius in pixel units: L_inf in (0, 1] (e.g. 8/255 for CIFAR-10, 0.3 for
+        MNIST); with norm="l2" an L2 radius in (0, 886.81] (e.g. 2 for MNIST). Required, as with
+        the CLI's --data, unless dataset= picks a shipped dataset's radius (L_inf: mnist 0.3,
+        cifar10 0.05; L2: 2 and 1). The range is checked by the core, as on the CLI.
     budget: queries per instance, [1, 1e8] (default 900, the BOS^2 thesis' T). Every image the
         model scores counts; never more than the budget.
     targeted / target: the goal. Default: untargeted (argmax != y; x_adv shaped like x, as
@@ -373,11 +374,14 @@ class Attack:
         if dataset is not None and dataset not in _DATASETS:
             raise ValueError(f"dataset must be None, 'mnist' or 'cifar10', got {dataset!r}")
         if eps is None and dataset is None:
-            raise ValueError("eps is required: the L_inf radius in pixel units, in (0, 1] (e.g. "
-                             "8/255 for CIFAR-10, 0.3 for MNIST); dataset='mnist'|'cifar10' uses "
-                             "that dataset's paper radius")
+            raise ValueError("eps is required: the ball's radius in pixel units (L_inf in (0, 1], "
+                             "e.g. 8/255 for CIFAR-10, 0.3 for MNIST; norm='l2': an L2 radius); "
+                             "dataset='mnist'|'cifar10' uses that dataset's paper radius")
         self.name = name
-        self.eps = None if eps is None else _number("eps", eps, 0, 1, lo_open=True)
+        # A number here; its range (per norm) is the core's check, as on the CLI (issue #57).
+        if eps is not None and (isinstance(eps, bool) or not isinstance(eps, numbers.Real)):
+            raise TypeError(f"eps must be a number, got {type(eps).__name__} {eps!r}")
+        self.eps = None if eps is None else float(eps)
         self.budget = _number("budget", budget, 1, _core.kMaxBudget, integer=True)
         if targeted is not None and not isinstance(targeted, bool):
             raise TypeError(f"targeted must be True, False or None, got {targeted!r}")

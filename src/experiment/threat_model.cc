@@ -1,0 +1,77 @@
+#include "experiment/threat_model.h"
+
+#include <stdexcept>
+
+#include "experiment/spec.h"
+
+namespace advbo::experiment {
+
+std::optional<double> DefaultRadius(const std::string& dataset, oracle::Norm norm, RadiusUse use) {
+  const bool mnist = dataset == "mnist", cifar = dataset == "cifar10";
+  if (!mnist && !cifar) return std::nullopt;
+  const bool l2 = norm == oracle::Norm::kL2;
+  switch (use) {
+    case RadiusUse::kAttack:
+      return l2 ? (mnist ? 2.0 : 1.0) : (mnist ? 0.3 : 0.05);
+    case RadiusUse::kRobustness:
+      return l2 ? (mnist ? 2.0 : 0.5) : (mnist ? 0.3 : 8.0 / 255);
+    case RadiusUse::kGame:
+      if (l2) return std::nullopt;
+      return mnist ? 0.2 : 0.05;
+  }
+  return std::nullopt;
+}
+
+OptionNames OptionNames::Python() { return {"eps", "norm", "feedback", "pixels"}; }
+
+double ThreatModel::enforced_eps() const {
+  const bool grid =
+      pixels == oracle::PixelSpace::k8bit && norm == oracle::Norm::kLinf && !rescale_compat;
+  return grid ? oracle::GridRadius(eps) : eps;
+}
+
+std::string ThreatModel::DescribeRadius() const {
+  if (norm == oracle::Norm::kL2) return "L2 eps " + FormatNumber(eps);
+  std::string s = "L_inf eps " + oracle::DescribeLinfRadius(eps);
+  if (enforced_eps() != eps)
+    s += " (8-bit queries enforce " + oracle::DescribeLinfRadius(enforced_eps()) + ")";
+  return s;
+}
+
+std::string ThreatModel::Describe() const {
+  return DescribeRadius() + ", " +
+         (feedback == oracle::Feedback::kLabel ? "label feedback" : "score feedback") + ", " +
+         oracle::PixelSpaceName(pixels) + " queries";
+}
+
+nlohmann::json ThreatModel::ToJson() const {
+  return {{"norm", oracle::NormName(norm)},
+          {"feedback", oracle::FeedbackName(feedback)},
+          {"pixels", oracle::PixelSpaceName(pixels)},
+          {"epsilon", eps},
+          {"epsilon_effective", enforced_eps()},
+          {"threat_model", rescale_compat ? "rescale_compat" : "clip"}};
+}
+
+ThreatModel ResolveThreatModel(const std::string& dataset, std::optional<double> eps,
+                               const std::string& norm, const std::string& feedback,
+                               const std::string& pixels, RadiusUse use, const OptionNames& names) {
+  ThreatModel tm;
+  tm.norm = oracle::ParseNorm(norm, names.norm.c_str());
+  tm.feedback = oracle::ParseFeedback(feedback, names.feedback.c_str());
+  tm.pixels = oracle::ParsePixelSpace(pixels, names.pixels.c_str());
+  CheckRadius(names.eps.c_str(), eps, tm.norm == oracle::Norm::kL2 ? "l2" : "linf");
+  if (eps) {
+    tm.eps = *eps;
+    return tm;
+  }
+  const std::optional<double> fallback = DefaultRadius(dataset, tm.norm, use);
+  if (!fallback)
+    throw std::invalid_argument(names.eps + " is required: '" + dataset + "' has no default " +
+                                oracle::NormName(tm.norm) + " radius");
+  tm.eps = *fallback;
+  tm.eps_default = true;
+  return tm;
+}
+
+}  // namespace advbo::experiment

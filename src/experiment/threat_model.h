@@ -1,0 +1,84 @@
+// The threat model of a run (issue #57): the ball's norm and radius, what an attack is told of
+// each query and the query space. It is resolved once, where the options enter (the CLI's
+// experiment options, the Python API, `advbo serve`'s defender radius, the game study), from
+// one table of default radii, and passed down unchanged: every banner, summary and record reads
+// it (docs/design.md, "One threat model").
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "oracle/oracle.h"
+
+namespace advbo::experiment {
+
+/// What a default radius is for.
+enum class RadiusUse {
+  kAttack,      ///< attack / bench / Python: the source papers' attack settings
+  kRobustness,  ///< evaluate: the field's standard robust-accuracy radii (RobustBench)
+  kGame,        ///< the adversarial games' latent-space radius (R2-B2 thesis App. E.6.2.1a)
+};
+
+/// The one table of default radii, in pixel units (pixels in [0, 1]):
+///
+///   use          MNIST L_inf  MNIST L2  CIFAR-10 L_inf  CIFAR-10 L2
+///   kAttack      0.3          2         0.05            1
+///   kRobustness  0.3          2         8/255           0.5
+///   kGame        0.2          --        0.05            --
+///
+/// kAttack: the BOS^2 thesis' delta_max on MNIST / CIFAR-10 (Kharkovskii 2020, Tables 5.2 and
+/// 5.3); under L2 the Square Attack paper's MNIST radius 2 and, on CIFAR-10, 1 (BlackboxBench's
+/// and the Square Attack paper's CIFAR-10 L2 setting at its scale); kRobustness: the radii
+/// robust accuracy is reported at (RobustBench's CIFAR-10 L_inf 8/255 and L2 0.5; MNIST
+/// 0.3 / 2, Madry et al. 2018); kGame: the latent games' radius (thesis App. E.6.2.1a), L_inf
+/// only. std::nullopt for any other dataset ("custom" data has no default: --eps is required)
+/// and for kGame under L2.
+std::optional<double> DefaultRadius(const std::string& dataset, oracle::Norm norm, RadiusUse use);
+
+/// The names the threat model's options go by where they entered, for error messages: the
+/// CLI's flags (the default) or the Python API's keyword arguments.
+struct OptionNames {
+  std::string eps = "--eps";
+  std::string norm = "--norm";
+  std::string feedback = "--feedback";
+  std::string pixels = "--pixels";
+  /// eps, norm, feedback, pixels (advbo.attack's keywords).
+  static OptionNames Python();
+};
+
+/// A resolved, validated threat model.
+struct ThreatModel {
+  oracle::Norm norm = oracle::Norm::kLinf;                ///< the ball's norm
+  oracle::Feedback feedback = oracle::Feedback::kScores;  ///< what an attack is told
+  oracle::PixelSpace pixels = oracle::PixelSpace::k8bit;  ///< query space
+  double eps = 0.3;          ///< radius in pixel units: L_inf in (0, 1], L2 in (0, kMaxL2Radius]
+  bool eps_default = false;  ///< whether eps came from DefaultRadius
+  /// The rescale-compat ball of the seed's code (L_inf only; oracle::Referee::
+  /// set_rescale_compat) instead of clipping: its radius is never rounded to the grid.
+  bool rescale_compat = false;
+
+  /// The radius queries are held to: with 8-bit L_inf queries (clipping, not rescale compat)
+  /// the largest multiple of 1/255 not above eps (oracle::GridRadius), else eps itself.
+  double enforced_eps() const;
+  /// "L_inf eps 0.3 (8-bit queries enforce 76/255)", "L2 eps 2": the radius as banners and
+  /// summaries print it.
+  std::string DescribeRadius() const;
+  /// The whole of it in one line: "L2 eps 2, score feedback, 8bit queries".
+  std::string Describe() const;
+  /// {"norm", "feedback", "pixels", "epsilon", "epsilon_effective", "threat_model" (clip |
+  /// rescale_compat)}: record and summary fields.
+  nlohmann::json ToJson() const;
+};
+
+/// Resolves the threat model from the options as given: `norm` "linf" | "l2", `feedback`
+/// "scores" | "label", `pixels` "8bit" | "float", `eps` the radius (unset: DefaultRadius of
+/// `dataset` for `use`). Throws std::invalid_argument naming the option by `names` for an
+/// unknown norm, feedback or pixel space, a radius outside the norm's range (NaN included:
+/// L_inf (0, 1], L2 (0, kMaxL2Radius]) or a missing radius without a default.
+ThreatModel ResolveThreatModel(const std::string& dataset, std::optional<double> eps,
+                               const std::string& norm, const std::string& feedback,
+                               const std::string& pixels, RadiusUse use,
+                               const OptionNames& names = {});
+
+}  // namespace advbo::experiment
