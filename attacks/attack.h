@@ -1,7 +1,9 @@
 // The common interface of every black-box attack in advbo. An attack talks to the model
 // only through a QueryOracle, which counts every image as a query, enforces the budget
-// and clips every query into the L_inf eps-ball (docs/design.md, "The oracle contract"), so
-// all attacks are compared under the same accounting rule.
+// and the threat model -- every query clipped into the L_inf or L2 eps-ball, or told only the
+// top-1 label (docs/design.md, "The oracle contract") -- so all attacks are compared under the
+// same accounting rule. The attacks themselves (20: score-based L_inf, score-based L2 and
+// hard-label) are the entries of attacks/registry.h, each with its source.
 #pragma once
 
 #include <functional>
@@ -82,13 +84,13 @@ struct AttackContext {
   int channels = 1, height = 28, width = 28;
 };
 
-/// Builds an attack by registry name (or an adaptive wrapper around one, attacks/adaptive:
-/// "eot:k=10/square", "aaa-adaptive:interval=4,reverse=1/bos2"): bos2, bos2-nostop, bayesopt,
-/// bayesopt-learnd, genattack, zoo, autozoom, square, parsimonious, random. Throws
-/// std::invalid_argument naming the available attacks otherwise.
+/// Builds an attack from its spec: a registry name (attacks/registry.h) with optional settings
+/// ("square:p_init=0.3"), or an adaptive wrapper around one (attacks/adaptive:
+/// "eot:k=10/square", "aaa-adaptive:interval=4,reverse=1/bos2"). Throws std::invalid_argument
+/// naming the available attacks for an unknown name, and the entry's errors for bad settings.
 std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext& context);
 
-/// Names accepted by MakeAttack.
+/// The registry's names (AttackRegistry), in its order.
 std::vector<std::string> AttackNames();
 
 /// "" when `attack` runs under the threat model (norm, feedback), else a message naming the

@@ -1,4 +1,7 @@
-// The attack registry: names and specs accepted by MakeAttack (attacks/attack.h).
+// The attack registry (attacks/registry.h): one entry per attack, and MakeAttack / AttackNames
+// (attacks/attack.h) on it.
+#include "attacks/registry.h"
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -29,14 +32,6 @@
 #include "attacks/zoo/zoo.h"
 
 namespace advbo::attacks {
-
-std::vector<std::string> AttackNames() {
-  // Score-based L_inf, then the L2 and hard-label attacks (issue #40).
-  return {"bos2",       "bos2-nostop", "bayesopt", "bayesopt-learnd", "genattack",
-          "zoo",        "autozoom",    "square",   "parsimonious",    "random",
-          "signhunter", "nes",         "bandits",  "simba-dct",       "square-l2",
-          "rays",       "hsja",        "sign-opt", "geoda",           "bo-hl"};
-}
 
 namespace {
 
@@ -94,148 +89,379 @@ struct SquareL2Settings {
   double p_init = 0.1;
 };
 
-// The attacks that take settings except BOS^2 ("nes:samples=20"); nullptr when `base` is
-// none of them.
-std::unique_ptr<Attack> AttackWithSettings(const std::string& base, const std::string& name,
-                                           size_t colon, bool mnist) {
-  using O1 = SquareOptions;
-  if (base == "square") {
-    O1 o;
-    o.p_init = mnist ? 0.8 : 0.05;
-    return std::make_unique<SquareAttack>(
-        ParseOptions(
-            base, name, colon, o,
-            {Real("p_init", &O1::p_init), Integer("resample", &O1::resample, 1, 10000),
-             Integer("restarts", &O1::restarts, 1, 100), Integer("targets", &O1::targets, 0, 100),
-             Integer("ce", &O1::ce, 0, 1), Real("magnitude", &O1::magnitude)}),
-        name);
-  }
-  using O2 = NesOptions;
-  if (base == "nes")
-    return std::make_unique<NesAttack>(
-        ParseOptions(base, name, colon, O2{},
-                     {Integer("samples", &O2::samples, 1, 100000), Real("sigma", &O2::sigma),
-                      Real("lr_ratio", &O2::lr_ratio)}),
-        name);
-  using O3 = BanditsOptions;
-  if (base == "bandits")
-    return std::make_unique<BanditsAttack>(
-        ParseOptions(base, name, colon, O3{},
-                     {Real("exploration", &O3::exploration), Real("fd_eta", &O3::fd_eta),
-                      Real("online_lr", &O3::online_lr), Real("lr_ratio", &O3::lr_ratio),
-                      Integer("tile", &O3::tile, 1, 4096)}),
-        name);
-  if (base == "square-l2")
-    return std::make_unique<SquareL2Attack>(
-        ParseOptions(base, name, colon, SquareL2Settings{},
-                     {Real("p_init", &SquareL2Settings::p_init)})
-            .p_init,
-        name);
-  using O4 = SimbaOptions;
-  if (base == "simba-dct")
-    return std::make_unique<SimbaDctAttack>(
-        ParseOptions(base, name, colon, O4{},
-                     {Real("step", &O4::step), Integer("initial", &O4::initial, 1, 4096),
-                      Integer("stride", &O4::stride, 1, 4096)}),
-        name);
-  return nullptr;
+// The part of `spec` after its colon ("" when it has none).
+std::string SettingsOf(const std::string& spec) {
+  const auto colon = spec.find(':');
+  return colon == std::string::npos ? "" : spec.substr(colon + 1);
 }
 
-// The hard-label attacks with settings ("rays:tolerance=0.01"); nullptr when `base` is none.
-std::unique_ptr<Attack> LabelAttackWithSettings(const std::string& base, const std::string& name,
-                                                size_t colon) {
-  if (base == "rays")
-    return std::make_unique<RaysAttack>(ParseOptions(base, name, colon, RaysOptions{},
-                                                     {Real("tolerance", &RaysOptions::tolerance)}),
-                                        name);
-  using O1 = HsjaOptions;
-  if (base == "hsja")
-    return std::make_unique<HsjaAttack>(
-        ParseOptions(
-            base, name, colon, O1{},
-            {Integer("initial_probes", &O1::initial_probes, 1, 100000),
-             Integer("max_probes", &O1::max_probes, 1, 1000000), Real("gamma", &O1::gamma)}),
-        name);
-  using O2 = SignOptOptions;
-  if (base == "sign-opt")
-    return std::make_unique<SignOptAttack>(
-        ParseOptions(base, name, colon, O2{},
-                     {Integer("probes", &O2::probes, 1, 100000), Real("h", &O2::h),
-                      Real("alpha", &O2::alpha)}),
-        name);
-  using O3 = BoHardLabelOptions;
-  if (base == "bo-hl")
-    return std::make_unique<BoHardLabelAttack>(
-        ParseOptions(
-            base, name, colon, O3{},
-            {Integer("side", &O3::side, 1, 64), InRange("bo_fraction", &O3::bo_fraction, 0, 1),
-             Integer("bo_max_queries", &O3::bo_max_queries, 0, 1000000),
-             Integer("patience", &O3::patience, 0, 1000000)}),
-        name);
-  using O4 = GeodaOptions;
-  if (base == "geoda")
-    return std::make_unique<GeodaAttack>(
-        ParseOptions(base, name, colon, O4{},
-                     {Integer("iterations", &O4::iterations, 1, 10000), Real("lambda", &O4::lambda),
-                      Real("sigma", &O4::sigma), Integer("subspace", &O4::subspace, 1, 4096)}),
-        name);
-  return nullptr;
+// `defaults` with the settings of `spec` applied (ParseOptions with the spec's own base name).
+template <class O>
+O Settings(const std::string& spec, O defaults, const std::vector<Setting<O>>& table) {
+  const auto colon = spec.find(':');
+  if (colon == std::string::npos) return defaults;
+  return ParseOptions(spec.substr(0, colon), spec, colon, defaults, table);
+}
+
+// The factory of an attack that takes no settings.
+template <class A>
+std::function<std::unique_ptr<Attack>(const std::string&, const AttackContext&)> NoSettings() {
+  return [](const std::string& spec, const AttackContext&) -> std::unique_ptr<Attack> {
+    if (spec.find(':') != std::string::npos)
+      throw std::invalid_argument("attack '" + spec.substr(0, spec.find(':')) +
+                                  "' takes no settings ('" + spec + "')");
+    return std::make_unique<A>();
+  };
+}
+
+std::unique_ptr<Attack> MakeBos2(const std::string& spec, const AttackContext& ctx) {
+  const std::string base = spec.substr(0, spec.find(':'));
+  Bos2Options o = Bos2Attack::OptionsFor(ctx, base == "bos2");
+  if (spec.find(':') == std::string::npos) return std::make_unique<Bos2Attack>(o);
+  // "bos2:key=value,..." (Bos2Attack::ApplySettings); the whole spec is the attack's name.
+  Bos2Attack::ApplySettings(SettingsOf(spec), &o, ctx.dataset);
+  return std::make_unique<Bos2Attack>(o, spec);
+}
+
+std::unique_ptr<Attack> MakeSquare(const std::string& spec, const AttackContext& ctx) {
+  using O = SquareOptions;
+  O o;
+  o.p_init = ctx.dataset == "mnist" ? 0.8 : 0.05;  // the paper's MNIST / CIFAR-10 settings
+  if (spec.find(':') == std::string::npos) return std::make_unique<SquareAttack>(o);
+  return std::make_unique<SquareAttack>(
+      Settings(spec, o,
+               {Real("p_init", &O::p_init), Integer("resample", &O::resample, 1, 10000),
+                Integer("restarts", &O::restarts, 1, 100), Integer("targets", &O::targets, 0, 100),
+                Integer("ce", &O::ce, 0, 1), Real("magnitude", &O::magnitude)}),
+      spec);
+}
+
+std::unique_ptr<Attack> MakeBayesOpt(const std::string& spec, const AttackContext& ctx) {
+  if (spec.find(':') != std::string::npos)
+    throw std::invalid_argument("attack '" + spec.substr(0, spec.find(':')) +
+                                "' takes no settings ('" + spec + "')");
+  BayesOptOptions o;
+  o.groups = ctx.dataset == "mnist" ? 14 : 12;
+  o.learn_side = spec == "bayesopt-learnd";
+  return std::make_unique<BayesOptAttack>(o);
+}
+
+std::unique_ptr<Attack> MakeAutoZoom(const std::string& spec, const AttackContext& ctx) {
+  if (spec.find(':') != std::string::npos)
+    throw std::invalid_argument("attack 'autozoom' takes no settings ('" + spec + "')");
+  AutoZoomOptions o;
+  o.latent_side = ctx.dataset == "mnist" ? 14 : 16;
+  return std::make_unique<AutoZoomAttack>(o);
+}
+
+// NES and Bandits: gradient estimates with signed steps.
+void AddGradientEstimators(std::vector<AttackEntry>* e) {
+  using F = AttackFamily;
+  using ON = NesOptions;
+  e->push_back({"nes",
+                F::kScoreLinf,
+                "NES gradient estimates, signed steps (Ilyas et al., ICML 2018, Alg. 1)",
+                "samples, sigma, lr_ratio",
+                {0, 0},
+                [](const std::string& spec, const AttackContext&) -> std::unique_ptr<Attack> {
+                  return std::make_unique<NesAttack>(
+                      Settings(spec, ON{},
+                               {Integer("samples", &ON::samples, 1, 100000),
+                                Real("sigma", &ON::sigma), Real("lr_ratio", &ON::lr_ratio)}),
+                      spec);
+                }});
+  using OB = BanditsOptions;
+  e->push_back({"bandits",
+                F::kScoreLinf,
+                "Bandits-TD: time and data priors of the gradient (Ilyas et al., ICLR 2019, "
+                "Algs. 1-3)",
+                "exploration, fd_eta, online_lr, lr_ratio, tile",
+                {0, 0},
+                [](const std::string& spec, const AttackContext&) -> std::unique_ptr<Attack> {
+                  return std::make_unique<BanditsAttack>(
+                      Settings(spec, OB{},
+                               {Real("exploration", &OB::exploration), Real("fd_eta", &OB::fd_eta),
+                                Real("online_lr", &OB::online_lr), Real("lr_ratio", &OB::lr_ratio),
+                                Integer("tile", &OB::tile, 1, 4096)}),
+                      spec);
+                }});
+}
+
+// The score-based L2 entries.
+void AddL2Attacks(std::vector<AttackEntry>* e) {
+  using F = AttackFamily;
+  using OS = SimbaOptions;
+  e->push_back(
+      {"simba-dct",
+       F::kScoreL2,
+       "SimBA-DCT: orthonormal low-frequency DCT directions (Guo et al., ICML 2019, Alg. 1)",
+       "step, initial, stride",
+       {0, 1},
+       [](const std::string& spec, const AttackContext&) -> std::unique_ptr<Attack> {
+         return std::make_unique<SimbaDctAttack>(
+             Settings(spec, OS{},
+                      {Real("step", &OS::step), Integer("initial", &OS::initial, 1, 4096),
+                       Integer("stride", &OS::stride, 1, 4096)}),
+             spec);
+       }});
+  e->push_back(
+      {"square-l2",
+       F::kScoreL2,
+       "Square Attack, L2 (Andriushchenko et al., ECCV 2020, Alg. 3)",
+       "p_init",
+       {0, 2},
+       [](const std::string& spec, const AttackContext&) -> std::unique_ptr<Attack> {
+         return std::make_unique<SquareL2Attack>(
+             Settings(spec, SquareL2Settings{}, {Real("p_init", &SquareL2Settings::p_init)}).p_init,
+             spec);
+       }});
+}
+
+// The score-based entries.
+std::vector<AttackEntry> ScoreAttacks() {
+  using F = AttackFamily;
+  std::vector<AttackEntry> e = {
+      {"bos2",
+       F::kScoreLinf,
+       "BOS^2: a dimension BO loop and an additive-GP perturbation BO loop with Bayesian "
+       "optimal stopping (Kharkovskii 2020 thesis, Ch. 5)",
+       "preset, kernel, beta, candidates, stopping, ... (README)",
+       {0, 0},
+       MakeBos2},
+      {"bos2-nostop",
+       F::kScoreLinf,
+       "BOS^2 without Bayesian optimal stopping (the thesis' ablation)",
+       "as bos2",
+       {0, 0},
+       MakeBos2},
+      {"bayesopt",
+       F::kScoreLinf,
+       "BayesOpt: additive-GP BO over a bilinear latent (Ru et al., ICLR 2020)",
+       "",
+       {0, 0},
+       MakeBayesOpt},
+      {"bayesopt-learnd",
+       F::kScoreLinf,
+       "BayesOpt with its latent size learnt (Ru et al., ICLR 2020)",
+       "",
+       {0, 0},
+       MakeBayesOpt},
+      {"genattack",
+       F::kScoreLinf,
+       "GenAttack: a genetic algorithm (Alzantot et al., GECCO 2019, Alg. 1)",
+       "",
+       {0, 0},
+       NoSettings<GenAttack>()},
+      {"zoo",
+       F::kScoreLinf,
+       "ZOO-ADAM: coordinate-wise zeroth-order C&W (Chen et al., AISec 2017, Alg. 2)",
+       "",
+       {0, 0},
+       NoSettings<ZooAttack>()},
+      {"autozoom",
+       F::kScoreLinf,
+       "AutoZOOM-BiLIN: random-direction gradient estimates in a bilinear latent (Tu et al., "
+       "AAAI 2019)",
+       "",
+       {0, 0},
+       MakeAutoZoom},
+      {"square",
+       F::kScoreLinf,
+       "Square Attack, L_inf (Andriushchenko et al., ECCV 2020, Algs. 1-2)",
+       "p_init, resample, restarts, targets, ce, magnitude",
+       {1, 0},
+       MakeSquare},
+      {"parsimonious",
+       F::kScoreLinf,
+       "Parsimonious: lazy-greedy search over the ball's vertices (Moon et al., ICML 2019, "
+       "Algs. 1-3)",
+       "",
+       {0, 0},
+       NoSettings<ParsimoniousAttack>()},
+      {"random",
+       F::kScoreLinf,
+       "random vertices of the ball: the floor every attack should beat",
+       "",
+       {0, 0},
+       NoSettings<RandomSearch>()},
+      {"signhunter",
+       F::kScoreLinf,
+       "SignHunter: hierarchical sign flips (Al-Dujaili & O'Reilly, ICLR 2020, Alg. 1)",
+       "",
+       {0, 0},
+       NoSettings<SignHunterAttack>()},
+  };
+  AddGradientEstimators(&e);
+  AddL2Attacks(&e);
+  return e;
+}
+
+// The hard-label entries.
+std::vector<AttackEntry> LabelAttacks() {
+  using F = AttackFamily;
+  std::vector<AttackEntry> e;
+  e.push_back({"rays",
+               F::kLabel,
+               "RayS: ray search over sign directions, L_inf (Chen & Gu, KDD 2020, Algs. 1-3)",
+               "tolerance",
+               {1, 0},
+               [](const std::string& spec, const AttackContext&) -> std::unique_ptr<Attack> {
+                 return std::make_unique<RaysAttack>(
+                     Settings(spec, RaysOptions{}, {Real("tolerance", &RaysOptions::tolerance)}),
+                     spec);
+               }});
+  using OH = HsjaOptions;
+  e.push_back({"hsja",
+               F::kLabel,
+               "HopSkipJumpAttack, L2 and L_inf (Chen, Jordan & Wainwright, IEEE S&P 2020, "
+               "Alg. 2)",
+               "initial_probes, max_probes, gamma",
+               {3, 1},
+               [](const std::string& spec, const AttackContext&) -> std::unique_ptr<Attack> {
+                 return std::make_unique<HsjaAttack>(
+                     Settings(spec, OH{},
+                              {Integer("initial_probes", &OH::initial_probes, 1, 100000),
+                               Integer("max_probes", &OH::max_probes, 1, 1000000),
+                               Real("gamma", &OH::gamma)}),
+                     spec);
+               }});
+  using OS = SignOptOptions;
+  e.push_back({"sign-opt",
+               F::kLabel,
+               "Sign-OPT: sign estimates of the boundary distance's gradient, L2 and L_inf "
+               "(Cheng et al., ICLR 2020, Alg. 1)",
+               "probes, h, alpha",
+               {0, 2},
+               [](const std::string& spec, const AttackContext&) -> std::unique_ptr<Attack> {
+                 return std::make_unique<SignOptAttack>(
+                     Settings(spec, OS{},
+                              {Integer("probes", &OS::probes, 1, 100000), Real("h", &OS::h),
+                               Real("alpha", &OS::alpha)}),
+                     spec);
+               }});
+  using OG = GeodaOptions;
+  e.push_back({"geoda",
+               F::kLabel,
+               "GeoDA: boundary normals from low-frequency probes, L2 and L_inf (Rahmati et al., "
+               "CVPR 2020, Alg. 1)",
+               "iterations, lambda, sigma, subspace",
+               {0, 3},
+               [](const std::string& spec, const AttackContext&) -> std::unique_ptr<Attack> {
+                 return std::make_unique<GeodaAttack>(
+                     Settings(spec, OG{},
+                              {Integer("iterations", &OG::iterations, 1, 10000),
+                               Real("lambda", &OG::lambda), Real("sigma", &OG::sigma),
+                               Integer("subspace", &OG::subspace, 1, 4096)}),
+                     spec);
+               }});
+  using OBo = BoHardLabelOptions;
+  e.push_back({"bo-hl",
+               F::kLabel,
+               "BO of the boundary distance over a low-dimensional direction space, then RayS "
+               "and HopSkipJump, L_inf (advbo, issue #40)",
+               "side, bo_fraction, bo_max_queries, patience",
+               {2, 0},
+               [](const std::string& spec, const AttackContext&) -> std::unique_ptr<Attack> {
+                 return std::make_unique<BoHardLabelAttack>(
+                     Settings(spec, OBo{},
+                              {Integer("side", &OBo::side, 1, 64),
+                               InRange("bo_fraction", &OBo::bo_fraction, 0, 1),
+                               Integer("bo_max_queries", &OBo::bo_max_queries, 0, 1000000),
+                               Integer("patience", &OBo::patience, 0, 1000000)}),
+                     spec);
+               }});
+  return e;
+}
+
+const char* FamilyText(AttackFamily f) {
+  switch (f) {
+    case AttackFamily::kScoreLinf:
+      return "score-based, L_inf";
+    case AttackFamily::kScoreL2:
+      return "score-based, --norm l2";
+    case AttackFamily::kLabel:
+      return "hard-label, --feedback label, untargeted";
+  }
+  return "";
 }
 
 }  // namespace
 
+const std::vector<AttackEntry>& AttackRegistry() {
+  static const std::vector<AttackEntry> registry = [] {
+    std::vector<AttackEntry> all = ScoreAttacks();
+    for (auto& e : LabelAttacks()) all.push_back(std::move(e));
+    return all;
+  }();
+  return registry;
+}
+
+const AttackEntry* FindAttack(const std::string& name) {
+  const std::string base = name.substr(0, name.find(':'));
+  for (const auto& e : AttackRegistry())
+    if (e.name == base) return &e;
+  return nullptr;
+}
+
+std::vector<std::string> AttackNames() {
+  std::vector<std::string> names;
+  for (const auto& e : AttackRegistry()) names.push_back(e.name);
+  return names;
+}
+
+std::string AttackHelp() {
+  std::string help;
+  for (AttackFamily f : {AttackFamily::kScoreLinf, AttackFamily::kScoreL2, AttackFamily::kLabel}) {
+    std::string names;
+    for (const auto& e : AttackRegistry())
+      if (e.family == f) names += (names.empty() ? "" : " | ") + e.name;
+    help += names + " (" + FamilyText(f) + ");\n";
+  }
+  return help +
+         "settings as NAME:key=value,... (e.g. square:p_init=0.3, bos2:preset=thesis); adaptive "
+         "wrappers\n(at most 8 nested): eot:k=10/ATTACK (expectation over a randomised defense, "
+         "every sample a\ncounted query), aaa-adaptive:interval=4,reverse=1/ATTACK, "
+         "oars:quantization=50/ATTACK, confirm:n=2/ATTACK";
+}
+
+std::string RegistryTable() {
+  std::string t =
+      "| attack | threat model | method (source) | settings |\n| --- | --- | --- | --- |\n";
+  for (const auto& e : AttackRegistry()) {
+    std::string norms;
+    for (oracle::Norm n : e.make(e.name, AttackContext{})->norms())
+      norms += (norms.empty() ? "" : ", ") + std::string(n == oracle::Norm::kL2 ? "L2" : "L∞");
+    const bool label = e.family == AttackFamily::kLabel;
+    t += "| `" + e.name + "` | " + (label ? "hard-label, " : "scores, ") + norms + " | " +
+         e.summary + " | " + (e.settings.empty() ? "—" : e.settings) + " |\n";
+  }
+  return t;
+}
+
+std::string DefaultEnsemble(oracle::Norm norm, oracle::Feedback feedback) {
+  const int col = norm == oracle::Norm::kL2 ? 1 : 0;
+  std::vector<const AttackEntry*> members;
+  for (const auto& e : AttackRegistry()) {
+    const bool label = e.family == AttackFamily::kLabel;
+    if (label == (feedback == oracle::Feedback::kLabel) && e.ensemble_rank[col] > 0)
+      members.push_back(&e);
+  }
+  std::sort(members.begin(), members.end(), [col](const AttackEntry* a, const AttackEntry* b) {
+    return a->ensemble_rank[col] < b->ensemble_rank[col];
+  });
+  std::string out;
+  for (const auto* e : members) out += (out.empty() ? "" : ",") + e->name;
+  return out;
+}
+
 std::unique_ptr<Attack> MakeAttack(const std::string& name, const AttackContext& ctx) {
-  const bool mnist = ctx.dataset == "mnist";
   // Adaptive wrappers around another attack: "eot:k=10/square" (attacks/adaptive).
   if (IsAdaptiveSpec(name)) return MakeAdaptiveAttack(name, ctx);
-  // BOS^2 with settings: "bos2:key=value,..." (Bos2Attack::ApplySettings); the whole spec
-  // is the attack's name in records.
-  const auto colon = name.find(':');
-  if (colon != std::string::npos) {
-    const std::string base = name.substr(0, colon);
-    if (auto a = AttackWithSettings(base, name, colon, mnist)) return a;
-    if (auto a = LabelAttackWithSettings(base, name, colon)) return a;
-    if (base != "bos2" && base != "bos2-nostop")
-      throw std::invalid_argument("attack '" + base + "' takes no settings ('" + name + "')");
-    Bos2Options o = Bos2Attack::OptionsFor(ctx, base == "bos2");
-    Bos2Attack::ApplySettings(name.substr(colon + 1), &o, ctx.dataset);
-    return std::make_unique<Bos2Attack>(o, name);
-  }
-  if (name == "bos2" || name == "bos2-nostop")
-    return std::make_unique<Bos2Attack>(Bos2Attack::OptionsFor(ctx, name == "bos2"));
-  if (name == "bayesopt" || name == "bayesopt-learnd") {
-    BayesOptOptions o;
-    o.groups = mnist ? 14 : 12;
-    o.learn_side = name == "bayesopt-learnd";
-    return std::make_unique<BayesOptAttack>(o);
-  }
-  if (name == "parsimonious") return std::make_unique<ParsimoniousAttack>();
-  if (name == "random") return std::make_unique<RandomSearch>();
-  if (name == "signhunter") return std::make_unique<SignHunterAttack>();
-  if (name == "rays") return std::make_unique<RaysAttack>();
-  if (name == "hsja") return std::make_unique<HsjaAttack>();
-  if (name == "geoda") return std::make_unique<GeodaAttack>();
-  if (name == "bo-hl") return std::make_unique<BoHardLabelAttack>();
-  if (name == "sign-opt") return std::make_unique<SignOptAttack>();
-  if (name == "simba-dct") return std::make_unique<SimbaDctAttack>();
-  if (name == "nes") return std::make_unique<NesAttack>();
-  if (name == "bandits") return std::make_unique<BanditsAttack>();
-  if (name == "square-l2") return std::make_unique<SquareL2Attack>();
-  if (name == "square") {
-    SquareOptions o;
-    o.p_init = mnist ? 0.8 : 0.05;
-    return std::make_unique<SquareAttack>(o);
-  }
-  if (name == "genattack") return std::make_unique<GenAttack>();
-  if (name == "zoo") return std::make_unique<ZooAttack>();
-  if (name == "autozoom") {
-    AutoZoomOptions o;
-    o.latent_side = mnist ? 14 : 16;
-    return std::make_unique<AutoZoomAttack>(o);
-  }
+  if (const AttackEntry* e = FindAttack(name)) return e->make(name, ctx);
   std::string names;
   for (const auto& n : AttackNames()) names += (names.empty() ? "" : ", ") + n;
-  throw std::invalid_argument("unknown attack '" + name + "' (available: " + names + ")");
+  const std::string base = name.substr(0, name.find(':'));
+  throw std::invalid_argument("unknown attack '" + base + "' (available: " + names + ")");
 }
 
 }  // namespace advbo::attacks

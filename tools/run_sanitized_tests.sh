@@ -36,20 +36,13 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 # whose code paths other sanitized tests run, each long under ASan) run in the plain stage
 # (tools/run_tests.sh), so CI runs every test once.
 # ADVBO_SANITIZED_ALL=1 runs every test of the suite here instead.
-skip="^($(grep -o '^[A-Za-z0-9_.]*' tools/plain_only_tests.txt | grep . | sed 's/\./\\./g' | paste -sd'|'))\$"
-smoke='^(Cli\.AttackWritesRecordsSummaryAndImages|Pixels\.Bos2SuccessesAreSavedPngs|BenchCli\.EveryAttackStaysInTheBallAndTheBudget|BenchCli\.EvaluateReferenceBesideTheEnsemble|GameCli\.AdversarialGameOnMnistKeepsBothClipsAndConstantSum|BoCli\.TestFunctionTraceAndSummary|FboCli\.PrivacyOnlyPrintsTheThesisLoss|ServeCli\.NormalizeWrapsTheModelOnEitherSide|BadInput\.ASecondRunOnTheSameOutputIsRefused)$'
 cd build-asan
 if [ "${ADVBO_SANITIZED_ALL:-0}" = 1 ]; then
   exec ctest --output-on-failure -j "$JOBS" --timeout 1800 "$@"
 fi
-# A test named by the smoke list must exist: a renamed test would otherwise drop out silently.
-listed=$(ctest -N -R "$smoke" | grep -c 'Test *#' || true)
-if [ "$listed" != 9 ]; then
-  echo "run_sanitized_tests.sh: the smoke list names 9 integration tests, ctest finds $listed" >&2
-  exit 1
-fi
-# One ctest run over the chosen tests' numbers (-I 0,0,0,N,...): the smoke tests share the cores
-# with the unit tests instead of running in a second round.
-nums=$({ ctest -N -L unit -E "$skip"; ctest -N -R "$smoke"; } |
-  sed -n 's/^ *Test *#\([0-9]*\):.*/\1/p' | sort -nu | paste -sd,)
-ctest --output-on-failure -j "$JOBS" --timeout 1800 -I "0,0,0,$nums" "$@"
+# One ctest run over the chosen tests (tools/ctest_select.py: the unit tests but the
+# plain-only ones, and the smoke list; it refuses a listed name the build does not have), so
+# that the smoke tests share the cores with the unit tests instead of running in a second round.
+ids=$(/usr/bin/python3 ../tools/ctest_select.py . --label unit --list ../tools/sanitized_smoke_tests.txt \
+  --exclude-list ../tools/plain_only_tests.txt)
+ctest --output-on-failure -j "$JOBS" --timeout 1800 -I "$ids" "$@"

@@ -20,24 +20,23 @@ stage() {  # stage NAME COMMAND...: runs it and prints its wall time
   "$@"
   echo "[run_tests] $name: $((SECONDS - start)) s" >&2
 }
+# The full run builds in build/ only what its plain stage runs: the advbo binary, the Python
+# module and the test executables of the integration and plain-only tests (the unit tests run
+# in the sanitizer build). A quick run builds everything.
+if [ "${ADVBO_QUICK_TESTS:-0}" != 1 ]; then
+  export ADVBO_BUILD_TARGETS="advbo advbo_python test_cli test_pixels test_attacks test_bo test_whitebox"
+fi
 stage "setup + plain build" bash tools/setup.sh
 if [ "${ADVBO_QUICK_TESTS:-0}" = 1 ]; then
   stage "plain tests (all)" bash -c 'cd build && ctest --output-on-failure -j "${JOBS:-2}" --timeout 900'
 else
-  plain_only="^($(grep -o '^[A-Za-z0-9_.]*' tools/plain_only_tests.txt | grep . | sed 's/\./\\./g' | paste -sd'|'))\$"
-  listed=$(cd build && ctest -N -R "$plain_only" | grep -c 'Test *#' || true)
-  wanted=$(grep -c '^[A-Za-z]' tools/plain_only_tests.txt)
-  if [ "$listed" != "$wanted" ]; then  # a renamed test would otherwise drop out silently
-    echo "run_tests.sh: tools/plain_only_tests.txt names $wanted tests, ctest finds $listed" >&2
-    exit 1
-  fi
-  # One ctest run over the chosen tests' numbers (-I 0,0,0,N,...), so that the long ones share
-  # the cores with the rest instead of running in a second round.
-  nums=$(cd build && { ctest -N -L "integration|check"; ctest -N -R "$plain_only"; } |
-    sed -n 's/^ *Test *#\([0-9]*\):.*/\1/p' | sort -nu | paste -sd,)
-  export nums
+  # One ctest run over the chosen tests (tools/ctest_select.py), so that the long ones share the
+  # cores with the rest instead of running in a second round.
+  ids=$(/usr/bin/python3 tools/ctest_select.py build --label integration --label check \
+    --list tools/plain_only_tests.txt)
+  export ids
   stage "plain tests (integration, checks, plain-only unit tests)" bash -c \
-    'cd build && ctest --output-on-failure -j "${JOBS:-2}" --timeout 900 -I "0,0,0,$nums"'
+    'cd build && ctest --output-on-failure -j "${JOBS:-2}" --timeout 900 -I "$ids"'
 fi
 if [ "${ADVBO_QUICK_TESTS:-0}" != 1 ]; then
   stage "sanitizer build + tests" bash tools/run_sanitized_tests.sh

@@ -21,6 +21,7 @@
 
 #include "attacks/attack.h"
 #include "attacks/bos2/bos2_attack.h"
+#include "attacks/registry.h"
 #include "cli/commands.h"
 #include "cli/experiment_options.h"
 #include "cli/format.h"
@@ -333,15 +334,7 @@ std::function<int()> RegisterAttackCommand(CLI::App& app) {
       "Only correctly classified images are attacked. Writes one JSONL record per instance\n"
       "(--out) and prints a summary table (ASR, queries, time split model/BO).");
   AddExperimentOptions(cmd, args.get());
-  cmd->add_option(
-         "--attack", args->attack,
-         "attack: bos2 | bos2-nostop | bayesopt | bayesopt-learnd | genattack | zoo | autozoom |\n"
-         "square | parsimonious | random | signhunter | nes | bandits (score-based L_inf);\n"
-         "square-l2 | simba-dct (--norm l2); rays | hsja | sign-opt | geoda | bo-hl\n"
-         "(--feedback label, untargeted); BOS^2 settings as bos2:key=value,... (e.g.\n"
-         "bos2:preset=thesis, bos2:kernel=matern52,beta=constant:9; see README); adaptive\n"
-         "wrappers: eot:k=10/ATTACK (expectation over a randomised defense, every sample a\n"
-         "counted query), aaa-adaptive:interval=4,reverse=1/ATTACK (against --defense aaa)")
+  cmd->add_option("--attack", args->attack, "attack: " + attacks::AttackHelp())
       ->default_val("bos2");
   cmd->add_option("--beta", args->beta,
                   "BOS^2 Add-GP-UCB exploration weight: kandasamy2015 | srinivas2010 | constant:V\n"

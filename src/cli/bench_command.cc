@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "attacks/attack.h"
+#include "attacks/registry.h"
 #include "cli/commands.h"
 #include "cli/experiment_options.h"
 #include "cli/format.h"
@@ -323,8 +324,9 @@ std::function<int()> RegisterBenchCommand(CLI::App& app) {
       "k - 1; "
       "`advbo bench merge` combines shards.");
   cmd->add_option("--attacks", a->attacks,
-                  "comma list of attack specs (as --attack of advbo attack; a piece key=value "
-                  "continues the previous spec's settings)")
+                  "comma list of attack specs (a piece key=value continues the previous spec's "
+                  "settings): " +
+                      attacks::AttackHelp())
       ->default_val(a->attacks);
   AddExperimentOptions(cmd, a.get());
   cmd->add_option("--shard", a->shard, "run shard k of n (k/n)")->default_val("1/1");

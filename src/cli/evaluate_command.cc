@@ -18,6 +18,7 @@
 #include <tuple>
 #include <vector>
 
+#include "attacks/registry.h"
 #include "cli/commands.h"
 #include "cli/experiment_options.h"
 #include "cli/format.h"
@@ -59,15 +60,14 @@ std::string Pct(double v) { return Fmt(100.0 * v, 1) + " %"; }
 // below it every number is marked an upper bound.
 constexpr long kDefaultImageBudget = 10000;
 
-// The ensemble of a threat model (--norm, --feedback), cheapest first: the score-based L_inf
-// ensemble, the L2 pair, or the hard-label attacks of that norm.
+// The ensemble of a threat model (--norm, --feedback), cheapest first: the registry's ranked
+// entries (attacks::DefaultEnsemble). Score-based L_inf is Square alone: with the budget per
+// image, giving Parsimonious and BOS^2 a share lost to Square alone on both adversarially
+// trained models (issue #55, docs/results/defenses.md: 61.0 vs 58.0 % on the first 100
+// MNIST-AT images, neither broke an image Square had left); --ensemble
+// square,parsimonious,bos2 runs them.
 std::string DefaultEnsemble(const std::string& norm, const std::string& feedback) {
-  if (feedback == "label") return norm == "l2" ? "hsja,sign-opt,geoda" : "rays,bo-hl,hsja";
-  // Score-based L_inf: Square alone. With the budget per image, giving Parsimonious and
-  // BOS^2 a share lost to Square alone on both adversarially trained models (issue #55,
-  // docs/results/defenses.md: 61.0 vs 58.0 % on the first 100 MNIST-AT images, neither
-  // broke an image Square had left); --ensemble square,parsimonious,bos2 runs them.
-  return norm == "l2" ? "simba-dct,square-l2" : "square";
+  return attacks::DefaultEnsemble(oracle::ParseNorm(norm), oracle::ParseFeedback(feedback));
 }
 
 // What a run of `advbo evaluate` attacks: the experiment's spec (every image of the run, so
@@ -869,9 +869,15 @@ std::function<int()> RegisterEvaluateCommand(CLI::App& app) {
       "combines folders. An image an attack was not run on is 'not evaluated' (exit 3).");
   cmd->add_option("--ensemble", a->ensemble,
                   "comma list of attack specs, cheapest first (as --attacks of advbo bench); "
-                  "default by threat model: square | simba-dct,square-l2 "
-                  "(--norm l2) | rays,bo-hl,hsja (--feedback label) | hsja,sign-opt,geoda "
-                  "(--feedback label --norm l2)");
+                  "default by threat model: " +
+                      attacks::DefaultEnsemble(oracle::Norm::kLinf, oracle::Feedback::kScores) +
+                      " | " +
+                      attacks::DefaultEnsemble(oracle::Norm::kL2, oracle::Feedback::kScores) +
+                      " (--norm l2) | " +
+                      attacks::DefaultEnsemble(oracle::Norm::kLinf, oracle::Feedback::kLabel) +
+                      " (--feedback label) | " +
+                      attacks::DefaultEnsemble(oracle::Norm::kL2, oracle::Feedback::kLabel) +
+                      " (--feedback label --norm l2)");
   cmd->add_flag("--no-adaptive", a->no_adaptive,
                 "do not add the defense's adaptive attack to the ensemble");
   cmd->add_option("--reference", a->reference,

@@ -6,6 +6,7 @@
 
 #include "cli/validators.h"
 #include "data/datasets.h"
+#include "defenses/registry.h"
 #include "experiment/runner.h"
 
 namespace advbo::cli {
@@ -87,17 +88,7 @@ void AddExperimentOptions(CLI::App* cmd, ExperimentArgs* a) {
                   "worker group, 1 with several: see --workers; at most 256)")
       ->check(IntInRange(0, experiment::kMaxThreads))
       ->default_val(0);
-  cmd->add_option("--defense", a->spec.defense,
-                  "input-transformation defense in front of the model, e.g. jpeg:quality=75, "
-                  "bits:depth=4, median:size=3, blur:sigma=1, noise:sigma=0.02, resize:ratio=0.1; "
-                  "or output post-processing after the model: round:decimals=2 (rounded "
-                  "probabilities), topk:k=1, aaa:interval=4,reverse=1,temperature=1 (AAA-linear, "
-                  "Chen et al. 2022); "
-                  "compose with + (default none); or a defender that plays a repeated game "
-                  "against the attack, one round per query: r2b2:latent (R2-B2 level-1 VAE-latent "
-                  "moves, Dai 2021 Sec. 8.4.2.2), r2b2:jpeg+noise (tunable: jpeg, bits, blur, "
-                  "noise, resize), random:... (level 0, random moves)")
-      ->default_val("none");
+  cmd->add_option("--defense", a->spec.defense, defenses::DefenseHelp())->default_val("none");
   cmd->add_option("--defender-vae", a->spec.defender_vae,
                   "VAE of a game defender (default models/<dataset>_vae.pt)");
   cmd->add_option("--defender-eps", a->spec.defender_eps,

@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/validators.h"
 #include "defenses/game_defense.h"
+#include "defenses/registry.h"
 #include "experiment/setup.h"
 #include "experiment/spec.h"
 #include "experiment/threat_model.h"
@@ -143,11 +144,12 @@ std::function<int()> RegisterServeCommand(CLI::App& app) {
   cmd->add_option("--normalize", a->normalize,
                   "the model expects normalised input: MEAN[,MEAN,MEAN]:STD[,STD,STD]; clients "
                   "send pixels in [0,1]");
-  cmd->add_option("--defense", a->defense,
-                  "defense in front of the model (as advbo attack --defense: jpeg:quality=75, "
-                  "r2b2:jpeg+noise, ...); per-instance when clients send session headers. A game "
-                  "defender's GP keeps a window of the last 100-200 rounds unless its spec sets "
-                  "window=N (window=0: the exact GP, whose cost grows with the session)")
+  cmd->add_option(
+         "--defense", a->defense,
+         defenses::DefenseHelp() +
+             "\nPer-instance when clients send session headers. A game "
+             "defender's GP keeps a window of the last 100-200 rounds unless its spec sets "
+             "window=N (window=0: the exact GP, whose cost grows with the session)")
       ->default_val("none");
   cmd->add_option("--defender-vae", a->defender_vae,
                   "VAE of a game defender (default models/<dataset>_vae.pt)");

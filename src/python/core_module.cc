@@ -442,6 +442,8 @@ PYBIND11_MODULE(_core, m) {
   });
   m.attr("kMaxBudget") = advbo::experiment::kMaxBudget;
   m.attr("RUN_OPTIONS") = py::tuple(py::cast(advbo::python::RunOptions()));
+  // The attack registry's names (attacks/registry.h), exported as advbo.ATTACKS.
+  m.attr("ATTACKS") = py::tuple(py::cast(advbo::attacks::AttackNames()));
   m.attr("__version__") = ADVBO_VERSION;
   m.def(
       "repo_root", [] { return advbo::experiment::RepoRoot().string(); },

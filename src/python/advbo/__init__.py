@@ -1,8 +1,8 @@
 """advbo: black-box adversarial attacks driven by Bayesian optimisation.
 
 Attack any classifier you can only query -- a ``torch.nn.Module``, a TorchScript file, a
-served model's URL or any Python callable -- with BOS^2 (the default), Square, Parsimonious,
-BayesOpt, GenAttack, ZOO, AutoZOOM or random search::
+served model's URL or any Python callable -- with BOS^2 (the default) or any other attack of
+``advbo.ATTACKS`` (score-based L_inf and L2, hard-label; the C++ registry's names)::
 
     import advbo, torch
     net = torch.jit.load(advbo.shipped_model("cifar10_cw")).eval()   # or your nn.Module
@@ -11,11 +11,12 @@ BayesOpt, GenAttack, ZOO, AutoZOOM or random search::
     result.x_adv, result.success, result.queries, result.records
 
 Every image the model scores is one query; the budget is a hard limit and every query stays
-inside the L_inf eps-ball. By default queries are 8-bit images, so each success is an image
+inside the eps-ball (L_inf, or L2 with norm="l2"; hard-label attacks, feedback="label", may
+query outside it and succeed only inside). By default queries are 8-bit images, so each success is an image
 that stays adversarial when saved as PNG. See ``help(advbo.attack)``.
 """
-from ._core import DataError, ModelError, __version__
+from ._core import ATTACKS, DataError, ModelError, __version__
 from ._api import Attack, AttackResult, attack, load_images, shipped_model
 
-__all__ = ["Attack", "AttackResult", "attack", "load_images", "shipped_model", "DataError",
-           "ModelError", "__version__"]
+__all__ = ["ATTACKS", "Attack", "AttackResult", "attack", "load_images", "shipped_model",
+           "DataError", "ModelError", "__version__"]

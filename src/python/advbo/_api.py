@@ -325,8 +325,8 @@ class Attack:
     """One black-box attack with its threat model, budget and goal; call it on a model and
     images: ``Attack("bos2", eps=8/255)(model, x, y) -> AttackResult``.
 
-    name: attack spec as on the CLI: "bos2" (default), "square", "parsimonious", "bayesopt",
-        "genattack", "zoo", "autozoom", "random", with settings "bos2:kernel=matern52,refine=0".
+    name: attack spec as on the CLI: any name of advbo.ATTACKS ("bos2", the default, "square",
+        "square-l2", "rays", ...), with settings "bos2:kernel=matern52,refine=0".
     eps: the ball's radius in pixel units: L_inf in (0, 1] (e.g. 8/255 for CIFAR-10, 0.3 for
         MNIST); with norm="l2" an L2 radius in (0, 886.81] (e.g. 2 for MNIST). Required, as with
         the CLI's --data, unless dataset= picks a shipped dataset's radius (L_inf: mnist 0.3,
