@@ -103,13 +103,19 @@ O Settings(const std::string& spec, O defaults, const std::vector<Setting<O>>& t
   return ParseOptions(spec.substr(0, colon), spec, colon, defaults, table);
 }
 
+// Throws "attack 'NAME' takes no settings ('SPEC')" when `spec` has settings.
+void RefuseSettings(const std::string& spec) {
+  const auto colon = spec.find(':');
+  if (colon != std::string::npos)
+    throw std::invalid_argument("attack '" + spec.substr(0, colon) + "' takes no settings ('" +
+                                spec + "')");
+}
+
 // The factory of an attack that takes no settings.
 template <class A>
 std::function<std::unique_ptr<Attack>(const std::string&, const AttackContext&)> NoSettings() {
   return [](const std::string& spec, const AttackContext&) -> std::unique_ptr<Attack> {
-    if (spec.find(':') != std::string::npos)
-      throw std::invalid_argument("attack '" + spec.substr(0, spec.find(':')) +
-                                  "' takes no settings ('" + spec + "')");
+    RefuseSettings(spec);
     return std::make_unique<A>();
   };
 }
@@ -137,9 +143,7 @@ std::unique_ptr<Attack> MakeSquare(const std::string& spec, const AttackContext&
 }
 
 std::unique_ptr<Attack> MakeBayesOpt(const std::string& spec, const AttackContext& ctx) {
-  if (spec.find(':') != std::string::npos)
-    throw std::invalid_argument("attack '" + spec.substr(0, spec.find(':')) +
-                                "' takes no settings ('" + spec + "')");
+  RefuseSettings(spec);
   BayesOptOptions o;
   o.groups = ctx.dataset == "mnist" ? 14 : 12;
   o.learn_side = spec == "bayesopt-learnd";
@@ -147,8 +151,7 @@ std::unique_ptr<Attack> MakeBayesOpt(const std::string& spec, const AttackContex
 }
 
 std::unique_ptr<Attack> MakeAutoZoom(const std::string& spec, const AttackContext& ctx) {
-  if (spec.find(':') != std::string::npos)
-    throw std::invalid_argument("attack 'autozoom' takes no settings ('" + spec + "')");
+  RefuseSettings(spec);
   AutoZoomOptions o;
   o.latent_side = ctx.dataset == "mnist" ? 14 : 16;
   return std::make_unique<AutoZoomAttack>(o);

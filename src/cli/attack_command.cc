@@ -110,11 +110,6 @@ fs::path SummaryPathOf(const std::string& records) {
   return fs::path(records + ".summary.json");
 }
 
-// A summary field as a number, NaN when null.
-double NumberOr(const nlohmann::json& s, const char* key) {
-  return s.at(key).is_null() ? NAN : s.at(key).get<double>();
-}
-
 // The summary of the run's records (resumed ones included; experiment::SummarizeRecords, the
 // one summary, issue #57): printed as a table and, with -o FILE, written beside the records as
 // FILE's stem + ".summary.json" with the run's settings and threat model.

@@ -87,11 +87,6 @@ struct AttackRow {
   std::vector<double> curve;
 };
 
-// A summary field as a number, NaN when null.
-double NumberOr(const nlohmann::json& s, const char* key) {
-  return s.at(key).is_null() ? NAN : s.at(key).get<double>();
-}
-
 AttackRow SummarizeAttack(const std::string& name, const std::vector<const nlohmann::json*>& rs,
                           long budget) {
   AttackRow row;

@@ -6,11 +6,8 @@
 
 namespace advbo::cli {
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+double NumberOr(const nlohmann::json& summary, const char* key) {
+  return summary.at(key).is_null() ? NAN : summary.at(key).get<double>();
 }
 
 std::string Fmt(double v, int prec) {

@@ -1,13 +1,14 @@
 // Small formatting helpers shared by the subcommands' summary tables.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
-#include <vector>
 
 namespace advbo::cli {
 
-/// Median of v (NaN if empty).
-double Median(std::vector<double> v);
+/// Field `key` of a summary object (experiment::SummarizeRecords) as a number, NaN when null
+/// (so that Fmt prints "-"). Throws nlohmann::json's out_of_range when the key is absent.
+double NumberOr(const nlohmann::json& summary, const char* key);
 /// v with `prec` decimals, or "-" when v is not finite.
 std::string Fmt(double v, int prec = 1);
 

@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <random>
 #include <vector>
 
 #include "attacks/linear_model.h"
@@ -24,10 +23,7 @@ namespace {
 // finite difference or the prior's update walks away from the vertex (the gain falls below 0).
 TEST(Bandits, SignedStepsClimbALinearObjectiveToTheBallsBestVertex) {
   constexpr int kSide = 8, kD = kSide * kSide;
-  std::mt19937 gen(11);
-  std::uniform_real_distribution<double> mag(0.5, 1.5);
-  Eigen::VectorXd a(kD);
-  for (int i = 0; i < kD; ++i) a(i) = (i % 3 == 0 ? -1 : 1) * mag(gen);
+  const Eigen::VectorXd a = testing::MixedSignWeights(kD, 11);
   const std::vector<float> x0(kD, 0.5f);
   auto model = testing::LinearModel(a, x0, -50.0, kSide, nullptr);  // never a success
   const double eps = 0.05;

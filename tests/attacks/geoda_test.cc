@@ -3,7 +3,6 @@
 // own).
 #include <gtest/gtest.h>
 
-#include <random>
 #include <vector>
 
 #include "attacks/attack.h"
@@ -20,10 +19,7 @@ namespace {
 // leaves it far off.
 TEST(Geoda, ApproachesTheClosedFormDistanceToALinearBoundary) {
   constexpr int kSide = 4, kD = kSide * kSide;
-  std::mt19937 gen(7);
-  std::uniform_real_distribution<double> mag(0.5, 1.5);
-  Eigen::VectorXd a(kD);
-  for (int i = 0; i < kD; ++i) a(i) = (i % 3 == 0 ? -1 : 1) * mag(gen);
+  const Eigen::VectorXd a = testing::MixedSignWeights(kD, 7);
   const std::vector<float> x0(kD, 0.5f);
   auto model = testing::LinearModel(a, x0, -1.0, kSide, nullptr);
   const double closest = 1.0 / a.norm();

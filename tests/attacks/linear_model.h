@@ -7,6 +7,7 @@
 
 #include <Eigen/Dense>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,16 @@ class LinearBackend : public oracle::ScoreBackend {
   double m0_;
   std::vector<std::vector<float>>* seen_;
 };
+
+/// Weights a [d] for the tests: |a_i| uniform in [0.5, 1.5] (std::mt19937 seeded `seed`), the
+/// sign negative on every third pixel, so no pixel is flat and the gradient has both signs.
+inline Eigen::VectorXd MixedSignWeights(int d, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> mag(0.5, 1.5);
+  Eigen::VectorXd a(d);
+  for (int i = 0; i < d; ++i) a(i) = (i % 3 == 0 ? -1 : 1) * mag(gen);
+  return a;
+}
 
 /// The linear model on 1 x side x side images (logits out, no probe queries).
 inline std::unique_ptr<oracle::Classifier> LinearModel(const Eigen::VectorXd& a,

@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include <random>
 #include <vector>
 
 #include "attacks/linear_model.h"
@@ -20,10 +19,7 @@ namespace {
 // a wrong sign is a 3-sigma event). A sign error in the estimate or the step fails it.
 TEST(Nes, FirstStepFollowsTheSignOfTheLinearModelsGradient) {
   constexpr int kSide = 8, kD = kSide * kSide, kPairs = 2000;
-  std::mt19937 gen(5);
-  std::uniform_real_distribution<double> mag(0.5, 1.5);
-  Eigen::VectorXd a(kD);
-  for (int i = 0; i < kD; ++i) a(i) = (i % 3 == 0 ? -1 : 1) * mag(gen);
+  const Eigen::VectorXd a = testing::MixedSignWeights(kD, 5);
   const std::vector<float> x0(kD, 0.5f);
   std::vector<std::vector<float>> seen;
   auto model = testing::LinearModel(a, x0, -50.0, kSide, &seen);  // unreachable: never a success

@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <random>
 #include <vector>
 
 #include "attacks/linear_model.h"
@@ -21,10 +20,7 @@ namespace {
 // queries on 64 pixels -- its sign vector is sign(a), exactly, whatever the coarser levels did.
 TEST(SignHunter, OnePassOverTheLevelsFindsTheBestVertexOfALinearObjective) {
   constexpr int kSide = 8, kD = kSide * kSide;
-  std::mt19937 gen(3);
-  std::uniform_real_distribution<double> mag(0.5, 1.5);
-  Eigen::VectorXd a(kD);
-  for (int i = 0; i < kD; ++i) a(i) = (i % 3 == 0 ? -1 : 1) * mag(gen);
+  const Eigen::VectorXd a = testing::MixedSignWeights(kD, 3);
   const std::vector<float> x0(kD, 0.5f);
   std::vector<std::vector<float>> seen;
   auto model = testing::LinearModel(a, x0, -50.0, kSide, &seen);  // never a success

@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <random>
 #include <vector>
 
 #include "attacks/linear_model.h"
@@ -22,10 +21,7 @@ namespace {
 // far off.
 TEST(SignOpt, ApproachesTheClosedFormDistanceToALinearBoundary) {
   constexpr int kSide = 4, kD = kSide * kSide;
-  std::mt19937 gen(7);
-  std::uniform_real_distribution<double> mag(0.5, 1.5);
-  Eigen::VectorXd a(kD);
-  for (int i = 0; i < kD; ++i) a(i) = (i % 3 == 0 ? -1 : 1) * mag(gen);
+  const Eigen::VectorXd a = testing::MixedSignWeights(kD, 7);
   const std::vector<float> x0(kD, 0.5f);
   auto model = testing::LinearModel(a, x0, -1.0, kSide, nullptr);
   const double closest = 1.0 / a.norm();  // ~0.24: inside [0, 1] around x0 = 0.5
