@@ -64,20 +64,72 @@ void LatentGame::Images(const Eigen::VectorXd& a1, const Eigen::VectorXd& a2,
     throw std::invalid_argument("latent game: action size differs from the latent dimension");
   *x1 = att_.Decode((z0_ + a1).transpose());
   last_linf1_ = ClipTo(x1, clean_, opt_.epsilon);
-  if (!opt_.defender_active) {
-    *x2 = *x1;
-    last_linf2_ = 0;
-    return;
+  *x2 = DefendedImages(*x1, a2.transpose());
+  if (opt_.strength_action && opt_.defender_active) last_strength_ = std::clamp(a2(z2), 0.0, 1.0);
+  last_linf2_ = 0;
+  for (size_t i = 0; i < x2->size(); ++i)
+    last_linf2_ = std::max(last_linf2_, std::abs(static_cast<double>((*x2)[i]) - (*x1)[i]));
+}
+
+std::vector<float> LatentGame::DefendedImages(const std::vector<float>& x1,
+                                              const Eigen::MatrixXd& a2) const {
+  const int z2 = def_.latent_dim();
+  const long k = a2.rows();
+  const size_t d = x1.size();
+  if (a2.cols() != z2 + (opt_.strength_action ? 1 : 0))
+    throw std::invalid_argument("latent game: action size differs from the latent dimension");
+  std::vector<float> out;
+  if (!opt_.defender_active) {  // no defender stage: every action passes x1 through
+    out.reserve(k * d);
+    for (long r = 0; r < k; ++r) out.insert(out.end(), x1.begin(), x1.end());
+    return out;
   }
-  Eigen::VectorXd z1 = def_.Encode(x1->data(), 1).row(0).transpose();
-  *x2 = def_.Decode((z1 + a2.head(z2)).transpose());
-  if (opt_.strength_action) {
-    last_strength_ = std::clamp(a2(z2), 0.0, 1.0);
-    const float w = static_cast<float>(last_strength_);
-    if (w < 1.0f)  // w = 1 is exactly the thesis' move
-      for (size_t i = 0; i < x2->size(); ++i) (*x2)[i] = (*x1)[i] + w * ((*x2)[i] - (*x1)[i]);
+  const Eigen::RowVectorXd z1 = def_.Encode(x1.data(), 1).row(0);
+  out = def_.Decode(a2.leftCols(z2).rowwise() + z1);
+  std::vector<float> x2(d);
+  for (long r = 0; r < k; ++r) {
+    std::copy(out.begin() + r * d, out.begin() + (r + 1) * d, x2.begin());
+    if (opt_.strength_action) {
+      const float w = static_cast<float>(std::clamp(a2(r, z2), 0.0, 1.0));
+      if (w < 1.0f)  // w = 1 is exactly the thesis' move
+        for (size_t i = 0; i < d; ++i) x2[i] = x1[i] + w * (x2[i] - x1[i]);
+    }
+    ClipTo(&x2, x1, opt_.epsilon);
+    std::copy(x2.begin(), x2.end(), out.begin() + r * d);
   }
-  last_linf2_ = ClipTo(x2, *x1, opt_.epsilon);
+  return out;
+}
+
+Eigen::VectorXd LatentGame::CandidatePayoffs(int m, const std::vector<Eigen::VectorXd>& actions,
+                                             const Eigen::MatrixXd& candidates) {
+  if (actions.size() != 2 || (m != 0 && m != 1))
+    throw std::invalid_argument("latent game: two agents expected");
+  const long k = candidates.rows();
+  const size_t d = clean_.size();
+  std::vector<float> x2;
+  if (m == 1) {  // the attacker's image once, every defender candidate on it
+    std::vector<float> x1 = att_.Decode((z0_ + actions[0]).transpose());
+    ClipTo(&x1, clean_, opt_.epsilon);
+    x2 = DefendedImages(x1, candidates);
+  } else {
+    x2.reserve(k * d);
+    for (long r = 0; r < k; ++r) {
+      std::vector<float> x1 = att_.Decode((z0_ + candidates.row(r).transpose()).transpose());
+      ClipTo(&x1, clean_, opt_.epsilon);
+      const std::vector<float> y = DefendedImages(x1, actions[1].transpose());
+      x2.insert(x2.end(), y.begin(), y.end());
+    }
+  }
+  const Eigen::MatrixXd lp = model_.LogProbabilities(x2.data(), static_cast<int>(k));
+  candidate_queries_ += k;
+  Eigen::VectorXd pay(k);
+  for (long r = 0; r < k; ++r) {
+    double s = 0;
+    for (Eigen::Index c = 0; c < lp.cols(); ++c)
+      if (c != true_class_) s = std::max(s, std::exp(lp(r, c)));
+    pay(r) = m == 0 ? s : 1.0 - s;
+  }
+  return pay;
 }
 
 Eigen::VectorXd LatentGame::Payoffs(const std::vector<Eigen::VectorXd>& actions) {

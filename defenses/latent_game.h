@@ -50,6 +50,12 @@ class LatentGame final : public games::GameEnvironment {
   const games::ActionSpace& space(int m) const override { return spaces_.at(m); }
   /// (s, 1 - s) for the joint action; one model query.
   Eigen::VectorXd Payoffs(const std::vector<Eigen::VectorXd>& actions) override;
+  /// Agent m's payoffs [K] for candidates [K, d_m] against the other's action: one batch
+  /// of K model queries (counted in candidate_queries(), not queries()). For the defender
+  /// (m = 1) the attacker's image is decoded once and each candidate's defended image
+  /// scored; for the attacker each candidate's image goes through the defender's move.
+  Eigen::VectorXd CandidatePayoffs(int m, const std::vector<Eigen::VectorXd>& actions,
+                                   const Eigen::MatrixXd& candidates) override;
   /// {"attack_score", "true_prob", "success", "linf_attacker" (x_1 vs x_0),
   ///  "linf_defender" (x_2 vs x_1)} of the last Payoffs call, and "strength" (w) with the
   ///  strength action.
@@ -61,8 +67,12 @@ class LatentGame final : public games::GameEnvironment {
   /// mismatch.
   void Images(const Eigen::VectorXd& a1, const Eigen::VectorXd& a2, std::vector<float>* x1,
               std::vector<float>* x2) const;
+  /// The defended images [K * C*H*W] of the attacker's image x1 under each defender action
+  /// (rows of a2 [K, z_D] or [K, z_D + 1]); batched Images without the round's bookkeeping.
+  std::vector<float> DefendedImages(const std::vector<float>& x1, const Eigen::MatrixXd& a2) const;
   const std::vector<float>& clean() const { return clean_; }
   long queries() const { return queries_; }
+  long candidate_queries() const { return candidate_queries_; }
 
  private:
   const oracle::Classifier& model_;
@@ -72,7 +82,7 @@ class LatentGame final : public games::GameEnvironment {
   LatentGameOptions opt_;
   Eigen::VectorXd z0_;
   std::vector<games::ActionSpace> spaces_;
-  long queries_ = 0;
+  long queries_ = 0, candidate_queries_ = 0;
   double last_score_ = 0, last_true_ = 0;
   mutable double last_linf1_ = 0, last_linf2_ = 0, last_strength_ = 1;  // last Images call
 };

@@ -65,7 +65,10 @@ std::function<int()> RegisterGameCommand(CLI::App& app) {
                   "bos2, parsimonious, ...) playing T = --rounds queries against --defender")
       ->default_val("r2b2:1");
   cmd->add_option("--defender,--agent2", a->study.defender,
-                  "agent 2, same syntax; against an attack from attacks/ (--attacker square, "
+                  "agent 2, same syntax, or omniscient (R2-B2 games: sees the attacker's action "
+                  "and plays the best of its candidates on the true model -- a bound on what any "
+                  "defender with this action space could do, not a learner); against an attack "
+                  "from attacks/ (--attacker square, "
                   "bos2, parsimonious, ...): a defender in the query loop -- r2b2:latent, "
                   "r2b2:jpeg+noise (tunable jpeg, bits, blur, noise, resize), random:..., a fixed "
                   "pipeline (jpeg:quality=75) or none")
@@ -98,6 +101,16 @@ std::function<int()> RegisterGameCommand(CLI::App& app) {
   cmd->add_option("--level0", a->study.level0,
                   "level-0 strategy of every agent: random | gpmw | exp3 (default gpmw synthetic, "
                   "random adversarial; gpmw/exp3 there use a 100x100 grid, 2-D latents only)");
+  cmd->add_option("--opponent-model", a->study.opponent_model,
+                  "what every R2-B2 agent assumes its opponent's level-0 strategy is: self (the "
+                  "opponent's own, e.g. gpucb against --attacker gpucb; the thesis' assumption) | "
+                  "random | gpucb | ts | gpmw | exp3 | none. Each round's record holds the action "
+                  "the agent's decision assumed (predicted_actions) and whether it was played")
+      ->default_val("self");
+  cmd->add_option("--omniscient-candidates", a->study.omniscient_candidates,
+                  "--defender omniscient: candidate actions scored per round (model queries; the "
+                  "R2-B2 defender's --candidates first; default max(1000, --candidates))")
+      ->check(IntInRange(1, 100000));
   cmd->add_option("--grid", a->study.grid, "synthetic: actions per agent (grid points of [0,1])")
       ->check(IntInRange(2, 1000))
       ->default_val(100);

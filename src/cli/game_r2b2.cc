@@ -53,6 +53,8 @@ nlohmann::json StudySettings(const experiment::GameStudyOptions& a,
                          {"gp_lengthscale", a.gp_lengthscale},
                          {"gp_restarts", a.gp_restarts},
                          {"beta", a.beta},
+                         {"opponent_model", a.opponent_model},
+                         {"omniscient_candidates", a.omniscient_candidates},
                          {"samples", a.samples},
                          {"candidates", a.candidates},
                          {"seed", a.seed}};
@@ -98,8 +100,8 @@ std::string WriteSummary(const GameArgs& out, const experiment::GameStudyOptions
                   a.game.c_str(), *a.eps, a.rounds, runs, num_games, a.inits, a.level0.c_str(),
                   a.samples, static_cast<unsigned long long>(a.seed));
     table << buf;
-    std::snprintf(buf, sizeof buf, "%-10s %24s %22s\n", "levels", "successful attacks / T",
-                  "mean attack score");
+    std::snprintf(buf, sizeof buf, "%-22s %24s %22s %18s\n", "levels", "successful attacks / T",
+                  "mean attack score", "defender predicts");
   }
   table << buf;
   nlohmann::json summary = nlohmann::json::array();
@@ -107,6 +109,20 @@ std::string WriteSummary(const GameArgs& out, const experiment::GameStudyOptions
     const auto [m1, se1] = MeanSe(t.final1[k]);
     const auto [m2, se2] = MeanSe(t.final2[k]);
     nlohmann::json row = {{"matchup", t.labels[k]}, {"agents", t.names[k]}, {"runs", runs}};
+    nlohmann::json predictions = nlohmann::json::object();
+    for (int m = 0; m < 2; ++m) {
+      const long n = t.predicted[k][m], hit = t.matched[k][m];
+      predictions[m == 0 ? "attacker" : "defender"] = {
+          {"rounds_predicted", n},
+          {"matched", hit},
+          {"match_rate", n > 0 ? nlohmann::json(static_cast<double>(hit) / n) : nullptr}};
+    }
+    row["predictions"] = predictions;
+    if (t.candidate_queries[k] > 0) row["omniscient_candidate_queries"] = t.candidate_queries[k];
+    // The defender's share of played rounds whose assumed attacker action was the one played.
+    const long dn = t.predicted[k][1];
+    const std::string match =
+        dn > 0 ? Fmt(100.0 * t.matched[k][1] / dn, 1) + " % of " + std::to_string(dn) : "-";
     if (synthetic) {
       std::snprintf(buf, sizeof buf, "%-10s %14s +- %-5s %14s +- %-5s\n", t.labels[k].c_str(),
                     Fmt(m1, 4).c_str(), Fmt(se1, 4).c_str(), Fmt(m2, 4).c_str(),
@@ -115,9 +131,9 @@ std::string WriteSummary(const GameArgs& out, const experiment::GameStudyOptions
       row["stderr"] = {se1, se2};
     } else {
       const auto [ms, ses] = MeanSe(t.successes[k]);
-      std::snprintf(buf, sizeof buf, "%-10s %16s +- %-5s %14s +- %-5s\n", t.labels[k].c_str(),
+      std::snprintf(buf, sizeof buf, "%-22s %16s +- %-5s %14s +- %-5s %18s\n", t.labels[k].c_str(),
                     Fmt(ms, 1).c_str(), Fmt(ses, 1).c_str(), Fmt(m1, 4).c_str(),
-                    Fmt(se1, 4).c_str());
+                    Fmt(se1, 4).c_str(), match.c_str());
       row["successful_attacks"] = ms;
       row["successful_attacks_stderr"] = ses;
       row["mean_attack_score"] = m1;

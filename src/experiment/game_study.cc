@@ -11,6 +11,7 @@
 #include "experiment/seeds.h"
 #include "experiment/spec.h"
 #include "experiment/threat_model.h"
+#include "games/omniscient.h"
 #include "games/r2b2.h"
 
 namespace advbo::experiment {
@@ -25,6 +26,11 @@ AgentSpec ParseAgent(const std::string& s, const std::string& default_level0) {
   AgentSpec a;
   a.level0 = default_level0;
   const auto& names = games::Level0Names();
+  if (s == "omniscient") {
+    a.plain = s;
+    a.omniscient = true;
+    return a;
+  }
   if (std::find(names.begin(), names.end(), s) != names.end()) {
     a.level0 = a.plain = s;
     return a;
@@ -32,8 +38,9 @@ AgentSpec ParseAgent(const std::string& s, const std::string& default_level0) {
   const std::string prefix = "r2b2:";
   if (s.rfind(prefix, 0) != 0)
     throw std::invalid_argument("agent '" + s +
-                                "': use r2b2:K (K = reasoning level), r2b2:1-lite, or a level-0 "
-                                "strategy: random, gpmw, exp3, gpucb, ts, none");
+                                "': use r2b2:K (K = reasoning level), r2b2:1-lite, a level-0 "
+                                "strategy (random, gpmw, exp3, gpucb, ts, none) or, as the "
+                                "defender, omniscient");
   std::string rest = s.substr(prefix.size());
   const auto dash = rest.find("-lite");
   if (dash != std::string::npos) {
@@ -82,6 +89,7 @@ void GameStudyOptions::ResolveDefaults() {
   if (a.init_rounds < 0) a.init_rounds = synthetic ? 1 : 5;
   if (a.payoff_noise < 0) a.payoff_noise = synthetic ? 0.02 : 0.0;
   if (a.candidates <= 0) a.candidates = synthetic ? 1000 : 200;
+  if (a.omniscient_candidates <= 0) a.omniscient_candidates = std::max(1000, a.candidates);
   // Latent game: the R2-B2 thesis' radius (App. E.6.2.1a) unless given; a given one is
   // checked like every other --eps.
   if (a.eps) CheckLinfRadius("--eps", a.eps);
@@ -128,8 +136,23 @@ void GameStudyOptions::Validate() const {
   bo::ParseExplorationWeight(a.beta);  // validate before any work
   CheckImageIndices(a.indices);
   games::ParseGameType(a.type);
+  const auto& l0 = games::Level0Names();
+  if (a.opponent_model != "self" && std::find(l0.begin(), l0.end(), a.opponent_model) == l0.end())
+    throw std::invalid_argument("--opponent-model " + a.opponent_model +
+                                ": use self, random, gpucb, ts, gpmw, exp3 or none");
+  if (a.game != "synthetic" && (a.opponent_model == "gpmw" || a.opponent_model == "exp3") &&
+      a.level0 != "gpmw" && a.level0 != "exp3")
+    throw std::invalid_argument("--opponent-model " + a.opponent_model +
+                                " needs the discretised action space of --level0 gpmw or exp3");
+  if (a.omniscient_candidates < a.candidates || a.omniscient_candidates > 100000)
+    throw std::invalid_argument("--omniscient-candidates must be in [--candidates (" +
+                                std::to_string(a.candidates) + "), 100000] (0 = max(1000, " +
+                                "--candidates))");
   if (a.matchups.empty()) {
-    ParseAgent(a.attacker, a.level0);
+    if (ParseAgent(a.attacker, a.level0).omniscient)
+      throw std::invalid_argument(
+          "--attacker omniscient: the omniscient agent moves second, so it can only defend "
+          "(--defender omniscient)");
     ParseAgent(a.defender, a.level0);
   }
   for (const auto& m : a.matchups) ParseMatchup(m, a.level0);
@@ -172,8 +195,9 @@ std::unique_ptr<games::R2b2Agent> MakeR2b2(int self, const std::pair<AgentSpec, 
     lo.standardize = a.standardize_payoffs;
     lo.gp_lengthscale = ctx.gp_lengthscale;
     lo.belief = ctx.belief;
-    level0.push_back(
-        games::MakeLevel0((m == 0 ? specs.first : specs.second).level0, ctx.spaces[m], lo, feat));
+    const std::string& own = (m == 0 ? specs.first : specs.second).level0;
+    level0.push_back(games::MakeLevel0(
+        m == self || a.opponent_model == "self" ? own : a.opponent_model, ctx.spaces[m], lo, feat));
   }
   games::R2b2Options opt;
   opt.level = spec.level;
@@ -184,6 +208,22 @@ std::unique_ptr<games::R2b2Agent> MakeR2b2(int self, const std::pair<AgentSpec, 
   opt.beta = bo::ParseExplorationWeight(a.beta);
   return std::make_unique<games::R2b2Agent>(self, ctx.spaces, std::move(beliefs), std::move(level0),
                                             opt);
+}
+
+// The omniscient defender's candidates [omniscient_candidates, d]: the R2-B2 defender's own
+// set (R2b2Options::candidate_seed 0, agent 1), then further points of the space drawn from
+// the run seed -- so it can always play what an R2-B2 defender could.
+Eigen::MatrixXd OmniscientCandidates(const games::ActionSpace& space, const GameStudyOptions& a,
+                                     uint64_t run_seed) {
+  const Eigen::MatrixXd own = games::CandidateActions(space, a.candidates, bo::DeriveSeed(0, 1));
+  const long more = a.omniscient_candidates - own.rows();
+  if (more <= 0 || (space.finite() && own.rows() == space.size())) return own;
+  const Eigen::MatrixXd extra = games::CandidateActions(
+      space, static_cast<int>(std::min<long>(more, space.finite() ? space.size() : more)),
+      bo::DeriveSeed(run_seed, 0x0a11));
+  Eigen::MatrixXd all(own.rows() + extra.rows(), space.dim());
+  all << own, extra;
+  return all;
 }
 
 // The matchups to play and their labels ("1v0", "gpucb-vs-none", ...).
@@ -272,6 +312,30 @@ std::unique_ptr<games::GameEnvironment> MakeGame(const GameStudyOptions& a, Game
   return lg;
 }
 
+// Into `line`: what each agent's decision assumed its opponent would play (or null) and
+// whether it did; counts predicted and matched played rounds per agent.
+void RecordPredictions(const games::Agent& p1, const games::Agent& p2, const games::RoundRecord& r,
+                       nlohmann::json* line, std::array<long, 2>* predicted,
+                       std::array<long, 2>* matched) {
+  nlohmann::json guesses = nlohmann::json::array(), hits = nlohmann::json::array();
+  for (int m = 0; m < 2; ++m) {
+    const Eigen::VectorXd guess = (m == 0 ? p1 : p2).PredictedAction(1 - m);
+    const Eigen::VectorXd& played = r.actions[1 - m];
+    if (guess.size() != played.size()) {
+      guesses.push_back(nullptr);
+      hits.push_back(nullptr);
+      continue;
+    }
+    const bool same = (guess - played).cwiseAbs().maxCoeff() <= 1e-12;
+    guesses.push_back(std::vector<double>(guess.data(), guess.data() + guess.size()));
+    hits.push_back(same);
+    ++(*predicted)[m];
+    (*matched)[m] += same ? 1 : 0;
+  }
+  (*line)["predicted_actions"] = guesses;
+  (*line)["prediction_matched"] = hits;
+}
+
 // Plays run `init` of matchup k on game g, handing one line per round to on_round and adding
 // to `t`.
 void PlayRun(const GameStudyOptions& a, GameType type, const LatentSetup& ls, const Matchups& mu,
@@ -282,8 +346,16 @@ void PlayRun(const GameStudyOptions& a, GameType type, const LatentSetup& ls, co
   const uint64_t run_seed = GameRunSeed(a.seed, g, init);
   bo::Rng rng(run_seed);
   ctx.belief.fit_seed = run_seed;
-  auto p1 = MakeR2b2(0, mu.pairs[k], ctx, a, run_seed);
-  auto p2 = MakeR2b2(1, mu.pairs[k], ctx, a, run_seed);
+  std::unique_ptr<games::Agent> p1 = MakeR2b2(0, mu.pairs[k], ctx, a, run_seed), p2;
+  games::OmniscientAgent* omniscient = nullptr;
+  if (mu.pairs[k].second.omniscient) {
+    auto o = std::make_unique<games::OmniscientAgent>(
+        1, env, OmniscientCandidates(ctx.spaces[1], a, run_seed));
+    omniscient = o.get();
+    p2 = std::move(o);
+  } else {
+    p2 = MakeR2b2(1, mu.pairs[k], ctx, a, run_seed);
+  }
   t->names[k] = {p1->name(), p2->name()};
   games::GameOptions go;
   go.rounds = a.rounds;
@@ -313,6 +385,8 @@ void PlayRun(const GameStudyOptions& a, GameType type, const LatentSetup& ls, co
       line["true_class"] = ls.targets[g].label;
     }
     for (const auto& [key, v] : r.details.items()) line[key] = v;
+    if (!r.init) RecordPredictions(*p1, *p2, r, &line, &t->predicted[k], &t->matched[k]);
+    if (omniscient) line["omniscient_evaluations"] = omniscient->candidates().rows();
     if (on_round) on_round(line);
     if (r.init) return;
     if (synthetic) {
@@ -334,6 +408,7 @@ void PlayRun(const GameStudyOptions& a, GameType type, const LatentSetup& ls, co
                  false);
     }
   });
+  if (omniscient) t->candidate_queries[k] += omniscient->evaluations();
   t->final1[k].push_back(cum1 / a.rounds);
   t->final2[k].push_back(cum2 / a.rounds);
   t->successes[k].push_back(succ);
@@ -361,6 +436,9 @@ GameStudyResult RunGameStudy(const GameStudyOptions& a, const GameRoundSink& on_
   t.final1.assign(km, {});
   t.final2.assign(km, {});
   t.successes.assign(km, {});
+  t.predicted.assign(km, {0, 0});
+  t.matched.assign(km, {0, 0});
+  t.candidate_queries.assign(km, 0);
   long done = 0;
   const long total = static_cast<long>(km) * t.num_games * a.inits;
   for (size_t k = 0; k < km; ++k)

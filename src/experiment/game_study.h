@@ -5,6 +5,7 @@
 // rounds, table and curves; everything that decides the numbers is here.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -31,7 +32,15 @@ struct GameStudyOptions {
   std::string attacker = "r2b2:1", defender = "r2b2:0";
   /// ... or several, as "1v0", "1Lv0", "2v1" (levels of agent 1 and agent 2).
   std::vector<std::string> matchups;
-  std::string level0;            ///< level-0 strategy ("" = gpmw synthetic, random adversarial)
+  std::string level0;  ///< level-0 strategy ("" = gpmw synthetic, random adversarial)
+  /// What every R2-B2 agent assumes its opponent's level-0 strategy is (issue #58): "self" =
+  /// the opponent's own (its spec's level-0 strategy, the thesis' assumption and the
+  /// default), or a level-0 strategy name (random, gpucb, ts, gpmw, exp3, none).
+  std::string opponent_model = "self";
+  /// Candidate actions of an omniscient defender (--defender omniscient; 0 = the larger of
+  /// 1000 and `candidates`), >= `candidates`: the R2-B2 defender's own candidate set, then
+  /// more points of its action space (Sobol, or grid rows).
+  int omniscient_candidates = 0;
   int grid = 100;                ///< synthetic: grid points per action dimension, >= 2
   double lengthscale = 0.1;      ///< synthetic: the payoff GP's lengthscale
   int rounds = 150;              ///< T, rounds per run, >= 1
@@ -81,14 +90,18 @@ struct GameStudyOptions {
 struct AgentSpec {
   int level = 0;
   bool lite = false;
+  /// "omniscient" (defender only): plays the best of its candidates on the true model,
+  /// knowing the attacker's action (games/omniscient.h); an upper bound, not a learner.
+  bool omniscient = false;
   std::string level0;
   std::string plain;  ///< set when the agent is a bare level-0 strategy ("gpucb", "none", ...)
   /// "1", "1L" or the strategy name.
   std::string Label() const;
 };
 
-/// "r2b2:K", "r2b2:K-lite" (K = 1 only), or a level-0 strategy name (games::Level0Names()),
-/// which plays that strategy as a level-0 agent. Throws std::invalid_argument naming `s`.
+/// "r2b2:K", "r2b2:K-lite" (K = 1 only), a level-0 strategy name (games::Level0Names()),
+/// which plays that strategy as a level-0 agent, or "omniscient" (whose level-0 model, for
+/// an R2-B2 opponent, is default_level0). Throws std::invalid_argument naming `s`.
 AgentSpec ParseAgent(const std::string& s, const std::string& default_level0);
 
 /// "1v0", "1Lv0", "2v1": the agents of a matchup. Throws std::invalid_argument naming `s`.
@@ -109,6 +122,12 @@ struct GameStudyResult {
   std::vector<std::string> labels;              ///< "1v0", "gpucb-vs-none", ...
   std::vector<std::vector<std::string>> names;  ///< the agents' names per matchup
   std::vector<std::vector<double>> curve1, curve2, final1, final2, successes;
+  /// Per matchup and agent (0, 1): played rounds in which the agent's decision assumed one
+  /// action of its opponent (games::Agent::PredictedAction), and how many equalled the
+  /// action the opponent played.
+  std::vector<std::array<long, 2>> predicted, matched;
+  /// Per matchup: model queries an omniscient defender spent scoring its candidates.
+  std::vector<long> candidate_queries;
   int num_games = 0;                 ///< games played per matchup
   std::vector<int> images;           ///< latent: the images played on
   std::string model_path, vae_path;  ///< latent: the classifier and VAE used

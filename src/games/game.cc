@@ -1,8 +1,11 @@
 #include "games/game.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
+
+#include "bo/design.h"
 
 namespace advbo::games {
 
@@ -50,6 +53,26 @@ bool ActionSpace::Contains(const Eigen::VectorXd& x) const {
     return false;
   }
   return (x.array() >= lower.array() - 1e-12).all() && (x.array() <= upper.array() + 1e-12).all();
+}
+
+Eigen::MatrixXd CandidateActions(const ActionSpace& space, int n, uint64_t seed) {
+  if (n < 1) throw std::invalid_argument("CandidateActions: need at least one candidate");
+  bo::Rng rng(seed);
+  if (space.finite() && space.size() <= n) return space.grid;
+  if (space.finite()) {  // a fixed random subset of a large grid (e.g. 100 x 100 latent actions)
+    std::vector<int> idx(space.size());
+    for (int i = 0; i < space.size(); ++i) idx[i] = i;
+    std::shuffle(idx.begin(), idx.end(), rng);
+    Eigen::MatrixXd sub(n, space.dim());
+    for (int i = 0; i < n; ++i) sub.row(i) = space.grid.row(idx[i]);
+    return sub;
+  }
+  return bo::MakeDesign(bo::DesignKind::kSobol, n, space.lower, space.upper, rng);
+}
+
+Eigen::VectorXd GameEnvironment::CandidatePayoffs(int, const std::vector<Eigen::VectorXd>&,
+                                                  const Eigen::MatrixXd&) {
+  throw std::logic_error("this game cannot score candidate actions outside a round");
 }
 
 GameHistory::GameHistory(std::vector<int> dims) : dims_(std::move(dims)) {

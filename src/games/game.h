@@ -102,6 +102,14 @@ class Agent {
                               const std::vector<Eigen::VectorXd>& revealed, bo::Rng& rng) = 0;
   /// Called after every round (the history's last row is that round).
   virtual void Observe(const GameHistory& history) { (void)history; }
+  /// The action [d_m] of agent m that this agent's last decision assumed, when it assumed a
+  /// single one (a revealed action, an R2-B2-Lite sample, a point-mass level-0 model, a
+  /// level >= 2 simulation); empty when it averaged over a distribution, did not model m, or
+  /// has not acted. The game records it beside the action m played (issue #58). Default empty.
+  virtual Eigen::VectorXd PredictedAction(int m) const {
+    (void)m;
+    return {};
+  }
 };
 
 /// The environment of a game: action spaces and noise-free payoffs f_m.
@@ -113,6 +121,12 @@ class GameEnvironment {
   /// Noise-free payoffs [M] of the joint action (actions[m] in space m). May throw (e.g. a
   /// failing model); the game stops and reports it.
   virtual Eigen::VectorXd Payoffs(const std::vector<Eigen::VectorXd>& actions) = 0;
+  /// Agent m's noise-free payoffs [K] when it plays each row of `candidates` [K, d_m] and
+  /// every other agent j plays actions[j] (actions[m] is ignored): what an omniscient agent
+  /// maximises (games/omniscient.h). Leaves what RoundDetails reports unchanged. The default
+  /// throws std::logic_error (an environment that cannot score actions outside a round).
+  virtual Eigen::VectorXd CandidatePayoffs(int m, const std::vector<Eigen::VectorXd>& actions,
+                                           const Eigen::MatrixXd& candidates);
   /// Extra per-round fields for the JSONL record (e.g. attack success); default none.
   virtual nlohmann::json RoundDetails(const std::vector<Eigen::VectorXd>& actions,
                                       const Eigen::VectorXd& payoffs) {
@@ -121,6 +135,12 @@ class GameEnvironment {
     return nlohmann::json::object();
   }
 };
+
+/// A fixed candidate set of n actions of `space`, drawn from `seed`: the grid itself when it
+/// has at most n rows, else n of its rows at random; on a box a scrambled Sobol design [n, d].
+/// R2-B2 agents and the omniscient agent use it, so the same seed gives the same set.
+/// Throws std::invalid_argument if n < 1.
+Eigen::MatrixXd CandidateActions(const ActionSpace& space, int n, uint64_t seed);
 
 /// Options of RunRepeatedGame.
 struct GameOptions {

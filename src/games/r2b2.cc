@@ -4,8 +4,6 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "bo/design.h"
-
 namespace advbo::games {
 namespace {
 
@@ -59,23 +57,10 @@ R2b2Agent::R2b2Agent(int self, std::vector<ActionSpace> spaces, std::vector<Payo
   for (const auto& s : spaces_) offsets_.push_back(offsets_.back() + s.dim());
   joint_dim_ = offsets_.back();
   for (const auto& s : spaces_) domain_size_ = s.finite() ? domain_size_ * s.size() : 0.0;
-  for (int m = 0; m < m_agents; ++m) {
-    bo::Rng rng(bo::DeriveSeed(options_.candidate_seed, static_cast<uint64_t>(m)));
-    if (spaces_[m].finite() && spaces_[m].size() <= options_.candidates) {
-      candidates_.push_back(spaces_[m].grid);
-    } else if (spaces_[m].finite()) {
-      // A fixed random subset of a large grid (e.g. 100 x 100 latent actions).
-      std::vector<int> idx(spaces_[m].size());
-      for (int i = 0; i < spaces_[m].size(); ++i) idx[i] = i;
-      std::shuffle(idx.begin(), idx.end(), rng);
-      Eigen::MatrixXd sub(options_.candidates, spaces_[m].dim());
-      for (int i = 0; i < options_.candidates; ++i) sub.row(i) = spaces_[m].grid.row(idx[i]);
-      candidates_.push_back(sub);
-    } else {
-      candidates_.push_back(bo::MakeDesign(bo::DesignKind::kSobol, options_.candidates,
-                                           spaces_[m].lower, spaces_[m].upper, rng));
-    }
-  }
+  for (int m = 0; m < m_agents; ++m)
+    candidates_.push_back(
+        CandidateActions(spaces_[m], options_.candidates,
+                         bo::DeriveSeed(options_.candidate_seed, static_cast<uint64_t>(m))));
 }
 
 std::string R2b2Agent::name() const {
@@ -190,6 +175,12 @@ void R2b2Agent::OthersDistribution(int m, const std::vector<Eigen::VectorXd>& fi
 Eigen::VectorXd R2b2Agent::Simulate(int m, int level, const GameHistory& h,
                                     const std::vector<Eigen::VectorXd>& revealed,
                                     bo::Rng& rng) const {
+  return Decide(m, level, h, revealed, rng, nullptr);
+}
+
+Eigen::VectorXd R2b2Agent::Decide(int m, int level, const GameHistory& h,
+                                  const std::vector<Eigen::VectorXd>& revealed, bo::Rng& rng,
+                                  std::vector<Eigen::VectorXd>* assumed) const {
   const int m_agents = static_cast<int>(spaces_.size());
   if (m < 0 || m >= m_agents || level < 0) throw std::invalid_argument("R2-B2: bad simulation");
   if (static_cast<int>(revealed.size()) == m_agents && revealed[m].size() > 0) return revealed[m];
@@ -215,6 +206,9 @@ Eigen::VectorXd R2b2Agent::Simulate(int m, int level, const GameHistory& h,
   Eigen::MatrixXd others;
   Eigen::VectorXd w;
   OthersDistribution(m, fixed, lite, rng, &others, &w);
+  if (assumed && others.rows() == 1)  // one assumed joint action of the others
+    for (int j = 0; j < m_agents; ++j)
+      if (j != m) (*assumed)[j] = others.row(0).segment(offsets_[j], spaces_[j].dim()).transpose();
   return BestResponse(m, others, w, round);
 }
 
@@ -224,13 +218,23 @@ Eigen::VectorXd R2b2Agent::Act(const GameHistory& h, const std::vector<Eigen::Ve
   std::vector<Eigen::VectorXd> shown = revealed;
   shown.resize(m_agents);
   shown[self_] = Eigen::VectorXd();
+  predicted_.assign(m_agents, Eigen::VectorXd());
   if (options_.level >= 2 && m_agents == 2) {
     const int j = 1 - self_;
     last_simulated_ =
         shown[j].size() > 0 ? shown[j] : Simulate(j, options_.level - 1, h, shown, rng);
     shown[j] = last_simulated_;
   }
-  return Simulate(self_, options_.level, h, shown, rng);
+  if (options_.level == 0) {  // its own level-0 strategy: no model of the others
+    for (int j = 0; j < m_agents; ++j)
+      if (j != self_ && shown[j].size() > 0) predicted_[j] = shown[j];
+    return Simulate(self_, 0, h, shown, rng);
+  }
+  return Decide(self_, options_.level, h, shown, rng, &predicted_);
+}
+
+Eigen::VectorXd R2b2Agent::PredictedAction(int m) const {
+  return m >= 0 && m < static_cast<int>(predicted_.size()) ? predicted_[m] : Eigen::VectorXd();
 }
 
 double R2b2Agent::BetaOf(int m, int round) const {

@@ -65,6 +65,12 @@ class R2b2Agent final : public Agent {
   Eigen::VectorXd Act(const GameHistory& history, const std::vector<Eigen::VectorXd>& revealed,
                       bo::Rng& rng) override;
   void Observe(const GameHistory& history) override;
+  /// The action of agent m its last Act best-responded to when that was one action: the
+  /// revealed action, the simulated level-(k-1) action (level >= 2), the one sampled level-0
+  /// action (R2-B2-Lite) or the single support point of m's level-0 model (e.g. GP-UCB, a
+  /// pure strategy); empty when it averaged over several (level 1 over a mixed strategy),
+  /// at level 0, or before its first Act.
+  Eigen::VectorXd PredictedAction(int m) const override;
 
   /// What this agent computes agent m to play at `level` in the coming round (the
   /// recursion's inner steps; level 0 draws a sample). `revealed` as in Act.
@@ -95,6 +101,11 @@ class R2b2Agent final : public Agent {
   // level 0, or fixed where `fixed[j]` is non-empty).
   void OthersDistribution(int m, const std::vector<Eigen::VectorXd>& fixed, bool lite, bo::Rng& rng,
                           Eigen::MatrixXd* others, Eigen::VectorXd* weights) const;
+  // Simulate, also writing into (*assumed)[j] the others' actions agent m best-responds to
+  // when its expectation has a single joint action (assumed may be null).
+  Eigen::VectorXd Decide(int m, int level, const GameHistory& history,
+                         const std::vector<Eigen::VectorXd>& revealed, bo::Rng& rng,
+                         std::vector<Eigen::VectorXd>* assumed) const;
   Eigen::VectorXd BestResponse(int m, const Eigen::MatrixXd& others, const Eigen::VectorXd& w,
                                int round) const;
 
@@ -109,6 +120,7 @@ class R2b2Agent final : public Agent {
   double domain_size_ = 1.0;  // |X_1 x ... x X_M| for beta_t, 0 if any space is continuous
   std::vector<Eigen::MatrixXd> candidates_;
   Eigen::VectorXd last_simulated_;
+  std::vector<Eigen::VectorXd> predicted_;  // per agent, of the last Act
 };
 
 }  // namespace advbo::games

@@ -58,6 +58,19 @@ Eigen::VectorXd SyntheticGame::Payoffs(const std::vector<Eigen::VectorXd>& a) {
   return Eigen::Vector2d(f1_(i, j), f2_(i, j));
 }
 
+Eigen::VectorXd SyntheticGame::CandidatePayoffs(int m, const std::vector<Eigen::VectorXd>& a,
+                                                const Eigen::MatrixXd& candidates) {
+  if (a.size() != 2 || (m != 0 && m != 1))
+    throw std::invalid_argument("SyntheticGame: two agents expected");
+  const int other = space_.NearestIndex(a[1 - m]);
+  Eigen::VectorXd out(candidates.rows());
+  for (Eigen::Index k = 0; k < candidates.rows(); ++k) {
+    const int own = space_.NearestIndex(candidates.row(k).transpose());
+    out(k) = m == 0 ? f1_(own, other) : f2_(other, own);
+  }
+  return out;
+}
+
 nlohmann::json SyntheticGame::RoundDetails(const std::vector<Eigen::VectorXd>&,
                                            const Eigen::VectorXd& payoffs) {
   return {{"regret", {f1_.maxCoeff() - payoffs(0), f2_.maxCoeff() - payoffs(1)}}};

@@ -31,6 +31,9 @@ class SyntheticGame final : public GameEnvironment {
   int num_agents() const override { return 2; }
   const ActionSpace& space(int m) const override { return space_; }
   Eigen::VectorXd Payoffs(const std::vector<Eigen::VectorXd>& actions) override;
+  /// Table lookups: column (agent 0) or row (agent 1) of the other's grid action.
+  Eigen::VectorXd CandidatePayoffs(int m, const std::vector<Eigen::VectorXd>& actions,
+                                   const Eigen::MatrixXd& candidates) override;
   /// {"regret": [r_1, r_2]} with r_m = max f_m - f_m(x_t) (the thesis' mean-regret summand,
   /// Sec. 8.4.1 footnote 5).
   nlohmann::json RoundDetails(const std::vector<Eigen::VectorXd>& actions,

@@ -108,6 +108,52 @@ TEST_F(GameCli, AdversarialGameOnMnistKeepsBothClipsAndConstantSum) {
   EXPECT_EQ(summary["results"][0]["successful_attacks"].get<double>(), successes);
 }
 
+// Issue #58 on MNIST: the Lite defender records what it assumed the GP-UCB attacker would play
+// -- the action played, every round, with the default opponent model -- and the omniscient
+// defender scores its 60 candidates per round on the model (counted in the summary and each
+// round's line), letting through no more successful rounds than the R2-B2 defender on this
+// image. Its misuse as the attacker, and an unknown opponent model, fail before any output.
+TEST_F(GameCli, AdversarialGameRecordsPredictionsAndPlaysTheOmniscientBound) {
+  const std::string common =
+      "game --game mnist --rounds 8 --init-rounds 2 --candidates 20 --indices 3 -q --out-dir ";
+  const fs::path lite = dir_ / "lite", omni = dir_ / "omni";
+  ASSERT_EQ(
+      RunAdvbo(common + lite.string() + " --attacker gpucb --defender r2b2:1-lite", dir_ / "log"),
+      0)
+      << Slurp(dir_ / "log");
+  const auto summary = nlohmann::json::parse(Slurp(lite / "summary.json"));
+  const auto& pred = summary["results"][0]["predictions"]["defender"];
+  EXPECT_EQ(pred["rounds_predicted"].get<int>(), 8);
+  EXPECT_EQ(pred["match_rate"].get<double>(), 1.0);
+  EXPECT_TRUE(summary["results"][0]["predictions"]["attacker"]["match_rate"].is_null());
+  EXPECT_EQ(summary["opponent_model"], "self");
+  for (const auto& r : Lines(lite / "rounds.jsonl"))
+    if (!r["init_round"].get<bool>()) EXPECT_EQ(r["predicted_actions"][1], r["actions"][0]);
+  ASSERT_EQ(RunAdvbo(common + omni.string() +
+                         " --attacker gpucb --defender omniscient --omniscient-candidates 60",
+                     dir_ / "log"),
+            0)
+      << Slurp(dir_ / "log");
+  const auto os = nlohmann::json::parse(Slurp(omni / "summary.json"));
+  EXPECT_EQ(os["results"][0]["agents"][1], "omniscient");
+  EXPECT_EQ(os["results"][0]["omniscient_candidate_queries"].get<int>(), 8 * 60);
+  EXPECT_LE(os["results"][0]["successful_attacks"].get<double>(),
+            summary["results"][0]["successful_attacks"].get<double>());
+  for (const auto& r : Lines(omni / "rounds.jsonl"))
+    if (!r["init_round"].get<bool>()) {
+      EXPECT_EQ(r["omniscient_evaluations"].get<int>(), 60);
+      EXPECT_LE(r["linf_defender"].get<double>(), 0.2 + 1e-6);
+    }
+  EXPECT_NE(RunAdvbo(common + (dir_ / "x").string() + " --attacker omniscient", dir_ / "log"), 0);
+  EXPECT_NE(Slurp(dir_ / "log").find("it can only defend"), std::string::npos);
+  EXPECT_NE(RunAdvbo(common + (dir_ / "x").string() +
+                         " --attacker gpucb --defender r2b2:1-lite --opponent-model oracle",
+                     dir_ / "log"),
+            0);
+  EXPECT_NE(Slurp(dir_ / "log").find("--opponent-model oracle"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir_ / "x"));
+}
+
 TEST_F(GameCli, BadGameInputFailsClearlyAndWritesNothing) {
   const fs::path out = dir_ / "bad";
   EXPECT_NE(RunAdvbo("game --matchups 1x0 --out-dir " + out.string(), dir_ / "log"), 0);

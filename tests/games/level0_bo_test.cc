@@ -228,11 +228,64 @@ TEST(OwnActionBo, ALevelOneDefenderSimulatesAGpUcbAttackerExactlyEveryRound) {
     if (previous.size() == 0 || previous(0) != a1(0)) ++distinct_moves;
     previous = a1;
     const Eigen::VectorXd a2 = defender.Act(h, {}, rd);
+    // What the defender's decision assumed is what the attacker played (issue #58).
+    ASSERT_EQ(defender.PredictedAction(0).size(), 1) << "round " << t;
+    EXPECT_EQ(defender.PredictedAction(0)(0), a1(0)) << "round " << t;
+    EXPECT_EQ(attacker.PredictedAction(1).size(), 0);  // level 0 models nobody
     h.Add(Eigen::Vector2d(a1(0), a2(0)), g.Payoffs({a1, a2}));
     attacker.Observe(h);
     defender.Observe(h);
   }
   EXPECT_GT(distinct_moves, 2);  // the attacker does learn and move
+}
+
+// The same defender modelling the attacker as random search (a wrong opponent model) assumes
+// one sampled action a round -- recorded, but almost never the one played.
+TEST(OwnActionBo, ALevelOneDefenderWithAWrongOpponentModelMispredicts) {
+  ToyGame g;
+  std::vector<ActionSpace> spaces = {g.space(0), g.space(1)};
+  BeliefOptions b;
+  b.refit_every = 5;
+  auto level0 = [&](bool truth) {
+    std::vector<std::unique_ptr<Level0Strategy>> v;
+    if (truth)
+      v.push_back(std::make_unique<OwnActionBoStrategy>(
+          g.space(0), OwnActionBoStrategy::Acquisition::kUcb, OwnPrior(1), 100, 21, b));
+    else
+      v.push_back(std::make_unique<RandomSearchStrategy>(g.space(0)));
+    v.push_back(std::make_unique<RandomSearchStrategy>(g.space(1)));
+    return v;
+  };
+  auto beliefs = [&]() {
+    std::vector<PayoffBelief> v;
+    for (int m = 0; m < 2; ++m) v.emplace_back(m, 2, OwnPrior(2), b);
+    return v;
+  };
+  R2b2Options att_opt;
+  att_opt.level = 0;
+  R2b2Options def_opt;
+  def_opt.level = 1;
+  def_opt.lite = true;
+  def_opt.candidates = 100;
+  R2b2Agent attacker(0, spaces, beliefs(), level0(true), att_opt);
+  R2b2Agent defender(1, spaces, beliefs(), level0(false), def_opt);
+  GameHistory h = RandomHistory(g, 5, 3);
+  attacker.Observe(h);
+  defender.Observe(h);
+  bo::Rng ra(11), rd(12);
+  int predicted = 0, matched = 0;
+  for (int t = 0; t < 25; ++t) {
+    const Eigen::VectorXd a1 = attacker.Act(h, {}, ra), a2 = defender.Act(h, {}, rd);
+    if (defender.PredictedAction(0).size() == 1) {
+      ++predicted;
+      matched += defender.PredictedAction(0)(0) == a1(0);
+    }
+    h.Add(Eigen::Vector2d(a1(0), a2(0)), g.Payoffs({a1, a2}));
+    attacker.Observe(h);
+    defender.Observe(h);
+  }
+  EXPECT_EQ(predicted, 25);
+  EXPECT_LE(matched, 1);
 }
 
 }  // namespace
