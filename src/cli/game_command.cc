@@ -196,6 +196,21 @@ std::function<int()> RegisterGameCommand(CLI::App& app) {
                   "UCB exploration weight: r2b2_ref (0.5 d log 2t, d = own action dimension, the "
                   "reference code) | r2b2_joint (d = joint dimension) | srinivas2010 | constant:V")
       ->default_val("r2b2_ref");
+  cmd->add_option("--defender-beta", a->study.defender_beta,
+                  "the defender's own UCB exploration weight, same syntax as --beta (default: "
+                  "--beta); the agents still model each other with each other's weight");
+  cmd->add_option("--defender-candidates", a->study.defender_candidates,
+                  "the R2-B2 defender's own candidate actions (default --candidates; the first "
+                  "--candidates of them are the set the attacker models it with)")
+      ->check(IntInRange(1, 100000));
+  cmd->add_flag("--defender-vertices", a->study.defender_vertices,
+                "the R2-B2 defender also considers the 2^d vertices of its latent action box (the "
+                "largest moves; d <= 12)");
+  cmd->add_option("--defender-kernel", a->study.defender_kernel,
+                  "kernel of the defender's payoff GP over the joint action: joint (SE-ARD, the "
+                  "thesis') | additive (SE on the attacker's action + SE on its own) | "
+                  "additive+joint (both summed)")
+      ->default_val("joint");
   cmd->add_option("--seed", a->study.seed, "run seed")->check(UnsignedInt())->default_val(0);
   cmd->add_option("-o,--out,--out-dir", a->out_dir,
                   "output folder (required; --out-dir is the old name)");

@@ -41,23 +41,28 @@ std::pair<double, double> MeanSe(const std::vector<double>& v) {
 // Everything of the study that decides its numbers, for summary.json.
 nlohmann::json StudySettings(const experiment::GameStudyOptions& a,
                              const experiment::GameStudyResult& t) {
-  nlohmann::json meta = {{"game", a.game},
-                         {"rounds", a.rounds},
-                         {"init_rounds", a.init_rounds},
-                         {"games", t.num_games},
-                         {"inits", a.inits},
-                         {"level0", a.level0},
-                         {"payoff_noise", a.payoff_noise},
-                         {"gp_noise", a.gp_noise},
-                         {"gp_outputs", a.standardize_payoffs ? "standardized" : "raw"},
-                         {"gp_lengthscale", a.gp_lengthscale},
-                         {"gp_restarts", a.gp_restarts},
-                         {"beta", a.beta},
-                         {"opponent_model", a.opponent_model},
-                         {"omniscient_candidates", a.omniscient_candidates},
-                         {"samples", a.samples},
-                         {"candidates", a.candidates},
-                         {"seed", a.seed}};
+  nlohmann::json meta = {
+      {"game", a.game},
+      {"rounds", a.rounds},
+      {"init_rounds", a.init_rounds},
+      {"games", t.num_games},
+      {"inits", a.inits},
+      {"level0", a.level0},
+      {"payoff_noise", a.payoff_noise},
+      {"gp_noise", a.gp_noise},
+      {"gp_outputs", a.standardize_payoffs ? "standardized" : "raw"},
+      {"gp_lengthscale", a.gp_lengthscale},
+      {"gp_restarts", a.gp_restarts},
+      {"beta", a.beta},
+      {"defender_beta", a.defender_beta.empty() ? a.beta : a.defender_beta},
+      {"opponent_model", a.opponent_model},
+      {"defender_candidates", a.defender_candidates > 0 ? a.defender_candidates : a.candidates},
+      {"defender_vertices", a.defender_vertices},
+      {"defender_kernel", a.defender_kernel},
+      {"omniscient_candidates", a.omniscient_candidates},
+      {"samples", a.samples},
+      {"candidates", a.candidates},
+      {"seed", a.seed}};
   if (a.game == "synthetic") {
     meta["game_type"] = games::GameTypeName(t.type);
     meta["grid"] = a.grid;

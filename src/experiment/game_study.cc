@@ -134,6 +134,7 @@ void GameStudyOptions::Validate() const {
       a.level0 != "ts")
     throw std::invalid_argument("--level0 " + a.level0 + ": use random, gpmw, exp3, gpucb or ts");
   bo::ParseExplorationWeight(a.beta);  // validate before any work
+  if (!a.defender_beta.empty()) bo::ParseExplorationWeight(a.defender_beta);
   CheckImageIndices(a.indices);
   games::ParseGameType(a.type);
   const auto& l0 = games::Level0Names();
@@ -144,6 +145,12 @@ void GameStudyOptions::Validate() const {
       a.level0 != "gpmw" && a.level0 != "exp3")
     throw std::invalid_argument("--opponent-model " + a.opponent_model +
                                 " needs the discretised action space of --level0 gpmw or exp3");
+  if (a.defender_kernel != "joint" && a.defender_kernel != "additive" &&
+      a.defender_kernel != "additive+joint")
+    throw std::invalid_argument("--defender-kernel " + a.defender_kernel +
+                                ": use joint, additive or additive+joint");
+  if (a.defender_candidates < 0 || a.defender_candidates > 100000)
+    throw std::invalid_argument("--defender-candidates must be in [0, 100000]");
   if (a.omniscient_candidates < a.candidates || a.omniscient_candidates > 100000)
     throw std::invalid_argument("--omniscient-candidates must be in [--candidates (" +
                                 std::to_string(a.candidates) + "), 100000] (0 = max(1000, " +
@@ -172,6 +179,27 @@ struct AgentContext {
   double gp_lengthscale = 1.0;  // gpucb / ts own-action GP prior
 };
 
+// The prior of the defender's payoff GP: ctx.prior, or with --defender-kernel an SE per agent's
+// action summed (plus the joint SE-ARD for additive+joint), same noise and outputs.
+bo::ExactGP DefenderPrior(const AgentContext& ctx, const GameStudyOptions& a) {
+  if (a.defender_kernel == "joint") return ctx.prior;
+  const int d0 = ctx.spaces[0].dim(), d1 = ctx.spaces[1].dim();
+  std::vector<std::vector<int>> groups(2);
+  for (int j = 0; j < d0 + d1; ++j) groups[j < d0 ? 0 : 1].push_back(j);
+  auto additive = std::make_unique<bo::AdditiveKernel>(bo::KernelFamily::kSquaredExponential,
+                                                       d0 + d1, groups, a.gp_lengthscale, 0.5);
+  std::unique_ptr<bo::Kernel> k;
+  if (a.defender_kernel == "additive") {
+    k = std::move(additive);
+  } else {
+    std::vector<std::unique_ptr<bo::Kernel>> parts;
+    parts.push_back(std::move(additive));
+    parts.push_back(ctx.prior.kernel().Clone());
+    k = std::make_unique<bo::CompositeKernel>(bo::CompositeKernel::Op::kSum, std::move(parts));
+  }
+  return bo::ExactGP(std::move(k), ctx.prior.noise_variance(), ctx.prior.standardize());
+}
+
 // Agent `self` of the pair `specs`. It models agent m's level-0 strategy as specs[m]'s (the
 // agents know each other's level-0 algorithm, Sec. 8.3.1.1); random features, candidate
 // sets and refit restarts are seeded by the run and the agent index, so an agent's copy of
@@ -183,7 +211,8 @@ std::unique_ptr<games::R2b2Agent> MakeR2b2(int self, const std::pair<AgentSpec, 
   int joint = 0;
   for (const auto& sp : ctx.spaces) joint += sp.dim();
   std::vector<games::PayoffBelief> beliefs;
-  for (int m = 0; m < 2; ++m) beliefs.emplace_back(m, joint, ctx.prior, ctx.belief);
+  beliefs.emplace_back(0, joint, ctx.prior, ctx.belief);
+  beliefs.emplace_back(1, joint, DefenderPrior(ctx, a), ctx.belief);
   std::vector<std::unique_ptr<games::Level0Strategy>> level0;
   for (int m = 0; m < 2; ++m) {
     bo::Rng feat(bo::DeriveSeed(run_seed, 77 + m));
@@ -206,6 +235,12 @@ std::unique_ptr<games::R2b2Agent> MakeR2b2(int self, const std::pair<AgentSpec, 
   opt.candidates = ctx.candidates;
   opt.exact_limit = ctx.exact_limit;
   opt.beta = bo::ParseExplorationWeight(a.beta);
+  if (!a.defender_beta.empty())
+    opt.agent_betas = {opt.beta, bo::ParseExplorationWeight(a.defender_beta)};
+  if (self == 1) {
+    opt.own_candidates = a.defender_candidates;
+    opt.vertex_candidates = a.defender_vertices;
+  }
   return std::make_unique<games::R2b2Agent>(self, ctx.spaces, std::move(beliefs), std::move(level0),
                                             opt);
 }

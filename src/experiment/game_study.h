@@ -73,7 +73,19 @@ struct GameStudyOptions {
   double http_timeout = 30;       ///< served classifier: seconds per request
   int http_retries = 3;           ///< served classifier: retries
   std::string beta = "r2b2_ref";  ///< exploration weight (bo::ParseExplorationWeight)
-  uint64_t seed = 0;              ///< run seed (experiment/seeds.h derives the rest)
+  /// The defender's own exploration weight when it should differ from --beta ("" = --beta);
+  /// every agent models the other with the other's weight, so a GP-UCB attacker is still
+  /// predicted exactly (issue #58).
+  std::string defender_beta;
+  /// The R2-B2 defender's own candidate actions (0 = `candidates`; its first `candidates` are
+  /// the shared set) and whether the vertices of its action box join them (issue #58).
+  int defender_candidates = 0;
+  bool defender_vertices = false;
+  /// The kernel of the defender's payoff GP over the joint action (issue #58): "joint" (SE-ARD
+  /// over [a_1, a_2], the thesis'), "additive" (an SE on a_1 plus an SE on a_2) or
+  /// "additive+joint" (both summed). The attacker's payoff GP keeps the joint SE-ARD.
+  std::string defender_kernel = "joint";
+  uint64_t seed = 0;  ///< run seed (experiment/seeds.h derives the rest)
 
   /// Fills the game's defaults (the fields whose "0" / "-1" / "" above means "the game's
   /// default"), then calls Validate(). Throws std::invalid_argument as Validate does, or for

@@ -16,6 +16,7 @@ void R2b2Options::Validate() const {
   if (level < 0) throw std::invalid_argument("R2-B2: negative reasoning level");
   if (samples < 1) throw std::invalid_argument("R2-B2: need at least one sample");
   if (candidates < 1) throw std::invalid_argument("R2-B2: need at least one candidate");
+  if (own_candidates < 0) throw std::invalid_argument("R2-B2: own_candidates must be >= 0");
   if (exact_limit < 0) throw std::invalid_argument("R2-B2: exact_limit must be >= 0");
   for (int l : other_levels)
     if (l != 0 && l != 1)
@@ -46,6 +47,8 @@ R2b2Agent::R2b2Agent(int self, std::vector<ActionSpace> spaces, std::vector<Payo
     throw std::invalid_argument(
         "R2-B2: with more than two agents levels above 2 are not defined "
         "(App. E.2)");
+  if (!options_.agent_betas.empty() && static_cast<int>(options_.agent_betas.size()) != m_agents)
+    throw std::invalid_argument("R2-B2: agent_betas needs one entry per agent");
   if (!options_.other_levels.empty()) {
     if (static_cast<int>(options_.other_levels.size()) != m_agents)
       throw std::invalid_argument("R2-B2: other_levels needs one entry per agent");
@@ -57,10 +60,24 @@ R2b2Agent::R2b2Agent(int self, std::vector<ActionSpace> spaces, std::vector<Payo
   for (const auto& s : spaces_) offsets_.push_back(offsets_.back() + s.dim());
   joint_dim_ = offsets_.back();
   for (const auto& s : spaces_) domain_size_ = s.finite() ? domain_size_ * s.size() : 0.0;
-  for (int m = 0; m < m_agents; ++m)
-    candidates_.push_back(
-        CandidateActions(spaces_[m], options_.candidates,
-                         bo::DeriveSeed(options_.candidate_seed, static_cast<uint64_t>(m))));
+  for (int m = 0; m < m_agents; ++m) {
+    const int n =
+        m == self_ && options_.own_candidates > 0 ? options_.own_candidates : options_.candidates;
+    candidates_.push_back(CandidateActions(
+        spaces_[m], n, bo::DeriveSeed(options_.candidate_seed, static_cast<uint64_t>(m))));
+  }
+  const ActionSpace& own = spaces_[self_];
+  if (options_.vertex_candidates && !own.finite()) {
+    if (own.dim() > 12)
+      throw std::invalid_argument("R2-B2: vertex candidates need an action dimension <= 12");
+    const int v = 1 << own.dim();
+    Eigen::MatrixXd& c = candidates_[self_];
+    const Eigen::Index base = c.rows();
+    c.conservativeResize(base + v, Eigen::NoChange);
+    for (int k = 0; k < v; ++k)
+      for (int j = 0; j < own.dim(); ++j)
+        c(base + k, j) = (k >> j) & 1 ? own.upper(j) : own.lower(j);
+  }
 }
 
 std::string R2b2Agent::name() const {
@@ -240,8 +257,10 @@ Eigen::VectorXd R2b2Agent::PredictedAction(int m) const {
 double R2b2Agent::BetaOf(int m, int round) const {
   // r2b2_ref: the reference code's d is the agent's own action dimension (its UCB scores
   // own actions x with d = x.shape[1]); every other policy gets the joint dimension.
-  const int d = options_.beta.policy == bo::BetaPolicy::kR2b2Ref ? spaces_.at(m).dim() : joint_dim_;
-  return options_.beta.Beta(round, d, domain_size_);
+  const bo::ExplorationWeight& beta =
+      options_.agent_betas.empty() ? options_.beta : options_.agent_betas.at(m);
+  const int d = beta.policy == bo::BetaPolicy::kR2b2Ref ? spaces_.at(m).dim() : joint_dim_;
+  return beta.Beta(round, d, domain_size_);
 }
 
 void R2b2Agent::Observe(const GameHistory& h) {

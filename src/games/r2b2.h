@@ -38,11 +38,23 @@ struct R2b2Options {
                                 ///< set, on a grid larger than this a random subset of its rows;
                                 ///< fixed per agent so simulations of it are reproducible
   uint64_t candidate_seed = 0;  ///< seed of those candidate sets (shared by default)
+  /// Own-action candidates when this agent searches a larger set than it assumes the
+  /// others do (0 = `candidates`), e.g. a defender (issue #58); the first `candidates` of
+  /// them are the shared set.
+  int own_candidates = 0;
+  /// Also offer the 2^d vertices of a continuous own action space (d <= 12) as own
+  /// candidates: the largest moves, which Sobol points rarely reach (issue #58).
+  bool vertex_candidates = false;
   bo::ExplorationWeight beta{bo::BetaPolicy::kR2b2Ref, 0.0, 0.1};
+  /// Per-agent beta_t policies (one per agent, own entry included) when the agents' UCBs
+  /// differ, e.g. a defender exploring less than the attacker it models (issue #58); empty =
+  /// `beta` for every agent. Checked against the agent count by the agent.
+  std::vector<bo::ExplorationWeight> agent_betas;
   /// M > 2 agents at level 2 (eq. E.3): the level (0 or 1) this agent assumes for every
   /// agent (own entry ignored); empty = all others at level 1.
   std::vector<int> other_levels;
-  /// level >= 0, samples and candidates >= 1, exact_limit >= 0, other_levels entries 0 or 1
+  /// level >= 0, samples and candidates >= 1, own_candidates >= 0, exact_limit >= 0,
+  /// other_levels entries 0 or 1
   /// (their count and the level's limit for M > 2 agents are checked by the agent, which
   /// knows M). Throws std::invalid_argument "R2-B2: ...".
   void Validate() const;
@@ -92,7 +104,8 @@ class R2b2Agent final : public Agent {
   const Level0Strategy& level0(int m) const { return *level0_.at(m); }
   const R2b2Options& options() const { return options_; }
 
-  /// beta_t of agent m's UCB in round `round` >= 1: options().beta with d = agent m's own
+  /// beta_t of agent m's UCB in round `round` >= 1: options().beta (or agent_betas[m]) with d =
+  /// agent m's own
   /// action dimension for r2b2_ref (the reference code), the joint dimension otherwise.
   double BetaOf(int m, int round) const;
 

@@ -90,6 +90,12 @@ TEST(GameStudy, RefusesUnknownOpponentModelsAndAnOmniscientAttacker) {
   o.attacker = "gpucb";
   o.omniscient_candidates = o.candidates - 1;
   EXPECT_THROW(o.Validate(), std::invalid_argument);
+  o.omniscient_candidates = o.candidates;
+  o.defender_kernel = "rbf";
+  EXPECT_THROW(o.Validate(), std::invalid_argument);
+  o.defender_kernel = "joint";
+  o.defender_beta = "greedy";
+  EXPECT_THROW(o.Validate(), std::invalid_argument);
 }
 
 }  // namespace

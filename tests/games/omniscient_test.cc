@@ -90,5 +90,45 @@ TEST(CandidateActions, SameSeedSameSetAndR2b2UsesIt) {
   EXPECT_EQ(agent.Candidates(1), CandidateActions(box, 64, bo::DeriveSeed(9, 1)));
 }
 
+// The defender's own search set (issue #58): own_candidates enlarges only its own set, whose
+// first `candidates` rows are the shared set the others model it with; vertex_candidates adds
+// the 2^d box vertices to it alone; agent_betas gives each agent its own beta_t.
+TEST(R2b2Options, OwnCandidatesVerticesAndPerAgentBetas) {
+  const ActionSpace box = ActionSpace::Box(2, -2, 2);
+  std::vector<ActionSpace> spaces = {box, box};
+  bo::ExactGP prior(
+      std::make_unique<bo::StationaryKernel>(bo::KernelFamily::kSquaredExponential, 4, false),
+      1e-2);
+  auto make = [&](const R2b2Options& o) {
+    std::vector<PayoffBelief> beliefs;
+    for (int m = 0; m < 2; ++m) beliefs.emplace_back(m, 4, prior, BeliefOptions{});
+    std::vector<std::unique_ptr<Level0Strategy>> level0;
+    for (int m = 0; m < 2; ++m) level0.push_back(std::make_unique<RandomSearchStrategy>(box));
+    return std::make_unique<R2b2Agent>(1, spaces, std::move(beliefs), std::move(level0), o);
+  };
+  R2b2Options o;
+  o.candidates = 50;
+  o.own_candidates = 300;
+  o.vertex_candidates = true;
+  o.agent_betas = {bo::ExplorationWeight{bo::BetaPolicy::kConstant, 4.0, 0.1},
+                   bo::ExplorationWeight{bo::BetaPolicy::kConstant, 0.1, 0.1}};
+  const auto agent = make(o);
+  const Eigen::MatrixXd& own = agent->Candidates(1);
+  ASSERT_EQ(own.rows(), 300 + 4);
+  EXPECT_EQ(agent->Candidates(0).rows(), 50);  // the opponent's set is the shared one
+  EXPECT_EQ(own.topRows(50), CandidateActions(box, 50, bo::DeriveSeed(0, 1)));
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_EQ(std::abs(own(300 + k, 0)), 2.0);
+    EXPECT_EQ(std::abs(own(300 + k, 1)), 2.0);
+  }
+  EXPECT_EQ(agent->BetaOf(0, 10), 4.0);
+  EXPECT_EQ(agent->BetaOf(1, 10), 0.1);
+  o.agent_betas.pop_back();  // one entry for two agents
+  EXPECT_THROW(make(o), std::invalid_argument);
+  o.agent_betas.clear();
+  o.own_candidates = -1;
+  EXPECT_THROW(make(o), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace advbo::games

@@ -12,8 +12,12 @@
 #   mnist_6590   MNIST test image 6590 (the thesis' image), 10 initialisations
 #   mnist_10     the first 10 correctly classified MNIST test images, 1 initialisation each
 #   cifar10_10   the first 10 correctly classified CIFAR-10 test images (shipped sample)
-# Environment: DEFENDERS (default "none random r2b2:1-lite omniscient"), ATTACKERS (default
-# "gpucb ts"). Each game is its own `advbo game` run in OUT/SETTING/ATTACKER-vs-DEFENDER/
+# Environment: DEFENDERS (default "none random r2b2:1-lite r2b2:1-lite-tuned omniscient";
+# r2b2:1-lite-tuned = the Lite defender with the learning changes of issue #58:
+# --defender-vertices --defender-candidates 1000 --defender-beta constant:0.1), ATTACKERS (default
+# "gpucb ts"), OMNI_CIFAR10 (the omniscient defender's candidates on CIFAR-10, default 200 =
+# exactly the R2-B2 defender's own set: 1000 would take ~65 min per attacker here; MNIST uses
+# the default 1000). Each game is its own `advbo game` run in OUT/SETTING/ATTACKER-vs-DEFENDER/
 # (skipped when its summary.json exists, so an interrupted bench resumes).
 # Table: /usr/bin/python3 tools/bench/r2b2_bound_table.py OUT
 set -euo pipefail
@@ -30,16 +34,20 @@ for setting in $settings; do
   case "$setting" in
     mnist_6590) where=(--game mnist --indices 6590 --inits 10) ;;
     mnist_10) where=(--game mnist --games 10 --inits 1) ;;
-    cifar10_10) where=(--game cifar10 --games 10 --inits 1) ;;
+    cifar10_10) where=(--game cifar10 --games 10 --inits 1
+                       --omniscient-candidates "${OMNI_CIFAR10:-200}") ;;
     *) echo "bench_r2b2_bound: unknown setting $setting" >&2; exit 2 ;;
   esac
   for att in ${ATTACKERS:-gpucb ts}; do
-    for def in ${DEFENDERS:-none random r2b2:1-lite omniscient}; do
+    for def in ${DEFENDERS:-none random r2b2:1-lite r2b2:1-lite-tuned omniscient}; do
       dir="$out/$setting/${att}-vs-${def//:/}"
+      agent=(--defender "$def")
+      [[ "$def" == r2b2:1-lite-tuned ]] && agent=(--defender r2b2:1-lite --defender-vertices
+        --defender-candidates 1000 --defender-beta constant:0.1)
       [[ -f "$dir/summary.json" ]] && continue
       mkdir -p "$(dirname "$dir")"
       echo "bench_r2b2_bound: $setting $att vs $def" >&2
-      "$ADVBO" game "${where[@]}" --attacker "$att" --defender "$def" --rounds 150 --seed 0 \
+      "$ADVBO" game "${where[@]}" --attacker "$att" "${agent[@]}" --rounds 150 --seed 0 \
         --quiet "${extra[@]}" --out-dir "$dir" > "$dir.log" 2>&1
     done
   done

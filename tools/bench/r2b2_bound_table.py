@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Table of tools/bench/bench_r2b2_bound.sh (issue #58): per setting and attacker, successful
 attack rounds (of 150, mean +- s.e. over runs) against no defender, a random defender, the
-R2-B2-Lite defender and the omniscient defender (the bound), each defender's cut against no
-defender, R2-B2's cut as a share of the omniscient cut, paired per-run differences, the
+R2-B2-Lite defender as the thesis has it and with issue #58's learning changes ("tuned"), and
+the omniscient defender (the bound), each defender's cut against no defender, the tuned cut as
+a share of the omniscient cut, paired per-run differences, the
 defender's prediction match rate, and the runs where a defender let through more successes than
 no defender. Stdlib only.
 
@@ -13,9 +14,9 @@ import json
 import math
 import pathlib
 
-DEFENDERS = ["none", "random", "r2b21-lite", "omniscient"]
+DEFENDERS = ["none", "random", "r2b21-lite", "r2b21-lite-tuned", "omniscient"]
 LABEL = {"none": "no defender", "random": "random", "r2b21-lite": "R2-B2-Lite",
-         "omniscient": "omniscient (bound)"}
+         "r2b21-lite-tuned": "R2-B2-Lite, tuned", "omniscient": "omniscient (bound)"}
 SETTINGS = {"mnist_6590": "MNIST image 6590, 10 inits",
             "mnist_10": "MNIST first 10 images",
             "cifar10_10": "CIFAR-10 first 10 images"}
@@ -43,9 +44,9 @@ def load(out):
 
 def table(runs):
     lines = ["| setting | attacker | " + " | ".join(LABEL[d] for d in DEFENDERS) +
-             " | R2-B2 cut | bound cut | R2-B2 / bound | R2-B2 − none (paired) | "
-             "R2-B2 − bound (paired) | defender match | runs above none (R2-B2 / bound) |",
-             "| --- | --- |" + " --- |" * (len(DEFENDERS) + 7)]
+             " | R2-B2 cut | tuned cut | bound cut | tuned / bound | tuned − R2-B2 (paired) | "
+             "tuned − bound (paired) | defender match | runs above none (R2-B2 / tuned / bound) |",
+             "| --- | --- |" + " --- |" * (len(DEFENDERS) + 8)]
     for setting in SETTINGS:
         for attacker in ("gpucb", "ts"):
             have = {d: runs.get((setting, attacker, d)) for d in DEFENDERS}
@@ -75,16 +76,18 @@ def table(runs):
                     return "–"
                 return str(sum(x > y for x, y in zip(succ[d], succ["none"])))
 
-            c_r, c_o = cut("r2b21-lite"), cut("omniscient")
-            ratio = f"{c_r / c_o:.0%}" if c_r is not None and c_o else "–"
+            c_r, c_t, c_o = cut("r2b21-lite"), cut("r2b21-lite-tuned"), cut("omniscient")
+            ratio = f"{c_t / c_o:.0%}" if c_t is not None and c_o else "–"
             pred = have["r2b21-lite"]["predictions"]["defender"] if have["r2b21-lite"] else None
             match = (f"{pred['match_rate']:.0%} of {pred['rounds_predicted']}"
                      if pred and pred.get("match_rate") is not None else "–")
             fmt = lambda c: f"{c:.1%}" if c is not None else "–"  # noqa: E731
             lines.append(f"| {SETTINGS[setting]} | {attacker} | " + " | ".join(cells) +
-                         f" | {fmt(c_r)} | {fmt(c_o)} | {ratio} | "
-                         f"{paired('r2b21-lite', 'none')} | {paired('r2b21-lite', 'omniscient')} | "
-                         f"{match} | {above('r2b21-lite')} / {above('omniscient')} |")
+                         f" | {fmt(c_r)} | {fmt(c_t)} | {fmt(c_o)} | {ratio} | "
+                         f"{paired('r2b21-lite-tuned', 'r2b21-lite')} | "
+                         f"{paired('r2b21-lite-tuned', 'omniscient')} | {match} | "
+                         f"{above('r2b21-lite')} / {above('r2b21-lite-tuned')} / "
+                         f"{above('omniscient')} |")
     return "\n".join(lines)
 
 
