@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Paired table of the defender learning changes tried for issue #58 on MNIST image 6590
+against the GP-UCB attacker (10 initialisations, same seeds): successful rounds of 150 per
+variant, the paired difference to the thesis' R2-B2-Lite defender (mean +- s.e. over the 10
+runs), and the cut against no defender beside the omniscient bound. Stdlib only.
+
+    /usr/bin/python3 tools/bench/r2b2_learning_table.py [OUT] [--markdown FILE]
+"""
+import argparse
+import json
+import math
+import pathlib
+
+
+def per_run(path):
+    return json.loads(pathlib.Path(path).read_text())["results"][0]["per_run_successes"]
+
+
+def options(path):
+    s = json.loads(pathlib.Path(path).read_text())
+    parts = []
+    if s.get("defender_beta") and s["defender_beta"] != s.get("beta"):
+        parts.append(f"--defender-beta {s['defender_beta']}")
+    if s.get("defender_candidates") and s["defender_candidates"] != s.get("candidates"):
+        parts.append(f"--defender-candidates {s['defender_candidates']}")
+    if s.get("defender_vertices"):
+        parts.append("--defender-vertices")
+    if s.get("defender_kernel", "joint") != "joint":
+        parts.append(f"--defender-kernel {s['defender_kernel']}")
+    defender = s["results"][0]["matchup"].split("-vs-", 1)[1]
+    if defender != "1L":  # a level-0 defender, e.g. gpucb: BO over its own action only
+        parts.insert(0, f"--defender {defender}")
+    return " ".join(parts) or "(the thesis' R2-B2-Lite)"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out", nargs="?", default="tools/results/r2b2_bound")
+    ap.add_argument("--markdown")
+    a = ap.parse_args()
+    out = pathlib.Path(a.out)
+    base = per_run(out / "mnist_6590/gpucb-vs-r2b21-lite/summary.json")
+    none = sum(per_run(out / "mnist_6590/gpucb-vs-none/summary.json"))
+    bound = per_run(out / "mnist_6590/gpucb-vs-omniscient/summary.json")
+    rows = [("(the thesis' R2-B2-Lite)", base)]
+    for p in sorted((out / "learning/mnist_6590").glob("*/summary.json")):
+        rows.append((options(p), per_run(p)))
+    lines = ["| defender (beside `--attacker gpucb --defender r2b2:1-lite`) | successful rounds | "
+             "paired − thesis' Lite | cut vs none | share of the bound's cut |",
+             "| --- | --- | --- | --- | --- |"]
+    c_bound = 1 - sum(bound) / none
+    for name, runs in sorted(rows, key=lambda r: sum(r[1])):
+        n = len(runs)
+        m = sum(runs) / n
+        se = math.sqrt(sum((x - m) ** 2 for x in runs) / (n - 1) / n)
+        d = [x - y for x, y in zip(runs, base)]
+        dm = sum(d) / n
+        dse = math.sqrt(sum((x - dm) ** 2 for x in d) / (n - 1) / n)
+        cut = 1 - sum(runs) / none
+        lines.append(f"| {name} | {m:.1f} ± {se:.1f} | {dm:+.1f} ± {dse:.1f} | {cut:.1%} | "
+                     f"{cut / c_bound:.0%} |")
+    text = "\n".join(lines) + (f"\n\nNo defender: {none / len(base):.1f} successful rounds per run;"
+                               f" omniscient bound: {sum(bound) / len(bound):.1f} "
+                               f"(cut {c_bound:.1%}).\n")
+    print(text)
+    if a.markdown:
+        pathlib.Path(a.markdown).write_text(text)
+
+
+if __name__ == "__main__":
+    main()
