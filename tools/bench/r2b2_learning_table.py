@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Paired table of the defender learning changes tried for issue #58 on MNIST image 6590
-against the GP-UCB attacker (10 initialisations, same seeds): successful rounds of 150 per
-variant, the paired difference to the thesis' R2-B2-Lite defender (mean +- s.e. over the 10
-runs), and the cut against no defender beside the omniscient bound. Stdlib only.
+"""Paired table of the defender learning changes tried for issue #58 (same seeds as the bench
+of tools/bench/bench_r2b2_bound.sh): successful rounds of 150 per variant, the paired
+difference to the thesis' R2-B2-Lite defender (mean +- s.e. over runs), and the cut against
+no defender beside the omniscient bound. Variants live in OUT/learning/SETTING/ATTACKER-NAME/.
+Stdlib only.
 
-    /usr/bin/python3 tools/bench/r2b2_learning_table.py [OUT] [--markdown FILE]
+    /usr/bin/python3 tools/bench/r2b2_learning_table.py [OUT] [--setting mnist_6590]
+        [--attacker gpucb] [--markdown FILE]
 """
 import argparse
 import json
@@ -36,16 +38,23 @@ def options(path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", nargs="?", default="tools/results/r2b2_bound")
+    ap.add_argument("--setting", default="mnist_6590")
+    ap.add_argument("--attacker", default="gpucb")
     ap.add_argument("--markdown")
     a = ap.parse_args()
     out = pathlib.Path(a.out)
-    base = per_run(out / "mnist_6590/gpucb-vs-r2b21-lite/summary.json")
-    none = sum(per_run(out / "mnist_6590/gpucb-vs-none/summary.json"))
-    bound = per_run(out / "mnist_6590/gpucb-vs-omniscient/summary.json")
+    here = out / a.setting
+    base = per_run(here / f"{a.attacker}-vs-r2b21-lite/summary.json")
+    none = sum(per_run(here / f"{a.attacker}-vs-none/summary.json"))
+    bound = per_run(here / f"{a.attacker}-vs-omniscient/summary.json")
     rows = [("(the thesis' R2-B2-Lite)", base)]
-    for p in sorted((out / "learning/mnist_6590").glob("*/summary.json")):
+    tuned = here / f"{a.attacker}-vs-r2b21-lite-tuned/summary.json"
+    if tuned.exists():
+        rows.append((options(tuned), per_run(tuned)))
+    for p in sorted((out / "learning" / a.setting).glob(f"{a.attacker}-*/summary.json")):
         rows.append((options(p), per_run(p)))
-    lines = ["| defender (beside `--attacker gpucb --defender r2b2:1-lite`) | successful rounds | "
+    lines = [f"| defender (beside `--attacker {a.attacker} --defender r2b2:1-lite`) | "
+             "successful rounds | "
              "paired − thesis' Lite | cut vs none | share of the bound's cut |",
              "| --- | --- | --- | --- | --- |"]
     c_bound = 1 - sum(bound) / none
