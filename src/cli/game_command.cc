@@ -211,6 +211,10 @@ std::function<int()> RegisterGameCommand(CLI::App& app) {
                   "thesis') | additive (SE on the attacker's action + SE on its own) | "
                   "additive+joint (both summed)")
       ->default_val("joint");
+  cmd->add_flag("--defender-observes", a->study.defender_observes,
+                "the R2-B2 defender moves second: it receives the attacker's image before it "
+                "acts and best-responds to the attacker's actual action (the thesis' realistic "
+                "setting, Sec. 8.4.2.2) instead of predicting it");
   cmd->add_option("--seed", a->study.seed, "run seed")->check(UnsignedInt())->default_val(0);
   cmd->add_option("-o,--out,--out-dir", a->out_dir,
                   "output folder (required; --out-dir is the old name)");

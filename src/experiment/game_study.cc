@@ -155,6 +155,17 @@ void GameStudyOptions::Validate() const {
     throw std::invalid_argument("--omniscient-candidates must be in [--candidates (" +
                                 std::to_string(a.candidates) + "), 100000] (0 = max(1000, " +
                                 "--candidates))");
+  if (a.defender_observes) {
+    std::vector<AgentSpec> defenders;
+    if (a.matchups.empty()) defenders.push_back(ParseAgent(a.defender, a.level0));
+    for (const auto& m : a.matchups) defenders.push_back(ParseMatchup(m, a.level0).second);
+    for (const auto& d : defenders)
+      if (d.omniscient || d.level < 1)
+        throw std::invalid_argument(
+            "--defender-observes needs an R2-B2 defender of level >= 1 (r2b2:K or r2b2:1-lite), "
+            "not " +
+            d.Label());
+  }
   if (a.matchups.empty()) {
     if (ParseAgent(a.attacker, a.level0).omniscient)
       throw std::invalid_argument(
@@ -242,7 +253,7 @@ std::unique_ptr<games::R2b2Agent> MakeR2b2(int self, const std::pair<AgentSpec, 
     opt.vertex_candidates = a.defender_vertices;
   }
   return std::make_unique<games::R2b2Agent>(self, ctx.spaces, std::move(beliefs), std::move(level0),
-                                            opt);
+                                            opt, self == 1 && a.defender_observes);
 }
 
 // The omniscient defender's candidates [omniscient_candidates, d]: the R2-B2 defender's own

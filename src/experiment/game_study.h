@@ -85,6 +85,11 @@ struct GameStudyOptions {
   /// over [a_1, a_2], the thesis'), "additive" (an SE on a_1 plus an SE on a_2) or
   /// "additive+joint" (both summed). The attacker's payoff GP keeps the joint SE-ARD.
   std::string defender_kernel = "joint";
+  /// The realistic setting of the thesis' Sec. 8.4.2.2 (App. E.6.2.2a), issue #58: the R2-B2
+  /// defender moves second -- it receives the attacker's image before it acts -- and
+  /// best-responds to the attacker's actual action of the round instead of a predicted one.
+  /// Needs an R2-B2 defender of level >= 1.
+  bool defender_observes = false;
   uint64_t seed = 0;  ///< run seed (experiment/seeds.h derives the rest)
 
   /// Fills the game's defaults (the fields whose "0" / "-1" / "" above means "the game's

@@ -49,6 +49,26 @@ TEST(GameStudy, TheDefenderPredictsAGpUcbAttackerExactlyOnlyWithTheRightOpponent
   EXPECT_LE(random.matched[0][1], 3);
 }
 
+// With --defender-observes the defender moves second and best-responds to the attacker's
+// actual action: every round's assumed action is the played one, even when it models the
+// attacker as random search (which without observing misses almost every move, above). A
+// defender that is not a level >= 1 R2-B2 agent cannot observe.
+TEST(GameStudy, AnObservingDefenderBestRespondsToThePlayedAttackerAction) {
+  GameStudyOptions o = Synthetic("r2b2:1-lite", "random");
+  o.defender_observes = true;
+  std::vector<nlohmann::json> lines;
+  const GameStudyResult r = RunGameStudy(
+      o, [&](const nlohmann::json& l) { lines.push_back(l); }, nullptr);
+  EXPECT_EQ(r.predicted[0][1], 15);
+  EXPECT_EQ(r.matched[0][1], 15);
+  for (const auto& l : lines)
+    if (!l["init_round"].get<bool>()) EXPECT_EQ(l["predicted_actions"][1], l["actions"][0]);
+  o.defender = "gpucb";
+  EXPECT_THROW(o.Validate(), std::invalid_argument);
+  o.defender = "omniscient";
+  EXPECT_THROW(o.Validate(), std::invalid_argument);
+}
+
 // The mean attacker payoff of the played rounds (lines of one run).
 double MeanAttackerPayoff(const GameStudyOptions& o, GameStudyResult* result) {
   double sum = 0;

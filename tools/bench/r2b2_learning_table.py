@@ -29,6 +29,10 @@ def options(path):
         parts.append("--defender-vertices")
     if s.get("defender_kernel", "joint") != "joint":
         parts.append(f"--defender-kernel {s['defender_kernel']}")
+    if s.get("defender_observes"):
+        parts.append("--defender-observes")
+    if s.get("defender_strength"):
+        parts.append("--defender-strength")
     defender = s["results"][0]["matchup"].split("-vs-", 1)[1]
     if defender != "1L":  # a level-0 defender, e.g. gpucb: BO over its own action only
         parts.insert(0, f"--defender {defender}")
