@@ -81,8 +81,14 @@ void FinishResult(const oracle::QueryOracle& oracle, double start_seconds, Attac
   r->success = oracle.succeeded();
   r->queries = r->success ? oracle.first_success_query() : oracle.queries();
   r->best_objective = oracle.best_objective();
-  r->adversarial = r->success ? oracle.success_image() : oracle.best_image();
+  const bool label = oracle.feedback_type() == oracle::Feedback::kLabel;
+  // A failed label-feedback run's best image is its closest adversarial query, outside the
+  // ball: it answers with the clean image and keeps that query apart (issue #59).
+  r->adversarial = r->success ? oracle.success_image()
+                   : label    ? oracle.clean()
+                              : oracle.best_image();
   if (r->adversarial.empty()) r->adversarial = oracle.clean();
+  if (label && std::isfinite(oracle.best_distance())) r->closest_adversarial = oracle.best_image();
   r->seconds = NowSeconds() - start_seconds;
   r->model_seconds = oracle.model_seconds();
   r->bo_seconds = r->seconds - r->model_seconds;

@@ -21,13 +21,20 @@ namespace advbo::attacks {
 /// Outcome of one attack instance (one image, one goal).
 struct AttackResult {
   bool success = false;
-  long queries = 0;                ///< 1-based index of the first successful query, or all used
-  double best_objective = 0;       ///< max of the oracle's objective (thesis eq. 5.3)
-  std::vector<float> adversarial;  ///< successful (or best) image, C*H*W in [0, 1]
-  double seconds = 0;              ///< wall time of the instance
-  double model_seconds = 0;        ///< of which inside the model
-  double bo_seconds = 0;           ///< the rest: the attack's own computation
-  nlohmann::json details;          ///< attack-specific record fields (e.g. BOS^2 loops)
+  long queries = 0;           ///< 1-based index of the first successful query, or all used
+  double best_objective = 0;  ///< max of the oracle's objective (thesis eq. 5.3)
+  /// The image the attack answers with, C*H*W in [0, 1], inside the eps-ball: its first
+  /// successful query, else its best query (score feedback) or the clean image (label
+  /// feedback, whose queries may lie outside the ball: an adversarial image there is not an
+  /// answer at eps, issue #59).
+  std::vector<float> adversarial;
+  /// Label feedback: the closest adversarial query (C*H*W, possibly outside the ball; its
+  /// distance is the oracle's best_distance()), empty before one and with score feedback.
+  std::vector<float> closest_adversarial;
+  double seconds = 0;        ///< wall time of the instance
+  double model_seconds = 0;  ///< of which inside the model
+  double bo_seconds = 0;     ///< the rest: the attack's own computation
+  nlohmann::json details;    ///< attack-specific record fields (e.g. BOS^2 loops)
 };
 
 /// Progress callback: (queries used, best objective so far).
@@ -126,8 +133,9 @@ double SettingInRange(const std::string& spec, const std::string& key, double v,
                       double hi, bool lo_open = false);
 
 /// Fills the common fields of an AttackResult from the oracle after a run (success,
-/// queries, best objective, adversarial image, model seconds) and the wall time since
-/// `start_seconds` (a steady_clock reading in seconds).
+/// queries, best objective, adversarial image -- the clean image for a failed label-feedback
+/// run --, closest adversarial query, model seconds) and the wall time since `start_seconds`
+/// (a steady_clock reading in seconds).
 void FinishResult(const oracle::QueryOracle& oracle, double start_seconds, AttackResult* r);
 
 /// Seconds on the steady clock (for FinishResult).

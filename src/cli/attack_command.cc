@@ -62,9 +62,10 @@ std::string AttackSpec(const AttackArgs& a) {
   return a.attack + (a.attack.find(':') == std::string::npos ? ":" : ",") + extra;
 }
 
-// Writes the clean PNG of one instance and, when the 8-bit quantised adversarial image was
-// verified adversarial by a query, that image and its amplified perturbation. Returns
-// whether the adversarial image was written.
+// Writes the clean PNG of one instance, for a hard-label run its closest adversarial query
+// (closest_<tag>.png, possibly outside the ball; exact on the default 8-bit query grid) and,
+// when the 8-bit quantised adversarial image was verified adversarial by a query, that image
+// and its amplified perturbation. Returns whether the adversarial image was written.
 bool SaveImages(const std::string& folder, const experiment::Instance& inst,
                 const experiment::JobResult& job, const data::ImageSet& images, double eps) {
   const std::string tag =
@@ -72,6 +73,9 @@ bool SaveImages(const std::string& folder, const experiment::Instance& inst,
   const int c = images.channels, h = images.height, w = images.width;
   const fs::path dir(folder);
   data::WritePng((dir / ("clean_" + tag + ".png")).string(), job.clean.data(), c, h, w);
+  if (!job.result.closest_adversarial.empty())
+    data::WritePng((dir / ("closest_" + tag + ".png")).string(),
+                   job.result.closest_adversarial.data(), c, h, w);
   if (!job.quantized_success) return false;
   const auto& adv = job.quantized;  // on the 8-bit grid, inside the eps-ball: the PNG is exact
   std::vector<float> amp(adv.size());
@@ -345,7 +349,8 @@ std::function<int()> RegisterAttackCommand(CLI::App& app) {
                 "BOS^2 without Bayesian optimal stopping (ablation; = bos2:stopping=0)");
   cmd->add_option("--out,-o", args->out, "JSONL results file (one record per instance)");
   cmd->add_option("--save-images", args->save_images,
-                  "folder for clean / adversarial / amplified-perturbation PNGs; adversarial "
+                  "folder for clean / adversarial / amplified-perturbation PNGs (and a hard-label "
+                  "run's closest adversarial query, closest_*.png); adversarial "
                   "images are rounded onto the 8-bit grid inside the eps-ball and re-queried, and "
                   "written only when still adversarial");
   cmd->add_flag("-q,--quiet", args->quiet, "no progress bar or banner");

@@ -251,6 +251,7 @@ std::unique_ptr<oracle::Classifier> LoadModel(py::object model,
 struct RunOutput {
   py::list records;
   std::vector<std::vector<float>> adversarial;
+  std::vector<std::vector<float>> closest;  // label feedback: the closest adversarial query
   std::string pixels_note, model_output;
   std::vector<int> skipped;
   int num_classes = 0;
@@ -295,6 +296,7 @@ void RunJobs(const experiment::Experiment& ex, const py::object& progress, const
       py::gil_scoped_acquire gil;
       out->records.append(loads(done->record.dump()));
       out->adversarial.push_back(std::move(done->result.adversarial));
+      out->closest.push_back(std::move(done->result.closest_adversarial));
       // progress(done, total, record): the Python layer's verbose= / callback=; an
       // exception it raises stops the run and reaches the caller unchanged.
       if (!progress.is_none())
@@ -367,9 +369,22 @@ py::dict Run(py::object model, py::array images, py::array labels, const std::st
                           static_cast<py::ssize_t>(w)});
   float* p = adv.mutable_data();
   for (const auto& a : out.adversarial) p = std::copy(a.begin(), a.end(), p);
+  // The closest adversarial query of each label-feedback instance (None where there is none).
+  py::list closest;
+  for (const auto& a : out.closest) {
+    if (a.empty()) {
+      closest.append(py::none());
+      continue;
+    }
+    py::array_t<float> img(
+        {static_cast<py::ssize_t>(c), static_cast<py::ssize_t>(h), static_cast<py::ssize_t>(w)});
+    std::copy(a.begin(), a.end(), img.mutable_data());
+    closest.append(img);
+  }
   py::dict result;
   result["records"] = out.records;
   result["adversarial"] = adv;
+  result["closest_adversarial"] = closest;
   result["num_classes"] = out.num_classes;
   result["skipped"] = out.skipped;
   result["pixels_note"] = out.pixels_note;
@@ -467,8 +482,9 @@ options   target, dataset, output, normalize, defense, defender_eps, clean_image
           threads, http_timeout, http_retries, rescale_compat, pixels (as the CLI's options).
 
 Only correctly classified images are attacked. Returns a dict: records (one dict per image x
-goal x attack, the CLI's record fields), adversarial (float32 [len(records), C, H, W]),
-num_classes, skipped (indices of misclassified images), pixels_note ("" or a note on the
+goal x attack, the CLI's record fields), adversarial (float32 [len(records), C, H, W]; the
+clean image for a failed hard-label instance), closest_adversarial (per record: the closest
+adversarial query of a hard-label instance, float32 [C, H, W], or None), num_classes, skipped (indices of misclassified images), pixels_note ("" or a note on the
 query space), model_output ("logits", "log_probabilities" or "probabilities") and
 zero_probability_rows (answers holding an exact-zero probability). Raises ValueError / TypeError on bad arguments, ModelError on a model that
 fails, and re-raises the callable's own exception.)doc");

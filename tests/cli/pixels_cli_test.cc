@@ -78,6 +78,42 @@ TEST_F(Pixels, EverySuccessIsASavedPngOfTheTargetClassCifar10) {
   EXPECT_GE(AttackAndReadBack("cifar10", "square", 0.05, "--pixels 8bit"), 1);
 }
 
+// A hard-label attack that fails at eps answers with the clean image (record linf 0, no
+// adversarial PNG) and saves its closest adversarial query as closest_<tag>.png: on the 8-bit
+// grid, so the PNG read back is still misclassified, at exactly the recorded distance, outside
+// the ball (issue #59).
+TEST_F(Pixels, AFailedHardLabelRunSavesItsClosestAdversarialQuery) {
+  const fs::path out = dir_ / "hl.jsonl", png = dir_ / "png_hl";
+  ASSERT_EQ(RunAdvbo("attack --attack rays --feedback label --untargeted --eps 0.01 --indices 0 "
+                     "--budget 200 "
+                     "--seed 1 -q -o " +
+                         out.string() + " --save-images " + png.string(),
+                     dir_ / "log"),
+            0)
+      << Slurp(dir_ / "log");
+  const auto records = ReadJsonl(out);
+  ASSERT_EQ(records.size(), 1u);
+  const auto& r = records[0];
+  EXPECT_FALSE(r["success"].get<bool>());
+  EXPECT_EQ(r["linf"].get<double>(), 0.0);
+  ASSERT_TRUE(r["distance"].is_number());
+  const std::string tag = "0_tu.png";
+  EXPECT_FALSE(fs::exists(png / ("adversarial_" + tag)));
+  ASSERT_TRUE(fs::exists(png / ("closest_" + tag)));
+  auto model = advbo::oracle::Classifier::Load(kRoot + "/models/mnist_cw.pt");
+  const auto near = advbo::data::ReadImages((png / ("closest_" + tag)).string(), 1);
+  const auto clean = advbo::data::ReadImages((png / ("clean_" + tag)).string(), 1);
+  ASSERT_EQ(near.size(), 1u);
+  double linf = 0;
+  for (size_t i = 0; i < near.image_size(); ++i)
+    linf = std::max(linf, std::abs(double(near.image(0)[i]) - clean.image(0)[i]));
+  EXPECT_NEAR(linf, r["distance"].get<double>(), 1e-6);
+  EXPECT_GT(linf, 0.01);
+  Eigen::Index arg;
+  model->LogProbabilities(near.image(0), 1).row(0).maxCoeff(&arg);
+  EXPECT_NE(arg, r["true_class"].get<int>());
+}
+
 TEST_F(Pixels, Bos2SuccessesAreSavedPngs) {
   EXPECT_GE(AttackAndReadBack("mnist", "bos2", 0.3, "--indices 0"), 3);
 }

@@ -111,16 +111,21 @@ class AttackResult(NamedTuple):
         [0, 1] inside the eps-ball; shape of x [N, C, H, W] with one goal per image
         (untargeted, the default, or target=K / target=[t_0, ..]), [N, K, C, H, W] with
         targeted=True, every other class (the BOS^2 thesis' protocol and the CLI's default;
-        x_adv[i, k]: the image aimed at class k). Where an attack
-        failed, the image it ended on (closest to the goal); where nothing was attacked (the
-        true class, a misclassified image), the clean image.
+        x_adv[i, k]: the image aimed at class k). Where a score-based attack failed, the query
+        it ended on (closest to the goal, inside the ball); where a hard-label attack failed,
+        the clean image (its queries may lie outside the ball, so the usual
+        ``model(x_adv).argmax(1) != y`` check counts exactly the successes); where nothing was
+        attacked (the true class, a misclassified image), the clean image.
     success: bool [N] (or [N, K]): the image in x_adv meets the goal. With 8-bit queries (the
         default) x_adv is on the 1/255 grid, so it stays a success once saved as PNG.
     queries: int64 [N] (or [N, K]): the queries the attack needed (0 where not attacked).
     attacked: bool [N] (or [N, K]): an attack ran (False: misclassified image, or k the true
         class).
     records: one dict per attacked instance with the CLI's record fields (image_index,
-        target, success, queries, linf, adversarial_class, model_output, seed, ...).
+        target, success, queries, linf, adversarial_class, model_output, seed, ...). Hard-label
+        attacks' records also hold ``distance`` (of the closest adversarial query, in the
+        ball's norm; None before one) and ``closest_adversarial`` (that query, numpy float32
+        [C, H, W], possibly outside the ball; None before one).
 
     Not a field (so unpacking stays five): ``model_output``, the model's output format as
     detected or given ("logits", "log_probabilities" or "probabilities"; None when nothing
@@ -496,7 +501,9 @@ class Attack:
         queries = np.zeros(shape, dtype=np.int64)
         attacked = np.zeros(shape, dtype=bool)
         for out in runs:
-            for r, a in zip(out["records"], out["adversarial"]):
+            for r, a, near in zip(out["records"], out["adversarial"], out["closest_adversarial"]):
+                if r.get("feedback") == "label":
+                    r["closest_adversarial"] = near  # float32 [C, H, W] or None
                 at = (r["image_index"], r["target"]) if all_targets else r["image_index"]
                 adv[at] = a
                 success[at] = r["success"]
