@@ -80,13 +80,25 @@ std::string ThreatModelMismatch(const Attack& attack, const std::string& spec, o
 void FinishResult(const oracle::QueryOracle& oracle, double start_seconds, AttackResult* r) {
   r->success = oracle.succeeded();
   r->queries = r->success ? oracle.first_success_query() : oracle.queries();
+  if (oracle.min_distance()) {
+    // The distance goal: a success at eps is the first improvement of the closest adversarial
+    // query to within eps (its image, the final closest query, is then inside the ball).
+    r->success = oracle.best_distance() <= oracle.epsilon();
+    r->queries = oracle.queries();
+    for (const auto& [q, dist] : oracle.distance_trace())
+      if (dist <= oracle.epsilon()) {
+        r->queries = q;
+        break;
+      }
+  }
   r->best_objective = oracle.best_objective();
   const bool label = oracle.feedback_type() == oracle::Feedback::kLabel;
   // A failed label-feedback run's best image is its closest adversarial query, outside the
   // ball: it answers with the clean image and keeps that query apart (issue #59).
-  r->adversarial = r->success ? oracle.success_image()
-                   : label    ? oracle.clean()
-                              : oracle.best_image();
+  r->adversarial = r->success && oracle.min_distance() ? oracle.best_image()
+                   : r->success                        ? oracle.success_image()
+                   : label                             ? oracle.clean()
+                                                       : oracle.best_image();
   if (r->adversarial.empty()) r->adversarial = oracle.clean();
   if (label && std::isfinite(oracle.best_distance())) r->closest_adversarial = oracle.best_image();
   r->seconds = NowSeconds() - start_seconds;

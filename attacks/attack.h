@@ -135,7 +135,9 @@ double SettingInRange(const std::string& spec, const std::string& key, double v,
 /// Fills the common fields of an AttackResult from the oracle after a run (success,
 /// queries, best objective, adversarial image -- the clean image for a failed label-feedback
 /// run --, closest adversarial query, model seconds) and the wall time since `start_seconds`
-/// (a steady_clock reading in seconds).
+/// (a steady_clock reading in seconds). Under the min-distance goal (oracle.min_distance())
+/// the run succeeded when its closest adversarial query lies within eps: `queries` is the
+/// query that first got there (else all used), `adversarial` that closest query.
 void FinishResult(const oracle::QueryOracle& oracle, double start_seconds, AttackResult* r);
 
 /// Seconds on the steady clock (for FinishResult).

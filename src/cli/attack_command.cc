@@ -153,6 +153,22 @@ void PrintSummary(const AttackArgs& a, const experiment::Experiment& ex,
   if (s.contains("perturbation_loops"))
     std::printf("%-26s %ld (%ld ended by Bayesian optimal stopping)\n", "perturbation loops",
                 s.at("perturbation_loops").get<long>(), s.at("loops_stopped_early").get<long>());
+  if (s.contains("distance_at")) {
+    // The min-distance goal (issue #59): the closest adversarial query at each checkpoint.
+    const char* norm = ex.threat_model().norm == oracle::Norm::kL2 ? "L2" : "L_inf";
+    const nlohmann::json& at = s.at("distance_at");
+    std::vector<std::string> keys;
+    for (const auto& [q, d] : at.items()) keys.push_back(q);
+    std::sort(keys.begin(), keys.end(), [](const std::string& x, const std::string& y) {
+      return std::stol(x) < std::stol(y);
+    });
+    for (const std::string& q : keys)
+      std::printf("%-26s median %s, mean %s (%ld/%zu found)\n",
+                  (std::string(norm) + " dist. at " + q + " q").c_str(),
+                  Fmt(NumberOr(at[q], "median"), 4).c_str(),
+                  Fmt(NumberOr(at[q], "mean"), 4).c_str(), at[q].at("found").get<long>(),
+                  records.size());
+  }
   if (a.out.empty()) return;
   std::printf("%-26s %s\n", "records", a.out.c_str());
   nlohmann::json out = {{"attack", a.attack},

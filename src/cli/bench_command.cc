@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -55,28 +56,99 @@ std::vector<std::string> OrderAttacks(std::set<std::string> names) {
   return out;
 }
 
-// curves.csv and curves.png: ASR (%) against queries, one column / line per attack.
+// curves.csv and curves.png, one column / line per attack: ASR (%) against queries, or under
+// the min-distance goal (`distance_norm` non-empty) the median distance of the closest
+// adversarial query (empty in the CSV and drawn at the top while the median is +inf).
 void WriteCurves(const std::vector<std::string>& order,
-                 const std::vector<std::vector<double>>& curves, long budget, const fs::path& dir) {
+                 const std::vector<std::vector<double>>& curves, long budget, const fs::path& dir,
+                 const std::string& distance_norm) {
   const auto& atomic_write = experiment::WriteFileAtomic;
+  const bool distance = !distance_norm.empty();
   std::ostringstream csv;
   csv << "queries";
   for (const auto& n : order) csv << "," << n;
   csv << "\n";
+  double top = 0;
   for (long q = 1; q <= budget; ++q) {
     csv << q;
-    for (const auto& c : curves) csv << "," << Fmt(c[q], 3);
+    for (const auto& c : curves) {
+      csv << "," << (std::isfinite(c[q]) ? Fmt(c[q], distance ? 5 : 3) : "");
+      if (std::isfinite(c[q])) top = std::max(top, c[q]);
+    }
     csv << "\n";
   }
   atomic_write(dir / "curves.csv", csv.str());
-
-  // Success rate against queries.
   std::vector<PlotSeries> series;
   for (size_t i = 0; i < curves.size(); ++i)
     series.push_back(
         {order[i], std::vector<double>(curves[i].begin(), curves[i].begin() + budget + 1)});
-  WriteLinePlot(dir / "curves.png", series, 1.0, static_cast<double>(std::max<long>(budget, 1)),
-                0.0, 100.0, "queries", "success rate (%)");
+  const double x_max = static_cast<double>(std::max<long>(budget, 1));
+  if (distance)
+    WriteLinePlot(dir / "curves.png", series, 1.0, x_max, 0.0, top > 0 ? 1.05 * top : 1.0,
+                  "queries", "median " + distance_norm + " distance");
+  else
+    WriteLinePlot(dir / "curves.png", series, 1.0, x_max, 0.0, 100.0, "queries",
+                  "success rate (%)");
+}
+
+// The median over records of the closest adversarial distance within q queries, q =
+// 0..budget (+inf while at least half the records have none), from their distance_trace.
+std::vector<double> MedianDistanceCurve(const std::vector<const nlohmann::json*>& rs, long budget) {
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<std::vector<double>> within(rs.size(), std::vector<double>(budget + 1, inf));
+  for (size_t i = 0; i < rs.size(); ++i) {
+    if (!rs[i]->contains("distance_trace")) continue;
+    for (const auto& p : rs[i]->at("distance_trace")) {
+      const long q = p.at(0).get<long>();
+      if (q <= budget) within[i][q] = std::min(within[i][q], p.at(1).get<double>());
+    }
+    for (long q = 1; q <= budget; ++q) within[i][q] = std::min(within[i][q], within[i][q - 1]);
+  }
+  std::vector<double> curve(budget + 1, inf), at(rs.size());
+  for (long q = 0; q <= budget; ++q) {
+    for (size_t i = 0; i < rs.size(); ++i) at[i] = within[i][q];
+    std::sort(at.begin(), at.end());
+    const size_t n = at.size();
+    if (n) curve[q] = n % 2 ? at[n / 2] : 0.5 * (at[n / 2 - 1] + at[n / 2]);
+  }
+  return curve;
+}
+
+// The min-distance block of table.txt: per attack the median (mean) distance of the closest
+// adversarial query at each query checkpoint of its summary's distance_at.
+std::string DistanceTable(const nlohmann::json& summary, const std::string& norm) {
+  std::vector<std::string> keys;
+  for (const auto& s : summary)
+    if (s.contains("distance_at"))
+      for (const auto& [k, v] : s.at("distance_at").items())
+        if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+  std::sort(keys.begin(), keys.end(),
+            [](const std::string& a, const std::string& b) { return std::stol(a) < std::stol(b); });
+  std::ostringstream t;
+  t << "\nmedian (mean) " << norm << " distance of the closest adversarial query at\n";
+  char cell[64];
+  std::snprintf(cell, sizeof(cell), "%-12s", "queries");
+  t << cell;
+  for (const auto& k : keys) {
+    std::snprintf(cell, sizeof(cell), " %16s", k.c_str());
+    t << cell;
+  }
+  t << "\n";
+  for (const auto& s : summary) {
+    std::snprintf(cell, sizeof(cell), "%-12s", s.at("attack").get<std::string>().c_str());
+    t << cell;
+    for (const auto& k : keys) {
+      const nlohmann::json d =
+          s.value("distance_at", nlohmann::json::object()).value(k, nlohmann::json());
+      const std::string text =
+          d.is_object() ? Fmt(NumberOr(d, "median"), 3) + " (" + Fmt(NumberOr(d, "mean"), 3) + ")"
+                        : "-";
+      std::snprintf(cell, sizeof(cell), " %16s", text.c_str());
+      t << cell;
+    }
+    t << "\n";
+  }
+  return t.str();
 }
 
 // One attack's row: its summary.json entry, its table.txt line and its success curve (ASR in
@@ -88,7 +160,7 @@ struct AttackRow {
 };
 
 AttackRow SummarizeAttack(const std::string& name, const std::vector<const nlohmann::json*>& rs,
-                          long budget) {
+                          long budget, bool distance) {
   AttackRow row;
   row.summary = {{"attack", name}};
   row.summary.update(experiment::SummarizeRecords(rs));  // the one summary (issue #57)
@@ -103,6 +175,10 @@ AttackRow SummarizeAttack(const std::string& name, const std::vector<const nlohm
       Fmt(s.at("mean_queries_fail_at_budget").get<double>(), 1).c_str(), Fmt(spi, 2).c_str(),
       Fmt(spi > 0 ? 100.0 * s.at("model_fraction").get<double>() : NAN, 1).c_str());
   row.line = line;
+  if (distance) {
+    row.curve = MedianDistanceCurve(rs, budget);
+    return row;
+  }
   // Success rate (%) with at most q queries, q = 0..budget.
   const double n = static_cast<double>(rs.size());
   row.curve.assign(budget + 1, 0.0);
@@ -120,7 +196,13 @@ void WriteSummary(const std::vector<nlohmann::json>& records, const fs::path& di
   // beyond 10^5 queries: a huge --budget with early successes must not write a curves.csv of
   // one line per unused query (issue #27).
   long budget = 0, used = 0;
+  bool distance = false;  // the min-distance goal (issue #59)
+  std::string norm = "linf";
   for (const auto& r : records) {
+    if (r.contains("distance_at")) {
+      distance = true;
+      norm = r.value("norm", "linf");
+    }
     by[r.at("attack").get<std::string>()].push_back(&r);
     budget = std::max(budget, r.at("budget").get<long>());
     used = std::max(used, r.contains("queries_used") ? r.at("queries_used").get<long>()
@@ -139,16 +221,18 @@ void WriteSummary(const std::vector<nlohmann::json>& records, const fs::path& di
   table << line;
   std::vector<std::vector<double>> curves;
   for (const auto& name : order) {
-    AttackRow row = SummarizeAttack(name, by[name], budget);
+    AttackRow row = SummarizeAttack(name, by[name], budget, distance);
     summary.push_back(std::move(row.summary));
     table << row.line;
     curves.push_back(std::move(row.curve));
   }
   fs::create_directories(dir);
+  const std::string norm_name = norm == "l2" ? "L2" : "L_inf";
+  if (distance) table << DistanceTable(summary, norm_name);
   const auto& atomic_write = experiment::WriteFileAtomic;
   atomic_write(dir / "table.txt", table.str());
   atomic_write(dir / "summary.json", summary.dump(2) + "\n");
-  WriteCurves(order, curves, budget, dir);
+  WriteCurves(order, curves, budget, dir, distance ? norm_name : "");
   if (print) std::printf("\n%s", table.str().c_str());
 }
 

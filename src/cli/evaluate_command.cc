@@ -120,6 +120,10 @@ EvaluatePlan PlanEvaluate(const EvaluateArgs& a) {
     throw std::invalid_argument(
         "advbo evaluate measures untargeted robust accuracy; --targeted and --target do not "
         "apply");
+  if (a.spec.goal != "success")
+    throw std::invalid_argument(
+        "advbo evaluate measures robust accuracy at eps; --goal min-distance is for advbo "
+        "attack and advbo bench");
   EvaluatePlan p;
   std::tie(p.shard_k, p.shard_n) = ParseShard(a.shard);
   EvaluateArgs args = a;

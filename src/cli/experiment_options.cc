@@ -70,6 +70,13 @@ void AddExperimentOptions(CLI::App* cmd, ExperimentArgs* a) {
                   "succeeds when adversarial and inside it)")
       ->check(CLI::IsMember({"scores", "label"}))
       ->default_val("scores");
+  cmd->add_option("--goal", a->spec.goal,
+                  "hard-label runs: success (stop at the first adversarial query inside the "
+                  "ball) | min-distance (spend the whole budget shrinking the closest "
+                  "adversarial query; records and summaries give its distance at 100, 250, 500, "
+                  "1000, 2500, 5000 and 10000 queries; needs --feedback label)")
+      ->check(CLI::IsMember({"success", "min-distance"}))
+      ->default_val("success");
   cmd->add_option("--budget", a->spec.budget, "maximum queries per instance (T)")
       ->check(IntInRange(1, experiment::kMaxBudget))
       ->default_val(900);

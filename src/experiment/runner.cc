@@ -309,6 +309,7 @@ nlohmann::json Experiment::Settings() const {
           {"pixels", oracle::PixelSpaceName(tm_.pixels)},
           {"norm", oracle::NormName(tm_.norm)},
           {"feedback", oracle::FeedbackName(tm_.feedback)},
+          {"goal", spec_.goal},
           {"model_graph", model_->graph()},
           {"lockstep", lanes_}};
 }
@@ -341,6 +342,7 @@ JobResult Experiment::Run(size_t i, size_t j, const attacks::AttackProgress& pro
   orc.set_pixel_space(tm_.pixels);
   orc.set_norm(tm_.norm);
   orc.set_feedback_type(tm_.feedback);
+  orc.set_min_distance(spec_.goal == "min-distance");
   std::shared_ptr<defenses::GameDefense> defender;
   std::function<void(const oracle::QueryResult&)> also;
   if (hooks.on_batch)

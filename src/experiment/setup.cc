@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "experiment/spec.h"
+#include "experiment/summary.h"
 
 #ifndef ADVBO_SOURCE_DIR
 #define ADVBO_SOURCE_DIR "."
@@ -394,6 +395,12 @@ nlohmann::json InstanceRecord(const std::string& attack, const Instance& inst,
     nlohmann::json trace = nlohmann::json::array();
     for (const auto& [q, dist] : orc.distance_trace()) trace.push_back({q, dist});
     rec["distance_trace"] = trace;
+    if (orc.min_distance()) {
+      // The min-distance goal (issue #59): the run spent its budget; its distance at each
+      // query checkpoint within the budget.
+      rec["goal"] = "min-distance";
+      rec["distance_at"] = DistanceAtCheckpoints(orc.distance_trace(), orc.budget());
+    }
   }
   rec["seconds"] = r.seconds;
   rec["model_seconds"] = r.model_seconds;

@@ -62,6 +62,12 @@ void Validate(const ExperimentSpec& s) {
         "classes are already the shipped models' order");
   ResolveThreatModel(s.dataset, s.eps, s.norm, s.feedback, s.pixels, s.radius_use,
                      s.option_names);  // throws naming the option
+  if (s.goal != "success" && s.goal != "min-distance")
+    throw std::invalid_argument("goal must be 'success' or 'min-distance', got '" + s.goal + "'");
+  if (s.goal == "min-distance" && s.feedback != "label")
+    throw std::invalid_argument(
+        "goal min-distance is for the hard-label attacks (feedback label): score-based "
+        "attacks keep inside the ball, so they have no distance to shrink");
   CheckLinfRadius("--defender-eps", s.defender_eps);
   if (s.budget < 1 || s.budget > kMaxBudget)
     throw std::invalid_argument("--budget must be in 1.." + std::to_string(kMaxBudget) +
@@ -150,6 +156,7 @@ nlohmann::json RecordSettings(const nlohmann::json& r) {
   s["pixels"] = r.contains("pixels") ? r.at("pixels") : nlohmann::json("float");
   s["norm"] = r.contains("norm") ? r.at("norm") : nlohmann::json("linf");
   s["feedback"] = r.contains("feedback") ? r.at("feedback") : nlohmann::json("scores");
+  s["goal"] = r.contains("goal") ? r.at("goal") : nlohmann::json("success");
   // Records before issue #56 were all scored by the plain module.
   s["model_graph"] = r.contains("model_graph") ? r.at("model_graph") : nlohmann::json("plain");
   // Records before lockstep were scored one call at a time.

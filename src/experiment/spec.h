@@ -87,6 +87,12 @@ struct ExperimentSpec {
   /// What the attacks are told: "scores" (default; score-based attacks) or "label" (only the
   /// top-1 label; hard-label attacks, whose queries may leave the ball). See oracle::Feedback.
   std::string feedback = "scores";
+  /// What a hard-label run aims at (issue #59): "success" (default; stop at the first
+  /// adversarial query inside the ball) or "min-distance" (never stop: spend the budget
+  /// shrinking the closest adversarial query; records carry distance_at the query
+  /// checkpoints, success means that query ended within eps). min-distance needs feedback
+  /// "label".
+  std::string goal = "success";
   /// Score images before the attacks (default): the model's shape/output probe, the
   /// selection of correctly classified images, the clean accuracy behind a defense and the
   /// re-query of each reported image (each counted in records' setup_queries /

@@ -1,6 +1,9 @@
 #include "experiment/summary.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -16,7 +19,54 @@ double MedianOf(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// Median and mean of the closest adversarial distance at each checkpoint of the records that
+// carry "distance_at" (null entries: no adversarial query yet, +inf for the median).
+nlohmann::json SummarizeDistances(const std::vector<const nlohmann::json*>& records) {
+  std::map<long, std::vector<double>> at;
+  for (const nlohmann::json* r : records) {
+    if (!r->contains("distance_at") || !r->at("distance_at").is_object()) continue;
+    for (const auto& [key, v] : r->at("distance_at").items())
+      at[std::stol(key)].push_back(v.is_number() ? v.get<double>()
+                                                 : std::numeric_limits<double>::infinity());
+  }
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [q, d] : at) {
+    std::vector<double> found;
+    for (double x : d)
+      if (std::isfinite(x)) found.push_back(x);
+    const double median = MedianOf(d);
+    out[std::to_string(q)] = {
+        {"median", OrNull(std::isfinite(median), median)},
+        {"mean",
+         OrNull(!found.empty(),
+                found.empty() ? 0.0
+                              : std::accumulate(found.begin(), found.end(), 0.0) / found.size())},
+        {"found", found.size()}};
+  }
+  return out;
+}
+
 }  // namespace
+
+double DistanceWithin(const std::vector<std::pair<long, double>>& trace, long q) {
+  double best = std::numeric_limits<double>::infinity();
+  for (const auto& [index, dist] : trace) {
+    if (index > q) break;
+    best = std::min(best, dist);
+  }
+  return best;
+}
+
+nlohmann::json DistanceAtCheckpoints(const std::vector<std::pair<long, double>>& trace,
+                                     long budget) {
+  nlohmann::json out = nlohmann::json::object();
+  for (long q : kDistanceCheckpoints) {
+    if (q > budget) break;
+    const double d = DistanceWithin(trace, q);
+    out[std::to_string(q)] = std::isfinite(d) ? nlohmann::json(d) : nlohmann::json(nullptr);
+  }
+  return out;
+}
 
 nlohmann::json SummarizeRecords(const std::vector<const nlohmann::json*>& records) {
   if (records.empty()) throw std::invalid_argument("SummarizeRecords: no records");
@@ -66,6 +116,7 @@ nlohmann::json SummarizeRecords(const std::vector<const nlohmann::json*>& record
     s["perturbation_loops"] = loops;
     s["loops_stopped_early"] = stopped;
   }
+  if (nlohmann::json d = SummarizeDistances(records); !d.empty()) s["distance_at"] = d;
   return s;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <utility>
 #include <vector>
 
 namespace advbo::experiment {
@@ -18,10 +19,28 @@ namespace advbo::experiment {
 ///   mean_queries_fail_at_budget (a failure counted at its budget),
 ///   seconds_per_instance, model_fraction (share of the wall time inside the model, in [0, 1]),
 ///   epsilon, epsilon_effective (of the first record; null in records of old versions),
-///   perturbation_loops, loops_stopped_early (only when the records carry BOS^2 loops).
+///   perturbation_loops, loops_stopped_early (only when the records carry BOS^2 loops),
+///   distance_at (only when the records carry it, the min-distance goal of issue #59): per
+///     query checkpoint "100", "250", ... {"median", "mean", "found"} of the closest
+///     adversarial query's distance within that many queries -- the median over all
+///     instances (one without an adversarial query counts as +inf; null when that is the
+///     median), the mean over the `found` instances that have one (null without one).
 /// Throws std::invalid_argument for an empty set and nlohmann::json's errors for a record
 /// without the required fields (ReadRecords checks them on reading).
 nlohmann::json SummarizeRecords(const std::vector<const nlohmann::json*>& records);
+
+/// The query checkpoints of the min-distance goal (issue #59): the distance at 100, 250, 500,
+/// 1,000, 2,500, 5,000 and 10,000 queries, those within the budget.
+inline constexpr long kDistanceCheckpoints[] = {100, 250, 500, 1000, 2500, 5000, 10000};
+
+/// The closest adversarial distance within the first q queries of a run's distance trace
+/// ((query index, distance) at each improvement, Referee::distance_trace); +inf before one.
+double DistanceWithin(const std::vector<std::pair<long, double>>& trace, long q);
+
+/// The record field "distance_at" of a run with `budget` queries: {"100": d, "250": d, ...}
+/// for every checkpoint <= budget (null where no adversarial query came within it).
+nlohmann::json DistanceAtCheckpoints(const std::vector<std::pair<long, double>>& trace,
+                                     long budget);
 
 /// SummarizeRecords of every record of `records`.
 nlohmann::json SummarizeRecords(const std::vector<nlohmann::json>& records);

@@ -218,7 +218,18 @@ void Referee::set_feedback_type(Feedback f) {
     throw std::logic_error("Referee: the feedback type is set before the first query");
   if (f == Feedback::kLabel && rescale_compat_)
     throw std::invalid_argument("label feedback does not combine with rescale compat");
+  if (f != Feedback::kLabel && min_distance_)
+    throw std::invalid_argument("the min-distance goal needs label feedback");
   feedback_type_ = f;
+}
+
+void Referee::set_min_distance(bool on) {
+  if (queries_ > 0) throw std::logic_error("Referee: the goal is set before the first query");
+  if (on && feedback_type_ != Feedback::kLabel)
+    throw std::invalid_argument(
+        "the min-distance goal is for hard-label attacks (label feedback): score-based "
+        "attacks stay inside the ball");
+  min_distance_ = on;
 }
 
 double Referee::DistanceToClean(const float* image) const {
@@ -405,7 +416,7 @@ void Referee::TrackQuery(const float* x, int b, long index, bool record, QueryRe
   if (label) {
     const bool adversarial = r->adversarial[b];
     const double dist = DistanceToClean(x);
-    r->success[b] = adversarial && dist <= epsilon_;
+    r->success[b] = adversarial && dist <= epsilon_ && !min_distance_;
     r->objective(b) = adversarial ? 1.0 : -1.0;
     if (adversarial && dist < best_distance_) {
       best_distance_ = dist;
@@ -451,6 +462,7 @@ void QueryOracle::Project(float* images, int n) const { referee_->Project(images
 void QueryOracle::ProjectToBall(float* images, int n) const { referee_->ProjectToBall(images, n); }
 Norm QueryOracle::norm() const { return referee_->norm(); }
 Feedback QueryOracle::feedback_type() const { return referee_->feedback_type(); }
+bool QueryOracle::min_distance() const { return referee_->min_distance(); }
 double QueryOracle::DistanceToClean(const float* image) const {
   return referee_->DistanceToClean(image);
 }

@@ -184,6 +184,9 @@ class QueryOracle {
   /// The ball's norm, and what the attack is told (scores or the label).
   Norm norm() const;
   Feedback feedback_type() const;
+  /// Whether the run minimises the distance (Referee::set_min_distance): no query is ever
+  /// answered as a success, so the attack spends its budget.
+  bool min_distance() const;
   /// Distance of an image [C*H*W] from the clean one in the ball's norm.
   double DistanceToClean(const float* image) const;
   /// Label feedback: the distance of the closest adversarial query so far (+inf before
@@ -280,6 +283,14 @@ class Referee final : public QueryOracle {
   /// score-based here. Throws std::logic_error after a query.
   void set_feedback_type(Feedback f);
   Feedback feedback_type() const { return feedback_type_; }
+  /// The distance goal of hard-label runs (issue #59, `--goal min-distance`): no query is
+  /// answered (nor recorded) as a success, so the attack spends its whole budget shrinking
+  /// its closest adversarial query (best_distance(), distance_trace()); whether and when it
+  /// came within eps is read off the trace afterwards (attacks::FinishResult). Label feedback
+  /// only: set after set_feedback_type(kLabel) and before the first query. Throws
+  /// std::invalid_argument with score feedback, std::logic_error after a query.
+  void set_min_distance(bool on);
+  bool min_distance() const { return min_distance_; }
   /// Distance of an image [C*H*W] from the clean one in the ball's norm.
   double DistanceToClean(const float* image) const;
   /// Label feedback: the distance of the closest adversarial query so far (+inf before
@@ -387,6 +398,7 @@ class Referee final : public QueryOracle {
   QueryContext context_;
   Norm norm_ = Norm::kLinf;
   Feedback feedback_type_ = Feedback::kScores;
+  bool min_distance_ = false;
   double best_distance_ = std::numeric_limits<double>::infinity();
   std::vector<std::pair<long, double>> distance_trace_;
   // Project with or without the ball (label feedback projects without it).

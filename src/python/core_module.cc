@@ -152,7 +152,7 @@ const std::vector<std::string>& RunOptions() {
   static const std::vector<std::string> names = {
       "target",       "dataset",       "output",  "normalize",    "defense",      "defender_eps",
       "clean_images", "indices",       "threads", "http_timeout", "http_retries", "rescale_compat",
-      "pixels",       "setup_queries", "norm",    "feedback",     "lockstep"};
+      "pixels",       "setup_queries", "norm",    "feedback",     "lockstep",     "goal"};
   return names;
 }
 
@@ -188,6 +188,7 @@ experiment::ExperimentSpec SpecOfOptions(const std::string& attack, std::optiona
   spec.setup_queries = Take<bool>(opts, "setup_queries", true, "True or False");
   spec.norm = Take<std::string>(opts, "norm", "linf", "'linf' or 'l2'");
   spec.feedback = Take<std::string>(opts, "feedback", "scores", "'scores' or 'label'");
+  spec.goal = Take<std::string>(opts, "goal", "success", "'success' or 'min-distance'");
   *dataset =
       Take<std::optional<std::string>>(opts, "dataset", std::nullopt, "'mnist', 'cifar10' or None");
   if (!opts.empty()) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <vector>
 
 #include "cli/cli_test_util.h"
@@ -447,6 +448,58 @@ TEST_F(BenchCli, EvaluatePicksTheEnsembleAndRadiusOfTheThreatModel) {
       EXPECT_EQ(r["budget_per_image"].get<long>(), 30);
     }
   }
+}
+
+// The min-distance goal end to end (issue #59): hard-label L2 attacks spend the budget (HSJA
+// never stops early), every record carries the distance at the checkpoints within it, the
+// summary's median is the records' median, table.txt shows the distance block and curves.csv
+// the median distance at each query. The goal is refused for score feedback and by evaluate.
+TEST_F(BenchCli, TheMinDistanceGoalReportsTheDistanceAtEachCheckpoint) {
+  const fs::path out = dir_ / "md";
+  ASSERT_EQ(RunAdvbo("bench --attacks hsja,geoda --feedback label --norm l2 --eps 1 --untargeted "
+                     "--goal min-distance -n 2 --budget 300 --seed 0 --threads 1 -q --out-dir " +
+                         out.string(),
+                     dir_ / "log"),
+            0)
+      << Slurp(dir_ / "log");
+  const auto records = advbo::testing::ReadJsonl(out / "records.jsonl");
+  ASSERT_EQ(records.size(), 4u);
+  std::vector<double> hsja250;
+  for (const auto& r : records) {
+    EXPECT_EQ(r["goal"], "min-distance");
+    ASSERT_EQ(r["distance_at"].size(), 2u) << r.dump();  // 100 and 250 of a budget of 300
+    const double d100 = r["distance_at"]["100"], d250 = r["distance_at"]["250"];
+    EXPECT_LE(d250, d100);
+    EXPECT_GE(d250, r["distance"].get<double>());
+    EXPECT_EQ(r["success"].get<bool>(), r["distance"].get<double>() <= 1.0);
+    if (r["attack"] == "hsja") {
+      EXPECT_EQ(r["queries_used"], 300);
+      hsja250.push_back(d250);
+    }
+  }
+  ASSERT_EQ(hsja250.size(), 2u);
+  const auto summary = nlohmann::json::parse(Slurp(out / "summary.json"));
+  const auto& hsja = summary[0]["attack"] == "hsja" ? summary[0] : summary[1];
+  EXPECT_DOUBLE_EQ(hsja["distance_at"]["250"]["median"].get<double>(),
+                   0.5 * (hsja250[0] + hsja250[1]));
+  EXPECT_NE(Slurp(out / "table.txt").find("median (mean) L2 distance"), std::string::npos);
+  std::ifstream csv(out / "curves.csv");
+  std::string header, line, row250;
+  std::getline(csv, header);
+  while (std::getline(csv, line))
+    if (line.rfind("250,", 0) == 0) row250 = line;
+  const int col = header.find("hsja") < header.find("geoda") ? 1 : 2;
+  std::stringstream cells(row250);
+  std::string cell;
+  for (int k = 0; k <= col; ++k) std::getline(cells, cell, ',');
+  EXPECT_NEAR(std::stod(cell), hsja["distance_at"]["250"]["median"].get<double>(), 1e-4);
+  EXPECT_EQ(RunAdvbo("attack --attack square --goal min-distance -n 1 -q", dir_ / "log2"), 1);
+  EXPECT_NE(Slurp(dir_ / "log2").find("min-distance"), std::string::npos);
+  EXPECT_EQ(
+      RunAdvbo("evaluate --feedback label --goal min-distance -n 1 -q -o " + (dir_ / "ev").string(),
+               dir_ / "log3"),
+      1);
+  EXPECT_FALSE(fs::exists(dir_ / "ev"));
 }
 
 // The white-box reference beside the ensemble (issue #55): on the adversarially trained MNIST

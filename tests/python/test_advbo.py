@@ -476,6 +476,21 @@ def test_hard_label_and_l2_threat_models_through_the_python_api():
             assert model(near[None]).argmax(1)[0] == 1  # adversarial
             dist = np.abs(near - clean[r["image_index"]]).max()
             assert r["distance"] > 0.02 and abs(dist - r["distance"]) < 1e-6
+    # goal="min-distance": the attack spends its budget; success means the closest adversarial
+    # query ended within eps, and x_adv is then that query, inside the ball.
+    model = Brightness()
+    res = advbo.attack(model, clean, np.array([0, 0]), attack="hsja", eps=0.2, budget=150,
+                       targeted=False, seed=0, feedback="label", pixels="float",
+                       goal="min-distance")
+    for r in res.records:
+        assert r["goal"] == "min-distance" and r["queries_used"] == 150
+        assert r["success"] == (r["distance"] <= 0.2) and set(r["distance_at"]) == {"100"}
+        x = res.x_adv[r["image_index"]]
+        assert np.abs(x - clean[r["image_index"]]).max() <= 0.2 + 1e-6
+        assert (model(x[None]).argmax(1)[0] == 1) == r["success"]
+    with pytest.raises(ValueError, match="min-distance"):
+        advbo.attack(Brightness(), clean, np.array([0, 0]), attack="hsja", eps=0.2, budget=10,
+                     targeted=False, goal="min-distance")
     # L2: SimBA-DCT's queries stay inside the L2 ball of 1.0.
     model = Brightness()
     res = advbo.attack(model, clean[:1], np.array([0]), attack="simba-dct", eps=1.0, budget=100,

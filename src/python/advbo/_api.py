@@ -355,7 +355,9 @@ class Attack:
         (default True; False = the CLI's --no-setup-queries: the model scores only the
         attack's counted queries, output must be given); norm ("linf" | "l2": the ball, eps
         then an L2 radius) and feedback ("scores" | "label": only the top-1 class, for the
-        hard-label attacks "rays", "hsja", "sign-opt", "bo-hl"); lockstep (the CLI's
+        hard-label attacks "rays", "hsja", "sign-opt", "bo-hl"); goal ("success" | "min-distance":
+        a hard-label attack spends its whole budget shrinking its closest adversarial query;
+        records carry distance_at {"100": d, "250": d, ...}); lockstep (the CLI's
         --lockstep: 0 = auto, B = B instances at once, their queries sent to the model --
         a callable or nn.Module too -- as one batch per round; 1 = one call per query).
 
