@@ -71,6 +71,8 @@ class StatefulDetector {
  private:
   BlacklightOptions opt_;
   std::unordered_map<uint64_t, std::vector<int>> seen_;  ///< hash -> queries holding it
+  std::vector<std::vector<uint64_t>> fingerprints_;      ///< per observed query
+  std::vector<int> checked_;  ///< per query: the last Observe that checked it as a candidate
   long observed_ = 0, detections_ = 0, first_detection_ = -1;
 };
 

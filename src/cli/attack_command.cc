@@ -153,6 +153,10 @@ void PrintSummary(const AttackArgs& a, const experiment::Experiment& ex,
   if (s.contains("perturbation_loops"))
     std::printf("%-26s %ld (%ld ended by Bayesian optimal stopping)\n", "perturbation loops",
                 s.at("perturbation_loops").get<long>(), s.at("loops_stopped_early").get<long>());
+  if (s.contains("bad_query_share"))
+    std::printf("%-26s %s per instance = %s %% of the queries (Blacklight, flag mode)\n",
+                "bad queries", Fmt(s.at("bad_queries_mean").get<double>(), 1).c_str(),
+                Fmt(100.0 * s.at("bad_query_share").get<double>(), 1).c_str());
   if (s.contains("distance_at")) {
     // The min-distance goal (issue #59): the closest adversarial query at each checkpoint.
     const char* norm = ex.threat_model().norm == oracle::Norm::kL2 ? "L2" : "L_inf";

@@ -168,12 +168,14 @@ AttackRow SummarizeAttack(const std::string& name, const std::vector<const nlohm
   const double spi = s.at("seconds_per_instance").get<double>();
   char line[512];
   std::snprintf(
-      line, sizeof(line), "%-12s %9zu %6s %6s %6s %8s %8s %12s %10s %8s\n", name.c_str(), rs.size(),
-      Fmt(s.at("asr").get<double>(), 1).c_str(), Fmt(NumberOr(s, "asr_8bit"), 1).c_str(),
+      line, sizeof(line), "%-12s %9zu %6s %6s %6s %8s %8s %12s %10s %8s %6s\n", name.c_str(),
+      rs.size(), Fmt(s.at("asr").get<double>(), 1).c_str(), Fmt(NumberOr(s, "asr_8bit"), 1).c_str(),
       Fmt(NumberOr(s, "max_queries"), 0).c_str(), Fmt(NumberOr(s, "mean_queries"), 2).c_str(),
       Fmt(NumberOr(s, "median_queries"), 1).c_str(),
       Fmt(s.at("mean_queries_fail_at_budget").get<double>(), 1).c_str(), Fmt(spi, 2).c_str(),
-      Fmt(spi > 0 ? 100.0 * s.at("model_fraction").get<double>() : NAN, 1).c_str());
+      Fmt(spi > 0 ? 100.0 * s.at("model_fraction").get<double>() : NAN, 1).c_str(),
+      Fmt(s.contains("bad_query_share") ? 100.0 * s.at("bad_query_share").get<double>() : NAN, 1)
+          .c_str());
   row.line = line;
   if (distance) {
     row.curve = MedianDistanceCurve(rs, budget);
@@ -215,9 +217,9 @@ void WriteSummary(const std::vector<nlohmann::json>& records, const fs::path& di
   nlohmann::json summary = nlohmann::json::array();
   std::ostringstream table;
   char line[512];
-  std::snprintf(line, sizeof(line), "%-12s %9s %6s %6s %6s %8s %8s %12s %10s %8s\n", "attack",
+  std::snprintf(line, sizeof(line), "%-12s %9s %6s %6s %6s %8s %8s %12s %10s %8s %6s\n", "attack",
                 "instances", "ASR%", "8bit%", "max", "mean", "median", "mean(fail=T)", "s/instance",
-                "model%");
+                "model%", "bad%");
   table << line;
   std::vector<std::vector<double>> curves;
   for (const auto& name : order) {
@@ -396,9 +398,11 @@ std::function<int()> RegisterBenchCommand(CLI::App& app) {
       "bench",
       "Run several attacks on the same images, targets, oracle and budget and print the BOS^2\n"
       "paper's table (ASR, max/mean/median queries over successes, mean queries counting\n"
-      "failures at the budget, seconds per instance, model share). Writes records.jsonl\n"
+      "failures at the budget, seconds per instance, model share, bad queries: the share a\n"
+      "Blacklight detector beside the model would flag). Writes records.jsonl\n"
       "(one line per attack x instance; an interrupted run resumes where it stopped),\n"
-      "table.txt, summary.json, curves.csv and curves.png (success rate vs queries) into\n"
+      "table.txt, summary.json, curves.csv and curves.png (success rate vs queries; under\n"
+      "--goal min-distance the median distance vs queries) into\n"
       "the -o/--out folder. --shard k/n runs the jobs (instance i, attack j) with (i + j) mod n = "
       "k - 1; "
       "`advbo bench merge` combines shards.");

@@ -70,6 +70,10 @@ void AddExperimentOptions(CLI::App* cmd, ExperimentArgs* a) {
                   "succeeds when adversarial and inside it)")
       ->check(CLI::IsMember({"scores", "label"}))
       ->default_val("scores");
+  cmd->add_flag("!--no-bad-queries", a->spec.bad_queries,
+                "do not count bad queries (by default a Blacklight detector at the paper's "
+                "setting watches every query beside the model, changing nothing; records carry "
+                "bad_queries, the queries it would flag)");
   cmd->add_option("--goal", a->spec.goal,
                   "hard-label runs: success (stop at the first adversarial query inside the "
                   "ball) | min-distance (spend the whole budget shrinking the closest "

@@ -7,6 +7,7 @@
 #include <thread>
 #include <utility>
 
+#include "defenses/stateful_detector.h"
 #include "experiment/quantize.h"
 #include "experiment/seeds.h"
 
@@ -354,10 +355,30 @@ JobResult Experiment::Run(size_t i, size_t j, const attacks::AttackProgress& pro
   orc.set_context({session_prefix_ + "-" + std::to_string(i) + "-" + std::to_string(j) + "-" +
                        std::to_string(run_counter_++),
                    InstanceDefenseSeed(iseed), inst.label, inst.target});
+  // Bad queries (issue #59): a Blacklight detector in flag mode beside the model, fed every
+  // evaluated image; none when the images are too small for its windows to ever fire.
+  std::unique_ptr<defenses::StatefulDetector> monitor;
+  if (spec_.bad_queries) {
+    defenses::BlacklightOptions bl;
+    bl.reject = false;
+    try {
+      const int d = static_cast<int>(orc.clean().size());
+      bl.ValidateFor(d);
+      monitor = std::make_unique<defenses::StatefulDetector>(bl);
+      orc.set_observer([&monitor, d](const float* x, long) { monitor->Observe(x, d); });
+    } catch (const std::invalid_argument&) {
+    }
+  }
   JobResult out;
   out.result = atk.Run(orc, rng, progress);
   out.record = InstanceRecord(atk.name(), inst, out.result, orc, spec_.seed, iseed, model_path_,
                               dataset_name_);
+  if (spec_.bad_queries) {
+    out.record["bad_queries"] = monitor ? nlohmann::json(monitor->detections()) : nullptr;
+    out.record["first_bad_query"] = monitor && monitor->first_detection() > 0
+                                        ? nlohmann::json(monitor->first_detection())
+                                        : nlohmann::json(nullptr);
+  }
   out.record["model_output"] = model_->output_format();
   out.record["model_graph"] = model_->graph();
   // B when this job's model calls were batched in RunJobs' lanes, 1 when scored one by one.

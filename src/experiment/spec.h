@@ -102,6 +102,11 @@ struct ExperimentSpec {
   /// accuracy is measured and quantized_success comes from the attack's own query of the
   /// reported image (null when that image was never queried, e.g. float queries).
   bool setup_queries = true;
+  /// Count "bad queries" (issue #59; the SaTML 2024 leaderboard's stealth measure): a
+  /// Blacklight detector at the paper's setting (defenses/stateful_detector.h, flag mode)
+  /// watches every model evaluation of an instance beside the model, changing nothing;
+  /// records carry bad_queries and first_bad_query. false (--no-bad-queries): not watched.
+  bool bad_queries = true;
 };
 
 /// The most lanes --lockstep 0 (auto) picks for a TorchScript model: 8, where the shipped

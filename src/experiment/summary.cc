@@ -74,7 +74,13 @@ nlohmann::json SummarizeRecords(const std::vector<const nlohmann::json*>& record
   double all = 0, secs = 0, model = 0;
   long ok8 = 0, checked8 = 0, loops = 0, stopped = 0;
   bool has_loops = false;
+  long bad = 0, watched = 0, watched_queries = 0;  // bad queries of the records that count them
   for (const nlohmann::json* r : records) {
+    if (r->contains("bad_queries") && r->at("bad_queries").is_number()) {
+      bad += r->at("bad_queries").get<long>();
+      ++watched;
+      watched_queries += r->value("queries_used", r->at("queries").get<long>());
+    }
     const bool ok = r->at("success").get<bool>();
     if (r->contains("quantized_success") && r->at("quantized_success").is_boolean()) {
       ++checked8;
@@ -117,6 +123,10 @@ nlohmann::json SummarizeRecords(const std::vector<const nlohmann::json*>& record
     s["loops_stopped_early"] = stopped;
   }
   if (nlohmann::json d = SummarizeDistances(records); !d.empty()) s["distance_at"] = d;
+  if (watched > 0) {
+    s["bad_queries_mean"] = static_cast<double>(bad) / watched;
+    s["bad_query_share"] = watched_queries > 0 ? static_cast<double>(bad) / watched_queries : 0.0;
+  }
   return s;
 }
 

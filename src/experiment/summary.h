@@ -20,6 +20,8 @@ namespace advbo::experiment {
 ///   seconds_per_instance, model_fraction (share of the wall time inside the model, in [0, 1]),
 ///   epsilon, epsilon_effective (of the first record; null in records of old versions),
 ///   perturbation_loops, loops_stopped_early (only when the records carry BOS^2 loops),
+///   bad_queries_mean, bad_query_share (only when records carry bad_queries: mean per
+///     instance, and their share of all queries used, in [0, 1]),
 ///   distance_at (only when the records carry it, the min-distance goal of issue #59): per
 ///     query checkpoint "100", "250", ... {"median", "mean", "found"} of the closest
 ///     adversarial query's distance within that many queries -- the median over all

@@ -150,9 +150,10 @@ data::ImageSet ToImageSet(const py::array& images_in, const py::array& labels_in
 // _core.RUN_OPTIONS (advbo/_api.py derives the options Attack passes through from it).
 const std::vector<std::string>& RunOptions() {
   static const std::vector<std::string> names = {
-      "target",       "dataset",       "output",  "normalize",    "defense",      "defender_eps",
-      "clean_images", "indices",       "threads", "http_timeout", "http_retries", "rescale_compat",
-      "pixels",       "setup_queries", "norm",    "feedback",     "lockstep",     "goal"};
+      "target",       "dataset",        "output",  "normalize",     "defense",
+      "defender_eps", "clean_images",   "indices", "threads",       "http_timeout",
+      "http_retries", "rescale_compat", "pixels",  "setup_queries", "norm",
+      "feedback",     "lockstep",       "goal",    "bad_queries"};
   return names;
 }
 
@@ -189,6 +190,7 @@ experiment::ExperimentSpec SpecOfOptions(const std::string& attack, std::optiona
   spec.norm = Take<std::string>(opts, "norm", "linf", "'linf' or 'l2'");
   spec.feedback = Take<std::string>(opts, "feedback", "scores", "'scores' or 'label'");
   spec.goal = Take<std::string>(opts, "goal", "success", "'success' or 'min-distance'");
+  spec.bad_queries = Take<bool>(opts, "bad_queries", true, "True or False");
   *dataset =
       Take<std::optional<std::string>>(opts, "dataset", std::nullopt, "'mnist', 'cifar10' or None");
   if (!opts.empty()) {

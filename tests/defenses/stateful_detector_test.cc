@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -37,6 +38,15 @@ TEST(Blacklight, FingerprintsAreTheLargestDistinctWindowHashes) {
   std::vector<float> a(100, 0.0f), b(100, 49 / 255.0f);
   EXPECT_EQ(det.Fingerprint(a.data(), 100), det.Fingerprint(b.data(), 100));
   EXPECT_EQ(det.Fingerprint(a.data(), 10).size(), 0u);  // fewer pixels than one window
+  // A periodic image (period 3 in the bins) has exactly 3 distinct windows, however long.
+  std::vector<float> periodic(3072);
+  for (int i = 0; i < 3072; ++i) periodic[i] = (i % 3) * 60 / 255.0f;
+  EXPECT_EQ(det.Fingerprint(periodic.data(), 3072).size(), 3u);
+  // Windows are hashed by content wherever they lie: two images that share every window
+  // (the same pixels shifted by one period) have the same fingerprint.
+  std::vector<float> shifted(periodic.begin() + 3, periodic.end());
+  shifted.insert(shifted.end(), periodic.begin(), periodic.begin() + 3);
+  EXPECT_EQ(det.Fingerprint(shifted.data(), 3072), det.Fingerprint(periodic.data(), 3072));
 }
 
 TEST(Blacklight, FlagsAReplayedQueryAndNearDuplicatesButNotFreshImages) {
@@ -56,6 +66,46 @@ TEST(Blacklight, FlagsAReplayedQueryAndNearDuplicatesButNotFreshImages) {
   EXPECT_EQ(det.observed(), 13);
   EXPECT_EQ(det.detections(), 2);
   EXPECT_EQ(det.first_detection(), 2);
+}
+
+// The verdicts equal Sec. 4.2's definition computed by brute force -- detected iff some
+// earlier query shares >= threshold fingerprint hashes -- on a stream of fresh images and
+// mutations of them of every size, so shared counts fall on both sides of the threshold (the
+// detector checks candidates from a few hashes' lists only).
+TEST(Blacklight, VerdictsEqualTheBruteForceDefinition) {
+  BlacklightOptions o;
+  o.window = 5;
+  o.hashes = 20;
+  o.threshold = 10;
+  StatefulDetector det(o);
+  std::mt19937 g(5);
+  std::vector<std::vector<float>> bases;
+  std::vector<std::vector<uint64_t>> fps;
+  int detected = 0, missed = 0;
+  for (int t = 0; t < 400; ++t) {
+    std::vector<float> x;
+    if (bases.empty() || g() % 4 == 0) {
+      x = GridImage(300, 100 + t);
+      bases.push_back(x);
+    } else {
+      x = bases[g() % bases.size()];
+      const int changed = static_cast<int>(g() % 120);
+      for (int k = 0; k < changed; ++k) x[g() % 300] = (g() % 256) / 255.0f;
+    }
+    const auto fp = det.Fingerprint(x.data(), 300);
+    int best = 0;
+    for (const auto& other : fps) {
+      int shared = 0;
+      for (uint64_t h : fp) shared += std::count(other.begin(), other.end(), h);
+      best = std::max(best, shared);
+    }
+    fps.push_back(fp);
+    const bool want = best >= o.threshold;
+    EXPECT_EQ(det.Observe(x.data(), 300), want) << "query " << t << ", best " << best;
+    (want ? detected : missed)++;
+  }
+  EXPECT_GT(detected, 50);  // both verdicts occur often
+  EXPECT_GT(missed, 50);
 }
 
 TEST(Blacklight, SpecsDefaultsAndErrors) {

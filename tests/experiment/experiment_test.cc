@@ -354,6 +354,36 @@ TEST(ExperimentRunner, JobsRespectTheThreatModelAndAreOrderIndependent) {
       EXPECT_EQ(WithoutTimings(ex.Run(i, j, nullptr).record), forward[i * 2 + j]);
 }
 
+// Bad queries (issue #59): the Blacklight monitor beside the model flags exactly the queries
+// the Blacklight defense in flag mode (the same paper setting, reached through the defense
+// chain instead of the referee's observer) detects on the same run; Square's near-duplicate
+// queries are mostly flagged; without the monitor records carry no count.
+TEST(ExperimentRunner, BadQueriesAreWhatABlacklightDefenseInFlagModeDetects) {
+  ExperimentSpec s;
+  s.attacks = {"square"};
+  s.indices = {0, 1};
+  s.untargeted = true;
+  s.budget = 80;
+  s.eps = 0.03;  // too small to succeed: Square spends the budget
+  s.threads = 1;
+  s.lockstep = 1;
+  s.clean_images = 2;
+  s.defense = "blacklight:action=flag";
+  const Experiment ex(s);
+  for (size_t i = 0; i < ex.instances().size(); ++i) {
+    const JobResult r = ex.Run(i, 0, nullptr);
+    ASSERT_TRUE(r.record["bad_queries"].is_number()) << r.record.dump();
+    EXPECT_EQ(r.record["bad_queries"], r.record["detections"]);
+    EXPECT_EQ(r.record["first_bad_query"], r.record["first_detection"]);
+    EXPECT_EQ(r.record["queries_used"], 80);
+    EXPECT_GT(r.record["bad_queries"].get<long>(), 40);
+  }
+  s.bad_queries = false;
+  s.defense = "none";
+  const JobResult quiet = Experiment(s).Run(0, 0, nullptr);
+  EXPECT_FALSE(quiet.record.contains("bad_queries"));
+}
+
 // Issue #56: RunJobs in lockstep. Jobs in another order meet other jobs in their batches, yet
 // every record is the same (each forward pass has B rows and an image's scores do not depend on
 // its row); commits come in job order; records carry B and match the experiment's settings;

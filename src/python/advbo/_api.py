@@ -357,7 +357,9 @@ class Attack:
         then an L2 radius) and feedback ("scores" | "label": only the top-1 class, for the
         hard-label attacks "rays", "hsja", "sign-opt", "bo-hl"); goal ("success" | "min-distance":
         a hard-label attack spends its whole budget shrinking its closest adversarial query;
-        records carry distance_at {"100": d, "250": d, ...}); lockstep (the CLI's
+        records carry distance_at {"100": d, "250": d, ...}); bad_queries (default True: records
+        carry bad_queries, the queries a Blacklight detector beside the model would flag);
+        lockstep (the CLI's
         --lockstep: 0 = auto, B = B instances at once, their queries sent to the model --
         a callable or nn.Module too -- as one batch per round; 1 = one call per query).
 
