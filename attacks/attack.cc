@@ -77,6 +77,14 @@ std::string ThreatModelMismatch(const Attack& attack, const std::string& spec, o
          oracle::NormName(norm) + " needs one of: " + (names.empty() ? "(none yet)" : names);
 }
 
+const std::vector<float>& LabelAttack::TargetStart(const oracle::QueryOracle& oracle) const {
+  if (oracle.start_image().empty())
+    throw std::invalid_argument("attack " + name_ +
+                                ": a targeted run needs a start image of the target class "
+                                "(QueryOracle::start_image); advbo attack/bench pick one");
+  return oracle.start_image();
+}
+
 void FinishResult(const oracle::QueryOracle& oracle, double start_seconds, AttackResult* r) {
   r->success = oracle.succeeded();
   r->queries = r->success ? oracle.first_success_query() : oracle.queries();

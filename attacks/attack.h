@@ -64,24 +64,29 @@ class Attack {
 };
 
 /// Base of the hard-label (decision-based) attacks (RayS, HopSkipJump, Sign-OPT, GeoDA,
-/// bo-hl): label feedback, untargeted only (each starts from an adversarial image found by
-/// random search, not from a target class), the registry name and the norms it runs under
-/// given at construction.
+/// bo-hl): label feedback, the registry name and the norms it runs under given at
+/// construction. Untargeted, each starts from an adversarial image found by random search;
+/// those whose paper defines a targeted attack (HopSkipJump, Sign-OPT) start a targeted one
+/// from the oracle's start_image(), an image of the target class (issue #59).
 class LabelAttack : public Attack {
  public:
   std::string name() const override { return name_; }
-  bool supports_targeted() const override { return false; }
+  bool supports_targeted() const override { return targeted_; }
   std::vector<oracle::Norm> norms() const override { return norms_; }
   oracle::Feedback feedback() const override { return oracle::Feedback::kLabel; }
 
  protected:
-  /// name: the registry spec; norms: non-empty.
-  LabelAttack(std::string name, std::vector<oracle::Norm> norms)
-      : name_(std::move(name)), norms_(std::move(norms)) {}
+  /// name: the registry spec; norms: non-empty; targeted: whether it has a targeted mode.
+  LabelAttack(std::string name, std::vector<oracle::Norm> norms, bool targeted = false)
+      : name_(std::move(name)), norms_(std::move(norms)), targeted_(targeted) {}
+  /// Targeted runs: the oracle's start image, which must be given. Throws
+  /// std::invalid_argument naming the attack otherwise.
+  const std::vector<float>& TargetStart(const oracle::QueryOracle& oracle) const;
 
  private:
   std::string name_;
   std::vector<oracle::Norm> norms_;
+  bool targeted_;
 };
 
 /// Dataset-dependent defaults an attack may need (paper settings differ for MNIST and

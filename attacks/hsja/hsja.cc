@@ -66,11 +66,17 @@ class Walker {
     return best;
   }
 
-  // A start: uniform noise until adversarial, then the blend's binary search (to 1e-3).
-  bool Start(int tries, Image* x) {
+  // A start: uniform noise until adversarial (untargeted), or the given image of the target
+  // class (targeted, Sec. 4: "initialized with a sample of the target class"), then the
+  // blend's binary search towards x0 (to 1e-3).
+  bool Start(int tries, const std::vector<float>* target_start, Image* x) {
     std::uniform_real_distribution<float> u(0.0f, 1.0f);
+    if (target_start) tries = 1;
     for (int t = 0; t < tries && !done(); ++t) {
-      for (auto& v : *x) v = u(rng_);
+      if (target_start)
+        *x = *target_start;
+      else
+        for (auto& v : *x) v = u(rng_);
       if (!Adversarial(x)) continue;
       double lo = 0, hi = 1;
       Image best = *x;
@@ -167,7 +173,8 @@ void HsjaOptions::Validate(const std::string& name) const {
 }
 
 HsjaAttack::HsjaAttack(HsjaOptions options, std::string name)
-    : LabelAttack(std::move(name), {oracle::Norm::kL2, oracle::Norm::kLinf}), options_(options) {
+    : LabelAttack(std::move(name), {oracle::Norm::kL2, oracle::Norm::kLinf}, true),
+      options_(options) {
   options_.Validate(this->name());
 }
 
@@ -204,7 +211,8 @@ AttackResult HsjaAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
   bool started = false;
   {
     Walker w(oracle, options_, rng);
-    started = w.Start(options_.initial_noise_tries, &x);
+    started = w.Start(options_.initial_noise_tries,
+                      oracle.target() >= 0 ? &TargetStart(oracle) : nullptr, &x);
   }
   const long start_query = started ? oracle.queries() : -1;
   const int t = started ? HsjaIterate(oracle, options_, std::move(x), rng, progress) : 0;

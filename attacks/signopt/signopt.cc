@@ -80,7 +80,8 @@ void SignOptOptions::Validate(const std::string& name) const {
 }
 
 SignOptAttack::SignOptAttack(SignOptOptions options, std::string name)
-    : LabelAttack(std::move(name), {oracle::Norm::kL2, oracle::Norm::kLinf}), options_(options) {
+    : LabelAttack(std::move(name), {oracle::Norm::kL2, oracle::Norm::kLinf}, true),
+      options_(options) {
   options_.Validate(this->name());
 }
 
@@ -96,7 +97,16 @@ AttackResult SignOptAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
   // Start: the closest boundary of `initial_tries` random directions (the paper's code's
   // num_trial = 100): each is tested at the best distance so far (the box's size before
   // one), so a direction that does not improve costs one query.
-  for (int i = 0; i < options_.initial_tries && !search.done(); ++i) {
+  // Targeted (Sec. 4): the direction of the given image of the target class, searched below
+  // its distance.
+  if (oracle.target() >= 0) {
+    const std::vector<float>& xt = TargetStart(oracle);
+    for (size_t k = 0; k < d; ++k) t[k] = xt[k] - oracle.clean()[k];
+    const double dist = oracle.DistanceToClean(xt.data());
+    search.Normalise(&t);
+    if (dist > 0) g = search.Below(t, dist), theta = t;
+  }
+  for (int i = 0; oracle.target() < 0 && i < options_.initial_tries && !search.done(); ++i) {
     for (auto& v : t) v = gauss(rng);
     search.Normalise(&t);
     const double r = search.Below(t, std::isfinite(g) ? g : far);

@@ -168,6 +168,9 @@ void Experiment::Init() {
                                spec_.setup_queries);
   if (selection_.instances.empty())
     throw std::invalid_argument(NoInstancesMessage(spec_, selection_, images_));
+  if (tm_.feedback == oracle::Feedback::kLabel)  // targeted hard-label attacks start there
+    start_images_ =
+        TargetStartImages(images_, *model_, selection_, selection_defense, spec_.setup_queries);
   ResolveLanes(selection_.instances.size() * attacks_.size());
   if (tm_.pixels == oracle::PixelSpace::k8bit) {
     for (int idx : selection_.chosen)
@@ -330,6 +333,27 @@ oracle::LockstepStats Experiment::lockstep_stats() const {
   return lockstep_ ? lockstep_->stats() : oracle::LockstepStats{};
 }
 
+namespace {
+
+// Bad queries (issue #59): a Blacklight detector at the paper's setting in flag mode beside the
+// model, fed every image `orc` evaluates; null when the images are too small for its windows
+// to ever fire.
+std::unique_ptr<defenses::StatefulDetector> WatchBadQueries(oracle::Referee* orc) {
+  defenses::BlacklightOptions bl;
+  bl.reject = false;
+  const int d = static_cast<int>(orc->clean().size());
+  try {
+    bl.ValidateFor(d);
+  } catch (const std::invalid_argument&) {
+    return nullptr;
+  }
+  auto monitor = std::make_unique<defenses::StatefulDetector>(bl);
+  orc->set_observer([m = monitor.get(), d](const float* x, long) { m->Observe(x, d); });
+  return monitor;
+}
+
+}  // namespace
+
 JobResult Experiment::Run(size_t i, size_t j, const attacks::AttackProgress& progress,
                           const JobHooks& hooks) const {
   const Instance& inst = instances().at(i);
@@ -344,6 +368,12 @@ JobResult Experiment::Run(size_t i, size_t j, const attacks::AttackProgress& pro
   orc.set_norm(tm_.norm);
   orc.set_feedback_type(tm_.feedback);
   orc.set_min_distance(spec_.goal == "min-distance");
+  int start_index = -1;  // a targeted hard-label attack's start: an image of the target class
+  if (const auto s = start_images_.find(inst.target); s != start_images_.end() && s->second >= 0) {
+    start_index = s->second;
+    const float* x = images_.image(start_index);
+    orc.set_start_image(std::vector<float>(x, x + images_.image_size()));
+  }
   std::shared_ptr<defenses::GameDefense> defender;
   std::function<void(const oracle::QueryResult&)> also;
   if (hooks.on_batch)
@@ -355,24 +385,15 @@ JobResult Experiment::Run(size_t i, size_t j, const attacks::AttackProgress& pro
   orc.set_context({session_prefix_ + "-" + std::to_string(i) + "-" + std::to_string(j) + "-" +
                        std::to_string(run_counter_++),
                    InstanceDefenseSeed(iseed), inst.label, inst.target});
-  // Bad queries (issue #59): a Blacklight detector in flag mode beside the model, fed every
-  // evaluated image; none when the images are too small for its windows to ever fire.
   std::unique_ptr<defenses::StatefulDetector> monitor;
-  if (spec_.bad_queries) {
-    defenses::BlacklightOptions bl;
-    bl.reject = false;
-    try {
-      const int d = static_cast<int>(orc.clean().size());
-      bl.ValidateFor(d);
-      monitor = std::make_unique<defenses::StatefulDetector>(bl);
-      orc.set_observer([&monitor, d](const float* x, long) { monitor->Observe(x, d); });
-    } catch (const std::invalid_argument&) {
-    }
-  }
+  if (spec_.bad_queries) monitor = WatchBadQueries(&orc);
   JobResult out;
   out.result = atk.Run(orc, rng, progress);
   out.record = InstanceRecord(atk.name(), inst, out.result, orc, spec_.seed, iseed, model_path_,
                               dataset_name_);
+  if (inst.target >= 0 && tm_.feedback == oracle::Feedback::kLabel)
+    out.record["start_image_index"] =
+        start_index >= 0 ? nlohmann::json(start_index) : nlohmann::json(nullptr);
   if (spec_.bad_queries) {
     out.record["bad_queries"] = monitor ? nlohmann::json(monitor->detections()) : nullptr;
     out.record["first_bad_query"] = monitor && monitor->first_detection() > 0

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -179,6 +180,7 @@ class Experiment {
   std::unique_ptr<oracle::Classifier> model_;
   std::vector<std::unique_ptr<attacks::Attack>> attacks_;
   Selection selection_;
+  std::map<int, int> start_images_;  // targeted hard-label runs: target -> start image index
   double clean_acc_, defended_acc_;
   nlohmann::json setup_queries_;
   std::string session_prefix_;

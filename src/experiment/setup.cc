@@ -274,6 +274,38 @@ double CleanAccuracy(const data::ImageSet& images, const oracle::Classifier& mod
   return counted ? static_cast<double>(correct) / counted : 0.0;
 }
 
+std::map<int, int> TargetStartImages(const data::ImageSet& images, const oracle::Classifier& model,
+                                     const Selection& selection,
+                                     const std::function<void(float*, int)>& transform,
+                                     bool classify) {
+  std::map<int, int> start;
+  for (const Instance& inst : selection.instances)
+    if (inst.target >= 0) start.emplace(inst.target, -1);
+  for (auto& [t, idx] : start) {
+    for (int i : selection.chosen)
+      if (images.labels[i] == t) {
+        idx = i;
+        break;
+      }
+    std::vector<int> candidates;
+    for (size_t i = 0; idx < 0 && i < images.size() && candidates.size() < 1000; ++i)
+      if (images.labels[i] == t) candidates.push_back(static_cast<int>(i));
+    for (size_t b = 0; idx < 0 && b < candidates.size(); b += 20) {
+      const std::vector<int> block(candidates.begin() + b,
+                                   candidates.begin() + std::min(candidates.size(), b + 20));
+      const std::vector<int> pred =
+          classify ? Classify(images, model, block, transform, oracle::QueryPurpose::kSelection)
+                   : std::vector<int>(block.size(), t);
+      for (size_t k = 0; k < block.size(); ++k)
+        if (pred[k] == t) {
+          idx = block[k];
+          break;
+        }
+    }
+  }
+  return start;
+}
+
 Selection SelectInstances(const data::ImageSet& images, const oracle::Classifier& model,
                           const std::vector<int>& indices, int num_images, bool untargeted,
                           int target, const std::string& dataset_name,

@@ -196,6 +196,17 @@ Selection SelectInstances(const data::ImageSet& images, const oracle::Classifier
                           const std::function<void(float*, int)>& transform = nullptr,
                           bool classify = true);
 
+/// Start images of targeted hard-label attacks (issue #59): for each target class of
+/// `instances`, an image of class t that the model puts in class t (behind `transform`): the
+/// first such image among the selection's `chosen` ones (already scored), else the first of
+/// the other images labelled t in index order (scored 20 at a time, each a
+/// QueryPurpose::kSelection setup query; at most 1,000 looked at). With `classify` false the
+/// first image labelled t, unscored. Returns target -> image index, -1 where none was found.
+std::map<int, int> TargetStartImages(const data::ImageSet& images, const oracle::Classifier& model,
+                                     const Selection& selection,
+                                     const std::function<void(float*, int)>& transform,
+                                     bool classify);
+
 /// The per-instance JSONL record of `advbo attack` and `advbo bench`: attack,
 /// image_index, true_class, target (null = untargeted), success, queries (1-based first
 /// success, or all used), queries_used, budget (all three in model evaluations: with EOT,

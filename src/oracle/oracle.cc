@@ -223,6 +223,15 @@ void Referee::set_feedback_type(Feedback f) {
   feedback_type_ = f;
 }
 
+void Referee::set_start_image(std::vector<float> image) {
+  if (image.size() != clean_.size())
+    throw std::invalid_argument("start image: " + std::to_string(image.size()) +
+                                " pixels, the clean image has " + std::to_string(clean_.size()));
+  for (float v : image)
+    if (!std::isfinite(v)) throw std::invalid_argument("start image: non-finite pixel");
+  start_image_ = std::move(image);
+}
+
 void Referee::set_min_distance(bool on) {
   if (queries_ > 0) throw std::logic_error("Referee: the goal is set before the first query");
   if (on && feedback_type_ != Feedback::kLabel)
@@ -487,6 +496,7 @@ const Eigen::RowVectorXd& QueryOracle::success_log_probs() const {
   return referee_->success_log_probs();
 }
 const std::vector<float>& QueryOracle::clean() const { return referee_->clean(); }
+const std::vector<float>& QueryOracle::start_image() const { return referee_->start_image(); }
 double QueryOracle::epsilon() const { return referee_->epsilon(); }
 int QueryOracle::true_class() const { return referee_->true_class(); }
 int QueryOracle::target() const { return referee_->target(); }

@@ -225,6 +225,10 @@ class QueryOracle {
   const Eigen::RowVectorXd& best_log_probs() const;
   const Eigen::RowVectorXd& success_log_probs() const;
   const std::vector<float>& clean() const;
+  /// A starting image for a targeted hard-label attack (C*H*W in [0, 1]): an image the model
+  /// puts in the target class, which the attack walks towards the clean one (HopSkipJump
+  /// Sec. 4, Sign-OPT Sec. 4); empty when none was given (Referee::set_start_image).
+  const std::vector<float>& start_image() const;
   double epsilon() const;
   int true_class() const;
   int target() const;
@@ -339,6 +343,10 @@ class Referee final : public QueryOracle {
   const Eigen::RowVectorXd& best_log_probs() const { return best_log_probs_; }
   const Eigen::RowVectorXd& success_log_probs() const { return success_log_probs_; }
   const std::vector<float>& clean() const { return clean_; }
+  /// Gives targeted hard-label attacks their start (QueryOracle::start_image): C*H*W pixels
+  /// in [0, 1]. Throws std::invalid_argument on a size mismatch or a non-finite pixel.
+  void set_start_image(std::vector<float> image);
+  const std::vector<float>& start_image() const { return start_image_; }
   double epsilon() const { return epsilon_; }
   int true_class() const { return true_class_; }
   int target() const { return target_; }
@@ -382,7 +390,7 @@ class Referee final : public QueryOracle {
 
  private:
   const Classifier& model_;
-  std::vector<float> clean_, lo_, hi_;
+  std::vector<float> clean_, lo_, hi_, start_image_;
   int true_class_, target_;
   double epsilon_;
   long budget_, queries_ = 0, first_success_ = -1;

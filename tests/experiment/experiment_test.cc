@@ -384,6 +384,32 @@ TEST(ExperimentRunner, BadQueriesAreWhatABlacklightDefenseInFlagModeDetects) {
   EXPECT_FALSE(quiet.record.contains("bad_queries"));
 }
 
+// Targeted hard-label runs (issue #59) start from an image of the target class that the model
+// classifies so: none of the attacked images 0-1 (a 7 and a 2) is a 3, so the runner scans the
+// 3s in index order; the first, test image 18, is correctly classified. Its index is recorded.
+TEST(ExperimentRunner, TargetedHardLabelRunsStartFromACorrectImageOfTheTarget) {
+  ExperimentSpec s;
+  s.attacks = {"hsja"};
+  s.indices = {0, 1};
+  s.target = 3;
+  s.feedback = "label";
+  s.norm = "l2";
+  s.budget = 20;
+  s.threads = 1;
+  s.lockstep = 1;
+  const Experiment ex(s);
+  ASSERT_EQ(ex.instances().size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const JobResult r = ex.Run(i, 0, nullptr);
+    EXPECT_EQ(r.record["start_image_index"], 18);
+  }
+  EXPECT_EQ(ex.images().labels[18], 3);
+  for (int i = 0; i < 18; ++i) EXPECT_NE(ex.images().labels[i], 3) << i;
+  Eigen::Index arg;
+  ex.model().LogProbabilities(ex.images().image(18), 1).row(0).maxCoeff(&arg);
+  EXPECT_EQ(arg, 3);
+}
+
 // Issue #56: RunJobs in lockstep. Jobs in another order meet other jobs in their batches, yet
 // every record is the same (each forward pass has B rows and an image's scores do not depend on
 // its row); commits come in job order; records carry B and match the experiment's settings;

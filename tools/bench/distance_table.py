@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Tables of tools/bench/bench_distance.sh (issue #59): per run (dataset, norm, budget) and
+attack, the success rate at eps, the median (mean) distance of the closest adversarial query
+within 100 / 250 / 500 / 1,000 / ... queries (advbo's summary.json), the share of bad queries
+(Blacklight, flag mode) and, paired on the same images, on how many images each attack ends
+closer than the reference attack (REF, default bo-hl where it ran, else hsja). Stdlib only.
+
+    /usr/bin/python3 tools/bench/distance_table.py [ROOT] [--markdown FILE]
+"""
+import argparse
+import json
+import pathlib
+
+
+def fmt(x, nd=3):
+    return "–" if x is None else f"{x:.{nd}f}"
+
+
+def table(run):
+    summary = json.loads((run / "summary.json").read_text())
+    records = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()
+               if line.strip()]
+    first = records[0]
+    checkpoints = sorted({int(k) for s in summary for k in s.get("distance_at", {})})
+    final = {}
+    for r in records:
+        final.setdefault(r["attack"], {})[r["image_index"]] = (
+            r["distance"] if r["distance"] is not None else float("inf"))
+    ref = "bo-hl" if "bo-hl" in final else "hsja"
+    norm = "L2" if first["norm"] == "l2" else "L∞"
+    head = (f"**{first['dataset']}, {norm}, eps {first['epsilon']:g}, budget {first['budget']}, "
+            f"{len({r['image_index'] for r in records})} images** (`{run.name}`)\n\n")
+    cols = ["attack", f"ASR at eps"] + [f"{norm} at {q}" for q in checkpoints] + [
+        "bad queries", f"closer than {ref} at the end (paired)"]
+    lines = ["| " + " | ".join(cols) + " |", "|" + " --- |" * len(cols)]
+    for s in summary:
+        a = s["attack"]
+        cells = [a, f"{s['asr']:.1f} %"]
+        for q in checkpoints:
+            d = s.get("distance_at", {}).get(str(q))
+            cells.append("–" if d is None else f"{fmt(d['median'])} ({fmt(d['mean'])})")
+        share = s.get("bad_query_share")
+        cells.append("–" if share is None else f"{100 * share:.1f} %")
+        if a == ref:
+            cells.append("(reference)")
+        else:
+            both = [i for i in final[a] if i in final[ref]]
+            closer = sum(final[a][i] < final[ref][i] for i in both)
+            cells.append(f"{closer} of {len(both)}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return head + "\n".join(lines) + "\n\nCells: median (mean) distance of the closest " \
+        "adversarial query within that many queries.\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("root", nargs="?", default="tools/results/distance")
+    ap.add_argument("--markdown")
+    a = ap.parse_args()
+    runs = sorted(p.parent for p in pathlib.Path(a.root).glob("*/summary.json"))
+    text = "\n".join(table(r) for r in runs)
+    print(text)
+    if a.markdown:
+        pathlib.Path(a.markdown).write_text(text)
+
+
+if __name__ == "__main__":
+    main()
