@@ -100,6 +100,10 @@ TEST_F(BaselinesOnMnist, EveryQueryOfEveryAttackRespectsTheOracleContract) {
         oracle::Referee o(*model_, data_->image(idx), data_->labels[idx], target, eps, budget);
         o.set_norm(norm);
         o.set_feedback_type(attack->feedback());
+        if (label && target >= 0) {  // targeted hard-label: start from a 1 (test image 2)
+          ASSERT_EQ(data_->labels[2], target);
+          o.set_start_image(std::vector<float>(data_->image(2), data_->image(2) + 784));
+        }
         long seen = 0;
         double worst = 0;
         const std::vector<float>& x0 = o.clean();
