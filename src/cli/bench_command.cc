@@ -58,7 +58,8 @@ std::vector<std::string> OrderAttacks(std::set<std::string> names) {
 
 // curves.csv and curves.png, one column / line per attack: ASR (%) against queries, or under
 // the min-distance goal (`distance_norm` non-empty) the median distance of the closest
-// adversarial query (empty in the CSV and drawn at the top while the median is +inf).
+// adversarial query (empty in the CSV and drawn at the top while the median is +inf, and above
+// the axis's end during the first 5 % of the budget).
 void WriteCurves(const std::vector<std::string>& order,
                  const std::vector<std::vector<double>>& curves, long budget, const fs::path& dir,
                  const std::string& distance_norm) {
@@ -73,7 +74,9 @@ void WriteCurves(const std::vector<std::string>& order,
     csv << q;
     for (const auto& c : curves) {
       csv << "," << (std::isfinite(c[q]) ? Fmt(c[q], distance ? 5 : 3) : "");
-      if (std::isfinite(c[q])) top = std::max(top, c[q]);
+      // The distance axis ends at the largest median after the first 5 % of the budget: the
+      // first queries' far starts would flatten the rest (they are drawn at the top).
+      if (std::isfinite(c[q]) && q >= std::max<long>(1, budget / 20)) top = std::max(top, c[q]);
     }
     csv << "\n";
   }
