@@ -110,9 +110,7 @@ std::vector<double> MedianDistanceCurve(const std::vector<const nlohmann::json*>
   std::vector<double> curve(budget + 1, inf), at(rs.size());
   for (long q = 0; q <= budget; ++q) {
     for (size_t i = 0; i < rs.size(); ++i) at[i] = within[i][q];
-    std::sort(at.begin(), at.end());
-    const size_t n = at.size();
-    if (n) curve[q] = n % 2 ? at[n / 2] : 0.5 * (at[n / 2 - 1] + at[n / 2]);
+    if (!at.empty()) curve[q] = experiment::Median(at);
   }
   return curve;
 }

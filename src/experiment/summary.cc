@@ -13,12 +13,6 @@ namespace {
 
 nlohmann::json OrNull(bool has, double v) { return has ? nlohmann::json(v) : nlohmann::json(); }
 
-double MedianOf(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 // Median and mean of the closest adversarial distance at each checkpoint of the records that
 // carry "distance_at" (null entries: no adversarial query yet, +inf for the median).
 nlohmann::json SummarizeDistances(const std::vector<const nlohmann::json*>& records) {
@@ -34,7 +28,7 @@ nlohmann::json SummarizeDistances(const std::vector<const nlohmann::json*>& reco
     std::vector<double> found;
     for (double x : d)
       if (std::isfinite(x)) found.push_back(x);
-    const double median = MedianOf(d);
+    const double median = Median(d);
     out[std::to_string(q)] = {
         {"median", OrNull(std::isfinite(median), median)},
         {"mean",
@@ -47,6 +41,13 @@ nlohmann::json SummarizeDistances(const std::vector<const nlohmann::json*>& reco
 }
 
 }  // namespace
+
+double Median(std::vector<double> v) {
+  if (v.empty()) throw std::invalid_argument("Median: no values");
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
 
 double DistanceWithin(const std::vector<std::pair<long, double>>& trace, long q) {
   double best = std::numeric_limits<double>::infinity();
@@ -110,7 +111,7 @@ nlohmann::json SummarizeRecords(const std::vector<const nlohmann::json*>& record
       {"max_queries", OrNull(any, any ? *std::max_element(succ.begin(), succ.end()) : 0)},
       {"mean_queries",
        OrNull(any, any ? std::accumulate(succ.begin(), succ.end(), 0.0) / succ.size() : 0)},
-      {"median_queries", OrNull(any, any ? MedianOf(succ) : 0)},
+      {"median_queries", OrNull(any, any ? Median(succ) : 0)},
       {"mean_queries_fail_at_budget", all / n},
       {"seconds_per_instance", secs / n},
       {"model_fraction", secs > 0 ? model / secs : 0.0}};

@@ -31,6 +31,10 @@ namespace advbo::experiment {
 /// without the required fields (ReadRecords checks them on reading).
 nlohmann::json SummarizeRecords(const std::vector<const nlohmann::json*>& records);
 
+/// The median of `v` (the mean of the middle two for an even count); +inf entries count.
+/// Throws std::invalid_argument for an empty v.
+double Median(std::vector<double> v);
+
 /// The query checkpoints of the min-distance goal (issue #59): the distance at 100, 250, 500,
 /// 1,000, 2,500, 5,000 and 10,000 queries, those within the budget.
 inline constexpr long kDistanceCheckpoints[] = {100, 250, 500, 1000, 2500, 5000, 10000};

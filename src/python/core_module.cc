@@ -100,8 +100,10 @@ T Take(py::dict& opts, const char* key, T fallback, const char* what) {
   py::object value = opts[key];
   PyDict_DelItemString(opts.ptr(), key);
   // bool is an int in Python; an int option given True/False is a mistake.
-  const bool is_bool = py::isinstance<py::bool_>(value);
-  if (!(is_bool && !std::is_same_v<T, bool>)) {
+  const bool is_bool = py::isinstance<py::bool_>(value) ||
+                       py::type::of(value).attr("__name__").cast<std::string>() == "bool_";
+  // A bool option takes True / False only (not 0.0, NaN or a string that casts to true).
+  if (is_bool == std::is_same_v<T, bool>) {
     try {
       return value.cast<T>();
     } catch (const py::cast_error&) {

@@ -488,6 +488,9 @@ def test_hard_label_and_l2_threat_models_through_the_python_api():
         x = res.x_adv[r["image_index"]]
         assert np.abs(x - clean[r["image_index"]]).max() <= 0.2 + 1e-6
         assert (model(x[None]).argmax(1)[0] == 1) == r["success"]
+    with pytest.raises(TypeError, match="bad_queries must be True or False"):
+        advbo.attack(Brightness(), clean, np.array([0, 0]), attack="hsja", eps=0.2, budget=10,
+                     targeted=False, feedback="label", bad_queries=float("nan"))
     with pytest.raises(ValueError, match="min-distance"):
         advbo.attack(Brightness(), clean, np.array([0, 0]), attack="hsja", eps=0.2, budget=10,
                      targeted=False, goal="min-distance")
