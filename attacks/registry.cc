@@ -17,6 +17,7 @@
 #include "attacks/bayesopt/bayesopt.h"
 #include "attacks/bo_hard_label/bo_hard_label.h"
 #include "attacks/bos2/bos2_attack.h"
+#include "attacks/cgba/cgba.h"
 #include "attacks/genattack/genattack.h"
 #include "attacks/geoda/geoda.h"
 #include "attacks/hsja/hsja.h"
@@ -299,6 +300,58 @@ std::vector<AttackEntry> ScoreAttacks() {
   return e;
 }
 
+// The hard-label entries after 2020 (issue #59): the Tangent Attacks on HopSkipJump's search and
+// CGBA / CGBA-H, appended to `e`.
+void AddNewerLabelAttacks(std::vector<AttackEntry>* out) {
+  using F = AttackFamily;
+  using OH = HsjaOptions;
+  std::vector<AttackEntry>& e = *out;
+  for (const bool tangent_ellipsoid : {false, true})
+    e.push_back(
+        {tangent_ellipsoid ? "gta" : "ta",
+         F::kLabel,
+         tangent_ellipsoid
+             ? "Generalized Tangent Attack: HopSkipJump stepping to a semi-ellipsoid's tangent "
+               "point, L2 (Ma et al., NeurIPS 2021, Alg. 1)"
+             : "Tangent Attack: HopSkipJump stepping to a hemisphere's tangent point, L2 (Ma et "
+               "al., NeurIPS 2021, Alg. 1)",
+         tangent_ellipsoid ? "initial_probes, max_probes, gamma, radius_ratio"
+                           : "initial_probes, max_probes, gamma",
+         {0, 0},
+         [tangent_ellipsoid](const std::string& spec,
+                             const AttackContext&) -> std::unique_ptr<Attack> {
+           OH o;
+           o.step =
+               tangent_ellipsoid ? HsjaStep::kTangentSemiEllipsoid : HsjaStep::kTangentHemisphere;
+           std::vector<Setting<OH>> table = {
+               Integer("initial_probes", &OH::initial_probes, 1, 100000),
+               Integer("max_probes", &OH::max_probes, 1, 1000000), Real("gamma", &OH::gamma)};
+           if (tangent_ellipsoid) table.push_back(Real("radius_ratio", &OH::radius_ratio));
+           return std::make_unique<HsjaAttack>(Settings(spec, o, table), spec);
+         }});
+  using OC = CgbaOptions;
+  for (const bool high : {false, true})
+    e.push_back({high ? "cgba-h" : "cgba",
+                 F::kLabel,
+                 high ? "CGBA-H: CGBA's normal, a halved-angle step for high curvature "
+                        "(targeted), L2 (Reza et al., ICCV 2023)"
+                      : "CGBA: low-frequency boundary normals, boundary search along a "
+                        "semicircle, L2 (Reza et al., ICCV 2023)",
+                 "initial_probes, dim_reduction, sigma, tolerance, max_search",
+                 {0, 0},
+                 [high](const std::string& spec, const AttackContext&) -> std::unique_ptr<Attack> {
+                   OC o;
+                   o.high_curvature = high;
+                   return std::make_unique<CgbaAttack>(
+                       Settings(spec, o,
+                                {Integer("initial_probes", &OC::initial_probes, 1, 100000),
+                                 Real("dim_reduction", &OC::dim_reduction),
+                                 Real("sigma", &OC::sigma), Real("tolerance", &OC::tolerance),
+                                 Integer("max_search", &OC::max_search, 1, 1000)}),
+                       spec);
+                 }});
+}
+
 // The hard-label entries.
 std::vector<AttackEntry> LabelAttacks() {
   using F = AttackFamily;
@@ -373,6 +426,7 @@ std::vector<AttackEntry> LabelAttacks() {
                                Integer("patience", &OBo::patience, 0, 1000000)}),
                      spec);
                }});
+  AddNewerLabelAttacks(&e);
   return e;
 }
 
@@ -383,7 +437,7 @@ const char* FamilyText(AttackFamily f) {
     case AttackFamily::kScoreL2:
       return "score-based, --norm l2";
     case AttackFamily::kLabel:
-      return "hard-label, --feedback label, untargeted";
+      return "hard-label, --feedback label; targeted: hsja, sign-opt, ta, gta, cgba, cgba-h";
   }
   return "";
 }

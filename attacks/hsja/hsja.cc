@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "attacks/tangent/tangent_point.h"
+
 namespace advbo::attacks {
 namespace {
 
@@ -134,10 +136,19 @@ class Walker {
 
   // Sec. 4.3: the step xi = dist / sqrt(t), halved until xb + xi v is adversarial; that
   // point (projected by the oracle), or xb when the step vanished or the budget ran out.
-  Image Step(const Image& xb, const Image& v, double dist, int t) {
+  // TA / G-TA (Ma et al., NeurIPS 2021, Alg. 1): the same radius schedule, but the query is
+  // the tangent point of the hemisphere / semi-ellipsoid of that radius around xb.
+  Image Step(const Image& xb, const Image& v, double dist, int t, HsjaStep step, double ratio) {
+    const std::vector<double> normal(v.begin(), v.end());
     for (double xi = dist / std::sqrt(static_cast<double>(t)); xi > 1e-10 && !done(); xi /= 2) {
       Image y(d_);
-      for (size_t k = 0; k < d_; ++k) y[k] = xb[k] + static_cast<float>(xi) * v[k];
+      if (step == HsjaStep::kGeometric) {
+        for (size_t k = 0; k < d_; ++k) y[k] = xb[k] + static_cast<float>(xi) * v[k];
+      } else {
+        const double across = step == HsjaStep::kTangentHemisphere ? xi : xi / ratio;
+        const std::vector<double> k = TangentPoint(x0_, xb, normal, xi, across);
+        for (size_t i = 0; i < d_; ++i) y[i] = static_cast<float>(k[i]);
+      }
       if (Adversarial(&y)) return y;
     }
     return xb;
@@ -170,10 +181,16 @@ void HsjaOptions::Validate(const std::string& name) const {
   if (initial_noise_tries < 1 || initial_noise_tries > 100000)
     throw std::invalid_argument("attack '" + name +
                                 "': initial_noise_tries must be in [1, 100000]");
+  if (!(radius_ratio >= 1 && radius_ratio <= 100))
+    throw std::invalid_argument("attack '" + name + "': radius_ratio must be in [1, 100]");
 }
 
 HsjaAttack::HsjaAttack(HsjaOptions options, std::string name)
-    : LabelAttack(std::move(name), {oracle::Norm::kL2, oracle::Norm::kLinf}, true),
+    : LabelAttack(std::move(name),
+                  options.step == HsjaStep::kGeometric
+                      ? std::vector<oracle::Norm>{oracle::Norm::kL2, oracle::Norm::kLinf}
+                      : std::vector<oracle::Norm>{oracle::Norm::kL2},
+                  true),
       options_(options) {
   options_.Validate(this->name());
 }
@@ -195,7 +212,7 @@ int HsjaIterate(oracle::QueryOracle& oracle, const HsjaOptions& options, std::ve
         std::min<double>(options.max_probes, options.initial_probes * std::sqrt(t)));
     const Image v = w.Direction(x, delta, probes);
     if (w.done()) break;
-    const Image y = w.Step(x, v, dist, t);
+    const Image y = w.Step(x, v, dist, t, options.step, options.radius_ratio);
     if (w.done()) break;
     x = w.BinarySearch(y);
     dist = w.Dist(x);

@@ -31,12 +31,26 @@
 
 namespace advbo::attacks {
 
+/// The step of an iteration from boundary point x_t along the estimated normal v.
+enum class HsjaStep {
+  kGeometric,            ///< HopSkipJump's geometric step size (Sec. 4.3)
+  kTangentHemisphere,    ///< the Tangent Attack's tangent point of a hemisphere (TA, L2 only)
+  kTangentSemiEllipsoid  ///< the Generalized Tangent Attack's semi-ellipsoid (G-TA, L2 only)
+};
+
 /// HopSkipJumpAttack settings (the paper's defaults).
 struct HsjaOptions {
   int initial_probes = 100;       ///< B_0, probes of the first gradient estimate, >= 1
   int max_probes = 10000;         ///< cap on B_t, >= initial_probes
   double gamma = 1.0;             ///< theta = gamma / d^(3/2) (L2) or gamma / d^2 (L_inf), > 0
   int initial_noise_tries = 100;  ///< uniform-noise images tried for the start, >= 1
+  /// The step: HopSkipJump's, or TA's / G-TA's jump to the tangent point of a surface of
+  /// radius R = dist_t / sqrt(t) around x_t, R halved until the point is adversarial (Ma et
+  /// al., NeurIPS 2021, Alg. 1; attacks/tangent/tangent_point.h).
+  HsjaStep step = HsjaStep::kGeometric;
+  /// G-TA: the semi-ellipsoid's radius along the normal over its radius across it, in [1, 100]
+  /// (1.1, the authors' code release default).
+  double radius_ratio = 1.1;
   /// Throws std::invalid_argument naming the field and `name` (the attack spec).
   void Validate(const std::string& name) const;
 };
@@ -49,8 +63,11 @@ struct HsjaOptions {
 int HsjaIterate(oracle::QueryOracle& oracle, const HsjaOptions& options, std::vector<float> x,
                 bo::Rng& rng, const AttackProgress& progress);
 
-/// HopSkipJumpAttack; spec "hsja" or "hsja:initial_probes=B,max_probes=M,gamma=G".
-/// Label feedback, L2 and L_inf (the oracle's norm), untargeted only.
+/// HopSkipJumpAttack; spec "hsja" or "hsja:initial_probes=B,max_probes=M,gamma=G". Label
+/// feedback, L2 and L_inf (the oracle's norm); targeted runs start from the oracle's
+/// start_image(). With a tangent step it is the Tangent Attack (specs "ta", "gta"; Ma et al.,
+/// NeurIPS 2021: HopSkipJump's search and normal estimate, the tangent point as the step), L2
+/// only, as in that paper.
 class HsjaAttack final : public LabelAttack {
  public:
   explicit HsjaAttack(HsjaOptions options = {}, std::string name = "hsja");

@@ -66,7 +66,8 @@ void AddExperimentOptions(CLI::App* cmd, ExperimentArgs* a) {
   cmd->add_option("--feedback", a->spec.feedback,
                   "what the attack is told of each query: scores (the model's probabilities; "
                   "score-based attacks) | label (only the top-1 class; the hard-label attacks "
-                  "rays, hsja, sign-opt, geoda, bo-hl, whose queries may leave the ball: a query "
+                  "rays, hsja, sign-opt, geoda, ta, gta, cgba, cgba-h, bo-hl, whose queries may "
+                  "leave the ball: a query "
                   "succeeds when adversarial and inside it)")
       ->check(CLI::IsMember({"scores", "label"}))
       ->default_val("scores");

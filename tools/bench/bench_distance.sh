@@ -9,9 +9,9 @@
 #   bash tools/bench/bench_distance.sh DATASET NORM [N] [BUDGET] [OUT_ROOT]
 #
 # DATASET mnist | cifar10 (the shipped model and data; the first N correctly classified test
-# images, default 100); NORM l2 (hsja, sign-opt, geoda) | linf (rays, hsja, sign-opt, geoda,
-# bo-hl), ATTACKS overrides; BUDGET default 1000; eps (only what "success" means here): the
-# threat-model defaults (L2 2.0 MNIST / 1.0 CIFAR-10, L_inf 0.3 / 0.05). One `advbo bench` run
+# images, default 100); NORM l2 (hsja, sign-opt, geoda, ta, gta, cgba, cgba-h) | linf (rays,
+# hsja, sign-opt, geoda, bo-hl), ATTACKS overrides; BUDGET default 1000; eps (only what
+# "success" means here): the threat-model defaults (L2 2.0 MNIST / 1.0 CIFAR-10, L_inf 0.3 / 0.05). One `advbo bench` run
 # in OUT_ROOT/DATASET_NORM_BUDGET/ (default OUT_ROOT tools/results/distance; resumed when
 # interrupted). ADVBO=path overrides build/advbo.
 set -euo pipefail
@@ -22,7 +22,7 @@ n="${3:-100}"
 budget="${4:-1000}"
 root="${5:-tools/results/distance}"
 case "$norm" in
-  l2) attacks="${ATTACKS:-hsja,sign-opt,geoda}" ;;
+  l2) attacks="${ATTACKS:-hsja,sign-opt,geoda,ta,gta,cgba,cgba-h}" ;;
   linf) attacks="${ATTACKS:-rays,hsja,sign-opt,geoda,bo-hl}" ;;
   *) echo "unknown norm $norm (l2 | linf)" >&2; exit 2 ;;
 esac

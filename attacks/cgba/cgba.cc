@@ -1,0 +1,268 @@
+#include "attacks/cgba/cgba.h"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "attacks/common/dct.h"
+
+namespace advbo::attacks {
+namespace {
+
+using Image = std::vector<float>;
+
+double L2(const Image& a, const Image& b) {
+  double s = 0;
+  for (size_t k = 0; k < a.size(); ++k) {
+    const double e = static_cast<double>(a[k]) - b[k];
+    s += e * e;
+  }
+  return std::sqrt(s);
+}
+
+// Queries of one CGBA instance: boundary searches and the normal's probes.
+class Searcher {
+ public:
+  Searcher(oracle::QueryOracle& o, const CgbaOptions& options)
+      : o_(o),
+        opt_(options),
+        x0_(o.clean()),
+        d_(x0_.size()),
+        tol_(o.pixel_space() == oracle::PixelSpace::k8bit ? std::max(options.tolerance, 1 / 255.0)
+                                                          : options.tolerance) {}
+
+  bool done() const { return o_.remaining() <= 0 || o_.succeeded(); }
+
+  // Queries x (projected in place by the oracle); whether it is adversarial.
+  bool Adversarial(Image* x) {
+    if (o_.remaining() <= 0) return false;
+    return o_.Query(x->data(), 1).adversarial[0];
+  }
+
+  // Binary search on the line from x0 to adversarial x: the point on the adversarial side once
+  // the two ends are within the tolerance (L2).
+  Image LineSearch(Image x) {
+    const double len = L2(x, x0_);
+    double lo = 0, hi = 1;
+    for (int calls = 0; (hi - lo) * len > tol_ && calls < 100 && !done(); ++calls) {
+      const double mid = (lo + hi) / 2;
+      Image y(d_);
+      for (size_t k = 0; k < d_; ++k) y[k] = static_cast<float>((1 - mid) * x0_[k] + mid * x[k]);
+      if (Adversarial(&y)) {
+        hi = mid;
+        x = std::move(y);
+      } else {
+        lo = mid;
+      }
+    }
+    return x;
+  }
+
+  // The start (module comment): the target image, or Gaussian noise of growing scale; then the
+  // line search to the boundary. False when nothing adversarial was found.
+  bool Start(const Image* target, bo::Rng& rng, Image* xb) {
+    Image x(d_);
+    bool adversarial = false;
+    if (target) {
+      x = *target;
+      adversarial = Adversarial(&x);
+    } else {
+      std::normal_distribution<double> g(0.0, 1.0);
+      for (int k = 1; k <= 100 && !adversarial && !done(); ++k) {
+        for (size_t i = 0; i < d_; ++i) x[i] = static_cast<float>(x0_[i] + 0.02 * k * g(rng));
+        adversarial = Adversarial(&x);
+      }
+    }
+    if (!adversarial) return false;
+    *xb = LineSearch(std::move(x));
+    return true;
+  }
+
+  // The normal estimate at xb from n probes xb + eta (one batch), eta with i.i.d. N(0, sigma^2)
+  // coefficients on the lowest DCT frequencies of each channel: sum of sign(adversarial) eta.
+  std::vector<double> Normal(const Image& xb, long n, int channels, const Eigen::MatrixXd& rows_h,
+                             const Eigen::MatrixXd& rows_w, double sigma, bo::Rng& rng) {
+    n = std::min<long>(n, o_.remaining());
+    std::vector<double> normal(d_, 0.0);
+    if (n <= 0) return normal;
+    std::normal_distribution<double> g(0.0, sigma);
+    std::vector<Eigen::MatrixXd> coef(channels, Eigen::MatrixXd(rows_h.rows(), rows_w.rows()));
+    std::vector<std::vector<double>> etas(n);
+    Image batch(static_cast<size_t>(n) * d_);
+    for (long q = 0; q < n; ++q) {
+      for (auto& block : coef)
+        for (Eigen::Index a = 0; a < block.rows(); ++a)
+          for (Eigen::Index b = 0; b < block.cols(); ++b) block(a, b) = g(rng);
+      InverseDctLowFrequency(coef, rows_h, rows_w, &etas[q]);
+      for (size_t k = 0; k < d_; ++k) batch[q * d_ + k] = static_cast<float>(xb[k] + etas[q][k]);
+    }
+    const std::vector<bool> adv = o_.Query(batch.data(), static_cast<int>(n)).adversarial;
+    for (long q = 0; q < n; ++q) {
+      const double sign = adv[q] ? 1.0 : -1.0;
+      for (size_t k = 0; k < d_; ++k) normal[k] += sign * etas[q][k];
+    }
+    return normal;
+  }
+
+  // CGBA's step: the angle sweep omega_k = (pi/2)(1 - 2^-k) until a clean point, then the
+  // bisection of the angle; the last adversarial point (xb when nothing moved).
+  Image Semicircle(const Image& xb, const std::vector<double>& normal) {
+    Image adv = xb, clean, p;
+    double lo = 0, hi = -1;
+    for (int k = 1; k <= opt_.max_search && !done(); ++k) {
+      const double omega = M_PI / 2 * (1 - std::pow(2.0, -k));
+      if (!SemicirclePoint(x0_, xb, normal, omega, &p)) return xb;
+      if (Adversarial(&p)) {
+        lo = omega;
+        adv = p;
+      } else {
+        hi = omega;
+        clean = p;
+        break;
+      }
+    }
+    if (hi < 0) return adv;
+    for (int calls = 0; calls < 100 && !done() && L2(adv, clean) > tol_; ++calls) {
+      const double mid = (lo + hi) / 2;
+      SemicirclePoint(x0_, xb, normal, mid, &p);
+      if (Adversarial(&p)) {
+        lo = mid;
+        adv = p;
+      } else {
+        hi = mid;
+        clean = p;
+      }
+    }
+    return adv;
+  }
+
+  // CGBA-H's step: omega_k = theta / 2^k until P(omega_k) is adversarial, then the line
+  // search from x0 to it (xb when none was).
+  Image HighCurvature(const Image& xb, const std::vector<double>& normal) {
+    const double theta = SemicircleAngle(x0_, xb, normal);
+    if (!(theta > 0)) return xb;
+    Image p;
+    for (int k = 1; k <= opt_.max_search && !done(); ++k) {
+      if (!SemicirclePoint(x0_, xb, normal, theta / std::pow(2.0, k), &p)) return xb;
+      if (Adversarial(&p)) return LineSearch(std::move(p));
+    }
+    return xb;
+  }
+
+ private:
+  oracle::QueryOracle& o_;
+  const CgbaOptions& opt_;
+  const Image& x0_;
+  size_t d_;
+  double tol_;
+};
+
+}  // namespace
+
+bool SemicirclePoint(const std::vector<float>& x0, const std::vector<float>& xb,
+                     const std::vector<double>& normal, double omega, std::vector<float>* out) {
+  const size_t d = x0.size();
+  if (xb.size() != d || normal.size() != d)
+    throw std::invalid_argument("SemicirclePoint: x0, x_b and the normal differ in size (" +
+                                std::to_string(d) + ", " + std::to_string(xb.size()) + ", " +
+                                std::to_string(normal.size()) + ")");
+  std::vector<double> v(d);
+  double r = 0, nn = 0;
+  for (size_t k = 0; k < d; ++k) {
+    v[k] = static_cast<double>(xb[k]) - x0[k];
+    r += v[k] * v[k];
+    nn += normal[k] * normal[k];
+  }
+  r = std::sqrt(r);
+  if (!(r > 0) || !(nn > 0)) return false;
+  double nv = 0;
+  for (size_t k = 0; k < d; ++k) nv += normal[k] * (v[k] /= r);
+  std::vector<double> w(d);
+  double wn = 0;
+  for (size_t k = 0; k < d; ++k) {
+    w[k] = normal[k] - nv * v[k];
+    wn += w[k] * w[k];
+  }
+  wn = std::sqrt(wn);
+  if (!(wn > 1e-6 * std::sqrt(nn))) return false;
+  const double c = std::cos(omega), s = std::sin(omega);
+  out->resize(d);
+  for (size_t k = 0; k < d; ++k)
+    (*out)[k] = static_cast<float>(x0[k] + r * c * (c * v[k] + s * w[k] / wn));
+  return true;
+}
+
+double SemicircleAngle(const std::vector<float>& x0, const std::vector<float>& xb,
+                       const std::vector<double>& normal) {
+  double dot = 0, r = 0, nn = 0;
+  for (size_t k = 0; k < x0.size() && k < xb.size() && k < normal.size(); ++k) {
+    const double e = static_cast<double>(xb[k]) - x0[k];
+    dot += e * normal[k];
+    r += e * e;
+    nn += normal[k] * normal[k];
+  }
+  if (!(r > 0) || !(nn > 0)) return std::nan("");
+  return std::acos(std::clamp(dot / std::sqrt(r * nn), -1.0, 1.0));
+}
+
+void CgbaOptions::Validate(const std::string& name) const {
+  if (initial_probes < 1 || initial_probes > 100000)
+    throw std::invalid_argument("attack '" + name + "': initial_probes must be in [1, 100000]");
+  if (!(dim_reduction >= 1 && dim_reduction <= 64))
+    throw std::invalid_argument("attack '" + name + "': dim_reduction must be in [1, 64]");
+  if (!(sigma > 0 && sigma <= 1))
+    throw std::invalid_argument("attack '" + name + "': sigma must be in (0, 1]");
+  if (!(tolerance > 0 && tolerance <= 1))
+    throw std::invalid_argument("attack '" + name + "': tolerance must be in (0, 1]");
+  if (max_search < 1 || max_search > 1000)
+    throw std::invalid_argument("attack '" + name + "': max_search must be in [1, 1000]");
+}
+
+CgbaAttack::CgbaAttack(CgbaOptions options, std::string name)
+    : LabelAttack(std::move(name), {oracle::Norm::kL2}, true), options_(options) {
+  options_.Validate(this->name());
+}
+
+AttackResult CgbaAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
+                             const AttackProgress& progress) const {
+  const double t0 = NowSeconds();
+  const int c = oracle.model().channels(), h = oracle.model().height(), w = oracle.model().width();
+  const size_t d = oracle.clean().size();
+  const auto side = [&](int n) {
+    return std::clamp(static_cast<int>(std::lround(n / options_.dim_reduction)), 1, n);
+  };
+  const Eigen::MatrixXd rows_h = DctRows(h, side(h)), rows_w = DctRows(w, side(w));
+  // A coefficient of standard deviation s moves a pixel by about s * sqrt(|basis| / d); 8-bit
+  // queries need about one grid step per pixel.
+  const double basis = static_cast<double>(c) * rows_h.rows() * rows_w.rows();
+  const double sigma =
+      oracle.pixel_space() == oracle::PixelSpace::k8bit
+          ? std::max(options_.sigma, 1 / 255.0 * std::sqrt(static_cast<double>(d) / basis))
+          : options_.sigma;
+  Searcher s(oracle, options_);
+  Image xb;
+  const bool started = s.Start(oracle.target() >= 0 ? &TargetStart(oracle) : nullptr, rng, &xb);
+  const long start_query = started ? oracle.queries() : -1;
+  int iterations = 0;
+  for (int t = 1; started && !s.done(); ++t) {
+    const long n = static_cast<long>(options_.initial_probes * std::sqrt(static_cast<double>(t)));
+    const std::vector<double> normal = s.Normal(xb, n, c, rows_h, rows_w, sigma, rng);
+    if (s.done()) break;
+    Image y = options_.high_curvature ? s.HighCurvature(xb, normal) : s.Semicircle(xb, normal);
+    if (oracle.DistanceToClean(y.data()) <= oracle.DistanceToClean(xb.data())) xb = std::move(y);
+    iterations = t;
+    if (progress) progress(oracle.queries(), oracle.best_objective());
+  }
+  AttackResult r;
+  FinishResult(oracle, t0, &r);
+  r.details["cgba_iterations"] = iterations;
+  r.details["cgba_start"] = start_query > 0 ? nlohmann::json(start_query) : nlohmann::json(nullptr);
+  return r;
+}
+
+}  // namespace advbo::attacks
