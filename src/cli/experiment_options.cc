@@ -82,6 +82,11 @@ void AddExperimentOptions(CLI::App* cmd, ExperimentArgs* a) {
                   "1000, 2500, 5000 and 10000 queries; needs --feedback label)")
       ->check(CLI::IsMember({"success", "min-distance"}))
       ->default_val("success");
+  cmd->add_option("--start-images", a->spec.start_images,
+                  "targeted hard-label runs: a folder of start images, one sub-folder per class "
+                  "named by its index (0/, 1/, ...); each target starts from the first image of "
+                  "its class there that the model classifies as that class (default: advbo "
+                  "picks one from the attacked data; records give start_image_index)");
   cmd->add_option("--budget", a->spec.budget, "maximum queries per instance (T)")
       ->check(IntInRange(1, experiment::kMaxBudget))
       ->default_val(900);

@@ -169,8 +169,10 @@ void Experiment::Init() {
   if (selection_.instances.empty())
     throw std::invalid_argument(NoInstancesMessage(spec_, selection_, images_));
   if (tm_.feedback == oracle::Feedback::kLabel)  // targeted hard-label attacks start there
-    start_images_ =
-        TargetStartImages(images_, *model_, selection_, selection_defense, spec_.setup_queries);
+    start_images_ = spec_.start_images.empty()
+                        ? TargetStartImages(images_, *model_, selection_, selection_defense,
+                                            spec_.setup_queries)
+                        : UserStartImages(selection_defense);
   ResolveLanes(selection_.instances.size() * attacks_.size());
   if (tm_.pixels == oracle::PixelSpace::k8bit) {
     for (int idx : selection_.chosen)
@@ -202,6 +204,30 @@ void Experiment::Init() {
   setup_queries_ = {{"shape_probe", model_->scored(QueryPurpose::kShapeProbe)},
                     {"selection", model_->scored(QueryPurpose::kSelection) - setup0[0]},
                     {"clean_accuracy", model_->scored(QueryPurpose::kCleanAccuracy) - setup0[1]}};
+}
+
+std::map<int, int> Experiment::UserStartImages(const std::function<void(float*, int)>& transform) {
+  const std::string& dir = spec_.start_images;
+  try {
+    start_set_ = data::ReadImages(dir, images_.channels);
+  } catch (const data::DataError& e) {
+    throw data::DataError(std::string("--start-images: ") + e.what());
+  }
+  if (start_set_.height != images_.height || start_set_.width != images_.width)
+    throw std::invalid_argument(
+        "--start-images " + dir + ": its images are " + std::to_string(start_set_.height) + "x" +
+        std::to_string(start_set_.width) + ", the attacked images " +
+        std::to_string(images_.height) + "x" + std::to_string(images_.width));
+  Selection targets;  // the targets to start, none of the folder's images already scored
+  targets.instances = selection_.instances;
+  std::map<int, int> start =
+      TargetStartImages(start_set_, *model_, targets, transform, spec_.setup_queries);
+  for (const auto& [t, idx] : start)
+    if (idx < 0)
+      throw std::invalid_argument("--start-images " + dir + ": no image of class " +
+                                  std::to_string(t) + " (sub-folder " + std::to_string(t) +
+                                  "/) that the model classifies as class " + std::to_string(t));
+  return start;
 }
 
 void Experiment::AddClassNames(nlohmann::json* record) const {
@@ -371,8 +397,9 @@ JobResult Experiment::Run(size_t i, size_t j, const attacks::AttackProgress& pro
   int start_index = -1;  // a targeted hard-label attack's start: an image of the target class
   if (const auto s = start_images_.find(inst.target); s != start_images_.end() && s->second >= 0) {
     start_index = s->second;
-    const float* x = images_.image(start_index);
-    orc.set_start_image(std::vector<float>(x, x + images_.image_size()));
+    const data::ImageSet& set = spec_.start_images.empty() ? images_ : start_set_;
+    const float* x = set.image(start_index);
+    orc.set_start_image(std::vector<float>(x, x + set.image_size()));
   }
   std::shared_ptr<defenses::GameDefense> defender;
   std::function<void(const oracle::QueryResult&)> also;
@@ -391,9 +418,11 @@ JobResult Experiment::Run(size_t i, size_t j, const attacks::AttackProgress& pro
   out.result = atk.Run(orc, rng, progress);
   out.record = InstanceRecord(atk.name(), inst, out.result, orc, spec_.seed, iseed, model_path_,
                               dataset_name_);
-  if (inst.target >= 0 && tm_.feedback == oracle::Feedback::kLabel)
+  if (inst.target >= 0 && tm_.feedback == oracle::Feedback::kLabel) {
     out.record["start_image_index"] =
         start_index >= 0 ? nlohmann::json(start_index) : nlohmann::json(nullptr);
+    if (!spec_.start_images.empty()) out.record["start_images"] = RecordPath(spec_.start_images);
+  }
   if (spec_.bad_queries) {
     out.record["bad_queries"] = monitor ? nlohmann::json(monitor->detections()) : nullptr;
     out.record["first_bad_query"] = monitor && monitor->first_detection() > 0

@@ -161,6 +161,11 @@ class Experiment {
   // Loads spec_.model (in lockstep_'s lanes when local) unless the caller gave model_; checks a
   // given model's input shape against the images'.
   void LoadOrCheckModel();
+  // --start-images: loads the user's folder into start_set_ and picks each target's start
+  // there (TargetStartImages, scored behind `transform`). Throws data::DataError naming a
+  // file, std::invalid_argument naming the folder when its images do not fit the model or a
+  // target class has no image the model classifies as that class.
+  std::map<int, int> UserStartImages(const std::function<void(float*, int)>& transform);
   // Adds true_class_name, target_name and adversarial_class_name to a record when the
   // user's data carry class names.
   void AddClassNames(nlohmann::json* record) const;
@@ -181,6 +186,7 @@ class Experiment {
   std::vector<std::unique_ptr<attacks::Attack>> attacks_;
   Selection selection_;
   std::map<int, int> start_images_;  // targeted hard-label runs: target -> start image index
+  data::ImageSet start_set_;         // --start-images: the user's start images (else empty)
   double clean_acc_, defended_acc_;
   nlohmann::json setup_queries_;
   std::string session_prefix_;

@@ -68,6 +68,10 @@ void Validate(const ExperimentSpec& s) {
     throw std::invalid_argument(
         "goal min-distance is for the hard-label attacks (feedback label): score-based "
         "attacks keep inside the ball, so they have no distance to shrink");
+  if (!s.start_images.empty() && (s.feedback != "label" || s.untargeted))
+    throw std::invalid_argument(
+        "--start-images is for targeted hard-label runs (--feedback label with --targeted or "
+        "--target K): their attacks start from an image of the target class");
   CheckLinfRadius("--defender-eps", s.defender_eps);
   if (s.budget < 1 || s.budget > kMaxBudget)
     throw std::invalid_argument("--budget must be in 1.." + std::to_string(kMaxBudget) +

@@ -93,6 +93,12 @@ struct ExperimentSpec {
   /// checkpoints, success means that query ended within eps). min-distance needs feedback
   /// "label".
   std::string goal = "success";
+  /// Targeted hard-label runs (issue #59): a folder of the user's start images, one integer-
+  /// named sub-folder per class (data::ReadImages). Each target's start is the first image of
+  /// its class there that the model classifies as that class (scored as selection setup
+  /// queries); records carry start_image_index (within the folder) and start_images. Empty
+  /// (default): advbo picks an image of the target class from the attacked data.
+  std::string start_images;
   /// Score images before the attacks (default): the model's shape/output probe, the
   /// selection of correctly classified images, the clean accuracy behind a defense and the
   /// re-query of each reported image (each counted in records' setup_queries /

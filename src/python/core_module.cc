@@ -155,7 +155,7 @@ const std::vector<std::string>& RunOptions() {
       "target",       "dataset",        "output",  "normalize",     "defense",
       "defender_eps", "clean_images",   "indices", "threads",       "http_timeout",
       "http_retries", "rescale_compat", "pixels",  "setup_queries", "norm",
-      "feedback",     "lockstep",       "goal",    "bad_queries"};
+      "feedback",     "lockstep",       "goal",    "bad_queries",   "start_images"};
   return names;
 }
 
@@ -193,6 +193,8 @@ experiment::ExperimentSpec SpecOfOptions(const std::string& attack, std::optiona
   spec.feedback = Take<std::string>(opts, "feedback", "scores", "'scores' or 'label'");
   spec.goal = Take<std::string>(opts, "goal", "success", "'success' or 'min-distance'");
   spec.bad_queries = Take<bool>(opts, "bad_queries", true, "True or False");
+  spec.start_images =
+      Take<std::string>(opts, "start_images", "", "a folder path (class sub-folders 0/, 1/, ...)");
   *dataset =
       Take<std::optional<std::string>>(opts, "dataset", std::nullopt, "'mnist', 'cifar10' or None");
   if (!opts.empty()) {

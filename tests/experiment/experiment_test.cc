@@ -410,6 +410,52 @@ TEST(ExperimentRunner, TargetedHardLabelRunsStartFromACorrectImageOfTheTarget) {
   EXPECT_EQ(arg, 3);
 }
 
+// --start-images (issue #59): the user's folder gives the targeted start. Its class-3 folder
+// holds test image 0 (a 7, which the model does not put in class 3) before test image 18 (a 3
+// it classifies so): the second is picked, and its index in the folder and the folder are
+// recorded. A folder without a usable 3 is refused naming the class, and so is the option on an
+// untargeted or score-based run.
+TEST(ExperimentRunner, TargetedStartsComeFromTheUsersFolder) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("advbo_start_" + std::to_string(getpid()));
+  fs::create_directories(dir / "3");
+  fs::create_directories(dir / "5");
+  ExperimentSpec s;
+  s.attacks = {"hsja"};
+  s.indices = {0};
+  s.target = 3;
+  s.feedback = "label";
+  s.norm = "l2";
+  s.budget = 20;
+  s.threads = 1;
+  s.lockstep = 1;
+  const Experiment plain(s);
+  const auto& images = plain.images();
+  data::WritePng((dir / "3" / "a.png").string(), images.image(0), 1, 28, 28);
+  data::WritePng((dir / "3" / "b.png").string(), images.image(18), 1, 28, 28);
+  data::WritePng((dir / "5" / "c.png").string(), images.image(18), 1, 28, 28);
+  s.start_images = dir.string();
+  const Experiment ex(s);
+  const JobResult r = ex.Run(0, 0, nullptr);
+  EXPECT_EQ(r.record["start_image_index"], 1);
+  EXPECT_EQ(r.record["start_images"], dir.string());
+  fs::remove_all(dir / "3");
+  try {
+    Experiment bad(s);
+    ADD_FAILURE() << "a folder without a 3 was taken";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("no image of class 3"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+  s.target.reset();
+  s.untargeted = true;
+  EXPECT_THROW(Validate(s), std::invalid_argument);
+  s.untargeted = false;
+  s.target = 3;
+  s.feedback = "scores";
+  EXPECT_THROW(Validate(s), std::invalid_argument);
+}
+
 // Issue #56: RunJobs in lockstep. Jobs in another order meet other jobs in their batches, yet
 // every record is the same (each forward pass has B rows and an image's scores do not depend on
 // its row); commits come in job order; records carry B and match the experiment's settings;

@@ -494,6 +494,13 @@ def test_hard_label_and_l2_threat_models_through_the_python_api():
     with pytest.raises(ValueError, match="min-distance"):
         advbo.attack(Brightness(), clean, np.array([0, 0]), attack="hsja", eps=0.2, budget=10,
                      targeted=False, goal="min-distance")
+    # start_images: only for targeted hard-label runs; a missing folder is named.
+    with pytest.raises(ValueError, match="start.images is for targeted hard-label runs"):
+        advbo.attack(Brightness(), clean, np.array([0, 0]), attack="hsja", eps=0.2, budget=10,
+                     targeted=False, feedback="label", start_images="/tmp")
+    with pytest.raises(Exception, match="start.images: /nonexistent-advbo"):
+        advbo.attack(Brightness(), clean, np.array([0, 0]), attack="hsja", eps=0.2, budget=10,
+                     target=1, feedback="label", start_images="/nonexistent-advbo")
     # L2: SimBA-DCT's queries stay inside the L2 ball of 1.0.
     model = Brightness()
     res = advbo.attack(model, clean[:1], np.array([0]), attack="simba-dct", eps=1.0, budget=100,

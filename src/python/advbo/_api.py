@@ -355,10 +355,14 @@ class Attack:
         (default True; False = the CLI's --no-setup-queries: the model scores only the
         attack's counted queries, output must be given); norm ("linf" | "l2": the ball, eps
         then an L2 radius) and feedback ("scores" | "label": only the top-1 class, for the
-        hard-label attacks "rays", "hsja", "sign-opt", "bo-hl"); goal ("success" | "min-distance":
+        hard-label attacks "rays", "hsja", "sign-opt", "geoda", "ta", "gta", "cgba", "cgba-h",
+        "bo-hl"); goal ("success" | "min-distance":
         a hard-label attack spends its whole budget shrinking its closest adversarial query;
         records carry distance_at {"100": d, "250": d, ...}); bad_queries (default True: records
         carry bad_queries, the queries a Blacklight detector beside the model would flag);
+        start_images (a folder with one sub-folder per class, 0/, 1/, ...: targeted
+        hard-label attacks start from the first image of the target's class there that the
+        model classifies so; records carry start_image_index and start_images);
         lockstep (the CLI's
         --lockstep: 0 = auto, B = B instances at once, their queries sent to the model --
         a callable or nn.Module too -- as one batch per round; 1 = one call per query).
