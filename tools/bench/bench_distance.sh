@@ -13,7 +13,10 @@
 # hsja, sign-opt, geoda, bo-hl), ATTACKS overrides; BUDGET default 1000; eps (only what
 # "success" means here): the threat-model defaults (L2 2.0 MNIST / 1.0 CIFAR-10, L_inf 0.3 / 0.05). One `advbo bench` run
 # in OUT_ROOT/DATASET_NORM_BUDGET/ (default OUT_ROOT tools/results/distance; resumed when
-# interrupted). ADVBO=path overrides build/advbo.
+# interrupted). ADVBO=path overrides build/advbo. TARGETED=1: targeted on every other class
+# (`--targeted`; N images x 9 targets) with the attacks that have a targeted mode (L2: hsja,
+# sign-opt, ta, gta, cgba, cgba-h; L_inf: hsja, sign-opt), each starting from an image of the
+# target class; output in DATASET_NORM_BUDGET_targeted/.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 dataset="${1:?dataset: mnist | cifar10}"
@@ -21,14 +24,26 @@ norm="${2:?norm: l2 | linf}"
 n="${3:-100}"
 budget="${4:-1000}"
 root="${5:-tools/results/distance}"
-case "$norm" in
-  l2) attacks="${ATTACKS:-hsja,sign-opt,geoda,ta,gta,cgba,cgba-h}" ;;
-  linf) attacks="${ATTACKS:-rays,hsja,sign-opt,geoda,bo-hl}" ;;
-  *) echo "unknown norm $norm (l2 | linf)" >&2; exit 2 ;;
-esac
-out="$root/${dataset}_${norm}_${budget}"
+goal=(--untargeted)
+suffix=""
+if [[ "${TARGETED:-0}" == 1 ]]; then
+  goal=(--targeted)
+  suffix="_targeted"
+  case "$norm" in
+    l2) attacks="${ATTACKS:-hsja,sign-opt,ta,gta,cgba,cgba-h}" ;;
+    linf) attacks="${ATTACKS:-hsja,sign-opt}" ;;
+    *) echo "unknown norm $norm (l2 | linf)" >&2; exit 2 ;;
+  esac
+else
+  case "$norm" in
+    l2) attacks="${ATTACKS:-hsja,sign-opt,geoda,ta,gta,cgba,cgba-h}" ;;
+    linf) attacks="${ATTACKS:-rays,hsja,sign-opt,geoda,bo-hl}" ;;
+    *) echo "unknown norm $norm (l2 | linf)" >&2; exit 2 ;;
+  esac
+fi
+out="$root/${dataset}_${norm}_${budget}${suffix}"
 mkdir -p "$root"
 "${ADVBO:-build/advbo}" bench --dataset "$dataset" --attacks "$attacks" --feedback label \
-  --norm "$norm" --goal min-distance --untargeted -n "$n" --budget "$budget" --seed 0 -q \
+  --norm "$norm" --goal min-distance "${goal[@]}" -n "$n" --budget "$budget" --seed 0 -q \
   --out-dir "$out" > "$out.log" 2>&1
 cat "$out/table.txt"

@@ -3,12 +3,16 @@
 attack, the success rate at eps, the median (mean) distance of the closest adversarial query
 within 100 / 250 / 500 / 1,000 / ... queries (advbo's summary.json), the share of bad queries
 (Blacklight, flag mode) and, paired on the same images, on how many images each attack ends
-closer than the reference attack (REF, default bo-hl where it ran, else hsja). Stdlib only.
+closer than the reference attack (REF, default bo-hl where it ran, else hsja; targeted runs
+pair on image and target) and the paired
+ratio of the final distances (geometric mean of distance / reference's over the images both
+reached, with the standard error of the mean log ratio). Stdlib only.
 
     /usr/bin/python3 tools/bench/distance_table.py [ROOT] [--markdown FILE]
 """
 import argparse
 import json
+import math
 import pathlib
 
 
@@ -24,14 +28,19 @@ def table(run):
     checkpoints = sorted({int(k) for s in summary for k in s.get("distance_at", {})})
     final = {}
     for r in records:
-        final.setdefault(r["attack"], {})[r["image_index"]] = (
+        final.setdefault(r["attack"], {})[(r["image_index"], r.get("target"))] = (
             r["distance"] if r["distance"] is not None else float("inf"))
     ref = "bo-hl" if "bo-hl" in final else "hsja"
     norm = "L2" if first["norm"] == "l2" else "L∞"
+    images = len({r["image_index"] for r in records})
+    instances = len({(r["image_index"], r.get("target")) for r in records})
+    goal = (f"targeted, {images} images x every other class = {instances} instances"
+            if first.get("target") is not None else f"{images} images")
     head = (f"**{first['dataset']}, {norm}, eps {first['epsilon']:g}, budget {first['budget']}, "
-            f"{len({r['image_index'] for r in records})} images** (`{run.name}`)\n\n")
+            f"{goal}** (`{run.name}`)\n\n")
     cols = ["attack", f"ASR at eps"] + [f"{norm} at {q}" for q in checkpoints] + [
-        "bad queries", f"closer than {ref} at the end (paired)"]
+        "bad queries", f"closer than {ref} at the end (paired)",
+        f"end distance / {ref}'s (paired, ± SE)"]
     lines = ["| " + " | ".join(cols) + " |", "|" + " --- |" * len(cols)]
     for s in summary:
         a = s["attack"]
@@ -42,11 +51,19 @@ def table(run):
         share = s.get("bad_query_share")
         cells.append("–" if share is None else f"{100 * share:.1f} %")
         if a == ref:
-            cells.append("(reference)")
+            cells += ["(reference)", "(reference)"]
         else:
             both = [i for i in final[a] if i in final[ref]]
             closer = sum(final[a][i] < final[ref][i] for i in both)
-            cells.append(f"{closer} of {len(both)}")
+            cells.append(f"{closer} of {len(both)}")  # instances
+            logs = [math.log(final[a][i] / final[ref][i]) for i in both
+                    if 0 < final[a][i] < math.inf and 0 < final[ref][i] < math.inf]
+            if len(logs) > 1:
+                m = sum(logs) / len(logs)
+                se = math.sqrt(sum((x - m) ** 2 for x in logs) / (len(logs) - 1) / len(logs))
+                cells.append(f"{math.exp(m):.3f} (log ± {se:.3f})")
+            else:
+                cells.append("–")
         lines.append("| " + " | ".join(cells) + " |")
     return head + "\n".join(lines) + "\n\nCells: median (mean) distance of the closest " \
         "adversarial query within that many queries.\n"
