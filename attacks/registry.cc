@@ -414,7 +414,7 @@ std::vector<AttackEntry> LabelAttacks() {
   e.push_back({"bo-hl",
                F::kLabel,
                "BO of the boundary distance over a low-dimensional direction space, then RayS "
-               "and HopSkipJump, L_inf (advbo, issue #40)",
+               "and HopSkipJump (L_inf) or CGBA (L2) (advbo, issues #40, #59)",
                "side, bo_fraction, bo_max_queries, patience",
                {2, 0},
                [](const std::string& spec, const AttackContext&) -> std::unique_ptr<Attack> {

@@ -8,6 +8,9 @@
 #include <utility>
 #include <vector>
 
+#include "attacks/cgba/cgba.h"
+#include "attacks/common/dct.h"
+#include "attacks/common/ray.h"
 #include "attacks/hsja/hsja.h"
 #include "attacks/rays/rays.h"
 #include "bo/acquisition.h"
@@ -40,6 +43,148 @@ Eigen::MatrixXd Candidates(const Eigen::MatrixXd& x, const Eigen::VectorXd& y, i
   return c;
 }
 
+// Candidates of the L2 mode: uniform points of the box [-1, 1]^dim and Gaussian moves
+// (standard deviation 0.2, clipped to the box) of the best observed ones.
+Eigen::MatrixXd BoxCandidates(const Eigen::MatrixXd& x, const Eigen::VectorXd& y, int dim,
+                              bo::Rng& rng) {
+  constexpr int kRandom = 500, kBest = 5, kMoves = 100;
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::normal_distribution<double> g(0.0, 0.2);
+  std::vector<int> order(y.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return y(a) < y(b); });
+  const int best = std::min<int>(kBest, static_cast<int>(order.size()));
+  Eigen::MatrixXd c(kRandom + best * kMoves, dim);
+  for (int i = 0; i < kRandom; ++i)
+    for (int k = 0; k < dim; ++k) c(i, k) = u(rng);
+  for (int b = 0; b < best; ++b)
+    for (int m = 0; m < kMoves; ++m) {
+      const int row = kRandom + b * kMoves + m;
+      for (int k = 0; k < dim; ++k) c(row, k) = std::clamp(x(order[b], k) + g(rng), -1.0, 1.0);
+    }
+  return c;
+}
+
+// The L2 mode's boundary radius along unit direction v (RayProbe): censored at the best radius
+// so far (one query there; only an improving direction is bisected, to a relative 1e-3 or one
+// grid step), or, before any, searched outward from `guess` doubling up to 12 times; infinity
+// when nothing adversarial was met.
+double CensoredL2Radius(RayProbe* probe, const std::vector<double>& v, double best, double guess,
+                        bool grid) {
+  double max_abs = 0;
+  for (double t : v) max_abs = std::max(max_abs, std::abs(t));
+  const auto tol = [&](double hi) {
+    return std::max(hi * 1e-3, grid ? 1.0 / 255.0 / std::max(max_abs, 1e-12) : 0.0);
+  };
+  if (std::isfinite(best))
+    return probe->Adversarial(v, best) ? probe->Bisect(v, 0, best, tol(best)) : best;
+  double lo = 0, hi = guess;
+  for (int grow = 0; grow < 12 && !probe->done(); ++grow, lo = hi, hi *= 2)
+    if (probe->Adversarial(v, hi)) return probe->Bisect(v, lo, hi, tol(hi));
+  return std::numeric_limits<double>::infinity();
+}
+
+// The unit L2 direction of box point z [C * s * s]: z as the coefficients of the s x s lowest
+// DCT frequencies of each channel (rows_h [s, H], rows_w [s, W]), inverse-transformed. [C H W].
+std::vector<double> LowFrequencyDirection(const Eigen::VectorXd& z, int channels,
+                                          const Eigen::MatrixXd& rows_h,
+                                          const Eigen::MatrixXd& rows_w) {
+  const Eigen::Index s = rows_h.rows();
+  std::vector<Eigen::MatrixXd> coef(channels, Eigen::MatrixXd(s, s));
+  for (int c = 0; c < channels; ++c)
+    for (Eigen::Index i = 0; i < s; ++i)
+      for (Eigen::Index j = 0; j < s; ++j) coef[c](i, j) = z((c * s + i) * s + j);
+  std::vector<double> v;
+  InverseDctLowFrequency(coef, rows_h, rows_w, &v);
+  double n2 = 0;
+  for (double t : v) n2 += t * t;
+  if (n2 > 0)
+    for (auto& t : v) t /= std::sqrt(n2);
+  return v;
+}
+
+// One BO step of the L2 mode: the next box point (random for the first 5, else the lower
+// confidence bound's minimiser over BoxCandidates).
+Eigen::VectorXd NextBoxPoint(const bo::ExactGP& gp, const Eigen::MatrixXd& x,
+                             const Eigen::VectorXd& y, int t, int dim,
+                             const bo::ExplorationWeight& beta, bo::Rng& rng) {
+  Eigen::VectorXd z(dim);
+  if (t <= 5) {
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    for (int k = 0; k < dim; ++k) z(k) = u(rng);
+    return z;
+  }
+  const Eigen::MatrixXd cand = BoxCandidates(x, y, dim, rng);
+  Eigen::VectorXd mean, var;
+  gp.Predict(cand, &mean, &var);
+  const double b = std::sqrt(beta.Beta(t, dim));
+  Eigen::Index arg;
+  (mean.array() - b * var.array().max(0).sqrt()).minCoeff(&arg);
+  return cand.row(arg).transpose();
+}
+
+// The L2 mode (BoHardLabelAttack's module comment): GP-LCB over low-frequency directions of
+// the censored boundary radius, then CGBA's iterations from the best boundary point.
+AttackResult RunL2(oracle::QueryOracle& oracle, const BoHardLabelOptions& options, bo::Rng& rng,
+                   const AttackProgress& progress) {
+  const double t0 = NowSeconds();
+  const int c = oracle.model().channels(), h = oracle.model().height(), w = oracle.model().width();
+  const int s = std::min({options.side, h, w}), dim = c * s * s;
+  const size_t d = oracle.clean().size();
+  const Eigen::MatrixXd rows_h = DctRows(h, s), rows_w = DctRows(w, s);
+  RayProbe probe(oracle);
+  const double fraction = options.bo_fraction >= 0 ? options.bo_fraction : 0.1;
+  const long bo_budget = std::min(static_cast<long>(fraction * oracle.budget()),
+                                  static_cast<long>(options.bo_max_queries));
+  bo::ExactGP gp(std::make_unique<bo::StationaryKernel>(bo::KernelFamily::kMatern52, dim, false,
+                                                        std::vector<int>{}, 1.0, 1.0),
+                 1e-4);
+  const bo::ExplorationWeight beta{bo::BetaPolicy::kKandasamy2015};
+  bo::FitOptions fit;
+  fit.restarts = 1;
+  Eigen::MatrixXd x(0, dim);
+  Eigen::VectorXd y(0);
+  std::vector<double> best_v;
+  double best = std::numeric_limits<double>::infinity();
+  int t = 0;
+  auto stop = [&] { return oracle.remaining() <= 0 || oracle.succeeded(); };
+  while (!stop() && oracle.queries() < bo_budget) {
+    const Eigen::VectorXd z = NextBoxPoint(gp, x, y, ++t, dim, beta, rng);
+    const std::vector<double> v = LowFrequencyDirection(z, c, rows_h, rows_w);
+    const double r = CensoredL2Radius(&probe, v, best, 0.1 * std::sqrt(static_cast<double>(d)),
+                                      oracle.pixel_space() == oracle::PixelSpace::k8bit);
+    if (!std::isfinite(r)) continue;  // no boundary along it: nothing to observe
+    if (r < best) best = r, best_v = v;
+    x.conservativeResize(x.rows() + 1, Eigen::NoChange);
+    x.row(x.rows() - 1) = z.transpose();
+    y.conservativeResize(y.size() + 1);
+    y(y.size() - 1) = r;
+    gp.AddObservation(z, r);
+    if (x.rows() % options.fit_every == 0) bo::FitHyperparameters(&gp, fit, rng);
+    if (progress) progress(oracle.queries(), oracle.best_objective());
+  }
+  long cgba_from = -1;
+  AttackResult res;
+  if (!stop() && std::isfinite(best)) {
+    cgba_from = oracle.queries();
+    std::vector<float> start(oracle.clean());
+    for (size_t k = 0; k < d; ++k)
+      start[k] = std::clamp(start[k] + static_cast<float>(best * best_v[k]), 0.0f, 1.0f);
+    CgbaIterate(oracle, CgbaOptions{}, std::move(start), rng, progress);
+    FinishResult(oracle, t0, &res);
+  } else if (!stop()) {  // no boundary met along the BO's directions: CGBA's own start
+    cgba_from = oracle.queries();
+    res = CgbaAttack().Run(oracle, rng, progress);
+    res.seconds = NowSeconds() - t0;
+  } else {
+    FinishResult(oracle, t0, &res);
+  }
+  res.details["bo_hl_evaluations"] = t;
+  res.details["bo_hl_cgba_from"] = cgba_from >= 0 ? nlohmann::json(cgba_from) : nullptr;
+  res.details["bo_hl_radius_after_bo"] = std::isfinite(best) ? nlohmann::json(best) : nullptr;
+  return res;
+}
+
 }  // namespace
 
 std::vector<float> UpsampleSigns(const Eigen::VectorXd& z, int channels, int height, int width,
@@ -56,8 +201,9 @@ std::vector<float> UpsampleSigns(const Eigen::VectorXd& z, int channels, int hei
 void BoHardLabelOptions::Validate(const std::string& name) const {
   if (side < 1 || side > 64)
     throw std::invalid_argument("attack '" + name + "': side must be in [1, 64]");
-  if (!(bo_fraction >= 0 && bo_fraction <= 1))
-    throw std::invalid_argument("attack '" + name + "': bo_fraction must be in [0, 1]");
+  if (!(bo_fraction == -1 || (bo_fraction >= 0 && bo_fraction <= 1)))
+    throw std::invalid_argument("attack '" + name +
+                                "': bo_fraction must be in [0, 1] (or -1, the norm's default)");
   if (bo_max_queries < 0)
     throw std::invalid_argument("attack '" + name + "': bo_max_queries must be >= 0");
   if (patience < 0) throw std::invalid_argument("attack '" + name + "': patience must be >= 0");
@@ -65,17 +211,19 @@ void BoHardLabelOptions::Validate(const std::string& name) const {
 }
 
 BoHardLabelAttack::BoHardLabelAttack(BoHardLabelOptions options, std::string name)
-    : LabelAttack(std::move(name), {oracle::Norm::kLinf}), options_(options) {
+    : LabelAttack(std::move(name), {oracle::Norm::kLinf, oracle::Norm::kL2}), options_(options) {
   options_.Validate(this->name());
 }
 
 AttackResult BoHardLabelAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                                     const AttackProgress& progress) const {
+  if (oracle.norm() == oracle::Norm::kL2) return RunL2(oracle, options_, rng, progress);
   const double t0 = NowSeconds();
   const int c = oracle.model().channels(), h = oracle.model().height(), w = oracle.model().width();
   const int s = std::min({options_.side, h, w}), dim = c * s * s;
   RaySearch search(oracle, 1e-3);
-  const long bo_budget = std::min(static_cast<long>(options_.bo_fraction * oracle.budget()),
+  const double fraction = options_.bo_fraction >= 0 ? options_.bo_fraction : 0.3;
+  const long bo_budget = std::min(static_cast<long>(fraction * oracle.budget()),
                                   static_cast<long>(options_.bo_max_queries));
   bo::ExactGP gp(std::make_unique<bo::StationaryKernel>(bo::KernelFamily::kMatern52, dim, false,
                                                         std::vector<int>{}, 1.0, 1.0),

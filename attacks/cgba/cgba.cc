@@ -63,8 +63,9 @@ class Searcher {
     return x;
   }
 
-  // The start (module comment): the target image, or Gaussian noise of growing scale; then the
-  // line search to the boundary. False when nothing adversarial was found.
+  // The start (module comment): the target image, or Gaussian noise of growing scale (the
+  // line search to the boundary follows in CgbaIterate). False when nothing adversarial was
+  // found.
   bool Start(const Image* target, bo::Rng& rng, Image* xb) {
     Image x(d_);
     bool adversarial = false;
@@ -79,7 +80,7 @@ class Searcher {
       }
     }
     if (!adversarial) return false;
-    *xb = LineSearch(std::move(x));
+    *xb = std::move(x);
     return true;
   }
 
@@ -228,13 +229,15 @@ CgbaAttack::CgbaAttack(CgbaOptions options, std::string name)
   options_.Validate(this->name());
 }
 
-AttackResult CgbaAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
-                             const AttackProgress& progress) const {
-  const double t0 = NowSeconds();
+int CgbaIterate(oracle::QueryOracle& oracle, const CgbaOptions& options, std::vector<float> x,
+                bo::Rng& rng, const AttackProgress& progress) {
   const int c = oracle.model().channels(), h = oracle.model().height(), w = oracle.model().width();
   const size_t d = oracle.clean().size();
+  if (x.size() != d)
+    throw std::invalid_argument("CgbaIterate: the start image has " + std::to_string(x.size()) +
+                                " values, the model's input " + std::to_string(d));
   const auto side = [&](int n) {
-    return std::clamp(static_cast<int>(std::lround(n / options_.dim_reduction)), 1, n);
+    return std::clamp(static_cast<int>(std::lround(n / options.dim_reduction)), std::min(n, 4), n);
   };
   const Eigen::MatrixXd rows_h = DctRows(h, side(h)), rows_w = DctRows(w, side(w));
   // A coefficient of standard deviation s moves a pixel by about s * sqrt(|basis| / d); 8-bit
@@ -242,22 +245,34 @@ AttackResult CgbaAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
   const double basis = static_cast<double>(c) * rows_h.rows() * rows_w.rows();
   const double sigma =
       oracle.pixel_space() == oracle::PixelSpace::k8bit
-          ? std::max(options_.sigma, 1 / 255.0 * std::sqrt(static_cast<double>(d) / basis))
-          : options_.sigma;
-  Searcher s(oracle, options_);
-  Image xb;
-  const bool started = s.Start(oracle.target() >= 0 ? &TargetStart(oracle) : nullptr, rng, &xb);
-  const long start_query = started ? oracle.queries() : -1;
+          ? std::max(options.sigma, 1 / 255.0 * std::sqrt(static_cast<double>(d) / basis))
+          : options.sigma;
+  Searcher s(oracle, options);
+  Image xb = s.LineSearch(std::move(x));
   int iterations = 0;
-  for (int t = 1; started && !s.done(); ++t) {
-    const long n = static_cast<long>(options_.initial_probes * std::sqrt(static_cast<double>(t)));
+  for (int t = 1; !s.done(); ++t) {
+    const long n = static_cast<long>(options.initial_probes * std::sqrt(static_cast<double>(t)));
     const std::vector<double> normal = s.Normal(xb, n, c, rows_h, rows_w, sigma, rng);
     if (s.done()) break;
-    Image y = options_.high_curvature ? s.HighCurvature(xb, normal) : s.Semicircle(xb, normal);
+    Image y = options.high_curvature ? s.HighCurvature(xb, normal) : s.Semicircle(xb, normal);
     if (oracle.DistanceToClean(y.data()) <= oracle.DistanceToClean(xb.data())) xb = std::move(y);
     iterations = t;
     if (progress) progress(oracle.queries(), oracle.best_objective());
   }
+  return iterations;
+}
+
+AttackResult CgbaAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
+                             const AttackProgress& progress) const {
+  const double t0 = NowSeconds();
+  Image x;
+  bool started = false;
+  {
+    Searcher s(oracle, options_);
+    started = s.Start(oracle.target() >= 0 ? &TargetStart(oracle) : nullptr, rng, &x);
+  }
+  const long start_query = started ? oracle.queries() : -1;
+  const int iterations = started ? CgbaIterate(oracle, options_, std::move(x), rng, progress) : 0;
   AttackResult r;
   FinishResult(oracle, t0, &r);
   r.details["cgba_iterations"] = iterations;

@@ -39,10 +39,12 @@ namespace advbo::attacks {
 struct CgbaOptions {
   bool high_curvature = false;  ///< CGBA-H's step (true) or CGBA's semicircular search
   int initial_probes = 30;      ///< N0: iteration t spends N0 sqrt(t) probes, >= 1
-  double dim_reduction = 4;     ///< DCT block side = image side / this, in [1, 64]
-  double sigma = 0.0002;        ///< probe coefficient standard deviation, in (0, 1]
-  double tolerance = 1e-4;      ///< L2 width at which a binary search stops, in (0, 1]
-  int max_search = 40;          ///< angles tried per step before giving up, in [1, 1000]
+  /// DCT block side = image side / this (at least min(side, 4): a tiny image keeps some
+  /// frequencies), in [1, 64]
+  double dim_reduction = 4;
+  double sigma = 0.0002;    ///< probe coefficient standard deviation, in (0, 1]
+  double tolerance = 1e-4;  ///< L2 width at which a binary search stops, in (0, 1]
+  int max_search = 40;      ///< angles tried per step before giving up, in [1, 1000]
   /// Throws std::invalid_argument naming the field and `name` (the attack spec).
   void Validate(const std::string& name) const;
 };
@@ -59,6 +61,14 @@ bool SemicirclePoint(const std::vector<float>& x0, const std::vector<float>& xb,
 /// The angle theta in [0, pi] between x_b - x0 and `normal` [D]; NaN when either is zero.
 double SemicircleAngle(const std::vector<float>& x0, const std::vector<float>& xb,
                        const std::vector<double>& normal);
+
+/// CGBA's iterations (normal estimate, then the semicircular or CGBA-H step, repeated) from an
+/// adversarial image x [C * H * W] (pixels in [0, 1]; e.g. bo-hl's best boundary point under
+/// L2): first the line search from x0 to x, then until success or the budget is spent. Used by
+/// CgbaAttack::Run after its start and by bo-hl's L2 mode. Returns the iterations run; throws
+/// std::invalid_argument when x has the wrong size.
+int CgbaIterate(oracle::QueryOracle& oracle, const CgbaOptions& options, std::vector<float> x,
+                bo::Rng& rng, const AttackProgress& progress);
 
 /// CGBA; spec "cgba" or "cgba-h" with settings initial_probes, dim_reduction, sigma,
 /// tolerance, max_search. Label feedback, L2, untargeted and targeted.

@@ -9,9 +9,10 @@
 #   bash tools/bench/bench_distance.sh DATASET NORM [N] [BUDGET] [OUT_ROOT]
 #
 # DATASET mnist | cifar10 (the shipped model and data; the first N correctly classified test
-# images, default 100); NORM l2 (hsja, sign-opt, geoda, ta, gta, cgba, cgba-h) | linf (rays,
-# hsja, sign-opt, geoda, bo-hl), ATTACKS overrides; BUDGET default 1000; eps (only what
-# "success" means here): the threat-model defaults (L2 2.0 MNIST / 1.0 CIFAR-10, L_inf 0.3 / 0.05). One `advbo bench` run
+# images, default 100); NORM l2 (hsja, sign-opt, geoda, ta, gta, cgba, cgba-h, bo-hl) | linf
+# (rays, hsja, sign-opt, geoda, bo-hl), ATTACKS overrides; BUDGET default 1000; eps (only what
+# "success" means here): the threat-model defaults (L2 2.0 MNIST / 1.0 CIFAR-10, L_inf 0.3 /
+# 0.05). One `advbo bench` run
 # in OUT_ROOT/DATASET_NORM_BUDGET/ (default OUT_ROOT tools/results/distance; resumed when
 # interrupted). ADVBO=path overrides build/advbo. TARGETED=1: targeted on every other class
 # (`--targeted`; N images x 9 targets) with the attacks that have a targeted mode (L2: hsja,
@@ -36,7 +37,7 @@ if [[ "${TARGETED:-0}" == 1 ]]; then
   esac
 else
   case "$norm" in
-    l2) attacks="${ATTACKS:-hsja,sign-opt,geoda,ta,gta,cgba,cgba-h}" ;;
+    l2) attacks="${ATTACKS:-hsja,sign-opt,geoda,ta,gta,cgba,cgba-h,bo-hl}" ;;
     linf) attacks="${ATTACKS:-rays,hsja,sign-opt,geoda,bo-hl}" ;;
     *) echo "unknown norm $norm (l2 | linf)" >&2; exit 2 ;;
   esac
