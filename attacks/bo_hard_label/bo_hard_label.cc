@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -21,16 +22,23 @@
 namespace advbo::attacks {
 namespace {
 
+// The rows of the (at most) k smallest observations y, smallest first.
+std::vector<int> BestRows(const Eigen::VectorXd& y, int k) {
+  std::vector<int> order(y.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return y(a) < y(b); });
+  order.resize(std::min<size_t>(k, order.size()));
+  return order;
+}
+
 // Candidates for the next direction: random vertices and small flips of the best ones.
 Eigen::MatrixXd Candidates(const Eigen::MatrixXd& x, const Eigen::VectorXd& y, int dim,
                            bo::Rng& rng) {
   constexpr int kRandom = 500, kBest = 5, kFlips = 100;
   std::bernoulli_distribution coin(0.5);
   std::uniform_int_distribution<int> pick(0, dim - 1), count(1, 3);
-  std::vector<int> order(y.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](int a, int b) { return y(a) < y(b); });
-  const int best = std::min<int>(kBest, static_cast<int>(order.size()));
+  const std::vector<int> order = BestRows(y, kBest);
+  const int best = static_cast<int>(order.size());
   Eigen::MatrixXd c(kRandom + best * kFlips, dim);
   for (int i = 0; i < kRandom; ++i)
     for (int k = 0; k < dim; ++k) c(i, k) = coin(rng) ? 1.0 : -1.0;
@@ -50,10 +58,8 @@ Eigen::MatrixXd BoxCandidates(const Eigen::MatrixXd& x, const Eigen::VectorXd& y
   constexpr int kRandom = 500, kBest = 5, kMoves = 100;
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   std::normal_distribution<double> g(0.0, 0.2);
-  std::vector<int> order(y.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](int a, int b) { return y(a) < y(b); });
-  const int best = std::min<int>(kBest, static_cast<int>(order.size()));
+  const std::vector<int> order = BestRows(y, kBest);
+  const int best = static_cast<int>(order.size());
   Eigen::MatrixXd c(kRandom + best * kMoves, dim);
   for (int i = 0; i < kRandom; ++i)
     for (int k = 0; k < dim; ++k) c(i, k) = u(rng);
@@ -103,24 +109,68 @@ std::vector<double> LowFrequencyDirection(const Eigen::VectorXd& z, int channels
   return v;
 }
 
-// One BO step of the L2 mode: the next box point (random for the first 5, else the lower
-// confidence bound's minimiser over BoxCandidates).
-Eigen::VectorXd NextBoxPoint(const bo::ExactGP& gp, const Eigen::MatrixXd& x,
-                             const Eigen::VectorXd& y, int t, int dim,
-                             const bo::ExplorationWeight& beta, bo::Rng& rng) {
-  Eigen::VectorXd z(dim);
-  if (t <= 5) {
-    std::uniform_real_distribution<double> u(-1.0, 1.0);
-    for (int k = 0; k < dim; ++k) z(k) = u(rng);
-    return z;
+// The BO stage of both norms (module comment): GP-LCB (Matern-5/2, beta_t = 0.2 D log 2t,
+// hyperparameters refit every `fit_every` observations) of the censored boundary radius over
+// `dim`-dimensional points, until `bo_budget` queries are used. Point t = 1 is `first`, points
+// 2-5 are `draw`n, later ones minimise the LCB over `candidates`; `radius(z, best)` queries the
+// oracle (infinity: no boundary met, nothing observed).
+struct BoStage {
+  int dim = 0;
+  Eigen::VectorXd first;
+  std::function<void(Eigen::VectorXd*, bo::Rng&)> draw;
+  std::function<Eigen::MatrixXd(const Eigen::MatrixXd&, const Eigen::VectorXd&, bo::Rng&)>
+      candidates;
+  std::function<double(const Eigen::VectorXd&, double)> radius;
+
+  int evaluations = 0;  ///< points tried
+  double best = std::numeric_limits<double>::infinity();
+  Eigen::VectorXd best_z;  ///< the point of `best` (`first` while none)
+
+  void Run(oracle::QueryOracle& oracle, long bo_budget, int fit_every, bo::Rng& rng,
+           const AttackProgress& progress) {
+    bo::ExactGP gp(std::make_unique<bo::StationaryKernel>(bo::KernelFamily::kMatern52, dim, false,
+                                                          std::vector<int>{}, 1.0, 1.0),
+                   1e-4);
+    const bo::ExplorationWeight beta{bo::BetaPolicy::kKandasamy2015};
+    bo::FitOptions fit;
+    fit.restarts = 1;
+    Eigen::MatrixXd x(0, dim);
+    Eigen::VectorXd y(0), z = first;
+    best_z = first;
+    while (oracle.remaining() > 0 && !oracle.succeeded() && oracle.queries() < bo_budget) {
+      const int t = ++evaluations;
+      if (t > 1 && t <= 5) {
+        draw(&z, rng);
+      } else if (t > 5) {
+        const Eigen::MatrixXd cand = candidates(x, y, rng);
+        Eigen::VectorXd mean, var;
+        gp.Predict(cand, &mean, &var);
+        const double b = std::sqrt(beta.Beta(t, dim));
+        Eigen::Index arg;
+        (mean.array() - b * var.array().max(0).sqrt()).minCoeff(&arg);
+        z = cand.row(arg).transpose();
+      }
+      const double r = radius(z, best);
+      if (!std::isfinite(r)) continue;  // no boundary met: nothing to observe
+      if (r < best) best = r, best_z = z;
+      x.conservativeResize(x.rows() + 1, Eigen::NoChange);
+      x.row(x.rows() - 1) = z.transpose();
+      y.conservativeResize(y.size() + 1);
+      y(y.size() - 1) = r;
+      gp.AddObservation(z, r);  // O(N^2) Cholesky row-append, not a refactorisation
+      if (x.rows() % fit_every == 0) bo::FitHyperparameters(&gp, fit, rng);
+      if (progress) progress(oracle.queries(), oracle.best_objective());
+    }
   }
-  const Eigen::MatrixXd cand = BoxCandidates(x, y, dim, rng);
-  Eigen::VectorXd mean, var;
-  gp.Predict(cand, &mean, &var);
-  const double b = std::sqrt(beta.Beta(t, dim));
-  Eigen::Index arg;
-  (mean.array() - b * var.array().max(0).sqrt()).minCoeff(&arg);
-  return cand.row(arg).transpose();
+};
+
+// The BO stage's queries: its share of the budget (bo_fraction, else the norm's default), at
+// most bo_max_queries.
+long BoBudget(const oracle::QueryOracle& oracle, const BoHardLabelOptions& options,
+              double default_fraction) {
+  const double fraction = options.bo_fraction >= 0 ? options.bo_fraction : default_fraction;
+  return std::min(static_cast<long>(fraction * oracle.budget()),
+                  static_cast<long>(options.bo_max_queries));
 }
 
 // The L2 mode (BoHardLabelAttack's module comment): GP-LCB over low-frequency directions of
@@ -133,43 +183,31 @@ AttackResult RunL2(oracle::QueryOracle& oracle, const BoHardLabelOptions& option
   const size_t d = oracle.clean().size();
   const Eigen::MatrixXd rows_h = DctRows(h, s), rows_w = DctRows(w, s);
   RayProbe probe(oracle);
-  const double fraction = options.bo_fraction >= 0 ? options.bo_fraction : 0.1;
-  const long bo_budget = std::min(static_cast<long>(fraction * oracle.budget()),
-                                  static_cast<long>(options.bo_max_queries));
-  bo::ExactGP gp(std::make_unique<bo::StationaryKernel>(bo::KernelFamily::kMatern52, dim, false,
-                                                        std::vector<int>{}, 1.0, 1.0),
-                 1e-4);
-  const bo::ExplorationWeight beta{bo::BetaPolicy::kKandasamy2015};
-  bo::FitOptions fit;
-  fit.restarts = 1;
-  Eigen::MatrixXd x(0, dim);
-  Eigen::VectorXd y(0);
-  std::vector<double> best_v;
-  double best = std::numeric_limits<double>::infinity();
-  int t = 0;
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  const auto box_point = [&](Eigen::VectorXd* z, bo::Rng& r) {
+    for (int k = 0; k < dim; ++k) (*z)(k) = u(r);
+  };
+  BoStage bo{dim, Eigen::VectorXd(dim), box_point,
+             [&](const Eigen::MatrixXd& x, const Eigen::VectorXd& y, bo::Rng& r) {
+               return BoxCandidates(x, y, dim, r);
+             },
+             [&](const Eigen::VectorXd& z, double best) {
+               return CensoredL2Radius(&probe, LowFrequencyDirection(z, c, rows_h, rows_w), best,
+                                       0.1 * std::sqrt(static_cast<double>(d)),
+                                       oracle.pixel_space() == oracle::PixelSpace::k8bit);
+             }};
+  box_point(&bo.first, rng);
+  bo.Run(oracle, BoBudget(oracle, options, 0.1), options.fit_every, rng, progress);
+  const double best = bo.best;
   auto stop = [&] { return oracle.remaining() <= 0 || oracle.succeeded(); };
-  while (!stop() && oracle.queries() < bo_budget) {
-    const Eigen::VectorXd z = NextBoxPoint(gp, x, y, ++t, dim, beta, rng);
-    const std::vector<double> v = LowFrequencyDirection(z, c, rows_h, rows_w);
-    const double r = CensoredL2Radius(&probe, v, best, 0.1 * std::sqrt(static_cast<double>(d)),
-                                      oracle.pixel_space() == oracle::PixelSpace::k8bit);
-    if (!std::isfinite(r)) continue;  // no boundary along it: nothing to observe
-    if (r < best) best = r, best_v = v;
-    x.conservativeResize(x.rows() + 1, Eigen::NoChange);
-    x.row(x.rows() - 1) = z.transpose();
-    y.conservativeResize(y.size() + 1);
-    y(y.size() - 1) = r;
-    gp.AddObservation(z, r);
-    if (x.rows() % options.fit_every == 0) bo::FitHyperparameters(&gp, fit, rng);
-    if (progress) progress(oracle.queries(), oracle.best_objective());
-  }
   long cgba_from = -1;
   AttackResult res;
   if (!stop() && std::isfinite(best)) {
     cgba_from = oracle.queries();
     std::vector<float> start(oracle.clean());
+    const std::vector<double> v = LowFrequencyDirection(bo.best_z, c, rows_h, rows_w);
     for (size_t k = 0; k < d; ++k)
-      start[k] = std::clamp(start[k] + static_cast<float>(best * best_v[k]), 0.0f, 1.0f);
+      start[k] = std::clamp(start[k] + static_cast<float>(best * v[k]), 0.0f, 1.0f);
     CgbaIterate(oracle, CgbaOptions{}, std::move(start), rng, progress);
     FinishResult(oracle, t0, &res);
   } else if (!stop()) {  // no boundary met along the BO's directions: CGBA's own start
@@ -179,7 +217,7 @@ AttackResult RunL2(oracle::QueryOracle& oracle, const BoHardLabelOptions& option
   } else {
     FinishResult(oracle, t0, &res);
   }
-  res.details["bo_hl_evaluations"] = t;
+  res.details["bo_hl_evaluations"] = bo.evaluations;
   res.details["bo_hl_cgba_from"] = cgba_from >= 0 ? nlohmann::json(cgba_from) : nullptr;
   res.details["bo_hl_radius_after_bo"] = std::isfinite(best) ? nlohmann::json(best) : nullptr;
   return res;
@@ -222,48 +260,22 @@ AttackResult BoHardLabelAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
   const int c = oracle.model().channels(), h = oracle.model().height(), w = oracle.model().width();
   const int s = std::min({options_.side, h, w}), dim = c * s * s;
   RaySearch search(oracle, 1e-3);
-  const double fraction = options_.bo_fraction >= 0 ? options_.bo_fraction : 0.3;
-  const long bo_budget = std::min(static_cast<long>(fraction * oracle.budget()),
-                                  static_cast<long>(options_.bo_max_queries));
-  bo::ExactGP gp(std::make_unique<bo::StationaryKernel>(bo::KernelFamily::kMatern52, dim, false,
-                                                        std::vector<int>{}, 1.0, 1.0),
-                 1e-4);
-  bo::ExplorationWeight beta{bo::BetaPolicy::kKandasamy2015};
-  bo::FitOptions fit;
-  fit.restarts = 1;
-  Eigen::MatrixXd x(0, dim);
-  Eigen::VectorXd y(0);
-  Eigen::VectorXd z = Eigen::VectorXd::Ones(dim), best_z = z;
-  double best = std::numeric_limits<double>::infinity();
-  std::bernoulli_distribution coin(0.5);
-  int t = 0;
+  BoStage bo{dim, Eigen::VectorXd::Ones(dim),  // the first point: RayS' start
+             [&](Eigen::VectorXd* z, bo::Rng& r) {
+               std::bernoulli_distribution coin(0.5);
+               for (int k = 0; k < dim; ++k) (*z)(k) = coin(r) ? 1.0 : -1.0;
+             },
+             [&](const Eigen::MatrixXd& x, const Eigen::VectorXd& y, bo::Rng& r) {
+               return Candidates(x, y, dim, r);
+             },
+             [&](const Eigen::VectorXd& z, double best) {
+               return search.Search(UpsampleSigns(z, c, h, w, s), best);
+             }};
+  bo.Run(oracle, BoBudget(oracle, options_, 0.3), options_.fit_every, rng, progress);
+  double best = bo.best;
   auto stop = [&] { return oracle.remaining() <= 0 || oracle.succeeded(); };
-  while (!stop() && oracle.queries() < bo_budget) {
-    ++t;
-    if (t > 1 && t <= 5) {
-      for (int k = 0; k < dim; ++k) z(k) = coin(rng) ? 1.0 : -1.0;
-    } else if (t > 5) {
-      const Eigen::MatrixXd cand = Candidates(x, y, dim, rng);
-      Eigen::VectorXd mean, var;
-      gp.Predict(cand, &mean, &var);
-      const double b = std::sqrt(beta.Beta(t, dim));
-      Eigen::Index arg;
-      (mean.array() - b * var.array().max(0).sqrt()).minCoeff(&arg);
-      z = cand.row(arg).transpose();
-    }
-    const double r = search.Search(UpsampleSigns(z, c, h, w, s), best);
-    if (!std::isfinite(r)) continue;  // no boundary within radius 1: nothing to observe
-    if (r < best) best = r, best_z = z;
-    x.conservativeResize(x.rows() + 1, Eigen::NoChange);
-    x.row(x.rows() - 1) = z.transpose();
-    y.conservativeResize(y.size() + 1);
-    y(y.size() - 1) = r;
-    gp.AddObservation(z, r);  // O(N^2) Cholesky row-append, not a refactorisation
-    if (x.rows() % options_.fit_every == 0) bo::FitHyperparameters(&gp, fit, rng);
-    if (progress) progress(oracle.queries(), oracle.best_objective());
-  }
   const double after_bo = best;
-  std::vector<float> d = UpsampleSigns(best_z, c, h, w, s);
+  std::vector<float> d = UpsampleSigns(bo.best_z, c, h, w, s);
   if (!stop()) {
     if (!std::isfinite(best)) best = search.Search(d, best);
     best = search.Hierarchical(&d, best, progress, options_.patience);
@@ -280,7 +292,7 @@ AttackResult BoHardLabelAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
   }
   AttackResult r;
   FinishResult(oracle, t0, &r);
-  r.details["bo_hl_evaluations"] = t;
+  r.details["bo_hl_evaluations"] = bo.evaluations;
   r.details["bo_hl_hsja_from"] =
       hsja_from >= 0 ? nlohmann::json(hsja_from) : nlohmann::json(nullptr);
   r.details["bo_hl_radius_after_bo"] =
