@@ -200,7 +200,7 @@ AttackResult RunL2(oracle::QueryOracle& oracle, const BoHardLabelOptions& option
   bo.Run(oracle, BoBudget(oracle, options, 0.1), options.fit_every, rng, progress);
   const double best = bo.best;
   auto stop = [&] { return oracle.remaining() <= 0 || oracle.succeeded(); };
-  long cgba_from = -1;
+  long cgba_from = -1, hsja_from = -1;
   AttackResult res;
   if (!stop() && std::isfinite(best)) {
     cgba_from = oracle.queries();
@@ -208,7 +208,13 @@ AttackResult RunL2(oracle::QueryOracle& oracle, const BoHardLabelOptions& option
     const std::vector<double> v = LowFrequencyDirection(bo.best_z, c, rows_h, rows_w);
     for (size_t k = 0; k < d; ++k)
       start[k] = std::clamp(start[k] + static_cast<float>(best * v[k]), 0.0f, 1.0f);
-    CgbaIterate(oracle, CgbaOptions{}, std::move(start), rng, progress);
+    std::vector<float> boundary;
+    CgbaIterate(oracle, CgbaOptions{}, std::move(start), rng, progress, options.patience,
+                &boundary);
+    if (!stop()) {  // CGBA stalled in its low-frequency subspace: HopSkipJump in the full space
+      hsja_from = oracle.queries();
+      HsjaIterate(oracle, HsjaOptions{}, std::move(boundary), rng, progress);
+    }
     FinishResult(oracle, t0, &res);
   } else if (!stop()) {  // no boundary met along the BO's directions: CGBA's own start
     cgba_from = oracle.queries();
@@ -219,6 +225,7 @@ AttackResult RunL2(oracle::QueryOracle& oracle, const BoHardLabelOptions& option
   }
   res.details["bo_hl_evaluations"] = bo.evaluations;
   res.details["bo_hl_cgba_from"] = cgba_from >= 0 ? nlohmann::json(cgba_from) : nullptr;
+  res.details["bo_hl_hsja_from"] = hsja_from >= 0 ? nlohmann::json(hsja_from) : nullptr;
   res.details["bo_hl_radius_after_bo"] = std::isfinite(best) ? nlohmann::json(best) : nullptr;
   return res;
 }

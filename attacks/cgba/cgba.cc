@@ -230,7 +230,8 @@ CgbaAttack::CgbaAttack(CgbaOptions options, std::string name)
 }
 
 int CgbaIterate(oracle::QueryOracle& oracle, const CgbaOptions& options, std::vector<float> x,
-                bo::Rng& rng, const AttackProgress& progress) {
+                bo::Rng& rng, const AttackProgress& progress, long patience,
+                std::vector<float>* boundary) {
   const int c = oracle.model().channels(), h = oracle.model().height(), w = oracle.model().width();
   const size_t d = oracle.clean().size();
   if (x.size() != d)
@@ -250,6 +251,8 @@ int CgbaIterate(oracle::QueryOracle& oracle, const CgbaOptions& options, std::ve
   Searcher s(oracle, options);
   Image xb = s.LineSearch(std::move(x));
   int iterations = 0;
+  std::vector<std::pair<long, double>> history{
+      {oracle.queries(), oracle.DistanceToClean(xb.data())}};
   for (int t = 1; !s.done(); ++t) {
     const long n = static_cast<long>(options.initial_probes * std::sqrt(static_cast<double>(t)));
     const std::vector<double> normal = s.Normal(xb, n, c, rows_h, rows_w, sigma, rng);
@@ -258,7 +261,17 @@ int CgbaIterate(oracle::QueryOracle& oracle, const CgbaOptions& options, std::ve
     if (oracle.DistanceToClean(y.data()) <= oracle.DistanceToClean(xb.data())) xb = std::move(y);
     iterations = t;
     if (progress) progress(oracle.queries(), oracle.best_objective());
+    if (patience > 0) {  // the distance `patience` queries ago, against now
+      const long now = oracle.queries();
+      const double dist = oracle.DistanceToClean(xb.data());
+      history.emplace_back(now, dist);
+      double then = -1;
+      for (const auto& [q, dq] : history)
+        if (q <= now - patience) then = dq;
+      if (then > 0 && dist > 0.99 * then) break;
+    }
   }
+  if (boundary) *boundary = std::move(xb);
   return iterations;
 }
 

@@ -64,11 +64,15 @@ double SemicircleAngle(const std::vector<float>& x0, const std::vector<float>& x
 
 /// CGBA's iterations (normal estimate, then the semicircular or CGBA-H step, repeated) from an
 /// adversarial image x [C * H * W] (pixels in [0, 1]; e.g. bo-hl's best boundary point under
-/// L2): first the line search from x0 to x, then until success or the budget is spent. Used by
-/// CgbaAttack::Run after its start and by bo-hl's L2 mode. Returns the iterations run; throws
+/// L2): first the line search from x0 to x, then until success or the budget is spent -- or,
+/// with `patience` > 0, until the boundary point's distance fell by less than 1 % over the
+/// last `patience` queries (a stall: bo-hl then hands over to HopSkipJump). Used by
+/// CgbaAttack::Run after its start and by bo-hl's L2 mode. Returns the iterations run and, when
+/// `boundary` is given, writes the last boundary point [C * H * W] there; throws
 /// std::invalid_argument when x has the wrong size.
 int CgbaIterate(oracle::QueryOracle& oracle, const CgbaOptions& options, std::vector<float> x,
-                bo::Rng& rng, const AttackProgress& progress);
+                bo::Rng& rng, const AttackProgress& progress, long patience = 0,
+                std::vector<float>* boundary = nullptr);
 
 /// CGBA; spec "cgba" or "cgba-h" with settings initial_probes, dim_reduction, sigma,
 /// tolerance, max_search. Label feedback, L2, untargeted and targeted.
