@@ -338,7 +338,7 @@ void AddNewerLabelAttacks(std::vector<AttackEntry>* out) {
                       : "CGBA: low-frequency boundary normals, boundary search along a "
                         "semicircle, L2 (Reza et al., ICCV 2023)",
                  "initial_probes, dim_reduction, sigma, tolerance, max_search",
-                 {0, 0},
+                 {0, high ? 0 : 2},
                  [high](const std::string& spec, const AttackContext&) -> std::unique_ptr<Attack> {
                    OC o;
                    o.high_curvature = high;
@@ -372,7 +372,7 @@ std::vector<AttackEntry> LabelAttacks() {
                "HopSkipJumpAttack, L2 and L_inf (Chen, Jordan & Wainwright, IEEE S&P 2020, "
                "Alg. 2)",
                "initial_probes, max_probes, gamma",
-               {3, 1},
+               {3, 3},
                [](const std::string& spec, const AttackContext&) -> std::unique_ptr<Attack> {
                  return std::make_unique<HsjaAttack>(
                      Settings(spec, OH{},
@@ -387,7 +387,7 @@ std::vector<AttackEntry> LabelAttacks() {
                "Sign-OPT: sign estimates of the boundary distance's gradient, L2 and L_inf "
                "(Cheng et al., ICLR 2020, Alg. 1)",
                "probes, h, alpha",
-               {0, 2},
+               {0, 0},
                [](const std::string& spec, const AttackContext&) -> std::unique_ptr<Attack> {
                  return std::make_unique<SignOptAttack>(
                      Settings(spec, OS{},
@@ -401,7 +401,7 @@ std::vector<AttackEntry> LabelAttacks() {
                "GeoDA: boundary normals from low-frequency probes, L2 and L_inf (Rahmati et al., "
                "CVPR 2020, Alg. 1)",
                "iterations, lambda, sigma, subspace",
-               {0, 3},
+               {0, 0},
                [](const std::string& spec, const AttackContext&) -> std::unique_ptr<Attack> {
                  return std::make_unique<GeodaAttack>(
                      Settings(spec, OG{},
@@ -416,7 +416,7 @@ std::vector<AttackEntry> LabelAttacks() {
                "BO of the boundary distance over a low-dimensional direction space, then RayS "
                "and HopSkipJump (L_inf) or CGBA (L2) (advbo, issues #40, #59)",
                "side, bo_fraction, bo_max_queries, patience",
-               {2, 0},
+               {2, 1},
                [](const std::string& spec, const AttackContext&) -> std::unique_ptr<Attack> {
                  return std::make_unique<BoHardLabelAttack>(
                      Settings(spec, OBo{},

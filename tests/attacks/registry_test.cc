@@ -87,7 +87,7 @@ TEST(AttackRegistry, HelpReadmeAndEnsemblesComeFromIt) {
   EXPECT_EQ(DefaultEnsemble(Norm::kLinf, Feedback::kScores), "square");
   EXPECT_EQ(DefaultEnsemble(Norm::kL2, Feedback::kScores), "simba-dct,square-l2");
   EXPECT_EQ(DefaultEnsemble(Norm::kLinf, Feedback::kLabel), "rays,bo-hl,hsja");
-  EXPECT_EQ(DefaultEnsemble(Norm::kL2, Feedback::kLabel), "hsja,sign-opt,geoda");
+  EXPECT_EQ(DefaultEnsemble(Norm::kL2, Feedback::kLabel), "bo-hl,cgba,hsja");
   // Every default member runs under its threat model.
   for (const Norm n : {Norm::kLinf, Norm::kL2})
     for (const Feedback f : {Feedback::kScores, Feedback::kLabel}) {
