@@ -157,11 +157,16 @@ inline CLI::Validator NonEmptyFinite() {
 }
 
 /// Adds NonEmptyFinite() to the checks of every value-taking option of `app` and of
-/// its subcommands, recursively (flags are left alone). Call once after every subcommand is
-/// registered: one validation layer for empty and non-finite values across the whole CLI.
+/// its subcommands, recursively, and makes every flag refuse a value (`--quiet=2`). Call once
+/// after every subcommand is registered: one validation layer for empty and non-finite values
+/// across the whole CLI.
 inline void GuardEveryValue(CLI::App& app) {
-  for (CLI::Option* opt : app.get_options([](const CLI::Option*) { return true; }))
+  for (CLI::Option* opt : app.get_options([](const CLI::Option*) { return true; })) {
     if (opt->get_expected_max() > 0) opt->check(NonEmptyFinite());
+    // A flag takes no value: `--quiet=2` or `--no-bad-queries=false` is an error, not a
+    // silently reinterpreted switch.
+    if (opt->get_expected_max() == 0) opt->disable_flag_override();
+  }
   for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
     GuardEveryValue(*sub);
 }

@@ -63,6 +63,44 @@ std::string ParseError(const OptionRef& o, const std::string& value) {
   return "";
 }
 
+// Every flag of every subcommand (path, "--name"), recursively.
+void CollectFlags(CLI::App* app, std::vector<std::string> path, std::vector<OptionRef>* out) {
+  for (CLI::Option* opt : app->get_options([](const CLI::Option*) { return true; }))
+    if (opt->get_expected_max() == 0 && !opt->get_lnames().empty())
+      out->push_back({path, "--" + opt->get_lnames().front(), ""});
+  for (CLI::App* sub : app->get_subcommands([](const CLI::App*) { return true; })) {
+    auto p = path;
+    p.push_back(sub->get_name());
+    CollectFlags(sub, p, out);
+  }
+}
+
+// A flag takes no value: `--flag=2`, `--flag=0` and `--flag=no` are refused by name (CLI11
+// would otherwise read a number as a repeat count or flip a negated flag).
+TEST(OptionWalk, FlagsRefuseValuesByName) {
+  advbo::cli::Cli walk;
+  std::vector<OptionRef> flags;
+  CollectFlags(&walk.app(), {}, &flags);
+  ASSERT_GE(flags.size(), 20u);
+  for (const auto& f : flags)
+    for (const std::string v : {"2", "0", "no"}) {
+      advbo::cli::Cli cli;
+      std::vector<std::string> args = {"advbo"};
+      args.insert(args.end(), f.path.begin(), f.path.end());
+      args.push_back(f.name + "=" + v);
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      std::string err;
+      try {
+        cli.app().parse(static_cast<int>(argv.size()), argv.data());
+      } catch (const CLI::ParseError& e) {
+        err = e.what();
+      }
+      ASSERT_FALSE(err.empty()) << Label(f, v) << " was accepted";
+      EXPECT_NE(err.find(f.name.substr(2)), std::string::npos) << Label(f, v) << ": " << err;
+    }
+}
+
 TEST(OptionWalk, FindsTheOptionsOfEverySubcommand) {
   const auto opts = AllOptions();
   std::set<std::string> subs;
