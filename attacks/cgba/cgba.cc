@@ -46,21 +46,22 @@ class Searcher {
 
   // Binary search on the line from x0 to adversarial x: the point on the adversarial side once
   // the two ends are within the tolerance (L2).
-  Image LineSearch(Image x) {
+  Image LineSearch(const Image& x) {
     const double len = L2(x, x0_);
-    double lo = 0, hi = 1;
+    double lo = 0, hi = 1;  // positions on the line x0 + a (x - x0)
+    Image best = x;
     for (int calls = 0; (hi - lo) * len > tol_ && calls < 100 && !done(); ++calls) {
       const double mid = (lo + hi) / 2;
       Image y(d_);
       for (size_t k = 0; k < d_; ++k) y[k] = static_cast<float>((1 - mid) * x0_[k] + mid * x[k]);
       if (Adversarial(&y)) {
         hi = mid;
-        x = std::move(y);
+        best = std::move(y);
       } else {
         lo = mid;
       }
     }
-    return x;
+    return best;
   }
 
   // The start (module comment): the target image, or Gaussian noise of growing scale (the
@@ -150,7 +151,7 @@ class Searcher {
     Image p;
     for (int k = 1; k <= opt_.max_search && !done(); ++k) {
       if (!SemicirclePoint(x0_, xb, normal, theta / std::pow(2.0, k), &p)) return xb;
-      if (Adversarial(&p)) return LineSearch(std::move(p));
+      if (Adversarial(&p)) return LineSearch(p);
     }
     return xb;
   }
@@ -249,7 +250,7 @@ int CgbaIterate(oracle::QueryOracle& oracle, const CgbaOptions& options, std::ve
           ? std::max(options.sigma, 1 / 255.0 * std::sqrt(static_cast<double>(d) / basis))
           : options.sigma;
   Searcher s(oracle, options);
-  Image xb = s.LineSearch(std::move(x));
+  Image xb = s.LineSearch(x);
   int iterations = 0;
   std::vector<std::pair<long, double>> history{
       {oracle.queries(), oracle.DistanceToClean(xb.data())}};
