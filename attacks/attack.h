@@ -2,7 +2,7 @@
 // only through a QueryOracle, which counts every image as a query, enforces the budget
 // and the threat model -- every query clipped into the L_inf or L2 eps-ball, or told only the
 // top-1 label (docs/design.md, "The oracle contract") -- so all attacks are compared under the
-// same accounting rule. The attacks themselves (20: score-based L_inf, score-based L2 and
+// same accounting rule. The attacks themselves (24: score-based L_inf, score-based L2 and
 // hard-label) are the entries of attacks/registry.h, each with its source.
 #pragma once
 

@@ -516,7 +516,8 @@ def test_hard_label_and_l2_threat_models_through_the_python_api():
 def test_attacks_are_the_registrys():
     """advbo.ATTACKS is the C++ registry's list (attacks/registry.h), and every name in it is
     accepted as attack= (issue #57)."""
-    assert len(advbo.ATTACKS) == len(set(advbo.ATTACKS)) == 20
-    assert {"bos2", "square", "square-l2", "rays", "bo-hl"} <= set(advbo.ATTACKS)
+    assert len(advbo.ATTACKS) == len(set(advbo.ATTACKS)) == 24
+    assert {"bos2", "square", "square-l2", "rays", "bo-hl", "ta", "gta", "cgba", "cgba-h"} <= set(
+        advbo.ATTACKS)
     with pytest.raises(ValueError, match=r"unknown attack 'sqare' \(available: bos2, "):
         advbo.attack(Brightness(), grey_images([0.4]), np.array([0]), attack="sqare", eps=0.1)
