@@ -53,7 +53,7 @@ def table(run):
         if a == ref:
             cells += ["(reference)", "(reference)"]
         else:
-            both = [i for i in final[a] if i in final[ref]]
+            both = [i for i in final.get(a, {}) if i in final.get(ref, {})]
             closer = sum(final[a][i] < final[ref][i] for i in both)
             cells.append(f"{closer} of {len(both)}")  # instances
             logs = [math.log(final[a][i] / final[ref][i]) for i in both
