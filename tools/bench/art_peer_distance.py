@@ -12,7 +12,12 @@ standard error of the mean log ratio). Stdlib only.
 import argparse
 import json
 import math
+import os
 import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/
+from report_util import mean_se  # noqa: E402
 
 
 def distances(path, checkpoints):
@@ -55,8 +60,7 @@ def main():
                 if 0 < ours[i][k] < math.inf and 0 < theirs[i][k] < math.inf]
         paired = "–"
         if len(logs) > 1:
-            m = sum(logs) / len(logs)
-            se = math.sqrt(sum((x - m) ** 2 for x in logs) / (len(logs) - 1) / len(logs))
+            m, se = mean_se(logs)
             paired = f"{math.exp(m):.3f} (± {se:.3f})"
         lines.append(f"| {q} | {mo:.4g} | {mt:.4g} | {mo / mt:.3f} | {paired} |")
     text = "\n".join(lines) + "\n"

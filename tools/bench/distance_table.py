@@ -13,7 +13,12 @@ reached, with the standard error of the mean log ratio). Stdlib only.
 import argparse
 import json
 import math
+import os
 import pathlib
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/
+from report_util import mean_se  # noqa: E402
 
 
 def fmt(x, nd=3):
@@ -59,8 +64,7 @@ def table(run):
             logs = [math.log(final[a][i] / final[ref][i]) for i in both
                     if 0 < final[a][i] < math.inf and 0 < final[ref][i] < math.inf]
             if len(logs) > 1:
-                m = sum(logs) / len(logs)
-                se = math.sqrt(sum((x - m) ** 2 for x in logs) / (len(logs) - 1) / len(logs))
+                m, se = mean_se(logs)
                 cells.append(f"{math.exp(m):.3f} (log ± {se:.3f})")
             else:
                 cells.append("–")
