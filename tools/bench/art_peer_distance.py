@@ -6,8 +6,12 @@ distance] at each improvement): per checkpoint, the median over images of each s
 median over ART's, and the paired geometric-mean ratio over the images both reached (with the
 standard error of the mean log ratio). Stdlib only.
 
-    /usr/bin/python3 tools/bench/art_peer_distance.py ADVBO.jsonl ART.jsonl [--budget B]
-        [--out FILE.md]
+Each side may be a comma-separated list of record files, one per seed
+(tools/bench/bench_art_peer_seeds.sh): the medians then pool every (image, seed) run, and the
+paired ratio compares, per image, the mean log distance over that side's seeds.
+
+    /usr/bin/python3 tools/bench/art_peer_distance.py ADVBO.jsonl[,...] ART.jsonl[,...]
+        [--budget B] [--out FILE.md]
 """
 import argparse
 import json
@@ -20,21 +24,36 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) 
 from report_util import mean_se  # noqa: E402
 
 
-def distances(path, checkpoints):
-    """image index -> [closest distance within q queries for q in checkpoints] (inf before)."""
+def distances(paths, checkpoints):
+    """image index -> one row per record file (seed) in `paths` (comma-separated), each row
+    [closest distance within q queries for q in checkpoints] (inf before the first)."""
     out = {}
-    with open(path) as f:
-        for line in f:
-            if not line.strip():
-                continue
-            r = json.loads(line)
-            trace = r.get("distance_trace") or []
-            row = []
-            for q in checkpoints:
-                within = [d for n, d in trace if n <= q]
-                row.append(min(within) if within else math.inf)
-            out[r["image_index"]] = row
+    for path in paths.split(","):
+        seen = set()
+        with open(path) as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                r = json.loads(line)
+                if r["image_index"] in seen:
+                    raise SystemExit(f"{path}: image {r['image_index']} twice (one attack and "
+                                     "seed per file)")
+                seen.add(r["image_index"])
+                trace = r.get("distance_trace") or []
+                row = []
+                for q in checkpoints:
+                    within = [d for n, d in trace if n <= q]
+                    row.append(min(within) if within else math.inf)
+                out.setdefault(r["image_index"], []).append(row)
     return out
+
+
+def mean_log(rows, k):
+    """Mean log distance at checkpoint k over the seeds of one image (None if any is 0 / inf)."""
+    values = [row[k] for row in rows]
+    if not all(0 < v < math.inf for v in values):
+        return None
+    return sum(math.log(v) for v in values) / len(values)
 
 
 def main():
@@ -49,15 +68,17 @@ def main():
     both = sorted(set(ours) & set(theirs))
     if not both:
         raise SystemExit("no image in both record files")
-    lines = [f"{len(both)} images in both runs; median L2 distance of the closest adversarial "
-             "query within that many queries\n",
+    runs_ours = sum(len(ours[i]) for i in both)
+    runs_theirs = sum(len(theirs[i]) for i in both)
+    lines = [f"{len(both)} images in both runs ({runs_ours} advbo runs, {runs_theirs} ART runs); "
+             "median L2 distance of the closest adversarial query within that many queries\n",
              "| queries | advbo | ART | advbo / ART (medians) | paired ratio (log ± SE) |",
              "| --- | --- | --- | --- | --- |"]
     for k, q in enumerate(checkpoints):
-        mo = statistics.median(ours[i][k] for i in both)
-        mt = statistics.median(theirs[i][k] for i in both)
-        logs = [math.log(ours[i][k] / theirs[i][k]) for i in both
-                if 0 < ours[i][k] < math.inf and 0 < theirs[i][k] < math.inf]
+        mo = statistics.median(row[k] for i in both for row in ours[i])
+        mt = statistics.median(row[k] for i in both for row in theirs[i])
+        pairs = [(mean_log(ours[i], k), mean_log(theirs[i], k)) for i in both]
+        logs = [o - t for o, t in pairs if o is not None and t is not None]
         paired = "–"
         if len(logs) > 1:
             m, se = mean_se(logs)
