@@ -85,6 +85,23 @@ const std::vector<float>& LabelAttack::TargetStart(const oracle::QueryOracle& or
   return oracle.start_image();
 }
 
+AttackResult LabelAttack::RunFromStart(
+    oracle::QueryOracle& oracle, const std::string& prefix,
+    const std::function<bool(std::vector<float>*)>& start,
+    const std::function<int(std::vector<float>)>& iterate) const {
+  const double t0 = NowSeconds();
+  std::vector<float> x(oracle.clean().size());
+  const bool started = start(&x);
+  const long start_query = started ? oracle.queries() : -1;
+  const int iterations = started ? iterate(std::move(x)) : 0;
+  AttackResult r;
+  FinishResult(oracle, t0, &r);
+  r.details[prefix + "_iterations"] = iterations;
+  r.details[prefix + "_start"] =
+      start_query > 0 ? nlohmann::json(start_query) : nlohmann::json(nullptr);
+  return r;
+}
+
 void FinishResult(const oracle::QueryOracle& oracle, double start_seconds, AttackResult* r) {
   r->success = oracle.succeeded();
   r->queries = r->success ? oracle.first_success_query() : oracle.queries();

@@ -63,11 +63,12 @@ class Attack {
                            const AttackProgress& progress) const = 0;
 };
 
-/// Base of the hard-label (decision-based) attacks (RayS, HopSkipJump, Sign-OPT, GeoDA,
-/// bo-hl): label feedback, the registry name and the norms it runs under given at
-/// construction. Untargeted, each starts from an adversarial image found by random search;
-/// those whose paper defines a targeted attack (HopSkipJump, Sign-OPT) start a targeted one
-/// from the oracle's start_image(), an image of the target class (issue #59).
+/// Base of the hard-label (decision-based) attacks (RayS, HopSkipJump, TA / G-TA, Sign-OPT,
+/// GeoDA, CGBA / CGBA-H, bo-hl): label feedback, the registry name and the norms it runs under
+/// given at construction. Untargeted, each starts from an adversarial image found by random
+/// search; those whose paper defines a targeted attack (HopSkipJump, TA / G-TA, Sign-OPT, CGBA /
+/// CGBA-H) start a targeted one from the oracle's start_image(), an image of the target class
+/// (issue #59).
 class LabelAttack : public Attack {
  public:
   std::string name() const override { return name_; }
@@ -82,6 +83,14 @@ class LabelAttack : public Attack {
   /// Targeted runs: the oracle's start image, which must be given. Throws
   /// std::invalid_argument naming the attack otherwise.
   const std::vector<float>& TargetStart(const oracle::QueryOracle& oracle) const;
+  /// The shared shape of the start-then-iterate attacks (HopSkipJump with its tangent steps,
+  /// CGBA): `start` writes an adversarial start image [C * H * W] and returns whether it found
+  /// one; `iterate` then runs the iterations from it and returns their number. The result
+  /// (FinishResult) carries details "<prefix>_iterations" and "<prefix>_start" (the query
+  /// index at which the start was found, null when none was).
+  AttackResult RunFromStart(oracle::QueryOracle& oracle, const std::string& prefix,
+                            const std::function<bool(std::vector<float>*)>& start,
+                            const std::function<int(std::vector<float>)>& iterate) const;
 
  private:
   std::string name_;

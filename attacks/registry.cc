@@ -66,6 +66,14 @@ Setting<O> InRange(const char* key, double O::*field, double lo, double hi) {
           }};
 }
 
+// A 0 / 1 setting of a bool field (SettingInteger's message otherwise).
+template <class O>
+Setting<O> Flag(const char* key, bool O::*field) {
+  return {key, [key, field](O* o, const std::string& spec, double v) {
+            o->*field = SettingInteger(spec, key, v, 0, 1) == 1;
+          }};
+}
+
 // `defaults` with the settings of spec `name` (after its colon) applied; an unknown key is an
 // std::invalid_argument naming the spec and the keys `base` takes.
 template <class O>
@@ -415,7 +423,7 @@ std::vector<AttackEntry> LabelAttacks() {
                F::kLabel,
                "BO of the boundary distance over a low-dimensional direction space, then RayS "
                "and HopSkipJump (L_inf) or CGBA (L2) (advbo, issues #40, #59)",
-               "side, bo_fraction, bo_max_queries, patience",
+               "side, bo_fraction, bo_max_queries, patience, finer",
                {2, 1},
                [](const std::string& spec, const AttackContext&) -> std::unique_ptr<Attack> {
                  return std::make_unique<BoHardLabelAttack>(
@@ -423,7 +431,8 @@ std::vector<AttackEntry> LabelAttacks() {
                               {Integer("side", &OBo::side, 1, 64),
                                InRange("bo_fraction", &OBo::bo_fraction, 0, 1),
                                Integer("bo_max_queries", &OBo::bo_max_queries, 0, 1000000),
-                               Integer("patience", &OBo::patience, 0, 1000000)}),
+                               Integer("patience", &OBo::patience, 0, 1000000),
+                               Flag("finer", &OBo::finer)}),
                      spec);
                }});
   AddNewerLabelAttacks(&e);

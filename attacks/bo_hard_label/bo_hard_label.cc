@@ -201,6 +201,7 @@ AttackResult RunL2(oracle::QueryOracle& oracle, const BoHardLabelOptions& option
   const double best = bo.best;
   auto stop = [&] { return oracle.remaining() <= 0 || oracle.succeeded(); };
   long cgba_from = -1, hsja_from = -1;
+  nlohmann::json finer_from = nlohmann::json::array();
   AttackResult res;
   if (!stop() && std::isfinite(best)) {
     cgba_from = oracle.queries();
@@ -209,9 +210,15 @@ AttackResult RunL2(oracle::QueryOracle& oracle, const BoHardLabelOptions& option
     for (size_t k = 0; k < d; ++k)
       start[k] = std::clamp(start[k] + static_cast<float>(best * v[k]), 0.0f, 1.0f);
     std::vector<float> boundary;
-    CgbaIterate(oracle, CgbaOptions{}, std::move(start), rng, progress, options.patience,
-                &boundary);
-    if (!stop()) {  // CGBA stalled in its low-frequency subspace: HopSkipJump in the full space
+    CgbaOptions cgba;
+    CgbaIterate(oracle, cgba, std::move(start), rng, progress, options.patience, &boundary);
+    while (options.finer && !stop() && cgba.dim_reduction > 1) {  // stalled: a larger subspace
+      cgba.dim_reduction = std::max(1.0, cgba.dim_reduction / 2);
+      finer_from.push_back(oracle.queries());
+      std::vector<float> from = std::move(boundary);
+      CgbaIterate(oracle, cgba, std::move(from), rng, progress, options.patience, &boundary);
+    }
+    if (!stop()) {  // CGBA stalled in the full image too: HopSkipJump
       hsja_from = oracle.queries();
       HsjaIterate(oracle, HsjaOptions{}, std::move(boundary), rng, progress);
     }
@@ -226,6 +233,7 @@ AttackResult RunL2(oracle::QueryOracle& oracle, const BoHardLabelOptions& option
   res.details["bo_hl_evaluations"] = bo.evaluations;
   res.details["bo_hl_cgba_from"] = cgba_from >= 0 ? nlohmann::json(cgba_from) : nullptr;
   res.details["bo_hl_hsja_from"] = hsja_from >= 0 ? nlohmann::json(hsja_from) : nullptr;
+  res.details["bo_hl_finer_from"] = finer_from;
   res.details["bo_hl_radius_after_bo"] = std::isfinite(best) ? nlohmann::json(best) : nullptr;
   return res;
 }

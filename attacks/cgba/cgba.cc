@@ -113,12 +113,14 @@ class Searcher {
 
   // CGBA's step: the angle sweep omega_k = (pi/2)(1 - 2^-k) until a clean point, then the
   // bisection of the angle; the last adversarial point (xb when nothing moved).
-  Image Semicircle(const Image& xb, const std::vector<double>& normal) {
+  Image SemicircleStep(const Image& xb, const std::vector<double>& normal) {
+    const Semicircle circle(x0_, xb, normal);
+    if (!circle.valid()) return xb;
     Image adv = xb, clean, p;
     double lo = 0, hi = -1;
     for (int k = 1; k <= opt_.max_search && !done(); ++k) {
       const double omega = M_PI / 2 * (1 - std::pow(2.0, -k));
-      if (!SemicirclePoint(x0_, xb, normal, omega, &p)) return xb;
+      circle.Point(omega, &p);
       if (Adversarial(&p)) {
         lo = omega;
         adv = p;
@@ -131,7 +133,7 @@ class Searcher {
     if (hi < 0) return adv;
     for (int calls = 0; calls < 100 && !done() && L2(adv, clean) > tol_; ++calls) {
       const double mid = (lo + hi) / 2;
-      SemicirclePoint(x0_, xb, normal, mid, &p);
+      circle.Point(mid, &p);
       if (Adversarial(&p)) {
         lo = mid;
         adv = p;
@@ -145,12 +147,13 @@ class Searcher {
 
   // CGBA-H's step: omega_k = theta / 2^k until P(omega_k) is adversarial, then the line
   // search from x0 to it (xb when none was).
-  Image HighCurvature(const Image& xb, const std::vector<double>& normal) {
+  Image HighCurvatureStep(const Image& xb, const std::vector<double>& normal) {
     const double theta = SemicircleAngle(x0_, xb, normal);
-    if (!(theta > 0)) return xb;
+    const Semicircle circle(x0_, xb, normal);
+    if (!(theta > 0) || !circle.valid()) return xb;
     Image p;
     for (int k = 1; k <= opt_.max_search && !done(); ++k) {
-      if (!SemicirclePoint(x0_, xb, normal, theta / std::pow(2.0, k), &p)) return xb;
+      circle.Point(theta / std::pow(2.0, k), &p);
       if (Adversarial(&p)) return LineSearch(p);
     }
     return xb;
@@ -166,36 +169,49 @@ class Searcher {
 
 }  // namespace
 
-bool SemicirclePoint(const std::vector<float>& x0, const std::vector<float>& xb,
-                     const std::vector<double>& normal, double omega, std::vector<float>* out) {
+Semicircle::Semicircle(const std::vector<float>& x0, const std::vector<float>& xb,
+                       const std::vector<double>& normal)
+    : x0_(x0) {
   const size_t d = x0.size();
   if (xb.size() != d || normal.size() != d)
-    throw std::invalid_argument("SemicirclePoint: x0, x_b and the normal differ in size (" +
+    throw std::invalid_argument("Semicircle: x0, x_b and the normal differ in size (" +
                                 std::to_string(d) + ", " + std::to_string(xb.size()) + ", " +
                                 std::to_string(normal.size()) + ")");
-  std::vector<double> v(d);
-  double r = 0, nn = 0;
+  v_.resize(d);
+  double nn = 0;
   for (size_t k = 0; k < d; ++k) {
-    v[k] = static_cast<double>(xb[k]) - x0[k];
-    r += v[k] * v[k];
+    v_[k] = static_cast<double>(xb[k]) - x0[k];
+    r_ += v_[k] * v_[k];
     nn += normal[k] * normal[k];
   }
-  r = std::sqrt(r);
-  if (!(r > 0) || !(nn > 0)) return false;
+  r_ = std::sqrt(r_);
+  if (!(r_ > 0) || !(nn > 0)) return;
   double nv = 0;
-  for (size_t k = 0; k < d; ++k) nv += normal[k] * (v[k] /= r);
-  std::vector<double> w(d);
+  for (size_t k = 0; k < d; ++k) nv += normal[k] * (v_[k] /= r_);
+  w_.resize(d);
   double wn = 0;
   for (size_t k = 0; k < d; ++k) {
-    w[k] = normal[k] - nv * v[k];
-    wn += w[k] * w[k];
+    w_[k] = normal[k] - nv * v_[k];
+    wn += w_[k] * w_[k];
   }
   wn = std::sqrt(wn);
-  if (!(wn > 1e-6 * std::sqrt(nn))) return false;
+  if (!(wn > 1e-6 * std::sqrt(nn))) return;
+  for (double& e : w_) e /= wn;
+  valid_ = true;
+}
+
+void Semicircle::Point(double omega, std::vector<float>* out) const {
   const double c = std::cos(omega), s = std::sin(omega);
-  out->resize(d);
-  for (size_t k = 0; k < d; ++k)
-    (*out)[k] = static_cast<float>(x0[k] + r * c * (c * v[k] + s * w[k] / wn));
+  out->resize(x0_.size());
+  for (size_t k = 0; k < x0_.size(); ++k)
+    (*out)[k] = static_cast<float>(x0_[k] + r_ * c * (c * v_[k] + s * w_[k]));
+}
+
+bool SemicirclePoint(const std::vector<float>& x0, const std::vector<float>& xb,
+                     const std::vector<double>& normal, double omega, std::vector<float>* out) {
+  const Semicircle circle(x0, xb, normal);
+  if (!circle.valid()) return false;
+  circle.Point(omega, out);
   return true;
 }
 
@@ -258,7 +274,8 @@ int CgbaIterate(oracle::QueryOracle& oracle, const CgbaOptions& options, std::ve
     const long n = static_cast<long>(options.initial_probes * std::sqrt(static_cast<double>(t)));
     const std::vector<double> normal = s.Normal(xb, n, c, rows_h, rows_w, sigma, rng);
     if (s.done()) break;
-    Image y = options.high_curvature ? s.HighCurvature(xb, normal) : s.Semicircle(xb, normal);
+    Image y =
+        options.high_curvature ? s.HighCurvatureStep(xb, normal) : s.SemicircleStep(xb, normal);
     if (oracle.DistanceToClean(y.data()) <= oracle.DistanceToClean(xb.data())) xb = std::move(y);
     iterations = t;
     if (progress) progress(oracle.queries(), oracle.best_objective());
@@ -278,20 +295,13 @@ int CgbaIterate(oracle::QueryOracle& oracle, const CgbaOptions& options, std::ve
 
 AttackResult CgbaAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                              const AttackProgress& progress) const {
-  const double t0 = NowSeconds();
-  Image x;
-  bool started = false;
-  {
-    Searcher s(oracle, options_);
-    started = s.Start(oracle.target() >= 0 ? &TargetStart(oracle) : nullptr, rng, &x);
-  }
-  const long start_query = started ? oracle.queries() : -1;
-  const int iterations = started ? CgbaIterate(oracle, options_, std::move(x), rng, progress) : 0;
-  AttackResult r;
-  FinishResult(oracle, t0, &r);
-  r.details["cgba_iterations"] = iterations;
-  r.details["cgba_start"] = start_query > 0 ? nlohmann::json(start_query) : nlohmann::json(nullptr);
-  return r;
+  return RunFromStart(
+      oracle, "cgba",
+      [&](Image* x) {
+        Searcher s(oracle, options_);
+        return s.Start(oracle.target() >= 0 ? &TargetStart(oracle) : nullptr, rng, x);
+      },
+      [&](Image x) { return CgbaIterate(oracle, options_, std::move(x), rng, progress); });
 }
 
 }  // namespace advbo::attacks

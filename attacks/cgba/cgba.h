@@ -49,12 +49,32 @@ struct CgbaOptions {
   void Validate(const std::string& name) const;
 };
 
-/// The point P(omega) = x0 + r cos(omega) (cos(omega) v + sin(omega) w) [D] of CGBA's
-/// semicircle through x0 and x_b (`xb`) [D] in the plane of x_b - x0 and `normal` [D] (any
-/// length): v = (x_b - x0) / r, w = the unit component of `normal` orthogonal to v; omega in
-/// [0, pi/2] (0 gives x_b, pi/2 gives x0). Returns false (and leaves *out alone) when the plane
-/// is degenerate: x_b = x0 or the normal parallel to v. Throws std::invalid_argument on
-/// mismatched sizes.
+/// CGBA's semicircle of diameter [x0, x_b] in the plane of x_b - x0 and a normal estimate,
+/// built once per step (each angle then costs one pass over the image): with
+/// v = (x_b - x0) / r, r = |x_b - x0|_2, and w the unit component of the normal orthogonal to
+/// v, P(omega) = x0 + r cos(omega) (cos(omega) v + sin(omega) w), omega in [0, pi/2] (0 gives
+/// x_b, pi/2 gives x0).
+class Semicircle {
+ public:
+  /// x0, `xb` (x_b) and `normal` (any length) [D]. valid() is false when the plane is
+  /// degenerate: x_b = x0 or the normal parallel to v (or zero). Throws std::invalid_argument
+  /// on mismatched sizes.
+  Semicircle(const std::vector<float>& x0, const std::vector<float>& xb,
+             const std::vector<double>& normal);
+  bool valid() const { return valid_; }
+  /// Writes P(omega) [D] to *out (resized). Requires valid().
+  void Point(double omega, std::vector<float>* out) const;
+
+ private:
+  const std::vector<float>& x0_;
+  std::vector<double> v_, w_;  // unit vectors of the plane
+  double r_ = 0;
+  bool valid_ = false;
+};
+
+/// One point P(omega) [D] of the Semicircle through x0 and x_b (`xb`) [D] in the plane of
+/// x_b - x0 and `normal` [D]. Returns false (and leaves *out alone) when the plane is
+/// degenerate. Throws std::invalid_argument on mismatched sizes.
 bool SemicirclePoint(const std::vector<float>& x0, const std::vector<float>& xb,
                      const std::vector<double>& normal, double omega, std::vector<float>* out);
 

@@ -223,21 +223,14 @@ int HsjaIterate(oracle::QueryOracle& oracle, const HsjaOptions& options, std::ve
 
 AttackResult HsjaAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                              const AttackProgress& progress) const {
-  const double t0 = NowSeconds();
-  Image x(oracle.clean().size());
-  bool started = false;
-  {
-    Walker w(oracle, options_, rng);
-    started = w.Start(options_.initial_noise_tries,
-                      oracle.target() >= 0 ? &TargetStart(oracle) : nullptr, &x);
-  }
-  const long start_query = started ? oracle.queries() : -1;
-  const int t = started ? HsjaIterate(oracle, options_, std::move(x), rng, progress) : 0;
-  AttackResult r;
-  FinishResult(oracle, t0, &r);
-  r.details["hsja_iterations"] = t;
-  r.details["hsja_start"] = start_query > 0 ? nlohmann::json(start_query) : nlohmann::json(nullptr);
-  return r;
+  return RunFromStart(
+      oracle, "hsja",
+      [&](Image* x) {
+        Walker w(oracle, options_, rng);
+        return w.Start(options_.initial_noise_tries,
+                       oracle.target() >= 0 ? &TargetStart(oracle) : nullptr, x);
+      },
+      [&](Image x) { return HsjaIterate(oracle, options_, std::move(x), rng, progress); });
 }
 
 }  // namespace advbo::attacks

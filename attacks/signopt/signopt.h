@@ -35,7 +35,8 @@ struct SignOptOptions {
 };
 
 /// Sign-OPT; spec "sign-opt" or "sign-opt:probes=Q,h=H,alpha=A". Label feedback, L2 and
-/// L_inf (the oracle's norm), untargeted only.
+/// L_inf (the oracle's norm), untargeted and targeted (Sec. 4: from the direction of an image
+/// of the target class).
 class SignOptAttack final : public LabelAttack {
  public:
   explicit SignOptAttack(SignOptOptions options = {}, std::string name = "sign-opt");
