@@ -4,7 +4,9 @@ label_linf, score_l2, label_l2 under ROOT) and attack, the success rate within t
 the queries to success -- mean over successes (BlackboxBench's "mean queries"), median, and mean
 with failures counted at the budget -- and, for the hard-label groups, the median distance of the
 closest adversarial query after 100, 500 and 1,000 queries and its mean at the end (RayS' average
-decision-boundary distance, ADBD, over the instances with an adversarial query). With --curves, the
+decision-boundary distance, ADBD, over the instances with an adversarial query), and the share of
+bad queries (those a Blacklight detector beside the model flags, issue #59; "—" for records
+from before the detector). With --curves, the
 median-distance-vs-queries curves of the hard-label groups as CSV. Stdlib only.
 The success and query columns are read from each group's summary.json (advbo's one record
 summary, experiment::SummarizeRecords, issue #57); the distances from its records.jsonl.
@@ -56,8 +58,9 @@ def group_lines(name, records, summaries):
     lines = [f"**{name}**: {r0['dataset']}, {r0.get('norm', 'linf')} eps {r0['epsilon']}, "
              f"{r0.get('feedback', 'scores')} feedback, {r0['pixels']} queries, budget {r0['budget']}, "
              f"seed {r0['seed']}, untargeted", ""]
-    head = "| attack | instances | ASR % | mean queries (successes) | median | mean (failures = T) | s / instance |"
-    rule = "| --- | --- | --- | --- | --- | --- | --- |"
+    head = ("| attack | instances | ASR % | mean queries (successes) | median | mean (failures = T) "
+            "| s / instance | bad queries |")
+    rule = "| --- | --- | --- | --- | --- | --- | --- | --- |"
     if label:
         head += (" median distance @ " + " / ".join(str(c) for c in checkpoints(r0["budget"])) +
                  " | ADBD |")
@@ -69,8 +72,10 @@ def group_lines(name, records, summaries):
         row = (f"| `{attack}` | {s['instances']} | {s['asr']:.1f} | "
                f"{s['mean_queries']:.1f} | {s['median_queries']:.0f} | " if s["successes"] else
                f"| `{attack}` | {s['instances']} | 0.0 | — | — | ")
+        share = s.get("bad_query_share")
         row += (f"{s['mean_queries_fail_at_budget']:.1f} | "
-                f"{s['seconds_per_instance']:.2f} |")
+                f"{s['seconds_per_instance']:.2f} | "
+                f"{'—' if share is None else f'{100 * share:.1f} %'} |")
         if label:
             meds = [median_or_inf([distance_at(r.get("distance_trace", []), c) for r in rs])
                     for c in checkpoints(t)]
