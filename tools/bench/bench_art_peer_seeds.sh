@@ -19,6 +19,9 @@ budget="${3:-1000}"
 seeds="${4:-0,1,2,3,4}"
 root="${5:-tools/results/art_peer_seeds}"
 ADVBO="${ADVBO:-build/advbo}"
+[[ "$n" =~ ^[1-9][0-9]*$ ]] || { echo "$0: N '$n' must be a positive integer" >&2; exit 2; }
+[[ "$seeds" =~ ^[0-9]+(,[0-9]+)*$ ]] ||
+  { echo "$0: SEEDS '$seeds' must be a comma-separated list of integers" >&2; exit 2; }
 indices=$(seq -s, 100 $((100 + n - 1)))
 mkdir -p "$root"
 run_advbo() {
