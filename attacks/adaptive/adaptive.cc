@@ -447,8 +447,8 @@ std::string WrapperAt(const std::string& spec, size_t pos) {
 // Refuses a spec nested deeper than kMaxWrapperDepth wrappers or whose eot samples per query
 // (the product of its eot k's) exceed kMaxEotSamples, before anything is built: the
 // recursion of MakeAttack stays shallow and no count overflows (issue #57). Reads at most
-// kMaxWrapperDepth + 1 wrappers of the text.
-void CheckWrapperNesting(const std::string& spec) {
+// kMaxWrapperDepth + 1 wrappers of the text. Returns the samples per query.
+long CheckWrapperNesting(const std::string& spec) {
   int depth = 0;
   long samples = 1;
   for (size_t pos = 0;;) {
@@ -470,9 +470,12 @@ void CheckWrapperNesting(const std::string& spec) {
     }
     pos += w.size() + 1;
   }
+  return samples;
 }
 
 }  // namespace
+
+long EotSamplesPerQuery(const std::string& spec) { return CheckWrapperNesting(spec); }
 
 std::unique_ptr<Attack> MakeAdaptiveAttack(const std::string& spec, const AttackContext& ctx) {
   CheckWrapperNesting(spec);

@@ -181,6 +181,10 @@ inline constexpr int kMaxWrapperDepth = 8;
 /// their k; one eot's k is in [1, 1000] too).
 inline constexpr long kMaxEotSamples = 1000;
 
+/// Model evaluations per query of `spec`: the product of the k of its eot wrappers (1
+/// without one). Throws std::invalid_argument as MakeAdaptiveAttack on a malformed nesting.
+long EotSamplesPerQuery(const std::string& spec);
+
 /// Builds the wrapper of `spec` around its inner attack (built by MakeAttack with
 /// `context`). Throws std::invalid_argument naming the spec on a malformed one (no "/inner",
 /// unknown or out-of-range parameters), on more than kMaxWrapperDepth nested wrappers and

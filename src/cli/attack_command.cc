@@ -27,6 +27,7 @@
 #include "cli/format.h"
 #include "cli/interrupt_hint.h"
 #include "cli/progress.h"
+#include "cli/save_images.h"
 #include "cli/validators.h"
 #include "data/datasets.h"
 #include "experiment/records.h"
@@ -60,30 +61,6 @@ std::string AttackSpec(const AttackArgs& a) {
     throw std::invalid_argument(
         "--kernel, --beta, --candidates and --no-stopping apply to bos2 only");
   return a.attack + (a.attack.find(':') == std::string::npos ? ":" : ",") + extra;
-}
-
-// Writes the clean PNG of one instance, for a hard-label run its closest adversarial query
-// (closest_<tag>.png, possibly outside the ball; exact on the default 8-bit query grid) and,
-// when the 8-bit quantised adversarial image was verified adversarial by a query, that image
-// and its amplified perturbation. Returns whether the adversarial image was written.
-bool SaveImages(const std::string& folder, const experiment::Instance& inst,
-                const experiment::JobResult& job, const data::ImageSet& images, double eps) {
-  const std::string tag =
-      std::to_string(inst.index) + "_t" + (inst.target >= 0 ? std::to_string(inst.target) : "u");
-  const int c = images.channels, h = images.height, w = images.width;
-  const fs::path dir(folder);
-  data::WritePng((dir / ("clean_" + tag + ".png")).string(), job.clean.data(), c, h, w);
-  if (!job.result.closest_adversarial.empty())
-    data::WritePng((dir / ("closest_" + tag + ".png")).string(),
-                   job.result.closest_adversarial.data(), c, h, w);
-  if (!job.quantized_success) return false;
-  const auto& adv = job.quantized;  // on the 8-bit grid, inside the eps-ball: the PNG is exact
-  std::vector<float> amp(adv.size());
-  for (size_t i = 0; i < amp.size(); ++i)
-    amp[i] = static_cast<float>(0.5 + (adv[i] - job.clean[i]) / (2 * eps));
-  data::WritePng((dir / ("adversarial_" + tag + ".png")).string(), adv.data(), c, h, w);
-  data::WritePng((dir / ("perturbation_" + tag + ".png")).string(), amp.data(), c, h, w);
-  return true;
 }
 
 void PrintBanner(const AttackArgs& a, const experiment::Experiment& ex) {
@@ -321,7 +298,7 @@ int RunAttack(const AttackArgs& a) {
       if (file) file->Append(job->record);
       if (a.verbose) PrintInstance(inst, r);
       if (!a.save_images.empty()) {
-        if (SaveImages(a.save_images, inst, *job, ex.images(), ex.epsilon()))
+        if (SaveInstanceImages(a.save_images, inst, *job, ex.images(), ex.epsilon()))
           ++saved;
         else if (r.success)
           lost.push_back(std::to_string(inst.index) + "->" +

@@ -30,6 +30,7 @@
 #include "cli/parse.h"
 #include "cli/plot.h"
 #include "cli/progress.h"
+#include "cli/save_images.h"
 #include "cli/validators.h"
 #include "experiment/records.h"
 #include "experiment/runner.h"
@@ -41,6 +42,7 @@ namespace {
 
 struct BenchArgs : ExperimentArgs {
   std::string out_dir;
+  std::string save_images;  ///< --save-images folder ("" = none)
   std::string attacks = "bos2,bos2-nostop,bayesopt,genattack,zoo,autozoom,square,random";
   std::string shard = "1/1";
   bool quiet = false;
@@ -273,6 +275,27 @@ std::vector<Job> ShardJobs(const experiment::Experiment& ex, int shard_k, int sh
   return jobs;
 }
 
+// The notes before a run: the query notes (even with -q), the data's, and the defense's clean
+// accuracy.
+void PrintBenchNotes(const BenchArgs& a, const experiment::Experiment& ex) {
+  PrintQueryNotes("advbo bench", ex);
+  if (!a.quiet) PrintDataNotes("advbo bench", ex);
+  if (!ex.defense().empty() && !a.quiet)
+    std::fprintf(stderr, "advbo bench: defense %s, clean accuracy %.2f %% (undefended %.2f %%)\n",
+                 ex.defense().Spec().c_str(), 100.0 * ex.defended_accuracy(),
+                 100.0 * ex.clean_accuracy());
+}
+
+// --save-images: one sub-folder per attack (the same instance's images of two attacks side
+// by side), registered in `folders`; refuses a file.
+void CreateImageFolders(const std::string& folder, const experiment::Experiment& ex,
+                        experiment::CreatedFolders* folders) {
+  if (fs::exists(folder) && !fs::is_directory(folder))
+    throw std::invalid_argument("--save-images " + folder + ": is a file, not a folder");
+  for (size_t j = 0; j < ex.num_attacks(); ++j)
+    folders->Create(fs::path(folder) / FolderNameOf(ex.attack(j).name()));
+}
+
 int RunBench(const BenchArgs& a) {
   if (a.out_dir.empty()) throw std::invalid_argument("-o/--out (the output folder) is required");
   if (fs::exists(a.out_dir) && !fs::is_directory(a.out_dir))
@@ -281,16 +304,12 @@ int RunBench(const BenchArgs& a) {
   const experiment::ExperimentSpec spec = SpecOf(a, experiment::SplitAttackList(a.attacks));
   experiment::Validate(spec);
   const experiment::Experiment ex(spec);
-  PrintQueryNotes("advbo bench", ex);  // shown even with -q
-  if (!a.quiet) PrintDataNotes("advbo bench", ex);
-  if (!ex.defense().empty() && !a.quiet)
-    std::fprintf(stderr, "advbo bench: defense %s, clean accuracy %.2f %% (undefended %.2f %%)\n",
-                 ex.defense().Spec().c_str(), 100.0 * ex.defended_accuracy(),
-                 100.0 * ex.clean_accuracy());
-
+  PrintBenchNotes(a, ex);
   const std::vector<Job> jobs = ShardJobs(ex, shard_k, shard_n);
   experiment::CreatedFolders folders;  // removed again if the run fails before writing
   folders.Create(a.out_dir);
+  if (!a.save_images.empty()) CreateImageFolders(a.save_images, ex, &folders);
+  long saved = 0;
   const fs::path records =
       fs::path(a.out_dir) / ("records" + ShardTag(shard_k, shard_n) + ".jsonl");
   experiment::RecordFile file(records, /*staged=*/false);
@@ -328,9 +347,12 @@ int RunBench(const BenchArgs& a) {
                      name + " image " + std::to_string(inst.index) + " q=" + std::to_string(q),
                      false);
         }));
-    return [&, r, name] {  // in job order
+    return [&, r, name, inst] {  // in job order
       file.Append(r->record);
       all.push_back(r->record);
+      if (!a.save_images.empty())
+        saved += SaveInstanceImages(fs::path(a.save_images) / FolderNameOf(name), inst, *r,
+                                    ex.images(), ex.epsilon());
       std::lock_guard<std::mutex> lock(bar_mu);
       bar.Update(++finished, name + (r->result.success ? " success" : " failed"), true);
     };
@@ -343,6 +365,9 @@ int RunBench(const BenchArgs& a) {
   if (!a.quiet) PrintLockstepStats("advbo bench", ex);
   std::printf("records: %s; table, summary.json, curves.csv, curves.png in %s\n", records.c_str(),
               a.out_dir.c_str());
+  if (!a.save_images.empty())
+    std::printf("saved images: %ld verified 8-bit adversarial images in %s/<attack>/\n", saved,
+                a.save_images.c_str());
   return 0;
 }
 
@@ -416,6 +441,11 @@ std::function<int()> RegisterBenchCommand(CLI::App& app) {
   cmd->add_option("--shard", a->shard, "run shard k of n (k/n)")->default_val("1/1");
   cmd->add_option("-o,--out,--out-dir", a->out_dir,
                   "output folder (required; --out-dir is the old name)");
+  cmd->add_option("--save-images", a->save_images,
+                  "folder for each attack's PNGs, one sub-folder per attack: clean, verified 8-bit "
+                  "adversarial (inside the eps-ball, re-queried, written only when still "
+                  "adversarial), amplified perturbation, and a hard-label run's closest "
+                  "adversarial query (closest_*.png)");
   cmd->add_flag("-q,--quiet", a->quiet, "no progress bar");
   CLI::App* merge =
       cmd->add_subcommand("merge", "Combine shard folders or record files into one table");

@@ -4,6 +4,7 @@
 // The per-image verdicts and the
 // summary come from experiment/evaluate.h; this file parses, runs the jobs and prints.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -18,6 +19,7 @@
 #include <tuple>
 #include <vector>
 
+#include "attacks/adaptive/adaptive.h"
 #include "attacks/registry.h"
 #include "cli/commands.h"
 #include "cli/experiment_options.h"
@@ -60,6 +62,15 @@ std::string Pct(double v) { return Fmt(100.0 * v, 1) + " %"; }
 // below it every number is marked an upper bound.
 constexpr long kDefaultImageBudget = 10000;
 
+// Where an evaluation's time went: this invocation's ensemble wall time and each attack's
+// summed lane seconds in it; a merge gives each attack's wall seconds summed over its shards
+// (by_attack) instead.
+struct RunTime {
+  double wall_seconds = 0;
+  std::map<std::string, double> lane_seconds;
+  std::map<std::string, double> by_attack;
+};
+
 // The ensemble of a threat model (--norm, --feedback), cheapest first: the registry's ranked
 // entries (attacks::DefaultEnsemble). Score-based L_inf is Square alone: with the budget per
 // image, giving Parsimonious and BOS^2 a share lost to Square alone on both adversarially
@@ -93,8 +104,8 @@ std::vector<double> ParseSplit(const std::string& split, const std::vector<std::
     double v = 0;
     try {
       v = text::ParseNumberOrFraction(piece, "--split");
-    } catch (const std::invalid_argument&) {
-      throw std::invalid_argument("--split '" + split + "': '" + piece + "' is not a number");
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("--split '" + split + "': " + e.what());
     }
     if (!(v > 0)) throw std::invalid_argument("--split '" + split + "': weights must be > 0");
     w.push_back(v);
@@ -106,10 +117,61 @@ std::vector<double> ParseSplit(const std::string& split, const std::vector<std::
                                 " weights for " + std::to_string(order.size()) +
                                 " ensemble attacks (" + names + ")");
   }
+  // Scaled by the largest weight first: the sum of weights near the largest double would
+  // overflow (1e308,1e308 gave shares of 0).
+  const double top = *std::max_element(w.begin(), w.end());
   double sum = 0;
-  for (double v : w) sum += v;
+  for (double& v : w) sum += v /= top;
   for (double& v : w) v /= sum;
   return w;
+}
+
+// The settings of `advbo evaluate` that change its records besides Experiment::Settings()
+// (which every record carries): the one list that resume and `evaluate merge` check, carried
+// by every record ("evaluation") and by the summary. A run that differs in any of them
+// cannot add to the records of another.
+nlohmann::json EvaluationSettings(const EvaluatePlan& p) {
+  nlohmann::json split = nlohmann::json::object();
+  for (size_t k = 0; k < p.order.size(); ++k) split[p.order[k]] = p.shares[k];
+  return {{"budget_per_image", p.spec.budget},
+          {"budget_split", split},
+          {"ensemble", p.order},
+          {"bad_queries", p.spec.bad_queries},
+          {"setup_queries", p.spec.setup_queries},
+          {"verify_draws", p.spec.verify_draws},
+          {"clean_images", p.spec.clean_images}};
+}
+
+// Where `have` (a record's or a summary's "evaluation") differs from `want`: "KEY HAVE vs
+// WANT", or "" when it does not.
+std::string EvaluationMismatch(const nlohmann::json& have, const nlohmann::json& want) {
+  if (!have.is_object()) return "the evaluate settings are not recorded (made by an older advbo)";
+  for (const auto& [key, value] : want.items())
+    if (have.value(key, nlohmann::json()) != value)
+      return key + " " + have.value(key, nlohmann::json()).dump() + " vs " + value.dump();
+  return "";
+}
+
+// An EOT member needs its k samples per query within its share of the budget (the share
+// when every attack before it spent its own; unused queries only add to it).
+void CheckEotShares(const EvaluatePlan& p, bool no_adaptive) {
+  for (size_t j = 0; j < p.order.size(); ++j) {
+    const long k = attacks::EotSamplesPerQuery(p.order[j]);
+    long before = 0;
+    for (size_t i = 0; i < j; ++i)
+      before += experiment::EnsembleShare(p.spec.budget, before, p.shares, i);
+    const long share = experiment::EnsembleShare(p.spec.budget, before, p.shares, j);
+    if (k > share)
+      throw std::invalid_argument(
+          "--budget " + std::to_string(p.spec.budget) + ": the ensemble attack " + p.order[j] +
+          " gets " + std::to_string(share) +
+          " model queries per image (its --split share), "
+          "fewer than its " +
+          std::to_string(k) +
+          " EOT samples per query; raise --budget, "
+          "give it a larger --split share" +
+          (no_adaptive ? std::string() : ", or run the plain ensemble (--no-adaptive)"));
+  }
 }
 
 EvaluatePlan PlanEvaluate(const EvaluateArgs& a) {
@@ -178,6 +240,7 @@ EvaluatePlan PlanEvaluate(const EvaluateArgs& a) {
     throw std::invalid_argument("--budget " + std::to_string(p.spec.budget) +
                                 " is below one query per ensemble attack (" +
                                 std::to_string(p.order.size()) + ")");
+  CheckEotShares(p, a.no_adaptive);
   return p;
 }
 
@@ -200,11 +263,13 @@ std::vector<nlohmann::json> ResumedRecords(const experiment::RecordFile& file,
   // A record's "budget" is its attack's share; the run's budget is per image.
   nlohmann::json settings = ex.Settings();
   settings.erase("budget");
+  const nlohmann::json evaluation = EvaluationSettings(p);
   for (const auto& r : all) {
     std::string diff = experiment::SettingsMismatch(r, settings);
-    if (diff.empty() && r.value("budget_per_image", 0L) != p.spec.budget)
-      diff = "budget per image " + r.value("budget_per_image", nlohmann::json(nullptr)).dump() +
-             " (the records) vs " + std::to_string(p.spec.budget) + " (now)";
+    if (diff.empty()) {
+      diff = EvaluationMismatch(r.value("evaluation", nlohmann::json()), evaluation);
+      if (!diff.empty() && r.contains("evaluation")) diff += " (the records vs now)";
+    }
     if (!diff.empty())
       throw std::invalid_argument(records.string() + " holds records made with other settings: " +
                                   diff + "; use another -o/--out folder");
@@ -243,6 +308,12 @@ std::vector<nlohmann::json> RunReferenceStep(const EvaluateArgs& a, const Evalua
     return {};
   }
   const nlohmann::json settings = experiment::ReferenceSettings(ex, a.apgd);
+  if (settings.at("target_classes").get<int>() < a.apgd.target_classes)
+    std::fprintf(stderr,
+                 "advbo evaluate: --reference-targets %d: the model has %d classes, so APGD-T "
+                 "targets the %d other classes\n",
+                 a.apgd.target_classes, ex.model().num_classes(),
+                 settings.at("target_classes").get<int>());
   const fs::path file = fs::path(a.out_dir) / ("reference" + tag + ".jsonl");
   // Every reference file of the folder (this run's, an earlier unsharded run's, the other
   // shards'): what they hold counts as done.
@@ -260,7 +331,7 @@ std::vector<nlohmann::json> RunReferenceStep(const EvaluateArgs& a, const Evalua
         stderr,
         "advbo evaluate: white-box reference APGD-CE + APGD-T (Croce & Hein 2020; %d "
         "steps, %d restart(s), %d target classes%s) on %ld images\n",
-        a.apgd.iterations, a.apgd.restarts, a.apgd.target_classes,
+        a.apgd.iterations, a.apgd.restarts, settings.at("target_classes").get<int>(),
         ex.pixels() == oracle::PixelSpace::k8bit ? ", iterates checked on the 8-bit grid" : "",
         todo);
   ProgressBar bar(todo, !a.quiet);
@@ -371,8 +442,9 @@ std::string EnsembleRows(const nlohmann::json& summary) {
   for (const auto& step : summary.at("robust_accuracy_after")) {
     const std::string name = step.at("attack").get<std::string>();
     const auto& t = summary.at("time_by_attack").at(name);
-    table += "  time " + name + ": " + Fmt(t.at("seconds").get<double>(), 1) + " s over " +
-             std::to_string(t.at("runs").get<long>()) + " runs\n";
+    table += "  time " + name + ": " + Fmt(t.value("wall_seconds", 0.0), 1) + " s wall (" +
+             Fmt(t.value("lane_seconds", 0.0), 1) + " s summed over its " +
+             std::to_string(t.at("runs").get<long>()) + " runs, which ran side by side)\n";
   }
   if (summary.at("max_perturbation_linf").is_number())
     table += "max L_inf of the " + std::to_string(summary.at("adversarial_images").get<long>()) +
@@ -502,27 +574,39 @@ void AddEnsembleRows(nlohmann::json* summary, const std::vector<int>& images,
                          {"per_draw_success_rate", static_cast<double>(adversarial_draws) / draws}};
 }
 
-// Per attack: model seconds and wall seconds of its runs; the largest L_inf distance of a
-// saved adversarial image from its clean one (AutoAttack's sanity line) and whether every
-// saved image lies within the radius enforced.
+// Per attack: its runs, their lane seconds summed (each run's own duration; lanes run side by
+// side, so the sum exceeds the wall time) and its share of the run's wall time (`time`: the
+// wall time apportioned by this invocation's lane seconds; summed over shards by a merge);
+// the largest L_inf distance of a saved adversarial image from its clean one (AutoAttack's
+// sanity line) and whether every saved image lies within the radius enforced.
 void AddRecordStatistics(nlohmann::json* summary, const std::vector<nlohmann::json>& all,
-                         const std::vector<std::string>& order) {
+                         const std::vector<std::string>& order, const RunTime& time) {
   nlohmann::json secs = nlohmann::json::object();
   double max_linf = 0;
   long saved = 0;
   const std::set<std::string> in_order(order.begin(), order.end());
-  for (const auto& name : order) secs[name] = {{"runs", 0}, {"seconds", 0.0}};
+  double lane_total = 0;
+  for (const auto& [name, t] : time.lane_seconds) lane_total += t;
+  for (const auto& name : order) {
+    const auto lane = time.lane_seconds.find(name);
+    const double wall = time.by_attack.count(name) ? time.by_attack.at(name)
+                        : lane != time.lane_seconds.end() && lane_total > 0
+                            ? time.wall_seconds * lane->second / lane_total
+                            : 0.0;
+    secs[name] = {{"runs", 0}, {"lane_seconds", 0.0}, {"wall_seconds", wall}};
+  }
   for (const auto& r : all) {
     const std::string name = r.value("attack", std::string());
     if (!in_order.count(name)) continue;
     secs[name]["runs"] = secs[name]["runs"].get<long>() + 1;
-    secs[name]["seconds"] = secs[name]["seconds"].get<double>() + r.value("seconds", 0.0);
+    secs[name]["lane_seconds"] = secs[name]["lane_seconds"].get<double>() + r.value("seconds", 0.0);
     if (experiment::RecordBreaksImage(r)) {
       ++saved;
       max_linf = std::max(max_linf, r.value("quantized_linf", r.value("linf", 0.0)));
     }
   }
   (*summary)["time_by_attack"] = secs;
+  (*summary)["wall_seconds"] = time.wall_seconds;
   // Each member's records summarised as attack and bench do (experiment::SummarizeRecords).
   nlohmann::json by_attack = nlohmann::json::object();
   for (const auto& name : order) {
@@ -581,7 +665,7 @@ void WriteRobustCurves(const fs::path& dir, const std::string& tag,
 std::pair<nlohmann::json, std::string> WriteEvaluateOutputs(
     const EvaluateArgs& a, const EvaluatePlan& p, const experiment::Experiment& ex,
     const std::vector<nlohmann::json>& all, const std::vector<nlohmann::json>& reference,
-    const std::string& reference_why_not, const std::string& tag) {
+    const std::string& reference_why_not, const std::string& tag, const RunTime& time) {
   const std::vector<std::string> order = a.reference_only ? std::vector<std::string>{} : p.order;
   auto verdicts = experiment::WorstCaseVerdicts(p.mine, ex.selection().skipped, all, order);
   if (reference_why_not.empty()) experiment::AttachReference(&verdicts, reference);
@@ -626,7 +710,9 @@ std::pair<nlohmann::json, std::string> WriteEvaluateOutputs(
   summary["settings"] = ex.Settings();
   summary["setup_queries"] = ex.setup_queries();
   summary["shard"] = a.shard;
-  AddRecordStatistics(&summary, all, order);
+  summary["evaluation"] = EvaluationSettings(p);
+  summary["evaluation_images"] = p.images;
+  AddRecordStatistics(&summary, all, order, time);
   const fs::path dir(a.out_dir);
   if (!order.empty()) WriteRobustCurves(dir, tag, verdicts, summary);
   experiment::WriteFileAtomic(dir / ("images" + tag + ".jsonl"), VerdictLines(verdicts));
@@ -658,6 +744,21 @@ void PrintEvaluateBanner(const EvaluateArgs& a, const EvaluatePlan& p,
                p.spec.budget, ex.DescribeRadius().c_str(), p.shard_k, p.shard_n);
 }
 
+// The on_job hook of --save-images: the clean and the adversarial image of each image an
+// attack broke (8-bit, inside the ball, verified adversarial: the image a user would save).
+std::function<void(const experiment::JobResult&)> SaveBrokenImage(const std::string& folder,
+                                                                  const data::ImageSet& set) {
+  return [folder, &set](const experiment::JobResult& job) {
+    if (!experiment::RecordBreaksImage(job.record)) return;
+    const std::string tag = std::to_string(job.record.at("image_index").get<int>());
+    const fs::path dir(folder);
+    data::WritePng((dir / ("clean_" + tag + ".png")).string(), job.clean.data(), set.channels,
+                   set.height, set.width);
+    data::WritePng((dir / ("adversarial_" + tag + ".png")).string(), job.quantized.data(),
+                   set.channels, set.height, set.width);
+  };
+}
+
 int RunEvaluate(const EvaluateArgs& a) {
   CheckReferenceOptions(a);
   const EvaluatePlan p = PlanEvaluate(a);
@@ -682,40 +783,41 @@ int RunEvaluate(const EvaluateArgs& a) {
     done[experiment::KeyOf(r)] = {experiment::RecordBreaksImage(r),
                                   r.value("queries_used", r.value("queries", 0L))};
   if (!a.quiet) PrintEvaluateBanner(a, p, ex, attacked);
+  // This invocation's ensemble wall time and each attack's summed lane time in it (records
+  // resumed from an earlier run took none of it).
+  double wall_seconds = 0;
+  std::map<std::string, double> lane_seconds;
   const InterruptHint hint("\nadvbo evaluate: interrupted; finished attacks are kept in " +
                            records.string() + ": run the same command again to resume\n");
   if (!a.reference_only) {
     ProgressBar bar(attacked, !a.quiet);
     experiment::EnsembleHooks hooks;
-    hooks.on_record = [&](const nlohmann::json& r) {
+    const nlohmann::json evaluation = EvaluationSettings(p);
+    hooks.on_record = [&](const nlohmann::json& record) {
+      nlohmann::json r = record;
+      r["evaluation"] = evaluation;
       file.Append(r);
-      all.push_back(r);
+      lane_seconds[r.value("attack", std::string())] += r.value("seconds", 0.0);
+      all.push_back(std::move(r));
     };
     hooks.progress = [&](long finished, const std::string& status, bool image_finished) {
       bar.Update(finished, status, image_finished);
     };
     if (!a.save_images.empty()) {
       folders.Create(a.save_images);
-      hooks.on_job = [&](const experiment::JobResult& job) {
-        if (!experiment::RecordBreaksImage(job.record)) return;
-        // The image a user would save: 8-bit, inside the ball, verified adversarial.
-        const std::string tag = std::to_string(job.record.at("image_index").get<int>());
-        const fs::path dir(a.save_images);
-        const auto& set = ex.images();
-        data::WritePng((dir / ("clean_" + tag + ".png")).string(), job.clean.data(), set.channels,
-                       set.height, set.width);
-        data::WritePng((dir / ("adversarial_" + tag + ".png")).string(), job.quantized.data(),
-                       set.channels, set.height, set.width);
-      };
+      hooks.on_job = SaveBrokenImage(a.save_images, ex.images());
     }
+    const auto t0 = std::chrono::steady_clock::now();
     experiment::RunEnsemble(ex, in_shard, done, p.spec.budget, p.shares, hooks);
+    wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     bar.Finish();
     if (!a.quiet) PrintLockstepStats("advbo evaluate", ex);
   }
   file.Commit();
   std::string why_not;
   const std::vector<nlohmann::json> reference = RunReferenceStep(a, p, ex, tag, &why_not);
-  const auto [summary, table] = WriteEvaluateOutputs(a, p, ex, all, reference, why_not, tag);
+  const auto [summary, table] =
+      WriteEvaluateOutputs(a, p, ex, all, reference, why_not, tag, {wall_seconds, lane_seconds});
   folders.Keep();
   std::printf("\n%s\nrecords: %s; images, summary and table in %s\n", table.c_str(),
               records.c_str(), a.out_dir.c_str());
@@ -733,14 +835,28 @@ int RunEvaluate(const EvaluateArgs& a) {
 // What `evaluate merge` gathers from its folders.
 struct MergeInput {
   std::map<experiment::RecordKey, nlohmann::json> records;
+  std::map<experiment::RecordKey, std::string> record_file;  // where each record came from
   std::map<int, nlohmann::json> reference;
   std::map<int, bool> clean_correct;  // image -> correctly classified
-  nlohmann::json first;               // the first shard's summary
+  std::map<int, std::string> verdict_file;
+  nlohmann::json first;  // the first shard's summary
   std::string first_name;
+  std::vector<nlohmann::json> summaries;  // every shard's
+  std::vector<std::string> shards;
 };
 
-// Reads one evaluate folder into *m, checking it against the first summary read.
-void ReadEvaluateFolder(const std::string& in, MergeInput* m) {
+// The fields of two records of one attack run that its verdict reads: two shards that ran
+// the same run must agree on them.
+bool SameOutcome(const nlohmann::json& a, const nlohmann::json& b) {
+  for (const char* k : {"success", "quantized_success", "queries", "queries_used",
+                        "adversarial_class", "instance_seed"})
+    if (a.value(k, nlohmann::json()) != b.value(k, nlohmann::json())) return false;
+  return true;
+}
+
+// The summaries of folder `in` into *m: each checked against the first read on every setting
+// that changes results, with its images file beside it.
+void ReadSummaries(const std::string& in, MergeInput* m) {
   if (!fs::is_directory(in)) throw std::runtime_error(in + ": not a folder of advbo evaluate");
   const auto summaries = experiment::ShardFiles(in, "summary", ".json");
   if (summaries.empty())
@@ -750,38 +866,107 @@ void ReadEvaluateFolder(const std::string& in, MergeInput* m) {
     nlohmann::json sm = nlohmann::json::parse(is, nullptr, false);
     if (sm.is_discarded() || !sm.is_object() || !sm.contains("settings"))
       throw std::runtime_error(f.string() + ": not an advbo evaluate summary");
+    if (!sm.contains("evaluation") || !sm.contains("evaluation_images"))
+      throw std::invalid_argument(f.string() +
+                                  ": made by an older advbo (no \"evaluation\" settings or "
+                                  "image list); rerun the shard to merge it");
+    // The shard's verdicts file must be beside its summary: without it the shard's images
+    // would silently drop out of the merge.
+    const std::string name = f.filename().string();
+    const fs::path images =
+        f.parent_path() / ("images" + name.substr(7, name.size() - 7 - 5) + ".jsonl");
+    if (!fs::exists(images))
+      throw std::invalid_argument(images.string() + " is missing (" + f.string() +
+                                  " is there): the folder is incomplete; rerun that shard");
     if (m->first.is_null()) {
       m->first = sm;
       m->first_name = f.string();
     }
-    for (const char* k : {"settings", "ensemble", "plain_ensemble", "reference"})
+    for (const char* k :
+         {"settings", "plain_ensemble", "reference", "evaluation", "evaluation_images"})
       if (sm.value(k, nlohmann::json()) != m->first.value(k, nlohmann::json()))
         throw std::invalid_argument(f.string() + ": '" + k + "' differs from " + m->first_name +
+                                    (std::string(k) == "evaluation"
+                                         ? " (" + EvaluationMismatch(sm.at(k), m->first.at(k)) + ")"
+                                         : std::string()) +
                                     "; only shards of one evaluation merge");
+    m->summaries.push_back(sm);
+    m->shards.push_back(sm.value("shard", std::string("?")));
   }
+}
+
+// The images files of folder `in`: each image's clean verdict, one of the evaluation's images,
+// the same in every file.
+void ReadVerdicts(const std::string& in, const std::set<int>& of_evaluation, MergeInput* m) {
   for (const auto& f : experiment::ShardFiles(in, "images", ".jsonl")) {
     std::ifstream is(f);
     std::string line;
     while (std::getline(is, line)) {
       if (line.empty()) continue;
       const auto v = nlohmann::json::parse(line, nullptr, false);
-      if (v.is_discarded() || !v.contains("image_index") || !v.contains("clean_correct"))
+      if (v.is_discarded() || !v.contains("image_index") || !v["image_index"].is_number_integer() ||
+          !v.contains("clean_correct") || !v["clean_correct"].is_boolean())
         throw std::runtime_error(f.string() + ": not an images.jsonl of advbo evaluate");
-      m->clean_correct[v["image_index"].get<int>()] = v["clean_correct"].get<bool>();
+      const int i = v["image_index"].get<int>();
+      const bool ok = v["clean_correct"].get<bool>();
+      if (!of_evaluation.count(i))
+        throw std::invalid_argument(f.string() + ": image " + std::to_string(i) +
+                                    " is not one of the evaluation's images");
+      const auto it = m->clean_correct.find(i);
+      if (it != m->clean_correct.end() && it->second != ok)
+        throw std::invalid_argument(f.string() + ": image " + std::to_string(i) +
+                                    " is judged clean_correct " + (ok ? "true" : "false") +
+                                    " but " + m->verdict_file[i] + " says otherwise");
+      m->clean_correct[i] = ok;
+      m->verdict_file[i] = f.string();
     }
   }
+}
+
+// The attack records of folder `in`: made with the first summary's settings, of the
+// evaluation's images, and the same outcome wherever one run appears twice.
+void ReadMergeRecords(const std::string& in, const std::set<int>& of_evaluation, MergeInput* m) {
   nlohmann::json settings = m->first.at("settings");
   settings.erase("budget");  // a record's budget is its attack's share
   for (const auto& f : experiment::ShardFiles(in, "records", ".jsonl"))
     for (auto& r : experiment::ReadRecords(f)) {
       std::string diff = experiment::SettingsMismatch(r, settings);
-      if (diff.empty() && r.value("budget_per_image", nlohmann::json()) !=
-                              m->first.value("budget_per_image", nlohmann::json()))
-        diff = "budget_per_image";
+      if (diff.empty())
+        diff =
+            EvaluationMismatch(r.value("evaluation", nlohmann::json()), m->first.at("evaluation"));
       if (!diff.empty()) throw std::invalid_argument(f.string() + ": other settings: " + diff);
       const auto key = experiment::KeyOf(r);
+      const int image = r.value("image_index", -1);
+      if (!of_evaluation.count(image))
+        throw std::invalid_argument(f.string() + ": a record of image " + std::to_string(image) +
+                                    ", not one of the evaluation's images");
+      const auto it = m->records.find(key);
+      if (it != m->records.end()) {
+        // The same run in two shards: it must have had the same outcome, or the verdict
+        // would depend on the order of the folders.
+        if (!SameOutcome(it->second, r))
+          throw std::invalid_argument(f.string() + " and " + m->record_file[key] +
+                                      " disagree on image " + std::to_string(image) + ", attack " +
+                                      r.value("attack", std::string()) + " (success " +
+                                      r.value("success", nlohmann::json()).dump() + " vs " +
+                                      it->second.value("success", nlohmann::json()).dump() +
+                                      "): they are not shards of one evaluation");
+        continue;
+      }
+      m->record_file[key] = f.string();
       m->records[key] = std::move(r);
     }
+}
+
+// Reads one evaluate folder into *m, checking it against the first summary read: every
+// setting that changes results (Experiment::Settings, EvaluationSettings, the reference's),
+// the images of the evaluation, and each shard's images file beside its summary.
+void ReadEvaluateFolder(const std::string& in, MergeInput* m) {
+  ReadSummaries(in, m);
+  const auto evaluation_images = m->first.at("evaluation_images").get<std::vector<int>>();
+  const std::set<int> of_evaluation(evaluation_images.begin(), evaluation_images.end());
+  ReadVerdicts(in, of_evaluation, m);
+  ReadMergeRecords(in, of_evaluation, m);
   if (m->first.at("reference").value("applies", false))
     for (const auto& f : experiment::ShardFiles(in, "reference", ".jsonl"))
       for (auto& r : ReadReferenceRecords(f, m->first.at("reference").at("settings"))) {
@@ -792,41 +977,16 @@ void ReadEvaluateFolder(const std::string& in, MergeInput* m) {
       }
 }
 
-int RunEvaluateMerge(const std::vector<std::string>& inputs, const std::string& out_dir) {
-  if (out_dir.empty()) throw std::invalid_argument("-o/--out (the output folder) is required");
-  MergeInput m;
-  for (const auto& in : inputs) ReadEvaluateFolder(in, &m);
-  const nlohmann::json& first = m.first;
-  std::vector<int> images, misclassified;
-  for (const auto& [i, ok] : m.clean_correct) {
-    images.push_back(i);
-    if (!ok) misclassified.push_back(i);
-  }
-  std::vector<nlohmann::json> all, refs;
-  for (auto& [k, r] : m.records) all.push_back(std::move(r));
-  for (auto& [k, r] : m.reference) refs.push_back(std::move(r));
-  const auto order = first.at("ensemble").get<std::vector<std::string>>();
-  const auto plain = first.at("plain_ensemble").get<std::vector<std::string>>();
-  auto verdicts = experiment::WorstCaseVerdicts(images, misclassified, all, order);
-  if (first.at("reference").value("applies", false)) experiment::AttachReference(&verdicts, refs);
-  nlohmann::json summary = experiment::SummarizeVerdicts(verdicts, order);
-  summary["adaptive_wrapper"] = first.value("adaptive_wrapper", std::string());
-  summary["budget_per_image"] = first.at("budget_per_image");
-  AddEnsembleRows(&summary, images, misclassified, all, order, plain);
-  for (const char* k : {"model", "defense", "threat_model_text", "ensemble", "plain_ensemble",
-                        "reference", "epsilon", "epsilon_effective", "norm", "pixels",
-                        "budget_per_image", "budget_split", "version", "settings", "setup_queries"})
-    if (first.contains(k)) summary[k] = first[k];
-  if (!first.at("reference").value("applies", false)) {
-    summary["reference_robust_accuracy"] = nullptr;
-    summary["combined_robust_accuracy"] = nullptr;
-  }
-  summary["merged_from"] = inputs;
-  AddRecordStatistics(&summary, all, order);
+// The merged folder: records, reference records, verdicts, summary, table and curves; returns
+// the table.
+std::string WriteMergedFolder(const std::string& out_dir, const nlohmann::json& summary,
+                              const std::vector<experiment::ImageVerdict>& verdicts,
+                              const std::vector<nlohmann::json>& all,
+                              const std::vector<nlohmann::json>& refs) {
   experiment::CreatedFolders folders;
   folders.Create(out_dir);
   const fs::path dir(out_dir);
-  if (!order.empty()) WriteRobustCurves(dir, "", verdicts, summary);
+  if (!summary.at("ensemble").empty()) WriteRobustCurves(dir, "", verdicts, summary);
   std::string text;
   for (const auto& r : all) text += r.dump() + "\n";
   experiment::WriteFileAtomic(dir / "records.jsonl", text);
@@ -838,12 +998,74 @@ int RunEvaluateMerge(const std::vector<std::string>& inputs, const std::string& 
   const std::string table = EvaluateTable(summary);
   experiment::WriteFileAtomic(dir / "table.txt", table);
   folders.Keep();
+  return table;
+}
+
+int RunEvaluateMerge(const std::vector<std::string>& inputs, const std::string& out_dir) {
+  if (out_dir.empty()) throw std::invalid_argument("-o/--out (the output folder) is required");
+  // Into a new or empty folder only: files of another evaluation there would mix with the
+  // merge's (or be overwritten).
+  if (fs::exists(out_dir) && (!fs::is_directory(out_dir) || !fs::is_empty(out_dir)))
+    throw std::invalid_argument("-o/--out " + out_dir +
+                                (fs::is_directory(out_dir)
+                                     ? ": the folder is not empty; merge into a new folder"
+                                     : ": is a file, not a folder"));
+  for (const auto& in : inputs)
+    if (fs::exists(in) && fs::exists(out_dir) && fs::equivalent(in, out_dir))
+      throw std::invalid_argument("-o/--out " + out_dir + " is one of the folders merged");
+  MergeInput m;
+  for (const auto& in : inputs) ReadEvaluateFolder(in, &m);
+  const nlohmann::json& first = m.first;
+  // Every image of the evaluation: one no shard judged or attacked is "not evaluated".
+  const std::vector<int> images = first.at("evaluation_images").get<std::vector<int>>();
+  std::vector<int> misclassified;
+  for (const auto& [i, ok] : m.clean_correct)
+    if (!ok) misclassified.push_back(i);
+  std::vector<nlohmann::json> all, refs;
+  for (auto& [k, r] : m.records) all.push_back(std::move(r));
+  for (auto& [k, r] : m.reference) refs.push_back(std::move(r));
+  const auto order = first.at("ensemble").get<std::vector<std::string>>();
+  const auto plain = first.at("plain_ensemble").get<std::vector<std::string>>();
+  auto verdicts = experiment::WorstCaseVerdicts(images, misclassified, all, order);
+  // An image no folder judged and no record covers: not evaluated, whatever its class.
+  for (auto& v : verdicts)
+    if (!m.clean_correct.count(v.image_index) && v.attacks_run == 0) {
+      v.evaluated = false;
+      v.robust = false;
+    }
+  if (first.at("reference").value("applies", false)) experiment::AttachReference(&verdicts, refs);
+  // Every field of an unmerged summary (the first shard's), the computed ones recomputed.
+  nlohmann::json summary = first;
+  const nlohmann::json computed = experiment::SummarizeVerdicts(verdicts, order);
+  for (const auto& [k, v] : computed.items()) summary[k] = v;
+  AddEnsembleRows(&summary, images, misclassified, all, order, plain);
+  if (!first.at("reference").value("applies", false)) {
+    summary["reference_robust_accuracy"] = nullptr;
+    summary["combined_robust_accuracy"] = nullptr;
+  }
+  // Setup queries and wall seconds add up over the shards.
+  nlohmann::json setup = nlohmann::json::object();
+  RunTime time;
+  for (const auto& sm : m.summaries) {
+    const nlohmann::json queries = sm.value("setup_queries", nlohmann::json::object());
+    for (const auto& [k, v] : queries.items())
+      if (v.is_number()) setup[k] = setup.value(k, 0L) + v.get<long>();
+    time.wall_seconds += sm.value("wall_seconds", 0.0);
+    const nlohmann::json times = sm.value("time_by_attack", nlohmann::json::object());
+    for (const auto& [k, v] : times.items()) time.by_attack[k] += v.value("wall_seconds", 0.0);
+  }
+  summary["setup_queries"] = setup;
+  summary["shard"] = "merged";
+  summary["merged_shards"] = m.shards;
+  summary["merged_from"] = inputs;
+  AddRecordStatistics(&summary, all, order, time);
+  const std::string table = WriteMergedFolder(out_dir, summary, verdicts, all, refs);
   std::printf("%s\nmerged %zu folders (%zu images, %zu records) into %s\n", table.c_str(),
               inputs.size(), images.size(), all.size(), out_dir.c_str());
   if (summary.at("not_evaluated").get<long>() > 0) {
     std::fprintf(stderr,
-                 "advbo evaluate merge: %ld images were not evaluated (an attack's record is "
-                 "missing in every folder): they are not counted robust\n",
+                 "advbo evaluate merge: %ld images were not evaluated (no folder holds their "
+                 "verdict or an attack's record): they are not counted robust\n",
                  summary.at("not_evaluated").get<long>());
     return 3;
   }

@@ -41,6 +41,10 @@ void AddExperimentOptions(CLI::App* cmd, ExperimentArgs* a) {
                   "request is never a query)")
       ->check(IntInRange(0, 100))
       ->default_val(3);
+  cmd->add_option("--session", a->spec.session,
+                  "served model: name this run's defense sessions (default: a new random name "
+                  "per run, so no run meets another's detector memory or defender state; a "
+                  "named session is shared by every run that names it)");
   cmd->add_option("--output", a->spec.output, "model output: auto | logits | probs")
       ->default_val("auto");
   cmd->add_flag(

@@ -193,6 +193,12 @@ std::function<int()> RegisterServeCommand(CLI::App& app) {
                   "idle keep-alive connections close after the same time")
       ->check(NumberIn(0, 3600, true))
       ->default_val(5);
+  cmd->add_option("--head-timeout", a->serve.head_timeout_seconds,
+                  "seconds for a request's line and headers to arrive, counted from when a "
+                  "thread takes the connection up or answered its last request; a slower "
+                  "client is cut (a client trickling its headers cannot hold a thread longer)")
+      ->check(NumberIn(0, 3600, true))
+      ->default_val(10);
   cmd->add_option("--body-timeout", a->serve.body_timeout_seconds,
                   "seconds for a whole request body to arrive (408 beyond)")
       ->check(NumberIn(0, 86400, true))

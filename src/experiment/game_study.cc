@@ -78,6 +78,55 @@ long GameStudyResult::runs() const {
   return final1.empty() ? 0 : static_cast<long>(final1.front().size());
 }
 
+namespace {
+
+// Whether a level-0 strategy learns from the payoff GP it observes (GamePayoffBelief): GP-UCB,
+// Thompson sampling and GP-MW do; random and EXP3 (random features) do not.
+bool UsesPayoffGp(const std::string& level0) {
+  return level0 == "gpucb" || level0 == "ts" || level0 == "gpmw";
+}
+
+}  // namespace
+
+void GameStudyOptions::RefuseUnusedDefenderOptions() const {
+  const GameStudyOptions& a = *this;
+  std::vector<std::pair<AgentSpec, AgentSpec>> pairs;
+  if (a.matchups.empty())
+    pairs.push_back({ParseAgent(a.attacker, a.level0), ParseAgent(a.defender, a.level0)});
+  for (const auto& m : a.matchups) pairs.push_back(ParseMatchup(m, a.level0));
+  bool r2b2_defender = false, omniscient = false, defender_gp = false;
+  for (const auto& [att, def] : pairs) {
+    omniscient |= def.omniscient;
+    if (def.omniscient) continue;
+    r2b2_defender |= def.level >= 1;
+    // The defender's payoff GP (its kernel, its UCB weight) is read by its own reasoning
+    // (level >= 1), by a level-0 strategy that learns from it, and by an attacker that
+    // reasons about the defender's reasoning (level >= 2).
+    defender_gp |= def.level >= 1 || att.level >= 2 || UsesPayoffGp(def.level0);
+  }
+  std::string defenders;
+  for (const auto& [att, def] : pairs)
+    defenders +=
+        (defenders.empty() ? "" : ", ") + std::string(def.omniscient ? "omniscient" : "") +
+        (def.omniscient      ? ""
+         : def.plain.empty() ? "r2b2:" + std::to_string(def.level) + (def.lite ? "-lite" : "")
+                             : def.plain);
+  const auto refuse = [&](const std::string& option, const std::string& needs) {
+    throw std::invalid_argument(option + " changes nothing here: it needs " + needs +
+                                ", and the defender is " + defenders);
+  };
+  if ((a.defender_vertices || a.defender_candidates > 0) && !r2b2_defender)
+    refuse(a.defender_vertices ? "--defender-vertices" : "--defender-candidates",
+           "an R2-B2 defender of level >= 1 (r2b2:1, r2b2:1-lite, ...), which picks among its "
+           "own candidates");
+  if ((a.defender_kernel != "joint" || !a.defender_beta.empty()) && !defender_gp)
+    refuse(a.defender_kernel != "joint" ? "--defender-kernel" : "--defender-beta",
+           "a defender that learns from its payoff GP (an R2-B2 level >= 1 defender, a level-0 "
+           "gpucb, ts or gpmw one, or an attacker of level >= 2 reasoning about it)");
+  if (a.omniscient_candidates > 0 && !omniscient)
+    refuse("--omniscient-candidates", "--defender omniscient");
+}
+
 // Game-dependent defaults (App. E.6.1.1a synthetic; E.6.2.1a adversarial ML), then checks.
 void GameStudyOptions::ResolveDefaults() {
   GameStudyOptions& a = *this;
@@ -89,6 +138,7 @@ void GameStudyOptions::ResolveDefaults() {
   if (a.init_rounds < 0) a.init_rounds = synthetic ? 1 : 5;
   if (a.payoff_noise < 0) a.payoff_noise = synthetic ? 0.02 : 0.0;
   if (a.candidates <= 0) a.candidates = synthetic ? 1000 : 200;
+  RefuseUnusedDefenderOptions();
   if (a.omniscient_candidates <= 0) a.omniscient_candidates = std::max(1000, a.candidates);
   // Latent game: the R2-B2 thesis' radius (App. E.6.2.1a) unless given; a given one is
   // checked like every other --eps.
@@ -153,8 +203,9 @@ void GameStudyOptions::Validate() const {
     throw std::invalid_argument("--defender-candidates must be in [0, 100000]");
   if (a.omniscient_candidates < a.candidates || a.omniscient_candidates > 100000)
     throw std::invalid_argument("--omniscient-candidates must be in [--candidates (" +
-                                std::to_string(a.candidates) + "), 100000] (0 = max(1000, " +
-                                "--candidates))");
+                                std::to_string(a.candidates) +
+                                "), 100000]: the omniscient defender scores the R2-B2 "
+                                "defender's candidates and more (default max(1000, --candidates))");
   if (a.defender_observes) {
     std::vector<AgentSpec> defenders;
     if (a.matchups.empty()) defenders.push_back(ParseAgent(a.defender, a.level0));

@@ -96,6 +96,12 @@ struct GameStudyOptions {
   /// default"), then calls Validate(). Throws std::invalid_argument as Validate does, or for
   /// an unknown --game.
   void ResolveDefaults();
+  /// Refuses a defender option that no agent of the run would read (std::invalid_argument
+  /// naming it and the defenders): --defender-vertices / --defender-candidates without an
+  /// R2-B2 defender of level >= 1, --defender-kernel / --defender-beta without a defender
+  /// whose payoff GP anyone reads, --omniscient-candidates without --defender omniscient.
+  /// Before defaults are filled (an unset option is at its default).
+  void RefuseUnusedDefenderOptions() const;
   /// Checks every field of resolved options: --game, --rounds, --games, --inits, --grid,
   /// --samples, --candidates >= 1, --init-rounds >= 0, --refit-every >= 0, noises, --eps,
   /// --level0, --beta, --indices, --type and the agents. Throws std::invalid_argument

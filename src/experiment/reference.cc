@@ -1,5 +1,6 @@
 #include "experiment/reference.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 
@@ -26,6 +27,10 @@ whitebox::ApgdOptions ReferenceOptionsFor(const Experiment& ex, whitebox::ApgdOp
   o.grid = ex.pixels() == oracle::PixelSpace::k8bit;
   o.seed = ex.spec().seed;
   o.threads = ex.whole_threads();
+  // APGD-T targets the top classes other than the label: at most every other class, and the
+  // settings (records, summary, table) say how many ran.
+  if (ex.model().num_classes() >= 2)
+    o.target_classes = std::min(o.target_classes, ex.model().num_classes() - 1);
   return o;
 }
 

@@ -152,15 +152,17 @@ void Experiment::Init() {
     CheckAttackFits(*attacks_.back(), name);
   }
   LoadOrCheckModel();
-  // Session names of a served model's per-instance defenses: unique per experiment so that
-  // several clients (bench shards) can share one server; they never change results.
-  session_prefix_ =
-      std::to_string(std::random_device{}()) + "-" + std::to_string(std::random_device{}());
+  // Session names of a served model's defenses: one per instance and one for the setup
+  // queries, under a prefix new per run (several clients, bench shards, share one server and
+  // never meet each other's defense state), or the user's --session (shared on purpose).
+  session_prefix_ = !spec_.session.empty() ? spec_.session
+                                           : std::to_string(std::random_device{}()) + "-" +
+                                                 std::to_string(std::random_device{}());
   if (spec_.target && model_->num_classes() > 0 && *spec_.target >= model_->num_classes())
     throw std::invalid_argument("--target " + std::to_string(*spec_.target) +
                                 " but the model has " + std::to_string(model_->num_classes()) +
                                 " classes (0.." + std::to_string(model_->num_classes() - 1) + ")");
-  const auto selection_defense = defense_->SelectionTransform(SelectionDefenseSeed(spec_.seed));
+  const SetupScoring selection_defense = SetupScoringOf(false);
   const long setup0[] = {model_->scored(oracle::QueryPurpose::kSelection),
                          model_->scored(oracle::QueryPurpose::kCleanAccuracy)};
   selection_ = SelectInstances(images_, *model_, spec_.indices, *spec_.num_images, spec_.untargeted,
@@ -168,11 +170,7 @@ void Experiment::Init() {
                                spec_.setup_queries);
   if (selection_.instances.empty())
     throw std::invalid_argument(NoInstancesMessage(spec_, selection_, images_));
-  if (tm_.feedback == oracle::Feedback::kLabel)  // targeted hard-label attacks start there
-    start_images_ = spec_.start_images.empty()
-                        ? TargetStartImages(images_, *model_, selection_, selection_defense,
-                                            spec_.setup_queries)
-                        : UserStartImages(selection_defense);
+  if (tm_.feedback == oracle::Feedback::kLabel) ChooseStartImages(selection_defense);
   ResolveLanes(selection_.instances.size() * attacks_.size());
   if (tm_.pixels == oracle::PixelSpace::k8bit) {
     for (int idx : selection_.chosen)
@@ -194,9 +192,8 @@ void Experiment::Init() {
   }
   clean_acc_ = defended_acc_ = NAN;
   if (!defense_->empty() && spec_.clean_images > 0 && spec_.setup_queries) {
-    clean_acc_ = CleanAccuracy(images_, *model_, spec_.clean_images);
-    defended_acc_ = CleanAccuracy(images_, *model_, spec_.clean_images,
-                                  defense_->SelectionTransform(SelectionDefenseSeed(spec_.seed)));
+    clean_acc_ = CleanAccuracy(images_, *model_, spec_.clean_images, SetupScoringOf(true));
+    defended_acc_ = CleanAccuracy(images_, *model_, spec_.clean_images, SetupScoringOf(false));
   }
   // A model handed in by the caller (Python) was probed by whoever loaded it; the counts
   // are this run's own (a shared model may have scored images for earlier runs).
@@ -206,7 +203,29 @@ void Experiment::Init() {
                     {"clean_accuracy", model_->scored(QueryPurpose::kCleanAccuracy) - setup0[1]}};
 }
 
-std::map<int, int> Experiment::UserStartImages(const std::function<void(float*, int)>& transform) {
+void Experiment::ChooseStartImages(const SetupScoring& setup) {
+  // Targeted hard-label attacks start from an image of the target class.
+  start_images_ = spec_.start_images.empty()
+                      ? TargetStartImages(images_, *model_, selection_, setup, spec_.setup_queries)
+                      : UserStartImages(setup);
+  for (const auto& [t, idx] : start_images_)
+    if (idx < 0)
+      throw std::invalid_argument(
+          "a targeted hard-label attack starts from an image of its target class, and none of "
+          "the images given is one the model classifies as class " +
+          std::to_string(t) + ": give a folder of start images with --start-images DIR" +
+          " (one sub-folder per class: " + std::to_string(t) + "/, ...)");
+}
+
+SetupScoring Experiment::SetupScoringOf(bool undefended) const {
+  SetupScoring s;
+  s.defense_seed = SelectionDefenseSeed(spec_.seed);
+  if (!undefended) s.transform = defense_->SelectionTransform(s.defense_seed);
+  s.session = session_prefix_ + "-setup";
+  return s;
+}
+
+std::map<int, int> Experiment::UserStartImages(const SetupScoring& setup) {
   const std::string& dir = spec_.start_images;
   try {
     start_set_ = data::ReadImages(dir, images_.channels);
@@ -221,7 +240,7 @@ std::map<int, int> Experiment::UserStartImages(const std::function<void(float*, 
   Selection targets;  // the targets to start, none of the folder's images already scored
   targets.instances = selection_.instances;
   std::map<int, int> start =
-      TargetStartImages(start_set_, *model_, targets, transform, spec_.setup_queries);
+      TargetStartImages(start_set_, *model_, targets, setup, spec_.setup_queries);
   for (const auto& [t, idx] : start)
     if (idx < 0)
       throw std::invalid_argument("--start-images " + dir + ": no image of class " +

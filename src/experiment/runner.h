@@ -165,7 +165,13 @@ class Experiment {
   // there (TargetStartImages, scored behind `transform`). Throws data::DataError naming a
   // file, std::invalid_argument naming the folder when its images do not fit the model or a
   // target class has no image the model classifies as that class.
-  std::map<int, int> UserStartImages(const std::function<void(float*, int)>& transform);
+  std::map<int, int> UserStartImages(const SetupScoring& setup);
+  // start_images_: for each target class of a hard-label run, the image it starts from (the
+  // data's, or --start-images'); throws std::invalid_argument when a class has none.
+  void ChooseStartImages(const SetupScoring& setup);
+  // How setup queries are scored: behind the defense's input stages (none when
+  // `undefended`), in the run's setup session of a served model.
+  SetupScoring SetupScoringOf(bool undefended) const;
   // Adds true_class_name, target_name and adversarial_class_name to a record when the
   // user's data carry class names.
   void AddClassNames(nlohmann::json* record) const;

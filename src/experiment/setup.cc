@@ -131,23 +131,39 @@ int ClassCountOf(const data::ImageSet& images) {
 
 namespace {
 
-// Argmax classes of the images `idx`, evaluated in one batch behind `transform` (if any),
-// counted by the model under `purpose`.
+// Argmax classes of the images `idx`, evaluated in one batch behind `setup`'s transform (if
+// any) in its session, counted by the model under `purpose`. A served defense that refuses
+// some of them is a RefusedError naming them: a refused image is not a misclassified one.
 std::vector<int> Classify(const data::ImageSet& images, const oracle::Classifier& model,
-                          const std::vector<int>& idx,
-                          const std::function<void(float*, int)>& transform,
+                          const std::vector<int>& idx, const SetupScoring& setup,
                           oracle::QueryPurpose purpose) {
   std::vector<float> batch;
   for (int i : idx) {
     const float* p = images.image(i);
     batch.insert(batch.end(), p, p + images.image_size());
   }
-  if (transform) transform(batch.data(), static_cast<int>(idx.size()));
+  if (setup.transform) setup.transform(batch.data(), static_cast<int>(idx.size()));
   oracle::QueryContext context;
   context.purpose = purpose;
-  Eigen::MatrixXd lp = model.LogProbabilities(batch.data(), static_cast<int>(idx.size()), &context);
+  context.session = setup.session;
+  context.defense_seed = setup.defense_seed;
+  const oracle::Classifier::Answered a =
+      model.Answer(batch.data(), static_cast<int>(idx.size()), &context);
+  std::string refused;
+  int count = 0;
+  for (size_t k = 0; k < a.refused.size(); ++k)
+    if (a.refused[k]) refused += (count++ ? ", " : "") + std::to_string(idx[k]);
+  if (count)
+    throw oracle::RefusedError(
+        model.path() + ": the served model's defense refused " + std::to_string(count) + " of " +
+        std::to_string(idx.size()) + " " + oracle::QueryPurposeName(purpose) + " queries (images " +
+        refused + "): a stateful detector in front of it took them for repeats of queries it saw" +
+        (setup.session.empty() ? std::string() : " in session '" + setup.session + "'") +
+        ". Unanswered, they say nothing of the model's accuracy. advbo serve answers a run's "
+        "setup queries without its detector; against another server, start a fresh session "
+        "(--session NAME) or use --no-setup-queries");
   std::vector<int> pred(idx.size());
-  for (size_t k = 0; k < idx.size(); ++k) lp.row(k).maxCoeff(&pred[k]);
+  for (size_t k = 0; k < idx.size(); ++k) a.log_probs.row(k).maxCoeff(&pred[k]);
   return pred;
 }
 
@@ -257,14 +273,14 @@ void AddDefenderFields(const defenses::GameDefense& defender, const DefenseSetup
 }
 
 double CleanAccuracy(const data::ImageSet& images, const oracle::Classifier& model, int n,
-                     const std::function<void(float*, int)>& transform) {
+                     const SetupScoring& setup) {
   const int total = static_cast<int>(std::min<size_t>(images.size(), std::max(n, 0)));
   int correct = 0, counted = 0;
   for (int start = 0; start < total; start += 200) {
     std::vector<int> idx;
     for (int i = start; i < std::min(total, start + 200); ++i) idx.push_back(i);
     const std::vector<int> pred =
-        Classify(images, model, idx, transform, oracle::QueryPurpose::kCleanAccuracy);
+        Classify(images, model, idx, setup, oracle::QueryPurpose::kCleanAccuracy);
     for (size_t k = 0; k < idx.size(); ++k) {
       if (images.labels[idx[k]] < 0) continue;
       correct += pred[k] == images.labels[idx[k]];
@@ -275,8 +291,7 @@ double CleanAccuracy(const data::ImageSet& images, const oracle::Classifier& mod
 }
 
 std::map<int, int> TargetStartImages(const data::ImageSet& images, const oracle::Classifier& model,
-                                     const Selection& selection,
-                                     const std::function<void(float*, int)>& transform,
+                                     const Selection& selection, const SetupScoring& setup,
                                      bool classify) {
   std::map<int, int> start;
   for (const Instance& inst : selection.instances)
@@ -294,7 +309,7 @@ std::map<int, int> TargetStartImages(const data::ImageSet& images, const oracle:
       const std::vector<int> block(candidates.begin() + b,
                                    candidates.begin() + std::min(candidates.size(), b + 20));
       const std::vector<int> pred =
-          classify ? Classify(images, model, block, transform, oracle::QueryPurpose::kSelection)
+          classify ? Classify(images, model, block, setup, oracle::QueryPurpose::kSelection)
                    : std::vector<int>(block.size(), t);
       for (size_t k = 0; k < block.size(); ++k)
         if (pred[k] == t) {
@@ -308,8 +323,8 @@ std::map<int, int> TargetStartImages(const data::ImageSet& images, const oracle:
 
 Selection SelectInstances(const data::ImageSet& images, const oracle::Classifier& model,
                           const std::vector<int>& indices, int num_images, bool untargeted,
-                          int target, const std::string& dataset_name,
-                          const std::function<void(float*, int)>& transform, bool classify) {
+                          int target, const std::string& dataset_name, const SetupScoring& setup,
+                          bool classify) {
   Selection sel;
   for (int i : indices)
     if (i < 0 || static_cast<size_t>(i) >= images.size())
@@ -333,7 +348,7 @@ Selection SelectInstances(const data::ImageSet& images, const oracle::Classifier
     }
     start += idx.size();
     std::vector<int> pred(idx.size(), -1);
-    if (classify) pred = Classify(images, model, idx, transform, oracle::QueryPurpose::kSelection);
+    if (classify) pred = Classify(images, model, idx, setup, oracle::QueryPurpose::kSelection);
     for (size_t k = 0; k < idx.size(); ++k) {
       int label = images.labels[idx[k]];
       if (label < 0) {

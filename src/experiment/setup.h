@@ -158,10 +158,24 @@ class DefenseSetup {
 void AddDefenderFields(const defenses::GameDefense& defender, const DefenseSetup& setup,
                        nlohmann::json* record);
 
+/// How an experiment's setup queries (selection, start images, clean accuracy) are scored:
+/// behind the defense's input stages, and, for a served model, in the run's own setup
+/// session, so that a server's defense answers them as a local run does (never refused as
+/// repeats, never seen by a defender; serve/server.h).
+struct SetupScoring {
+  /// The defense's input stages (DefenseSetup::SelectionTransform); null = none.
+  std::function<void(float*, int)> transform;
+  /// The run's setup session ("" = none: a local model ignores it) and the seed of the
+  /// served defense's input stages in it (SelectionDefenseSeed of the run seed).
+  std::string session;
+  uint64_t defense_seed = 0;
+};
+
 /// Top-1 accuracy in [0, 1] of the model on the first min(n, size) labelled images,
-/// behind `transform` when given (the defended model's clean accuracy).
+/// behind `setup.transform` when given (the defended model's clean accuracy). Throws
+/// oracle::RefusedError when a served defense refuses one of them.
 double CleanAccuracy(const data::ImageSet& images, const oracle::Classifier& model, int n,
-                     const std::function<void(float*, int)>& transform = nullptr);
+                     const SetupScoring& setup = {});
 
 /// One attack instance: image index, its label, target class (-1 = untargeted).
 struct Instance {
@@ -182,29 +196,29 @@ struct Selection {
 /// Picks the given `indices` (each checked against the set) or else the first
 /// `num_images` correctly classified images, and expands them into instances: untargeted,
 /// one `target` (images of that class are skipped) or every other class (target < 0 and not
-/// untargeted). "Correctly classified" is judged behind `transform` (a defense) when given;
+/// untargeted). "Correctly classified" is judged behind `setup.transform` (a defense) when given;
 /// the model scores only as many images as it takes (at most 200 a batch), each counted as
 /// a QueryPurpose::kSelection setup query. An image without a label takes the model's
 /// predicted class as its label (`predicted_labels`). With `classify` false the model
 /// scores nothing: the labels are trusted and every looked-at image is chosen (an image the
 /// model already misclassifies is then attacked too), and an image without a label is a
-/// data::DataError. Throws std::invalid_argument on an index out of range and
-/// data::DataError on a label outside the model's classes.
+/// data::DataError. Throws std::invalid_argument on an index out of range,
+/// data::DataError on a label outside the model's classes and oracle::RefusedError (naming
+/// the images) when a served model's defense refuses selection queries: a refused image is
+/// not judged misclassified.
 Selection SelectInstances(const data::ImageSet& images, const oracle::Classifier& model,
                           const std::vector<int>& indices, int num_images, bool untargeted,
                           int target, const std::string& dataset_name,
-                          const std::function<void(float*, int)>& transform = nullptr,
-                          bool classify = true);
+                          const SetupScoring& setup = {}, bool classify = true);
 
-/// Start images of targeted hard-label attacks (issue #59): for each target class of
-/// `instances`, an image of class t that the model puts in class t (behind `transform`): the
+/// Start images of targeted hard-label attacks: for each target class of
+/// `instances`, an image of class t that the model puts in class t (behind `setup`): the
 /// first such image among the selection's `chosen` ones (already scored), else the first of
 /// the other images labelled t in index order (scored 20 at a time, each a
 /// QueryPurpose::kSelection setup query; at most 1,000 looked at). With `classify` false the
 /// first image labelled t, unscored. Returns target -> image index, -1 where none was found.
 std::map<int, int> TargetStartImages(const data::ImageSet& images, const oracle::Classifier& model,
-                                     const Selection& selection,
-                                     const std::function<void(float*, int)>& transform,
+                                     const Selection& selection, const SetupScoring& setup,
                                      bool classify);
 
 /// The per-instance JSONL record of `advbo attack` and `advbo bench`: attack,

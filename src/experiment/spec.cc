@@ -35,6 +35,27 @@ void CheckRadius(const char* option, const std::optional<double>& v, const std::
                                 FormatNumber(*v));
 }
 
+namespace {
+
+// --session: printable ASCII without spaces (it is sent as a header), for a served model.
+void CheckSession(const ExperimentSpec& s) {
+  if (s.session.empty()) return;
+  if (s.session.size() > 128)
+    throw std::invalid_argument("--session must be 1..128 characters, got " +
+                                std::to_string(s.session.size()));
+  for (unsigned char ch : s.session)
+    if (ch <= ' ' || ch >= 127)
+      throw std::invalid_argument(
+          "--session '" + s.session +
+          "': only printable ASCII characters without spaces (it is sent as a header)");
+  if (!oracle::IsModelUrl(s.model))
+    throw std::invalid_argument("--session names a served model's defense sessions; --model " +
+                                (s.model.empty() ? std::string("(the shipped file)") : s.model) +
+                                " is not a served model (http://...)");
+}
+
+}  // namespace
+
 void Validate(const ExperimentSpec& s) {
   if (s.attacks.empty()) throw std::invalid_argument("no attack given");
   std::set<std::string> seen;
@@ -86,6 +107,7 @@ void Validate(const ExperimentSpec& s) {
   if (s.http_retries < 0 || s.http_retries > 100)
     throw std::invalid_argument("--http-retries must be in 0..100, got " +
                                 std::to_string(s.http_retries));
+  CheckSession(s);
   oracle::ParseModelGraph(s.model_graph);
   if (s.lockstep < 0 || s.lockstep > oracle::kMaxLockstepLanes)
     throw std::invalid_argument("--lockstep must be in 0.." +

@@ -28,6 +28,12 @@ struct ExperimentSpec {
   std::vector<std::string> classes;
   double http_timeout = 30;  ///< served model: seconds per request, > 0
   int http_retries = 3;      ///< served model: retries after transport errors, 0..100
+  /// Served model: the name of this run's defense sessions (X-Advbo-Session prefix, printable
+  /// ASCII without spaces, 1..128 characters). "" = a new random name per run, so no run
+  /// sees another's defense state. A named session is shared: a later run with the same
+  /// name and seed meets the defense state (a detector's memory, a defender's GP) that the
+  /// earlier one left (docs/defenses.md, "Served defenses and sessions").
+  std::string session;
   /// Attack specs (registry name, or bos2:key=value,...), run on the same instances.
   std::vector<std::string> attacks = {"bos2"};
   bool untargeted = false;    ///< untargeted (argmax != true class)

@@ -226,8 +226,10 @@ std::unique_ptr<Classifier> Classifier::FromBackend(std::unique_ptr<ScoreBackend
     clf->h_ = s[1];
     clf->w_ = s[2];
     std::vector<float> probe(2 * s[0] * s[1] * s[2], 0.5f);
+    QueryContext probe_context;  // a served model answers it with the undefended model
+    probe_context.purpose = QueryPurpose::kShapeProbe;
     try {
-      out = clf->Forward(probe.data(), 2, nullptr);
+      out = clf->Forward(probe.data(), 2, &probe_context).scores;
       clf->scored_[static_cast<int>(QueryPurpose::kShapeProbe)] += 2;
       ok = true;
       break;
@@ -254,7 +256,7 @@ std::unique_ptr<Classifier> Classifier::FromBackend(std::unique_ptr<ScoreBackend
   return clf;
 }
 
-Eigen::MatrixXd Classifier::Forward(const float* images, int n, const QueryContext* context) const {
+BackendAnswer Classifier::Forward(const float* images, int n, const QueryContext* context) const {
   const int d = input_size();
   std::vector<float> normalised;
   if (normalize_) {
@@ -269,13 +271,13 @@ Eigen::MatrixXd Classifier::Forward(const float* images, int n, const QueryConte
       }
     images = normalised.data();
   }
-  return backend_->Scores(images, n, c_, h_, w_, context);
+  return backend_->Answer(images, n, c_, h_, w_, context);
 }
 
-Eigen::MatrixXd Classifier::RawScores(const float* images, int n,
-                                      const QueryContext* context) const {
-  if (n <= 0) return Eigen::MatrixXd(0, num_classes());
-  Eigen::MatrixXd out = Forward(images, n, context);
+BackendAnswer Classifier::CheckedAnswer(const float* images, int n,
+                                        const QueryContext* context) const {
+  BackendAnswer a = Forward(images, n, context);
+  Eigen::MatrixXd& out = a.scores;
   const int classes = num_classes();
   if (out.rows() != n || (classes > 0 && out.cols() != classes) || out.cols() < 2) {
     std::ostringstream m;
@@ -285,9 +287,68 @@ Eigen::MatrixXd Classifier::RawScores(const float* images, int n,
                       : " (at least 2 classes)");
     throw ModelError(m.str());
   }
+  const auto verdicts_fit = [n](const std::vector<bool>& v) {
+    return v.empty() || static_cast<int>(v.size()) == n;
+  };
+  if (!verdicts_fit(a.detected) || !verdicts_fit(a.refused))
+    throw OutputError(path_ + ": the defense's verdicts do not have one entry per image");
+  // A refused row holds no score: a neutral one (logits 0, or probabilities 1/classes), so
+  // the log-softmax is flat and nothing downstream reads a number the model never gave.
+  const double neutral = logits_ ? 0.0 : 1.0 / static_cast<double>(out.cols());
+  for (int i = 0; i < static_cast<int>(a.refused.size()); ++i)
+    if (a.refused[i]) out.row(i).setConstant(neutral);
   if (!out.allFinite()) throw ModelError(path_ + ": the model returned non-finite scores");
   if (classes == 0) classes_.store(static_cast<int>(out.cols()), std::memory_order_relaxed);
   scored_[static_cast<int>(context ? context->purpose : QueryPurpose::kOther)] += n;
+  return a;
+}
+
+namespace {
+
+// The RefusedError of a batch where `refused` marks k > 0 images.
+RefusedError Refusal(const std::string& path, const std::vector<bool>& refused,
+                     const QueryContext* context) {
+  long k = 0;
+  for (bool r : refused) k += r;
+  return RefusedError(path + ": the served model's defense refused " + std::to_string(k) + " of " +
+                      std::to_string(refused.size()) + " " +
+                      QueryPurposeName(context ? context->purpose : QueryPurpose::kOther) +
+                      " image(s) (a stateful detector in front of it" +
+                      (context && !context->session.empty() ? ", session '" + context->session + "'"
+                                                            : std::string(", no session")) +
+                      "); they have no score");
+}
+
+bool AnyRefused(const std::vector<bool>& refused) {
+  for (bool r : refused)
+    if (r) return true;
+  return false;
+}
+
+}  // namespace
+
+Eigen::MatrixXd Classifier::RawScores(const float* images, int n,
+                                      const QueryContext* context) const {
+  if (n <= 0) return Eigen::MatrixXd(0, num_classes());
+  BackendAnswer a = CheckedAnswer(images, n, context);
+  if (AnyRefused(a.refused)) throw Refusal(path_, a.refused, context);
+  return std::move(a.scores);
+}
+
+Classifier::Answered Classifier::Answer(const float* images, int n,
+                                        const QueryContext* context) const {
+  Answered out;
+  if (n <= 0) {
+    out.log_probs.resize(0, num_classes());
+    return out;
+  }
+  BackendAnswer a = CheckedAnswer(images, n, context);
+  out.log_probs = LogProbabilitiesOf(a.scores);
+  const double flat = -std::log(static_cast<double>(out.log_probs.cols()));
+  for (int i = 0; i < static_cast<int>(a.refused.size()); ++i)
+    if (a.refused[i]) out.log_probs.row(i).setConstant(flat);
+  out.detected = std::move(a.detected);
+  out.refused = std::move(a.refused);
   return out;
 }
 
@@ -329,6 +390,14 @@ Eigen::MatrixXd Classifier::LogProbabilities(const float* images, int n,
                                              const QueryContext* context) const {
   if (n <= 0) return Eigen::MatrixXd(0, num_classes());
   return LogProbabilitiesOf(RawScores(images, n, context));
+}
+
+QueryPurpose ParseQueryPurpose(const std::string& name) {
+  for (int p = 0; p < kNumQueryPurposes; ++p)
+    if (name == QueryPurposeName(static_cast<QueryPurpose>(p))) return static_cast<QueryPurpose>(p);
+  throw std::invalid_argument("'" + name +
+                              "' is not a query purpose (attack, shape_probe, selection, "
+                              "clean_accuracy, verify or other)");
 }
 
 }  // namespace advbo::oracle

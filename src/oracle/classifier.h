@@ -79,6 +79,8 @@ inline constexpr int kNumQueryPurposes = 6;
 
 /// "attack" | "shape_probe" | "selection" | "clean_accuracy" | "verify" | "other".
 const char* QueryPurposeName(QueryPurpose p);
+/// The purpose QueryPurposeName names; throws std::invalid_argument naming the text.
+QueryPurpose ParseQueryPurpose(const std::string& name);
 
 /// Who is querying: one attack instance of the oracle (Referee::set_context). A served
 /// model uses it to keep a per-instance defense (`advbo serve --defense`): a fresh defender
@@ -92,11 +94,35 @@ struct QueryContext {
   QueryPurpose purpose = QueryPurpose::kAttack;  ///< what the scored images are for
 };
 
+/// A served model's defense refused images (a stateful detector in front of it, reject
+/// mode) where the caller cannot take a refusal (Classifier::LogProbabilities / RawScores;
+/// an attack's queries go through Classifier::Answer, which hands refusals on). The images
+/// were seen by the server's detector.
+class RefusedError : public ModelError {
+ public:
+  using ModelError::ModelError;
+};
+
+/// A back end's answer to n images: raw scores and what a defense in front of the model (a
+/// served one, `advbo serve --defense`) said of each image. A refused image has no score:
+/// its row holds zeros and must not be read.
+struct BackendAnswer {
+  Eigen::MatrixXd scores;      ///< [n, classes] raw output (logits or probabilities)
+  std::vector<bool> detected;  ///< [n] flagged by a stateful detector; empty = none watches
+  std::vector<bool> refused;   ///< [n] refused (no score); empty = nothing can be refused
+};
+
 /// Where scores come from. Implementations report failures as ModelError naming their
 /// source; a failed call has evaluated nothing the caller can count.
 class ScoreBackend {
  public:
   virtual ~ScoreBackend() = default;
+  /// Scores with the defense's verdicts (BackendAnswer). The default is Scores() with no
+  /// verdicts: only a served model (http_backend.h) has a defense of its own to report.
+  virtual BackendAnswer Answer(const float* images, int n, int c, int h, int w,
+                               const QueryContext* context) const {
+    return {Scores(images, n, c, h, w, context), {}, {}};
+  }
   /// Raw model output [n, classes] (logits or probabilities, as the model gives them) for
   /// n images [n, c, h, w] stored contiguously (already normalised if the Classifier has a
   /// Normalization). `context` may be null. Throws ModelError (including when the model
@@ -214,16 +240,31 @@ class Classifier {
   /// Log-probabilities [N, classes] (log-softmax of logits, or log of renormalised
   /// probabilities) for n images stored contiguously as n * C*H*W floats in [0, 1].
   /// Throws ModelError if the model fails, changes its output shape or produces
-  /// non-finite scores.
+  /// non-finite scores, and RefusedError when a served defense refused an image (nothing
+  /// is then returned for any of them; Answer() hands refusals on instead).
   Eigen::MatrixXd LogProbabilities(const float* images, int n,
                                    const QueryContext* context = nullptr) const;
   /// The model's raw output [n, classes] for n images in [0, 1] (normalised first when a
-  /// Normalization is set); checked for shape and finiteness. Throws ModelError.
+  /// Normalization is set); checked for shape and finiteness. Throws ModelError, and
+  /// RefusedError when a served defense refused an image.
   Eigen::MatrixXd RawScores(const float* images, int n,
                             const QueryContext* context = nullptr) const;
   /// LogProbabilities of already computed raw scores [n, classes]. Throws ModelError when
   /// the output is taken as probabilities but a score is negative (below -1e-6).
   Eigen::MatrixXd LogProbabilitiesOf(const Eigen::MatrixXd& raw) const;
+  /// A defended answer (docs/design.md, "Served models"): log-probabilities [n, classes]
+  /// as LogProbabilities, and what a served model's defense said of each image. A refused
+  /// image's row is flat (log 1/classes for every class: no information, never a success),
+  /// as a local --defense's detector answers it.
+  struct Answered {
+    Eigen::MatrixXd log_probs;   ///< [n, classes]
+    std::vector<bool> detected;  ///< [n] flagged by the served detector; empty = none watches
+    std::vector<bool> refused;   ///< [n] refused by it; empty = nothing was refusable
+  };
+  /// Answers n images as LogProbabilities does, but hands a served defense's verdicts to the
+  /// caller instead of refusing them. Refused images count as scored (the server saw them).
+  /// Throws ModelError as LogProbabilities.
+  Answered Answer(const float* images, int n, const QueryContext* context = nullptr) const;
 
   int channels() const { return c_; }
   int height() const { return h_; }
@@ -262,7 +303,9 @@ class Classifier {
  private:
   Classifier() = default;
   // Normalises a copy (if set) and calls the back end; no checks.
-  Eigen::MatrixXd Forward(const float* images, int n, const QueryContext* context) const;
+  BackendAnswer Forward(const float* images, int n, const QueryContext* context) const;
+  // The back end's answer checked for shape and finiteness (refused rows aside), counted.
+  BackendAnswer CheckedAnswer(const float* images, int n, const QueryContext* context) const;
   std::unique_ptr<ScoreBackend> backend_;
   std::optional<Normalization> normalize_;
   std::string path_;

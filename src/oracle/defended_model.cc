@@ -10,20 +10,38 @@
 namespace advbo::oracle {
 namespace {
 
+// The classifier itself. A served model may have a defense of its own in front of it (`advbo
+// serve --defense`): its detector's verdicts come back with the scores and are handed on
+// exactly as a local detector stage's are (refused rows flat and marked, detections counted).
 class UndefendedModel final : public DefendedModel {
  public:
   explicit UndefendedModel(const Classifier& model) : model_(model) {}
   DefendedAnswer Evaluate(const float* images, int n, const QueryContext* context) override {
     DefendedAnswer a;
     const auto t0 = std::chrono::steady_clock::now();
-    a.log_probs = model_.LogProbabilities(images, n, context);
+    Classifier::Answered answer = model_.Answer(images, n, context);
     a.model_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    a.log_probs = std::move(answer.log_probs);
+    if (!answer.detected.empty()) {
+      counts_.monitored = true;
+      for (int q = 0; q < n; ++q)
+        if (answer.detected[q]) {
+          ++counts_.detections;
+          if (counts_.first_detection < 0) counts_.first_detection = seen_ + q + 1;
+        }
+      seen_ += n;
+    }
+    // A rejecting detector marks every batch (all false when it refused none), as a local one.
+    a.refused = std::move(answer.refused);
     return a;
   }
   const Classifier& classifier() const override { return model_; }
+  DetectorCounts detector() const override { return counts_; }
 
  private:
   const Classifier& model_;
+  DetectorCounts counts_;  // a served detector's verdicts (monitored once one is reported)
+  long seen_ = 0;
 };
 
 // A stage: forwards the classifier and the detector counts to the model it wraps.

@@ -22,6 +22,15 @@ class HttpBackend : public ScoreBackend {
 
   Eigen::MatrixXd Scores(const float* images, int n, int c, int h, int w,
                          const QueryContext* ctx) const override {
+    BackendAnswer a = Answer(images, n, c, h, w, ctx);
+    for (bool r : a.refused)
+      if (r)
+        throw RefusedError(url_ + ": the served model's defense refused an image; it has no score");
+    return std::move(a.scores);
+  }
+
+  BackendAnswer Answer(const float* images, int n, int c, int h, int w,
+                       const QueryContext* ctx) const override {
     static_assert(sizeof(float) == 4, "float32 wire format");
     const size_t count = static_cast<size_t>(n) * c * h * w;
     std::string body(count * sizeof(float), '\0');
@@ -29,6 +38,7 @@ class HttpBackend : public ScoreBackend {
     httplib::Headers headers = {{"X-Advbo-Shape", std::to_string(n) + "," + std::to_string(c) +
                                                       "," + std::to_string(h) + "," +
                                                       std::to_string(w)}};
+    if (ctx) headers.emplace("X-Advbo-Purpose", QueryPurposeName(ctx->purpose));
     if (ctx && !ctx->session.empty()) {
       headers.emplace("X-Advbo-Session", ctx->session);
       headers.emplace("X-Advbo-Defense-Seed", std::to_string(ctx->defense_seed));
@@ -94,7 +104,24 @@ class HttpBackend : public ScoreBackend {
     return ": " + body.substr(0, 200);
   }
 
-  Eigen::MatrixXd Parse(const std::string& reply, int n) const {
+  // The reply's [n] array `key` of booleans (empty when absent).
+  std::vector<bool> Flags(const nlohmann::json& j, const char* key, int n) const {
+    std::vector<bool> v;
+    if (!j.contains(key)) return v;
+    const auto& a = j[key];
+    if (!a.is_array() || static_cast<int>(a.size()) != n)
+      throw OutputError(url_ + ": the reply's \"" + key + "\" must be an array of " +
+                        std::to_string(n) + " booleans");
+    for (const auto& e : a) {
+      if (!e.is_boolean())
+        throw OutputError(url_ + ": the reply's \"" + key + "\" must hold booleans");
+      v.push_back(e.get<bool>());
+    }
+    return v;
+  }
+
+  // {"scores": rows, "detected": [n]?, "refused": [n]?}: a refused image's row is null.
+  BackendAnswer Parse(const std::string& reply, int n) const {
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(reply);
@@ -107,11 +134,30 @@ class HttpBackend : public ScoreBackend {
     if (static_cast<int>(s.size()) != n)
       throw OutputError(url_ + ": the reply has " + std::to_string(s.size()) + " score rows for " +
                         std::to_string(n) + " images");
-    const size_t k = s.empty() || !s[0].is_array() ? 0 : s[0].size();
-    Eigen::MatrixXd m(n, static_cast<Eigen::Index>(k));
+    BackendAnswer out;
+    out.detected = Flags(j, "detected", n);
+    out.refused = Flags(j, "refused", n);
+    size_t k = 0;
+    for (const auto& row : s)
+      if (row.is_array()) {
+        k = row.size();
+        break;
+      }
+    if (k == 0 && j.contains("classes") && j["classes"].is_number_integer() &&
+        j["classes"].get<long>() >= 2 && j["classes"].get<long>() <= 100000)
+      k = j["classes"].get<size_t>();  // every image refused: the width from "classes"
+    if (k == 0) throw OutputError(url_ + ": the reply has no score row and no \"classes\" count");
+    Eigen::MatrixXd& m = out.scores;
+    m.setZero(n, static_cast<Eigen::Index>(k));
     for (int i = 0; i < n; ++i) {
-      if (!s[i].is_array() || s[i].size() != k || k == 0)
+      const bool refused = !out.refused.empty() && out.refused[i];
+      if (s[i].is_null() && refused) continue;  // no score: the defense refused the image
+      if (s[i].is_null())
+        throw OutputError(url_ + ": score row " + std::to_string(i) +
+                          " is null but the reply does not mark it \"refused\"");
+      if (!s[i].is_array() || s[i].size() != k)
         throw OutputError(url_ + ": score rows must be non-empty arrays of equal length");
+      if (refused) continue;  // a refused image's row is never read, whatever it holds
       for (size_t c = 0; c < k; ++c) {
         if (!s[i][c].is_number())
           throw OutputError(url_ + ": score [" + std::to_string(i) + "][" + std::to_string(c) +
@@ -119,7 +165,7 @@ class HttpBackend : public ScoreBackend {
         m(i, static_cast<Eigen::Index>(c)) = s[i][c].get<double>();
       }
     }
-    return m;
+    return out;
   }
 
   std::unique_ptr<httplib::Client> Acquire() const {

@@ -152,10 +152,10 @@ data::ImageSet ToImageSet(const py::array& images_in, const py::array& labels_in
 // _core.RUN_OPTIONS (advbo/_api.py derives the options Attack passes through from it).
 const std::vector<std::string>& RunOptions() {
   static const std::vector<std::string> names = {
-      "target",       "dataset",        "output",  "normalize",     "defense",
-      "defender_eps", "clean_images",   "indices", "threads",       "http_timeout",
-      "http_retries", "rescale_compat", "pixels",  "setup_queries", "norm",
-      "feedback",     "lockstep",       "goal",    "bad_queries",   "start_images"};
+      "target",       "dataset",       "output",  "normalize",    "defense",      "defender_eps",
+      "clean_images", "indices",       "threads", "http_timeout", "http_retries", "rescale_compat",
+      "pixels",       "setup_queries", "norm",    "feedback",     "lockstep",     "goal",
+      "bad_queries",  "start_images",  "session"};
   return names;
 }
 
@@ -183,6 +183,7 @@ experiment::ExperimentSpec SpecOfOptions(const std::string& attack, std::optiona
   spec.clean_images = Take<int>(opts, "clean_images", 0, "an int");
   spec.http_timeout = Take<double>(opts, "http_timeout", 30, "a number of seconds");
   spec.http_retries = Take<int>(opts, "http_retries", 3, "an int");
+  spec.session = Take<std::string>(opts, "session", "", "a session name (str)");
   spec.threads = Take<int>(opts, "threads", 0, "an int");
   spec.lockstep = Take<int>(opts, "lockstep", 0, "an int (0 = auto)");
   spec.indices = Take<std::vector<int>>(opts, "indices", {}, "a list of image indices (ints)");

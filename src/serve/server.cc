@@ -1,6 +1,11 @@
 #include "serve/server.h"
 
+#include <arpa/inet.h>
+#include <dirent.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,6 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -48,10 +54,179 @@ long HeaderInteger(const httplib::Request& req, const char* name) {
   return HeaderValue([&] { return text::ParseInteger(req.get_header_value(name), name); });
 }
 
+// The request's X-Advbo-Purpose (attack when absent); a bad one is a 400.
+oracle::QueryPurpose PurposeOf(const httplib::Request& req) {
+  if (!req.has_header("X-Advbo-Purpose")) return oracle::QueryPurpose::kAttack;
+  return HeaderValue(
+      [&] { return oracle::ParseQueryPurpose(req.get_header_value("X-Advbo-Purpose")); });
+}
+
+// Setup queries (a run's shape probe, selection and clean accuracy) are answered as a local
+// run scores them: not seen by the detector nor the defender, so that they are never
+// refused as repeats and a defender never learns from them.
+bool IsSetup(oracle::QueryPurpose p) {
+  return p == oracle::QueryPurpose::kShapeProbe || p == oracle::QueryPurpose::kSelection ||
+         p == oracle::QueryPurpose::kCleanAccuracy;
+}
+
 void Reply(httplib::Response& res, int status, const nlohmann::json& j) {
   res.status = status;
   res.set_content(j.dump(), "application/json");
 }
+
+// httplib's thread pool with a deadline for each request head (the request line and headers):
+// a client that trickles its head, each byte within --read-timeout, would otherwise hold a
+// connection thread for as long as it likes, and --connections such clients starve the
+// server (/health included). Each accepted connection is found in /proc/self/fd when httplib
+// hands it over (its server-side socket: local port = the server's); from the moment a thread
+// takes it up, and again after every reply, it has --head-timeout seconds to deliver its next
+// request head, else a watchdog shuts the socket down and httplib drops it. A connection still
+// queued for a thread is not timed; a request whose head arrived (its body under
+// --body-timeout, its scoring) is not either.
+class HeadDeadlineQueue : public httplib::TaskQueue {
+ public:
+  HeadDeadlineQueue(int threads, int port, double head_seconds)
+      : pool_(static_cast<size_t>(threads)), port_(port), limit_(head_seconds) {
+    watchdog_ = std::thread([this] { Watch(); });
+  }
+  ~HeadDeadlineQueue() override { StopWatchdog(); }
+
+  void enqueue(std::function<void()> fn) override {
+    const Peer conn = NewConnection();
+    pool_.enqueue([this, fn = std::move(fn), conn] {
+      Begin(conn);
+      fn();
+      End();
+    });
+  }
+  void shutdown() override {
+    StopWatchdog();
+    pool_.shutdown();
+  }
+
+  /// The calling worker's request head arrived (the pre-routing handler).
+  void HeadArrived() { Set(std::this_thread::get_id(), false); }
+  /// The calling worker answered; its connection's next head is due within the deadline.
+  void Answered() { Set(std::this_thread::get_id(), true); }
+  /// Connections cut for a late head so far.
+  long cut() const { return cut_.load(); }
+
+ private:
+  // A server-side socket and its peer's port (fd numbers are reused; the pair is not, soon).
+  struct Peer {
+    int fd = -1;
+    int peer_port = -1;
+  };
+  struct Tracked {
+    Peer conn;
+    bool waiting = true;  // for a request head
+    std::chrono::steady_clock::time_point since;
+  };
+
+  // The peer port of fd when it is a connected socket whose local port is the server's, else -1.
+  int PeerPortOf(int fd) const {
+    sockaddr_storage local{}, peer{};
+    socklen_t n = sizeof local;
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &n) != 0) return -1;
+    const auto port_of = [](const sockaddr_storage& a) {
+      if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in&>(a).sin_port);
+      if (a.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(a).sin6_port);
+      return static_cast<uint16_t>(0);
+    };
+    if (port_of(local) != port_) return -1;
+    n = sizeof peer;
+    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &n) != 0) return -1;
+    return port_of(peer);
+  }
+
+  // The connection httplib just accepted: a server-side socket no worker holds yet.
+  Peer NewConnection() {
+    DIR* dir = opendir("/proc/self/fd");
+    if (!dir) return {};
+    std::vector<Peer> found;
+    while (dirent* e = readdir(dir)) {
+      char* end = nullptr;
+      const long fd = std::strtol(e->d_name, &end, 10);
+      if (end == e->d_name || *end != '\0' || fd == dirfd(dir)) continue;
+      struct stat st {};
+      if (fstat(static_cast<int>(fd), &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
+      const int peer = PeerPortOf(static_cast<int>(fd));
+      if (peer > 0) found.push_back({static_cast<int>(fd), peer});
+    }
+    closedir(dir);
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const Peer& p : found) {
+      bool known = false;
+      for (const auto& [tid, t] : tracked_)
+        known |= t.conn.fd == p.fd && t.conn.peer_port == p.peer_port;
+      for (const Peer& q : handed_) known |= q.fd == p.fd && q.peer_port == p.peer_port;
+      if (!known) {
+        handed_.push_back(p);
+        return p;
+      }
+    }
+    return {};  // not found (an fd reused in between): this connection goes untimed
+  }
+
+  void Begin(const Peer& conn) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = 0; i < handed_.size(); ++i)
+      if (handed_[i].fd == conn.fd && handed_[i].peer_port == conn.peer_port) {
+        handed_.erase(handed_.begin() + static_cast<long>(i));
+        break;
+      }
+    if (conn.fd >= 0)
+      tracked_[std::this_thread::get_id()] = {conn, true, std::chrono::steady_clock::now()};
+  }
+  void End() {
+    std::lock_guard<std::mutex> lock(mu_);
+    tracked_.erase(std::this_thread::get_id());
+  }
+  void Set(std::thread::id tid, bool waiting) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto it = tracked_.find(tid);
+    if (it == tracked_.end()) return;
+    it->second.waiting = waiting;
+    it->second.since = std::chrono::steady_clock::now();
+  }
+
+  void Watch() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stop_) {
+      wake_.wait_for(lock, std::chrono::milliseconds(100));
+      const auto now = std::chrono::steady_clock::now();
+      for (auto& [tid, t] : tracked_) {
+        if (!t.waiting || std::chrono::duration<double>(now - t.since).count() <= limit_) continue;
+        // Still the same connection (not closed and its fd reused): cut it.
+        if (PeerPortOf(t.conn.fd) == t.conn.peer_port) {
+          ::shutdown(t.conn.fd, SHUT_RDWR);
+          ++cut_;
+        }
+        t.waiting = false;  // cut once
+      }
+    }
+  }
+  void StopWatchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stop_) return;
+      stop_ = true;
+    }
+    wake_.notify_all();
+    if (watchdog_.joinable()) watchdog_.join();
+  }
+
+  httplib::ThreadPool pool_;
+  const int port_;
+  const double limit_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::map<std::thread::id, Tracked> tracked_;  // the connection each busy worker holds
+  std::vector<Peer> handed_;                    // accepted, not yet taken up by a worker
+  std::atomic<long> cut_{0};
+  std::thread watchdog_;
+};
 
 }  // namespace
 
@@ -75,8 +250,17 @@ struct ModelServer::Impl {
   };
   std::map<std::string, Session> sessions;
   std::deque<std::string> session_order;
+  // A run's setup session: the input stages of a defense seeded as the client's selection
+  // is (its X-Advbo-Defense-Seed), so a served selection equals a local one.
+  struct SetupSession {
+    std::function<void(float*, int)> transform;
+    uint64_t seed;
+  };
+  std::map<std::string, SetupSession> setup_sessions;
+  std::deque<std::string> setup_order;
 
   int max_sessions;  // opt.max_sessions, or its default for this defense
+  std::atomic<HeadDeadlineQueue*> queue{nullptr};  // made by httplib's listen, owned by it
 
   Impl(const oracle::Classifier& m, const experiment::DefenseSetup* d, ServeOptions o)
       : model(m), defense(d && !d->empty() ? d : nullptr), opt(std::move(o)) {
@@ -99,7 +283,8 @@ struct ModelServer::Impl {
             {"max_session_queries", opt.max_session_queries},
             {"requests", requests.load()},
             {"images", images.load()},
-            {"detections", detections.load()}};
+            {"detections", detections.load()},
+            {"head_timeouts", queue.load() ? queue.load()->cut() : 0L}};
   }
 
   // A request body as read: the raw bytes, or the file parts of a multipart form.
@@ -246,22 +431,51 @@ struct ModelServer::Impl {
     return x;
   }
 
+  // X-Advbo-Defense-Seed of the request; a bad one is a 400.
+  static uint64_t DefenseSeedOf(const httplib::Request& req) {
+    const std::string seed_text = req.get_header_value("X-Advbo-Defense-Seed");
+    try {
+      size_t used = 0;
+      if (seed_text.empty() || seed_text[0] == '-') throw std::invalid_argument("");
+      const uint64_t seed = std::stoull(seed_text, &used);
+      if (used != seed_text.size()) throw std::invalid_argument("");
+      return seed;
+    } catch (const std::exception&) {
+      throw BadRequest(400, "X-Advbo-Defense-Seed '" + seed_text + "' is not an unsigned integer");
+    }
+  }
+
+  // The input transform for a setup query: the session's setup defense (created on its first
+  // setup query, seeded by its X-Advbo-Defense-Seed), or the shared one without a session.
+  // Null without input stages. Holds mu.
+  const std::function<void(float*, int)>& SetupTransformOf(const httplib::Request& req) {
+    if (!req.has_header("X-Advbo-Session")) return shared_transform;
+    if (!req.has_header("X-Advbo-Defense-Seed"))
+      throw BadRequest(400, "X-Advbo-Session needs X-Advbo-Defense-Seed");
+    const std::string id = req.get_header_value("X-Advbo-Session");
+    const uint64_t seed = DefenseSeedOf(req);
+    auto it = setup_sessions.find(id);
+    if (it != setup_sessions.end()) {
+      if (it->second.seed != seed)
+        throw BadRequest(409, "session '" + id + "' was opened with another seed");
+      return it->second.transform;
+    }
+    if (static_cast<int>(setup_sessions.size()) >= max_sessions) {
+      setup_sessions.erase(setup_order.front());
+      setup_order.pop_front();
+    }
+    setup_order.push_back(id);
+    return setup_sessions.emplace(id, SetupSession{defense->SelectionTransform(seed), seed})
+        .first->second.transform;
+  }
+
   // The session of this request (nullptr = the shared, session-less defense). Holds mu.
   Session* SessionOf(const httplib::Request& req) {
     if (!req.has_header("X-Advbo-Session")) return nullptr;
     const std::string id = req.get_header_value("X-Advbo-Session");
     for (const char* h : {"X-Advbo-Defense-Seed", "X-Advbo-True-Class", "X-Advbo-Target"})
       if (!req.has_header(h)) throw BadRequest(400, std::string("X-Advbo-Session needs ") + h);
-    const std::string seed_text = req.get_header_value("X-Advbo-Defense-Seed");
-    uint64_t seed = 0;
-    try {
-      size_t used = 0;
-      if (seed_text.empty() || seed_text[0] == '-') throw std::invalid_argument("");
-      seed = std::stoull(seed_text, &used);
-      if (used != seed_text.size()) throw std::invalid_argument("");
-    } catch (const std::exception&) {
-      throw BadRequest(400, "X-Advbo-Defense-Seed '" + seed_text + "' is not an unsigned integer");
-    }
+    const uint64_t seed = DefenseSeedOf(req);
     const long tc = HeaderInteger(req, "X-Advbo-True-Class");
     const long tg = HeaderInteger(req, "X-Advbo-Target");
     const int k = model.num_classes();
@@ -284,6 +498,49 @@ struct ModelServer::Impl {
     return &sessions.emplace(id, std::move(s)).first->second;
   }
 
+  // An attack's (or verify, or session-less) query through the defense of its session: the
+  // detector sees the images as sent, then input stages, model, output stages; a rejecting
+  // detector's refusals are marked in *refused (every image, all false when none was) and
+  // their rows flattened for the defender's payoff, as oracle::WithDetector does. Holds mu.
+  void Answer(const httplib::Request& req, float* x, int n, Eigen::MatrixXd* raw_out,
+              std::vector<bool>* detected, std::vector<bool>* refused) {
+    Eigen::MatrixXd& raw = *raw_out;
+    Session* s = defense ? SessionOf(req) : nullptr;
+    if (s && s->queries + n > opt.max_session_queries)
+      throw BadRequest(403, "session '" + req.get_header_value("X-Advbo-Session") + "' has sent " +
+                                std::to_string(s->queries) + " of " +
+                                std::to_string(opt.max_session_queries) +
+                                " images (--max-session-queries); open a new session");
+    // A stateful detector sees the images as sent, before any input stage.
+    const auto& monitor = s ? s->defense.monitor : shared_defense.monitor;
+    if (monitor) {
+      *detected = monitor(x, n);
+      for (bool d : *detected) detections += d;
+    }
+    if (s) {
+      s->queries += n;
+      if (s->defense.transform) s->defense.transform(x, n);
+    } else if (shared_transform) {
+      shared_transform(x, n);
+    }
+    raw = model.RawScores(x, n);
+    const bool reject = monitor && (s ? s->defense.reject : shared_defense.reject);
+    if (reject) *refused = *detected;
+    // Output post-processing (round, topk, aaa): the client gets the post-processed
+    // log-probabilities as its scores (valid logits).
+    const auto& output = s ? s->defense.output : shared_output;
+    if (output || reject) {
+      raw = model.LogProbabilitiesOf(raw);
+      if (output) output(&raw);
+      // The defender's payoff of a refused query is that of a flat answer, as locally.
+      for (int i = 0; i < n && reject; ++i)
+        if ((*refused)[i]) raw.row(i).setConstant(-std::log(static_cast<double>(raw.cols())));
+    }
+    if (s && s->defense.feedback)
+      s->defense.feedback(oracle::ScoreBatch(output || reject ? raw : model.LogProbabilitiesOf(raw),
+                                             s->true_class, s->target));
+  }
+
   void Predict(const httplib::Request& req, httplib::Response& res,
                const httplib::ContentReader& reader) {
     bool body_read = false;
@@ -292,55 +549,39 @@ struct ModelServer::Impl {
       body_read = true;
       int n = 0;
       std::vector<float> x = ReadImages(req, body, &n);
+      const oracle::QueryPurpose purpose = PurposeOf(req);
       Eigen::MatrixXd raw;
-      std::vector<bool> detected;
+      std::vector<bool> detected, refused;
       {
         std::lock_guard<std::mutex> lock(mu);
-        Session* s = defense ? SessionOf(req) : nullptr;
-        if (s && s->queries + n > opt.max_session_queries)
-          throw BadRequest(403, "session '" + req.get_header_value("X-Advbo-Session") +
-                                    "' has sent " + std::to_string(s->queries) + " of " +
-                                    std::to_string(opt.max_session_queries) +
-                                    " images (--max-session-queries); open a new session");
-        // A stateful detector sees the images as sent, before any input stage.
-        const auto& monitor = s ? s->defense.monitor : shared_defense.monitor;
-        if (monitor) {
-          detected = monitor(x.data(), n);
-          for (bool d : detected) detections += d;
+        if (defense && IsSetup(purpose)) {
+          // As a local run: the shape probe sees the model alone, selection and clean
+          // accuracy the defense's input stages (Experiment::Init).
+          if (purpose != oracle::QueryPurpose::kShapeProbe)
+            if (const auto& t = SetupTransformOf(req)) t(x.data(), n);
+          raw = model.RawScores(x.data(), n);
+        } else {
+          Answer(req, x.data(), n, &raw, &detected, &refused);
         }
-        if (s) {
-          s->queries += n;
-          if (s->defense.transform) s->defense.transform(x.data(), n);
-        } else if (shared_transform) {
-          shared_transform(x.data(), n);
-        }
-        raw = model.RawScores(x.data(), n);
-        const bool reject = s ? s->defense.reject : shared_defense.reject;
-        // Output post-processing (round, topk, aaa): the client gets the post-processed
-        // log-probabilities as its scores (valid logits).
-        const auto& output = s ? s->defense.output : shared_output;
-        const bool refused = reject && !detected.empty();
-        if (output || refused) {
-          raw = model.LogProbabilitiesOf(raw);
-          if (output) output(&raw);
-          // A refused query gets a flat answer (every class equally likely).
-          for (int i = 0; i < n && refused; ++i)
-            if (detected[i]) raw.row(i).setConstant(-std::log(static_cast<double>(raw.cols())));
-        }
-        if (s && s->defense.feedback)
-          s->defense.feedback(oracle::ScoreBatch(
-              output || refused ? raw : model.LogProbabilitiesOf(raw), s->true_class, s->target));
       }
       nlohmann::json rows = nlohmann::json::array();
+      long refused_count = 0;
       for (int i = 0; i < n; ++i) {
+        if (!refused.empty() && refused[i]) {
+          rows.push_back(nullptr);  // no score: the detector refused the image
+          ++refused_count;
+          continue;
+        }
         nlohmann::json row = nlohmann::json::array();
         for (int c = 0; c < raw.cols(); ++c) row.push_back(raw(i, c));
         rows.push_back(std::move(row));
       }
       ++requests;
       images += n;
-      nlohmann::json reply = {{"scores", std::move(rows)}};
+      nlohmann::json reply = {{"scores", std::move(rows)}, {"classes", raw.cols()}};
       if (!detected.empty()) reply["detected"] = detected;
+      if (!refused.empty()) reply["refused"] = refused;
+      res.set_header("X-Advbo-Refused", std::to_string(refused_count));
       Reply(res, 200, reply);
     } catch (const BadRequest& e) {
       Reply(res, e.status, {{"error", e.what()}});
@@ -364,6 +605,8 @@ void ServeOptions::Validate() const {
     throw std::invalid_argument("--read-timeout must be in (0, 3600] seconds");
   if (!(body_timeout_seconds > 0) || body_timeout_seconds > 86400)
     throw std::invalid_argument("--body-timeout must be in (0, 86400] seconds");
+  if (!(head_timeout_seconds > 0) || head_timeout_seconds > 3600)
+    throw std::invalid_argument("--head-timeout must be in (0, 3600] seconds");
   if (port < 0 || port > 65535) throw std::invalid_argument("--port must be in 0..65535");
 }
 
@@ -381,8 +624,18 @@ ModelServer::ModelServer(const oracle::Classifier& model, const experiment::Defe
     p->shared_transform = p->defense->SelectionTransform(opt.seed);
     p->shared_output = p->shared_defense.output;
   }
-  const int connections = opt.connections;
-  p->server.new_task_queue = [connections] { return new httplib::ThreadPool(connections); };
+  p->server.new_task_queue = [p] {
+    auto* q = new HeadDeadlineQueue(p->opt.connections, p->port, p->opt.head_timeout_seconds);
+    p->queue = q;
+    return q;
+  };
+  p->server.set_pre_routing_handler([p](const httplib::Request&, httplib::Response&) {
+    if (auto* q = p->queue.load()) q->HeadArrived();
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  p->server.set_post_routing_handler([p](const httplib::Request&, httplib::Response&) {
+    if (auto* q = p->queue.load()) q->Answered();
+  });
   p->server.set_payload_max_length(opt.max_body_bytes);
   p->server.set_read_timeout(std::chrono::duration<double>(opt.read_timeout_seconds));
   p->server.set_write_timeout(std::chrono::duration<double>(opt.read_timeout_seconds));

@@ -12,8 +12,13 @@
 //                    [0, 1] (the wire format of oracle/http_backend.h)
 //                  * Content-Type image/png: one PNG image (8-bit grey or RGB)
 //                  * multipart/form-data: one PNG per file part, in order
-//                  200 {"scores": [[...], ...]}: the model's raw output rows (logits or
-//                  probabilities as the model gives them; doubles printed to round-trip)
+//                  200 {"scores": [[...] | null, ...], "classes": K, "detected": [...]?,
+//                  "refused": [...]?}: the model's raw output rows (logits or
+//                  probabilities as the model gives them; doubles printed to round-trip);
+//                  "detected" when a stateful detector watches the request; "refused" when
+//                  it rejects (blacklight:action=reject): a refused image's row is null, never
+//                  numbers a client could read as scores, and the header X-Advbo-Refused
+//                  counts them. A refused image still counts as a query.
 //                  4xx {"error": "..."}: malformed request (wrong shape, size, values outside
 //                  [0, 1], too large, bad session headers, 408 a body too slow, 403 a
 //                  session past --max-session-queries); nothing evaluated
@@ -23,19 +28,25 @@
 // -Target) get a per-session defense, created on the session's first request exactly as a
 // local --defense is for one attack instance (DefenseSetup::ForInstance with that seed) and
 // paid with that instance's objective; so a served defended model gives the same records as
-// a local --defense. Requests without a session share one defense seeded by the server's
-// seed (what a public API's defense would do; a game defender then never gets feedback).
+// a local --defense. X-Advbo-Purpose (oracle::QueryPurposeName) says what the images are
+// for: a run's setup queries (shape_probe, selection, clean_accuracy) are answered as a
+// local run scores them -- the probe by the model alone, selection and clean accuracy
+// through the defense's input stages seeded by the session's seed -- and are never seen by
+// the detector or the defender (never refused as repeats, never learnt from). The server
+// trusts these headers: it reproduces a local --defense for experiments and is no security
+// boundary. Requests without a session share one defense seeded by the server's seed (what
+// a public API's defense would do; a game defender then never gets feedback).
 // Requests are answered one at a time (deterministic defense state).
 //
 // Limits (docs/design.md, "Validation and output safety"): bodies are read through
 // httplib's content reader, so a bogus or too large Content-Length is answered at once and
 // chunked or compressed bodies are counted after decoding and cut at --max-body-mb;
 // encoded images are checked against the model's size from their header before decoding;
-// every socket read waits at most --read-timeout and a whole body at most --body-timeout.
-// Each open connection holds one of --connections threads while it sends a request, so
-// fewer than that many slow clients cannot starve /health; a server exposed beyond
-// loopback should still sit behind a reverse proxy (a client holding --connections
-// connections open and trickling header bytes faster than --read-timeout is not cut).
+// every socket read waits at most --read-timeout, a request head at most --head-timeout and
+// a whole body at most --body-timeout. Each open connection holds one of --connections
+// threads while it sends a request, so clients that trickle their heads hold them for
+// --head-timeout at most; a server exposed beyond loopback should still sit behind a reverse
+// proxy (more than --connections clients at once queue behind each other).
 #pragma once
 
 #include <cstdint>
@@ -62,6 +73,9 @@ struct ServeOptions {
   int connections = 64;               ///< connection threads, 1..kMaxConnections
   double read_timeout_seconds = 5;    ///< wait per socket read or write, (0, 3600]
   double body_timeout_seconds = 60;   ///< a whole request body, (0, 86400]
+  /// A request head (request line and headers), from when a thread takes the connection up
+  /// or answered its last request, (0, 3600]; a later head gets the connection cut.
+  double head_timeout_seconds = 10;
   /// Every field in its documented range; throws std::invalid_argument naming the option.
   void Validate() const;
 };

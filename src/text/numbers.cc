@@ -38,17 +38,19 @@ std::vector<long> ParseIntegerList(const std::string& text, char sep, const std:
 
 namespace {
 
-// A whole decimal number (strtod's syntax without leading spaces, infinities or NaN), or
-// false.
-bool ParseDecimal(const std::string& text, double* out) {
-  if (text.empty() || std::isspace(static_cast<unsigned char>(text.front()))) return false;
-  if (text.find_first_not_of("+-.0123456789eE") != std::string::npos) return false;
+// A whole decimal number (strtod's syntax without leading spaces, infinities or NaN): 1 and
+// *out set; 0 when the text is not one; -1 when it is one that no double holds in full
+// (beyond ~1.8e308, or non-zero below ~2.2e-308, where strtod reports ERANGE).
+int ParseDecimal(const std::string& text, double* out) {
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text.front()))) return 0;
+  if (text.find_first_not_of("+-.0123456789eE") != std::string::npos) return 0;
   char* end = nullptr;
   errno = 0;
   const double v = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v)) return false;
+  if (end != text.c_str() + text.size()) return 0;
+  if (errno == ERANGE || !std::isfinite(v)) return -1;
   *out = v;
-  return true;
+  return 1;
 }
 
 }  // namespace
@@ -58,17 +60,27 @@ double ParseNumberOrFraction(const std::string& text, const std::string& what) {
     return std::invalid_argument(what + " '" + text +
                                  "' is not a number (write e.g. 0.3 or 8/255)");
   };
+  const auto range = [&] {
+    return std::invalid_argument(what + " '" + text +
+                                 "' is a number outside the range of doubles (magnitudes "
+                                 "2.2e-308 .. 1.8e308, or 0)");
+  };
+  const auto parse = [&](const std::string& piece, double* v) {
+    const int ok = ParseDecimal(piece, v);
+    if (ok < 0) throw range();
+    if (ok == 0) throw bad();
+  };
   const size_t slash = text.find('/');
   double num = 0, den = 1;
   if (slash == std::string::npos) {
-    if (!ParseDecimal(text, &num)) throw bad();
+    parse(text, &num);
     return num;
   }
-  if (!ParseDecimal(text.substr(0, slash), &num) || !ParseDecimal(text.substr(slash + 1), &den) ||
-      den == 0)
-    throw bad();
+  parse(text.substr(0, slash), &num);
+  parse(text.substr(slash + 1), &den);
+  if (den == 0) throw bad();
   const double v = num / den;
-  if (!std::isfinite(v)) throw bad();
+  if (!std::isfinite(v) || (v == 0 && num != 0)) throw range();
   return v;
 }
 

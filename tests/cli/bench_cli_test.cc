@@ -408,6 +408,7 @@ TEST_F(BenchCli, EvaluateWorstCaseEqualsThePerAttackRecordsAndResumes) {
     for (const auto& l : lines)
       if (l != robust_line) out << l << "\n";
   }
+  fs::remove_all(dir_ / "merged");  // merge writes into a new or empty folder only
   ASSERT_EQ(RunAdvbo(merge, dir_ / "log8"), 3) << Slurp(dir_ / "log8");
   const auto merged = nlohmann::json::parse(Slurp(dir_ / "merged" / "summary.json"));
   EXPECT_EQ(merged["not_evaluated"], 1);

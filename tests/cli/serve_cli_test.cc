@@ -132,8 +132,9 @@ TEST_F(ServeCli, AttackBenchAndGameGiveTheSameRecordsAsTheLocalFile) {
 }
 
 TEST_F(ServeCli, ADefenseServedInFrontOfTheModelEqualsALocalDefense) {
-  for (const std::string spec : {"jpeg:quality=75", "r2b2:jpeg+noise"}) {
-    const fs::path d = dir_ / (spec[0] == 'j' ? "fixed" : "game");
+  int n = 0;
+  for (const std::string spec : {"jpeg:quality=75", "r2b2:jpeg+noise", "r2b2:latent"}) {
+    const fs::path d = dir_ / std::to_string(n++);
     fs::create_directories(d);
     ServeProcess srv("--defense " + spec, d);
     ASSERT_GT(srv.port(), 0) << Slurp(d / "serve.log");
@@ -152,6 +153,123 @@ TEST_F(ServeCli, ADefenseServedInFrontOfTheModelEqualsALocalDefense) {
     EXPECT_EQ(local.at(0)["defense"], spec);
     ExpectSameRecords(local, ReadJsonl(d / "r" / "records.jsonl"), spec);
   }
+}
+
+// A stateful detector served in front of the model: its refusals reach the attack as
+// refusals, exactly as a local --defense's do. Square's near-duplicate queries are refused
+// (reject) or flagged (flag); OARS resamples the refused ones. Served and local runs give the
+// same records: success, queries, detections and first_detection, resampled_queries, the
+// saved image's class. Before refusals were handed on, the served run read the refusals'
+// flat scores as answers (and OARS never saw one).
+TEST_F(ServeCli, AServedDetectorsRefusalsEqualALocalDefenses) {
+  int n = 0;
+  for (const std::string spec : {"blacklight:action=reject", "blacklight:action=flag"}) {
+    const fs::path d = dir_ / std::to_string(n++);
+    fs::create_directories(d);
+    ServeProcess srv("--model " + kRoot + "/models/cifar10_cw.pt --defense " + spec, d);
+    ASSERT_GT(srv.port(), 0) << Slurp(d / "serve.log");
+    const std::string common =
+        " --dataset cifar10 --indices 0,1 --untargeted --attacks "
+        "square,oars:quantization=50/square "
+        "--budget 150 --eps 8/255 --seed 3 --clean-images 0 --lockstep 1 -q ";
+    ASSERT_EQ(RunAdvbo("bench" + common + "--defense " + spec + " --out-dir " + (d / "l").string(),
+                       d / "log"),
+              0)
+        << Slurp(d / "log");
+    ASSERT_EQ(
+        RunAdvbo("bench" + common + "--model " + srv.url() + " --out-dir " + (d / "r").string(),
+                 d / "log"),
+        0)
+        << Slurp(d / "log");
+    const auto local = ReadJsonl(d / "l" / "records.jsonl");
+    const auto remote = ReadJsonl(d / "r" / "records.jsonl");
+    ExpectSameRecords(local, remote, spec);
+    long detections = 0, resampled = 0;
+    for (const auto& r : remote) {
+      ASSERT_TRUE(r.contains("detections")) << spec << ": " << r.dump();
+      detections += r["detections"].get<long>();
+      if (r.contains("resampled_queries")) resampled += r["resampled_queries"].get<long>();
+      // A success is never a refused answer: the saved image's class differs from the label.
+      if (r["success"].get<bool>()) EXPECT_NE(r["adversarial_class"], r["true_class"]) << spec;
+    }
+    EXPECT_GT(detections, 0) << spec << ": the test must see detections to compare them";
+    if (spec.find("reject") != std::string::npos)
+      EXPECT_GT(resampled, 0) << "OARS must see the served refusals";
+    else
+      EXPECT_EQ(resampled, 0) << "flag mode refuses nothing";
+  }
+}
+
+// Each client run opens its own defense sessions: a second run against the same detector
+// attacks the same images with the same records (the server does not carry the first run's
+// queries over, and its selection is never refused as repeats). A named --session is shared
+// on purpose: the second run with the same name meets a detector that remembers the first
+// run's queries.
+TEST_F(ServeCli, RunsDoNotShareDefenseSessionsUnlessTheyNameOne) {
+  ServeProcess srv("--defense blacklight:action=reject", dir_);
+  ASSERT_GT(srv.port(), 0) << Slurp(dir_ / "serve.log");
+  const std::string common =
+      "attack --untargeted -n 3 --attack square --budget 60 --eps 0.2 "
+      "--seed 5 -q --model " +
+      srv.url() + " ";
+  std::vector<std::vector<nlohmann::json>> runs;
+  for (int k = 0; k < 2; ++k) {
+    const fs::path out = dir_ / ("run" + std::to_string(k) + ".jsonl");
+    ASSERT_EQ(RunAdvbo(common + "-o " + out.string(), dir_ / "log"), 0) << Slurp(dir_ / "log");
+    EXPECT_EQ(Slurp(dir_ / "log").find("misclassified"), std::string::npos) << Slurp(dir_ / "log");
+    runs.push_back(ReadJsonl(out));
+  }
+  ASSERT_EQ(runs[0].size(), 3u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(runs[0][i]["image_index"], i);
+  ExpectSameRecords(runs[0], runs[1], "a second run");
+  // Named: the first run with the name as any run; the second meets the first's memory.
+  std::vector<std::vector<nlohmann::json>> named;
+  for (int k = 0; k < 2; ++k) {
+    const fs::path out = dir_ / ("named" + std::to_string(k) + ".jsonl");
+    ASSERT_EQ(RunAdvbo(common + "--session shared-1 -o " + out.string(), dir_ / "log"), 0)
+        << Slurp(dir_ / "log");
+    named.push_back(ReadJsonl(out));
+  }
+  ExpectSameRecords(runs[0], named[0], "the first run of a named session");
+  ASSERT_EQ(named[1].size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(named[1][i]["image_index"], i) << "setup queries are never refused as repeats";
+    EXPECT_EQ(named[1][i]["first_detection"], 1) << "the shared detector remembers query 1";
+  }
+  // --session is for served models only.
+  EXPECT_EQ(
+      RunAdvbo("attack --untargeted -n 1 --budget 5 --session x -o " + (dir_ / "x.jsonl").string(),
+               dir_ / "log"),
+      1);
+  EXPECT_NE(Slurp(dir_ / "log").find("not a served model"), std::string::npos)
+      << Slurp(dir_ / "log");
+}
+
+// A server that refuses selection queries (a stateful detector that took them for repeats):
+// the run stops with a message that says so, not "skipped ... misclassified".
+TEST_F(ServeCli, RefusedSelectionQueriesAreReportedAsRefusals) {
+  FakeModelServer fake([](const httplib::Request& req, httplib::Response& res) {
+    const int n = static_cast<int>(req.body.size() / (784 * 4));
+    nlohmann::json rows = nlohmann::json::array(), refused = nlohmann::json::array();
+    for (int i = 0; i < n; ++i) {
+      const bool refuse = req.get_header_value("X-Advbo-Purpose") == "selection";
+      std::vector<double> r(10, 0.0);
+      r[7] = 5;
+      rows.push_back(refuse ? nlohmann::json(nullptr) : nlohmann::json(r));
+      refused.push_back(refuse);
+    }
+    res.set_content(nlohmann::json{{"scores", rows}, {"classes", 10}, {"refused", refused}}.dump(),
+                    "application/json");
+  });
+  const fs::path out = dir_ / "r.jsonl";
+  EXPECT_EQ(RunAdvbo("attack --untargeted -n 2 --budget 10 -q --http-retries 0 --model " +
+                         fake.url() + " -o " + out.string(),
+                     dir_ / "log"),
+            1);
+  const std::string log = Slurp(dir_ / "log");
+  EXPECT_NE(log.find("refused 2 of 2 selection queries"), std::string::npos) << log;
+  EXPECT_EQ(log.find("misclassified"), std::string::npos) << log;
+  EXPECT_FALSE(fs::exists(out));
 }
 
 // A model server that answers the probe and the selection (everything is a 7, the first

@@ -7,6 +7,7 @@ ADVBO_BINARY / ADVBO_SOURCE set."""
 import gzip
 import json
 import os
+import pathlib
 import subprocess
 import sys
 
@@ -460,9 +461,9 @@ def test_hard_label_and_l2_threat_models_through_the_python_api():
         assert r["feedback"] == "label" and r["norm"] == "linf" and r["success"]
         assert r["distance"] <= 0.2 and r["distance_trace"][-1][1] == r["distance"]
         assert np.abs(res.x_adv[r["image_index"]] - clean[r["image_index"]]).max() <= 0.2 + 1e-6
-    # A failed instance (eps 0.02, a shift of at least 0.05 needed): x_adv is the clean image,
-    # so the usual model(x_adv) != y check counts exactly the successes; the record keeps the
-    # closest adversarial query, outside the ball, and its distance (issue #59).
+    # A failed instance (eps 0.02, a shift of at least 0.05 needed): x_adv is the clean image;
+    # the record keeps the closest adversarial query (JSON lists), outside the ball, and its
+    # distance; every record survives json.dumps.
     for attack in ("rays", "hsja", "bo-hl"):
         model = Brightness()
         res = advbo.attack(model, clean, np.array([0, 0]), attack=attack, eps=0.02, budget=150,
@@ -470,9 +471,10 @@ def test_hard_label_and_l2_threat_models_through_the_python_api():
         assert not res.success.any(), attack
         np.testing.assert_array_equal(res.x_adv, clean)
         assert (model(res.x_adv).argmax(1) == 0).all()
+        json.loads(json.dumps(res.records))
         for r in res.records:
-            near = r["closest_adversarial"]
-            assert near.shape == (1, 8, 8) and near.dtype == np.float32
+            near = np.asarray(r["closest_adversarial"], dtype=np.float32)
+            assert near.shape == (1, 8, 8)
             assert model(near[None]).argmax(1)[0] == 1  # adversarial
             dist = np.abs(near - clean[r["image_index"]]).max()
             assert r["distance"] > 0.02 and abs(dist - r["distance"]) < 1e-6
@@ -501,6 +503,17 @@ def test_hard_label_and_l2_threat_models_through_the_python_api():
     with pytest.raises(Exception, match="start.images: /nonexistent-advbo"):
         advbo.attack(Brightness(), clean, np.array([0, 0]), attack="hsja", eps=0.2, budget=10,
                      target=1, feedback="label", start_images="/nonexistent-advbo")
+    # A path-like folder is taken as model= takes one; an empty one is refused by name.
+    with pytest.raises(Exception, match="start.images: /nonexistent-advbo"):
+        advbo.attack(Brightness(), clean, np.array([0, 0]), attack="hsja", eps=0.2, budget=10,
+                     target=1, feedback="label", start_images=pathlib.Path("/nonexistent-advbo"))
+    with pytest.raises(ValueError, match="start_images is an empty path"):
+        advbo.attack(Brightness(), clean, np.array([0, 0]), attack="hsja", eps=0.2, budget=10,
+                     target=1, feedback="label", start_images="")
+    # Targeted with no image of the target class among x: the error names start_images.
+    with pytest.raises(ValueError, match="start_images"):
+        advbo.attack(Brightness(), clean, np.array([0, 0]), attack="hsja", eps=0.2, budget=10,
+                     target=1, feedback="label")
     # L2: SimBA-DCT's queries stay inside the L2 ball of 1.0.
     model = Brightness()
     res = advbo.attack(model, clean[:1], np.array([0]), attack="simba-dct", eps=1.0, budget=100,

@@ -328,6 +328,42 @@ TEST(Serve, SlowClientsDoNotStarveTheServer) {
   EXPECT_LT(SecondsSince(t1), 3.0);
 }
 
+// Clients that trickle their request heads a byte at a time, each byte within --read-timeout,
+// held every connection thread of the server (--connections 4) and /health went unanswered. A
+// head must arrive within --head-timeout: the watchdog cuts them, and /health is answered.
+TEST(Serve, ClientsTricklingTheirHeadsAreCutAtTheHeadDeadline) {
+  auto local = LocalMnist();
+  ServeOptions o;
+  o.connections = 4;
+  o.read_timeout_seconds = 5;
+  o.head_timeout_seconds = 1;
+  Running srv(*local, nullptr, o);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> slow;
+  for (int i = 0; i < 4; ++i)
+    slow.emplace_back([&] {
+      RawConnection c(srv.port());
+      const std::string head =
+          "POST /predict HTTP/1.1\r\nHost: x\r\nX-Advbo-Padding: " + std::string(200, 'a');
+      for (size_t k = 0; k < head.size() && !stop; ++k) {
+        if (!c.Send(head.substr(k, 1))) return;  // cut by the server
+        std::this_thread::sleep_for(std::chrono::milliseconds(250));
+      }
+    });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // all four threads taken
+  httplib::Client c("127.0.0.1", srv.port());
+  c.set_read_timeout(std::chrono::seconds(20));
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = c.Get("/health");
+  const double waited = SecondsSince(t0);
+  stop = true;
+  for (auto& t : slow) t.join();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_LT(waited, 3.0) << "the trickling clients held the threads past the head deadline";
+  EXPECT_GE(nlohmann::json::parse(r->body)["head_timeouts"].get<long>(), 1);
+}
+
 TEST(Serve, PngAndMultipartRequestsScoreLikeTheirPixels) {
   auto local = LocalMnist();
   Running srv(*local, nullptr);
@@ -471,14 +507,62 @@ TEST(Serve, OutputDefenseAndDetectorArePerSessionAndReported) {
     }
     const auto replay = post("a");
     EXPECT_EQ(replay["detected"], nlohmann::json({true})) << action;
-    const double replay_top = std::exp(replay["scores"][0][top].get<double>());
-    if (action == "flag")
-      EXPECT_NEAR(replay_top, p_top, 1e-9);  // answered as usual, only flagged
-    else
-      EXPECT_NEAR(replay_top, 0.1, 1e-12);  // refused: every class equally likely
+    if (action == "flag") {
+      EXPECT_FALSE(replay.contains("refused")) << replay.dump();
+      EXPECT_NEAR(std::exp(replay["scores"][0][top].get<double>()), p_top, 1e-9);  // only flagged
+    } else {
+      // Refused: no score a client could read as one, and marked so.
+      EXPECT_TRUE(replay["scores"][0].is_null()) << replay.dump();
+      EXPECT_EQ(replay["refused"], nlohmann::json({true}));
+      EXPECT_EQ(first["refused"], nlohmann::json({false}));
+      EXPECT_EQ(replay["classes"], 10);
+    }
     EXPECT_EQ(post("b")["detected"], nlohmann::json({false})) << "sessions share a history";
     auto h = nlohmann::json::parse(c.Get("/health")->body);
     EXPECT_EQ(h["detections"], 1) << action;
+  }
+}
+
+// The client side of a refusal: Classifier::Answer hands a served detector's verdicts on (a
+// refused image's row flat, log 1/10, and marked), the plain LogProbabilities refuses to
+// return a score for it (RefusedError), and an oracle over the served model marks the query
+// rejected -- never a success -- and counts the detection as a local detector stage does.
+// Setup queries (X-Advbo-Purpose selection) are answered without the detector: a replay is
+// neither detected nor refused.
+TEST(Serve, ARefusalReachesTheClientAsARefusal) {
+  auto local = LocalMnist();
+  const data::ImageSet set = FirstMnistImage();
+  experiment::DefenseSetup defense("blacklight:action=reject", set, "mnist", "", 0.3);
+  Running srv(*local, &defense);
+  auto remote = oracle::Classifier::Load(srv.url(), Mnist());
+  const std::vector<float> x(set.image(0), set.image(0) + 784);
+  oracle::QueryContext ctx{"refusal-test", 5, set.labels[0], -1};
+  const auto first = remote->Answer(x.data(), 1, &ctx);
+  EXPECT_EQ(first.refused, std::vector<bool>({false}));
+  EXPECT_EQ(first.detected, std::vector<bool>({false}));
+  const auto again = remote->Answer(x.data(), 1, &ctx);
+  EXPECT_EQ(again.refused, std::vector<bool>({true}));
+  EXPECT_EQ(again.detected, std::vector<bool>({true}));
+  for (int c = 0; c < 10; ++c) EXPECT_DOUBLE_EQ(again.log_probs(0, c), -std::log(10.0));
+  EXPECT_THROW(remote->LogProbabilities(x.data(), 1, &ctx), oracle::RefusedError);
+  // Through an oracle: rejected, not a success, the detection counted at query 1 of its own.
+  oracle::Referee orc(*remote, set.image(0), set.labels[0], -1, 0.3, 10);
+  orc.set_context({"refusal-test-2", 5, set.labels[0], -1});
+  std::vector<float> q = x;
+  const oracle::QueryResult r1 = orc.Query(q.data(), 1);
+  ASSERT_EQ(r1.rejected, std::vector<bool>({false}));
+  q = x;
+  const oracle::QueryResult r2 = orc.Query(q.data(), 1);
+  ASSERT_EQ(r2.rejected, std::vector<bool>({true}));
+  EXPECT_FALSE(r2.success[0]);
+  EXPECT_TRUE(orc.detector().monitored);
+  EXPECT_EQ(orc.detector().detections, 1);
+  EXPECT_EQ(orc.detector().first_detection, 2);
+  // Setup queries never meet the detector, however often they repeat.
+  oracle::QueryContext setup{"refusal-test-setup", 5, -1, -1, oracle::QueryPurpose::kSelection};
+  for (int k = 0; k < 3; ++k) {
+    const auto a = remote->Answer(x.data(), 1, &setup);
+    EXPECT_TRUE(a.refused.empty() && a.detected.empty()) << "replay " << k;
   }
 }
 

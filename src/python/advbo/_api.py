@@ -113,10 +113,12 @@ class AttackResult(NamedTuple):
         targeted=True, every other class (the BOS^2 thesis' protocol and the CLI's default;
         x_adv[i, k]: the image aimed at class k). Where a score-based attack failed, the query
         it ended on (closest to the goal, inside the ball); where a hard-label attack failed,
-        the clean image (its queries may lie outside the ball, so the usual
-        ``model(x_adv).argmax(1) != y`` check counts exactly the successes); where nothing was
-        attacked (the true class, a misclassified image), the clean image.
-    success: bool [N] (or [N, K]): the image in x_adv meets the goal. With 8-bit queries (the
+        the clean image (its queries may lie outside the ball); where nothing was attacked
+        (the true class, a misclassified image), the clean image. So
+        ``model(x_adv).argmax(1) != y`` also counts the images the model misclassified before
+        any attack (``attacked`` False); ``success`` counts the attack's successes alone.
+    success: bool [N] (or [N, K]): the image in x_adv meets the goal; index with it
+        (``x_adv[result.success]``: the adversarial images). With 8-bit queries (the
         default) x_adv is on the 1/255 grid, so it stays a success once saved as PNG.
     queries: int64 [N] (or [N, K]): the queries the attack needed (0 where not attacked).
     attacked: bool [N] (or [N, K]): an attack ran (False: misclassified image, or k the true
@@ -124,8 +126,9 @@ class AttackResult(NamedTuple):
     records: one dict per attacked instance with the CLI's record fields (image_index,
         target, success, queries, linf, adversarial_class, model_output, seed, ...). Hard-label
         attacks' records also hold ``distance`` (of the closest adversarial query, in the
-        ball's norm; None before one) and ``closest_adversarial`` (that query, numpy float32
-        [C, H, W], possibly outside the ball; None before one).
+        ball's norm; None before one) and ``closest_adversarial`` (that query as nested lists
+        [C][H][W] -- ``np.asarray(r["closest_adversarial"], np.float32)`` -- possibly outside
+        the ball; None before one). Every record is JSON-serialisable (``json.dumps``).
 
     Not a field (so unpacking stays five): ``model_output``, the model's output format as
     detected or given ("logits", "log_probabilities" or "probabilities"; None when nothing
@@ -416,6 +419,16 @@ class Attack:
             raise TypeError(f"callback must be callable f(done, total, record), got "
                             f"{type(callback).__name__}")
         _check_option_names(options)
+        if "start_images" in options:
+            # A folder, as model= takes one: a str or a path-like object (pathlib.Path).
+            folder = options["start_images"]
+            if not isinstance(folder, (str, os.PathLike)):
+                raise TypeError(f"start_images must be a folder path (str or pathlib.Path), got "
+                                f"{type(folder).__name__} {folder!r}")
+            options = dict(options, start_images=os.fspath(folder))
+            if not options["start_images"]:
+                raise ValueError("start_images is an empty path: give the folder of start "
+                                 "images (one sub-folder per class: 0/, 1/, ...)")
         output = options.get("output", "auto")
         if not isinstance(output, str) or output not in ("auto", "logits", "probs",
                                                          "probabilities"):
@@ -511,7 +524,9 @@ class Attack:
         for out in runs:
             for r, a, near in zip(out["records"], out["adversarial"], out["closest_adversarial"]):
                 if r.get("feedback") == "label":
-                    r["closest_adversarial"] = near  # float32 [C, H, W] or None
+                    # Nested lists [C][H][W] (records stay JSON-serialisable; np.asarray(...)
+                    # gives the float32 array back) or None before an adversarial query.
+                    r["closest_adversarial"] = None if near is None else near.tolist()
                 at = (r["image_index"], r["target"]) if all_targets else r["image_index"]
                 adv[at] = a
                 success[at] = r["success"]
