@@ -111,8 +111,15 @@ void PrintSummary(const AttackArgs& a, const experiment::Experiment& ex,
                 static_cast<int>(std::min<size_t>(ex.images().size(), a.spec.clean_images)));
   const long successes = s.at("successes").get<long>();
   std::printf("%-26s %zu\n", "instances", records.size());
-  std::printf("%-26s %s %% (%ld/%zu)\n", "ASR", Fmt(s.at("asr").get<double>(), 1).c_str(),
-              successes, records.size());
+  if (s.at("asr").is_null())
+    std::printf("%-26s %s\n", "ASR", s.value("asr_note", std::string("not measured")).c_str());
+  else if (s.contains("distance_at"))  // min-distance: a success is a run that ended within eps
+    std::printf("%-26s %s %% (%ld/%zu ended within eps %s)\n", "ASR",
+                Fmt(s.at("asr").get<double>(), 1).c_str(), successes, records.size(),
+                experiment::FormatNumber(ex.epsilon()).c_str());
+  else
+    std::printf("%-26s %s %% (%ld/%zu)\n", "ASR", Fmt(s.at("asr").get<double>(), 1).c_str(),
+                successes, records.size());
   if (!s.at("asr_8bit").is_null())
     std::printf("%-26s %s %% (%ld/%zu; the saved 8-bit image re-queried)\n", "8-bit ASR",
                 Fmt(s.at("asr_8bit").get<double>(), 1).c_str(), s.at("successes_8bit").get<long>(),

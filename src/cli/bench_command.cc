@@ -172,7 +172,7 @@ AttackRow SummarizeAttack(const std::string& name, const std::vector<const nlohm
   char line[512];
   std::snprintf(
       line, sizeof(line), "%-12s %9zu %6s %6s %6s %8s %8s %12s %10s %8s %6s\n", name.c_str(),
-      rs.size(), Fmt(s.at("asr").get<double>(), 1).c_str(), Fmt(NumberOr(s, "asr_8bit"), 1).c_str(),
+      rs.size(), Fmt(NumberOr(s, "asr"), 1).c_str(), Fmt(NumberOr(s, "asr_8bit"), 1).c_str(),
       Fmt(NumberOr(s, "max_queries"), 0).c_str(), Fmt(NumberOr(s, "mean_queries"), 2).c_str(),
       Fmt(NumberOr(s, "median_queries"), 1).c_str(),
       Fmt(s.at("mean_queries_fail_at_budget").get<double>(), 1).c_str(), Fmt(spi, 2).c_str(),
@@ -233,7 +233,14 @@ void WriteSummary(const std::vector<nlohmann::json>& records, const fs::path& di
   }
   fs::create_directories(dir);
   const std::string norm_name = norm == "l2" ? "L2" : "L_inf";
-  if (distance) table << DistanceTable(summary, norm_name);
+  if (distance) {
+    const nlohmann::json& s0 = summary.front();
+    table << (s0.contains("asr_note")
+                  ? "ASR% / 8bit%: " + s0.at("asr_note").get<std::string>() + "\n"
+                  : "ASR% / 8bit%: the runs whose closest adversarial query ended within eps " +
+                        s0.value("epsilon", nlohmann::json()).dump() + "\n");
+    table << DistanceTable(summary, norm_name);
+  }
   const auto& atomic_write = experiment::WriteFileAtomic;
   atomic_write(dir / "table.txt", table.str());
   atomic_write(dir / "summary.json", summary.dump(2) + "\n");

@@ -190,9 +190,6 @@ EvaluatePlan PlanEvaluate(const EvaluateArgs& a) {
   std::tie(p.shard_k, p.shard_n) = ParseShard(a.shard);
   EvaluateArgs args = a;
   args.spec.untargeted = true;
-  // Robustness is reported at the field's standard radii unless --eps says otherwise
-  // (experiment::DefaultRadius, the one table).
-  args.spec.radius_use = experiment::RadiusUse::kRobustness;
   // The images looked at: --indices, else the first -n of the data (clean errors count as
   // not robust, so they are part of the denominator); of the user's data at most all of it
   // (default: all of an image folder or file).

@@ -145,8 +145,9 @@ std::function<int()> RegisterGameCommand(CLI::App& app) {
       ->check(IntInRange(1, 1000000));
   cmd->add_option(
          "--eps", a->study.eps,
-         "adversarial: L_inf radius of each clip (default 0.2 MNIST, 0.05 CIFAR-10; attack "
-         "games: the attack's, 0.3 MNIST, 0.05 CIFAR-10)")
+         "adversarial: L_inf radius of each clip (default 0.2 MNIST, 0.05 CIFAR-10, the R2-B2 "
+         "thesis' game setting; attack games: the standard eps of advbo attack, 0.3 MNIST, "
+         "8/255 CIFAR-10)")
       ->transform(RadiusIn(1));
   cmd->add_option("--data", a->study.data,
                   "adversarial: play on these test images instead of the shipped sample (an MNIST "

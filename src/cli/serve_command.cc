@@ -99,7 +99,7 @@ int RunServe(const ServeArgs& a) {
         defenses::WithDefaultWindow(a.defense, defenses::kServedDefenderWindow), shape, a.dataset,
         a.defender_vae,
         a.defender_eps.value_or(experiment::DefaultRadius(a.dataset, oracle::Norm::kLinf,
-                                                          experiment::RadiusUse::kAttack)
+                                                          experiment::RadiusUse::kStandard)
                                     .value_or(0.3)));
   serve::ModelServer server(*model, defense.get(), opt);
   const int port = server.Bind();
@@ -155,7 +155,7 @@ std::function<int()> RegisterServeCommand(CLI::App& app) {
                   "VAE of a game defender (default models/<dataset>_vae.pt)");
   cmd->add_option("--defender-eps", a->defender_eps,
                   "latent game defender: L_inf clip around the attacker's image (default the "
-                  "dataset's attack eps: 0.3 MNIST, 0.05 CIFAR-10)")
+                  "dataset's standard eps: 0.3 MNIST, 8/255 CIFAR-10)")
       ->transform(RadiusIn(1));
   cmd->add_option("--host", a->serve.host,
                   "bind address (default 127.0.0.1: this machine only; 0.0.0.0 exposes it)")

@@ -45,8 +45,8 @@ struct ExperimentSpec {
   /// The ball's radius in pixel units (L_inf in (0, 1], L2 in (0, kMaxL2Radius]); unset =
   /// DefaultRadius(dataset, norm, radius_use).
   std::optional<double> eps;
-  /// Which column of the default-radius table applies (evaluate: kRobustness).
-  RadiusUse radius_use = RadiusUse::kAttack;
+  /// Which row of the default-radius table applies (kStandard for every command).
+  RadiusUse radius_use = RadiusUse::kStandard;
   /// How the threat model's options are named in errors (the CLI's flags; the Python API
   /// passes OptionNames::Python()).
   OptionNames option_names;

@@ -124,6 +124,17 @@ nlohmann::json SummarizeRecords(const std::vector<const nlohmann::json*>& record
     s["loops_stopped_early"] = stopped;
   }
   if (nlohmann::json d = SummarizeDistances(records); !d.empty()) s["distance_at"] = d;
+  // Under the min-distance goal every run spends its budget and a success means "within
+  // eps": without an eps the user chose there is no success rate to report.
+  bool eps_unchosen = false;
+  for (const auto* r : records) eps_unchosen |= r->value("epsilon_given", true) == false;
+  if (eps_unchosen) {
+    s["asr"] = nullptr;
+    s["asr_8bit"] = nullptr;
+    s["asr_note"] =
+        "no success rate: --goal min-distance without --eps (give --eps to count the runs whose "
+        "closest adversarial query lies within it)";
+  }
   if (watched > 0) {
     s["bad_queries_mean"] = static_cast<double>(bad) / watched;
     s["bad_query_share"] = watched_queries > 0 ? static_cast<double>(bad) / watched_queries : 0.0;

@@ -27,6 +27,9 @@ namespace advbo::experiment {
 ///     adversarial query's distance within that many queries -- the median over all
 ///     instances (one without an adversarial query counts as +inf; null when that is the
 ///     median), the mean over the `found` instances that have one (null without one).
+///   asr and asr_8bit are null, and asr_note says why, when min-distance records say the
+///     radius was not the user's (epsilon_given false): a success there means "within a
+///     default radius nobody asked for".
 /// Throws std::invalid_argument for an empty set and nlohmann::json's errors for a record
 /// without the required fields (ReadRecords checks them on reading).
 nlohmann::json SummarizeRecords(const std::vector<const nlohmann::json*>& records);

@@ -11,9 +11,7 @@ std::optional<double> DefaultRadius(const std::string& dataset, oracle::Norm nor
   if (!mnist && !cifar) return std::nullopt;
   const bool l2 = norm == oracle::Norm::kL2;
   switch (use) {
-    case RadiusUse::kAttack:
-      return l2 ? (mnist ? 2.0 : 1.0) : (mnist ? 0.3 : 0.05);
-    case RadiusUse::kRobustness:
+    case RadiusUse::kStandard:
       return l2 ? (mnist ? 2.0 : 0.5) : (mnist ? 0.3 : 8.0 / 255);
     case RadiusUse::kGame:
       if (l2) return std::nullopt;

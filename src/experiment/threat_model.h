@@ -15,25 +15,23 @@ namespace advbo::experiment {
 
 /// What a default radius is for.
 enum class RadiusUse {
-  kAttack,      ///< attack / bench / Python: the source papers' attack settings
-  kRobustness,  ///< evaluate: the field's standard robust-accuracy radii (RobustBench)
-  kGame,        ///< the adversarial games' latent-space radius (R2-B2 thesis App. E.6.2.1a)
+  kStandard,  ///< attack, bench, evaluate, serve and Python: the field's standard radii
+  kGame,      ///< the adversarial games' latent-space radius (R2-B2 thesis App. E.6.2.1a)
 };
 
 /// The one table of default radii, in pixel units (pixels in [0, 1]):
 ///
-///   use          MNIST L_inf  MNIST L2  CIFAR-10 L_inf  CIFAR-10 L2
-///   kAttack      0.3          2         0.05            1
-///   kRobustness  0.3          2         8/255           0.5
-///   kGame        0.2          --        0.05            --
+///   use        MNIST L_inf  MNIST L2  CIFAR-10 L_inf  CIFAR-10 L2
+///   kStandard  0.3          2         8/255           0.5
+///   kGame      0.2          --        0.05            --
 ///
-/// kAttack: the BOS^2 thesis' delta_max on MNIST / CIFAR-10 (Kharkovskii 2020, Tables 5.2 and
-/// 5.3); under L2 the Square Attack paper's MNIST radius 2 and, on CIFAR-10, 1 (BlackboxBench's
-/// and the Square Attack paper's CIFAR-10 L2 setting at its scale); kRobustness: the radii
-/// robust accuracy is reported at (RobustBench's CIFAR-10 L_inf 8/255 and L2 0.5; MNIST
-/// 0.3 / 2, Madry et al. 2018); kGame: the latent games' radius (thesis App. E.6.2.1a), L_inf
-/// only. std::nullopt for any other dataset ("custom" data has no default: --eps is required)
-/// and for kGame under L2.
+/// kStandard: the radii robustness and attacks are reported at in the field (RobustBench's
+/// CIFAR-10 L_inf 8/255 and L2 0.5; MNIST 0.3 / 2, Madry et al. 2018), one per dataset and
+/// norm for every command; a paper's own protocol is asked for by its --eps (the BOS^2
+/// thesis' CIFAR-10 delta_max is 0.05, Kharkovskii 2020 Table 5.3; tools/bench/bench_paper.sh
+/// passes it). kGame: the latent games' radius (thesis App. E.6.2.1a), L_inf only, the game's
+/// protocol (`advbo game`). std::nullopt for any other dataset ("custom" data has no default:
+/// --eps is required) and for kGame under L2.
 std::optional<double> DefaultRadius(const std::string& dataset, oracle::Norm norm, RadiusUse use);
 
 /// The names the threat model's options go by where they entered, for error messages: the

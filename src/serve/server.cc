@@ -85,11 +85,19 @@ void Reply(httplib::Response& res, int status, const nlohmann::json& j) {
 // --body-timeout, its scoring) is not either.
 class HeadDeadlineQueue : public httplib::TaskQueue {
  public:
-  HeadDeadlineQueue(int threads, int port, double head_seconds)
-      : pool_(static_cast<size_t>(threads)), port_(port), limit_(head_seconds) {
+  /// `owner` (the server's pointer to this queue) is cleared when httplib deletes the queue
+  /// at the end of a listen, so nothing reads a deleted queue afterwards.
+  HeadDeadlineQueue(int threads, int port, double head_seconds,
+                    std::atomic<HeadDeadlineQueue*>* owner)
+      : pool_(static_cast<size_t>(threads)), port_(port), limit_(head_seconds), owner_(owner) {
+    owner_->store(this);
     watchdog_ = std::thread([this] { Watch(); });
   }
-  ~HeadDeadlineQueue() override { StopWatchdog(); }
+  ~HeadDeadlineQueue() override {
+    StopWatchdog();
+    HeadDeadlineQueue* self = this;
+    owner_->compare_exchange_strong(self, nullptr);
+  }
 
   void enqueue(std::function<void()> fn) override {
     const Peer conn = NewConnection();
@@ -219,6 +227,7 @@ class HeadDeadlineQueue : public httplib::TaskQueue {
   httplib::ThreadPool pool_;
   const int port_;
   const double limit_;
+  std::atomic<HeadDeadlineQueue*>* owner_;
   std::mutex mu_;
   std::condition_variable wake_;
   bool stop_ = false;
@@ -625,9 +634,8 @@ ModelServer::ModelServer(const oracle::Classifier& model, const experiment::Defe
     p->shared_output = p->shared_defense.output;
   }
   p->server.new_task_queue = [p] {
-    auto* q = new HeadDeadlineQueue(p->opt.connections, p->port, p->opt.head_timeout_seconds);
-    p->queue = q;
-    return q;
+    return new HeadDeadlineQueue(p->opt.connections, p->port, p->opt.head_timeout_seconds,
+                                 &p->queue);
   };
   p->server.set_pre_routing_handler([p](const httplib::Request&, httplib::Response&) {
     if (auto* q = p->queue.load()) q->HeadArrived();

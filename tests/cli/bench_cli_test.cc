@@ -244,7 +244,7 @@ TEST_F(BenchCli, EveryAttackStaysInTheBallAndTheBudget) {
   const std::string all =
       "bos2,bos2-nostop,bayesopt,bayesopt-learnd,genattack,zoo,autozoom,square,parsimonious,random";
   for (const auto& [dataset, eps] :
-       std::vector<std::pair<std::string, double>>{{"mnist", 0.3}, {"cifar10", 0.05}}) {
+       std::vector<std::pair<std::string, double>>{{"mnist", 0.3}, {"cifar10", 8.0 / 255}}) {
     const fs::path out = dir_ / dataset;
     ASSERT_EQ(
         RunAdvbo("bench --dataset " + dataset + " --attacks " + all +
@@ -484,6 +484,10 @@ TEST_F(BenchCli, TheMinDistanceGoalReportsTheDistanceAtEachCheckpoint) {
   EXPECT_DOUBLE_EQ(hsja["distance_at"]["250"]["median"].get<double>(),
                    0.5 * (hsja250[0] + hsja250[1]));
   EXPECT_NE(Slurp(out / "table.txt").find("median (mean) L2 distance"), std::string::npos);
+  // --eps 1 was given: the ASR is the runs that ended within it, and the table says so.
+  EXPECT_NE(Slurp(out / "table.txt").find("ended within eps 1"), std::string::npos);
+  EXPECT_TRUE(hsja["asr"].is_number());
+  EXPECT_EQ(records[0]["epsilon_given"], true);
   std::ifstream csv(out / "curves.csv");
   std::string header, line, row250;
   std::getline(csv, header);
@@ -494,6 +498,17 @@ TEST_F(BenchCli, TheMinDistanceGoalReportsTheDistanceAtEachCheckpoint) {
   std::string cell;
   for (int k = 0; k <= col; ++k) std::getline(cells, cell, ',');
   EXPECT_NEAR(std::stod(cell), hsja["distance_at"]["250"]["median"].get<double>(), 1e-4);
+  // Without --eps there is no success rate to give (the default radius is nobody's choice).
+  ASSERT_EQ(RunAdvbo("attack --attack hsja --feedback label --norm l2 --untargeted "
+                     "--goal min-distance -n 1 --budget 120 --seed 0 -o " +
+                         (dir_ / "noeps.jsonl").string(),
+                     dir_ / "log4"),
+            0)
+      << Slurp(dir_ / "log4");
+  EXPECT_NE(Slurp(dir_ / "log4").find("no success rate: --goal min-distance without --eps"),
+            std::string::npos)
+      << Slurp(dir_ / "log4");
+  EXPECT_TRUE(nlohmann::json::parse(Slurp(dir_ / "noeps.summary.json"))["asr"].is_null());
   EXPECT_EQ(RunAdvbo("attack --attack square --goal min-distance -n 1 -q", dir_ / "log2"), 1);
   EXPECT_NE(Slurp(dir_ / "log2").find("min-distance"), std::string::npos);
   EXPECT_EQ(

@@ -32,9 +32,9 @@ class Pixels : public advbo::testing::TempDirTest {
   int AttackAndReadBack(const std::string& dataset, const std::string& attack, double eps,
                         const std::string& extra) {
     const fs::path out = dir_ / (dataset + ".jsonl"), png = dir_ / ("png_" + dataset);
-    const int rc = RunAdvbo("attack --dataset " + dataset + " --attack " + attack +
-                                " -n 2 --budget 300 --seed 1 -q " + extra + " -o " + out.string() +
-                                " --save-images " + png.string(),
+    const int rc = RunAdvbo("attack --dataset " + dataset + " --attack " + attack + " --eps " +
+                                std::to_string(eps) + " -n 2 --budget 300 --seed 1 -q " + extra +
+                                " -o " + out.string() + " --save-images " + png.string(),
                             dir_ / "log");
     EXPECT_EQ(rc, 0) << Slurp(dir_ / "log");
     auto model = advbo::oracle::Classifier::Load(kRoot + "/models/" + dataset + "_cw.pt");

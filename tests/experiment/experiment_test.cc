@@ -84,37 +84,34 @@ TEST(ExperimentSpec, ValidateRefusesEveryBadField) {
 // only when unset, the range per norm, errors naming the option as the user typed it.
 TEST(ThreatModel, DefaultRadiiComeFromOneTable) {
   using oracle::Norm;
-  EXPECT_DOUBLE_EQ(*DefaultRadius("mnist", Norm::kLinf, RadiusUse::kAttack), 0.3);
-  EXPECT_DOUBLE_EQ(*DefaultRadius("cifar10", Norm::kLinf, RadiusUse::kAttack), 0.05);
-  EXPECT_DOUBLE_EQ(*DefaultRadius("mnist", Norm::kL2, RadiusUse::kAttack), 2.0);
-  EXPECT_DOUBLE_EQ(*DefaultRadius("cifar10", Norm::kL2, RadiusUse::kAttack), 1.0);
-  EXPECT_DOUBLE_EQ(*DefaultRadius("mnist", Norm::kLinf, RadiusUse::kRobustness), 0.3);
-  EXPECT_DOUBLE_EQ(*DefaultRadius("cifar10", Norm::kLinf, RadiusUse::kRobustness), 8.0 / 255);
-  EXPECT_DOUBLE_EQ(*DefaultRadius("mnist", Norm::kL2, RadiusUse::kRobustness), 2.0);
-  EXPECT_DOUBLE_EQ(*DefaultRadius("cifar10", Norm::kL2, RadiusUse::kRobustness), 0.5);
+  // One standard radius per dataset and norm, for every command (attack, bench, evaluate).
+  EXPECT_DOUBLE_EQ(*DefaultRadius("mnist", Norm::kLinf, RadiusUse::kStandard), 0.3);
+  EXPECT_DOUBLE_EQ(*DefaultRadius("cifar10", Norm::kLinf, RadiusUse::kStandard), 8.0 / 255);
+  EXPECT_DOUBLE_EQ(*DefaultRadius("mnist", Norm::kL2, RadiusUse::kStandard), 2.0);
+  EXPECT_DOUBLE_EQ(*DefaultRadius("cifar10", Norm::kL2, RadiusUse::kStandard), 0.5);
   EXPECT_DOUBLE_EQ(*DefaultRadius("mnist", Norm::kLinf, RadiusUse::kGame), 0.2);
   EXPECT_DOUBLE_EQ(*DefaultRadius("cifar10", Norm::kLinf, RadiusUse::kGame), 0.05);
   EXPECT_FALSE(DefaultRadius("mnist", Norm::kL2, RadiusUse::kGame));
-  EXPECT_FALSE(DefaultRadius("custom", Norm::kLinf, RadiusUse::kAttack));
+  EXPECT_FALSE(DefaultRadius("custom", Norm::kLinf, RadiusUse::kStandard));
 }
 
 TEST(ThreatModel, ResolvedOnceWithTheRangeOfItsNormAndTheUsersOptionNames) {
   const ThreatModel d =
-      ResolveThreatModel("mnist", std::nullopt, "linf", "scores", "8bit", RadiusUse::kAttack);
+      ResolveThreatModel("mnist", std::nullopt, "linf", "scores", "8bit", RadiusUse::kStandard);
   EXPECT_DOUBLE_EQ(d.eps, 0.3);
   EXPECT_TRUE(d.eps_default);
   const ThreatModel given =
-      ResolveThreatModel("mnist", 0.1, "linf", "label", "float", RadiusUse::kAttack);
+      ResolveThreatModel("mnist", 0.1, "linf", "label", "float", RadiusUse::kStandard);
   EXPECT_DOUBLE_EQ(given.eps, 0.1);
   EXPECT_FALSE(given.eps_default);
   EXPECT_EQ(given.feedback, oracle::Feedback::kLabel);
   EXPECT_EQ(given.pixels, oracle::PixelSpace::kFloat);
   // L2 2.0 (the CLI's MNIST L2 default) is a radius; under L_inf it is not.
-  EXPECT_DOUBLE_EQ(ResolveThreatModel("mnist", 2.0, "l2", "scores", "8bit", RadiusUse::kAttack).eps,
-                   2.0);
+  EXPECT_DOUBLE_EQ(
+      ResolveThreatModel("mnist", 2.0, "l2", "scores", "8bit", RadiusUse::kStandard).eps, 2.0);
   auto message = [](std::optional<double> eps, const std::string& norm, const OptionNames& n) {
     try {
-      ResolveThreatModel("mnist", eps, norm, "scores", "8bit", RadiusUse::kAttack, n);
+      ResolveThreatModel("mnist", eps, norm, "scores", "8bit", RadiusUse::kStandard, n);
     } catch (const std::invalid_argument& e) {
       return std::string(e.what());
     }
@@ -129,7 +126,7 @@ TEST(ThreatModel, ResolvedOnceWithTheRangeOfItsNormAndTheUsersOptionNames) {
     EXPECT_NE(message(bad, "linf", cli), "") << bad;  // never replaced by the default
   EXPECT_EQ(message(0.1, "l3", py).rfind("norm must be", 0), 0u) << message(0.1, "l3", py);
   EXPECT_THROW(
-      ResolveThreatModel("custom", std::nullopt, "linf", "scores", "8bit", RadiusUse::kAttack),
+      ResolveThreatModel("custom", std::nullopt, "linf", "scores", "8bit", RadiusUse::kStandard),
       std::invalid_argument);
 }
 

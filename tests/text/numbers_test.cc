@@ -50,7 +50,7 @@ TEST(ParseNumberOrFraction, DecimalsAndFractionsAsTyped) {
   // 8/255 times 255 is 8 again, so the 8-bit radius keeps all 8 steps (unlike 0.031).
   EXPECT_DOUBLE_EQ(ParseNumberOrFraction("8/255", "x") * 255, 8.0);
   for (const char* bad : {"", " 0.3", "0.3 ", "8/", "/255", "8/0", "8//255", "8/255/2", "abc",
-                          "nan", "inf", "1e999", "0x1p3", "8 / 255", "1,5"}) {
+                          "nan", "inf", "0x1p3", "8 / 255", "1,5"}) {
     try {
       ParseNumberOrFraction(bad, "--eps");
       ADD_FAILURE() << bad;
@@ -59,6 +59,20 @@ TEST(ParseNumberOrFraction, DecimalsAndFractionsAsTyped) {
                 "--eps '" + std::string(bad) + "' is not a number (write e.g. 0.3 or 8/255)");
     }
   }
+  // Numbers that no double holds (overflow, or an underflow to a subnormal or 0, also of a
+  // fraction) are numbers all the same, and said to be out of range.
+  for (const char* big : {"1e999", "1e-320", "1e-400", "1e300/1e-300", "1e-300/1e300"}) {
+    try {
+      ParseNumberOrFraction(big, "--split");
+      ADD_FAILURE() << big;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()), "--split '" + std::string(big) +
+                                           "' is a number outside the range of doubles "
+                                           "(magnitudes 2.2e-308 .. 1.8e308, or 0)");
+    }
+  }
+  EXPECT_EQ(ParseNumberOrFraction("0/5", "x"), 0.0);
+  EXPECT_EQ(ParseNumberOrFraction("1e308", "x"), 1e308);
 }
 
 // FormatG is printf's %g; with 17 digits every double reads back exactly (option values and

@@ -337,8 +337,9 @@ class Attack:
         "square-l2", "rays", ...), with settings "bos2:kernel=matern52,refine=0".
     eps: the ball's radius in pixel units: L_inf in (0, 1] (e.g. 8/255 for CIFAR-10, 0.3 for
         MNIST); with norm="l2" an L2 radius in (0, 886.81] (e.g. 2 for MNIST). Required, as with
-        the CLI's --data, unless dataset= picks a shipped dataset's radius (L_inf: mnist 0.3,
-        cifar10 0.05; L2: 2 and 1). The range is checked by the core, as on the CLI.
+        the CLI's --data, unless dataset= picks a shipped dataset's standard radius (L_inf:
+        mnist 0.3, cifar10 8/255; L2: 2 and 0.5; the CLI's defaults). The range is checked by
+        the core, as on the CLI.
     budget: queries per instance, [1, 1e8] (default 900, the BOS^2 thesis' T). Every image the
         model scores counts; never more than the budget.
     targeted / target: the goal. Default: untargeted (argmax != y; x_adv shaped like x, as
@@ -392,7 +393,7 @@ class Attack:
         if eps is None and dataset is None:
             raise ValueError("eps is required: the ball's radius in pixel units (L_inf in (0, 1], "
                              "e.g. 8/255 for CIFAR-10, 0.3 for MNIST; norm='l2': an L2 radius); "
-                             "dataset='mnist'|'cifar10' uses that dataset's paper radius")
+                             "dataset='mnist'|'cifar10' uses that dataset's standard radius")
         self.name = name
         # A number here; its range (per norm) is the core's check, as on the CLI (issue #57).
         if eps is not None and (isinstance(eps, bool) or not isinstance(eps, numbers.Real)):
