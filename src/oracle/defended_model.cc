@@ -107,7 +107,8 @@ class DetectorStage final : public Stage {
     seen_ += n;
     DefendedAnswer a = inner_->Evaluate(images, n, context);
     if (!reject_) return a;
-    a.refused.assign(n, false);
+    // Refusals from inside (a served model's own detector) stay refused.
+    if (static_cast<int>(a.refused.size()) != n) a.refused.assign(n, false);
     const double flat = -std::log(static_cast<double>(a.log_probs.cols()));
     for (int q = 0; q < n; ++q)
       if (detected[q]) {

@@ -48,6 +48,50 @@ std::unique_ptr<Classifier> MeanModel(std::vector<std::vector<float>>* seen) {
   return Classifier::FromBackend(std::make_unique<MeanBackend>(seen), o);
 }
 
+// A back end with a defense of its own (a served detector): it refuses image 0 of every
+// batch and flags both.
+class RefusingBackend : public MeanBackend {
+ public:
+  using MeanBackend::MeanBackend;
+  BackendAnswer Answer(const float* x, int n, int c, int h, int w,
+                       const QueryContext* ctx) const override {
+    BackendAnswer a{Scores(x, n, c, h, w, ctx), std::vector<bool>(n, true),
+                    std::vector<bool>(n, false)};
+    a.refused[0] = true;
+    return a;
+  }
+};
+
+// A served detector's verdicts reach the chain as a local detector's: the refused row is
+// flat and marked, the detections counted (first at image 1); a local rejecting detector in
+// front keeps the inner refusal and adds its own.
+TEST(DefendedModel, AServedDetectorsRefusalsAreHandedOnLikeALocalOnes) {
+  std::vector<std::vector<float>> seen;
+  ClassifierOptions o;
+  o.channels = 1;
+  o.height = o.width = 2;
+  o.output = OutputKind::kLogits;
+  o.probe = false;
+  o.classes = 3;
+  auto model = Classifier::FromBackend(std::make_unique<RefusingBackend>(&seen), o);
+  const std::vector<float> x = {0.9f, 0.9f, 0.9f, 0.9f, 0.1f, 0.1f, 0.1f, 0.1f};
+  auto plain = Undefended(*model);
+  const DefendedAnswer a = plain->Evaluate(x.data(), 2, nullptr);
+  EXPECT_EQ(a.refused, std::vector<bool>({true, false}));
+  for (int c = 0; c < 3; ++c) EXPECT_DOUBLE_EQ(a.log_probs(0, c), -std::log(3.0));
+  EXPECT_TRUE(plain->detector().monitored);
+  EXPECT_EQ(plain->detector().detections, 2);
+  EXPECT_EQ(plain->detector().first_detection, 1);
+  auto both = WithDetector(
+      Undefended(*model),
+      [](const float*, int) {
+        return std::vector<bool>{false, true};
+      },
+      /*reject=*/true);
+  EXPECT_EQ(both->Evaluate(x.data(), 2, nullptr).refused, std::vector<bool>({true, true}));
+  EXPECT_THROW(model->LogProbabilities(x.data(), 2), RefusedError);
+}
+
 TEST(DefendedModel, StagesActInChainOrderAndLeaveTheAttackersImagesAlone) {
   std::vector<std::vector<float>> seen;
   auto model = MeanModel(&seen);
