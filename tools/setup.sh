@@ -29,7 +29,7 @@ fi
 JOBS=${JOBS:-$(nproc)}
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >&2
 # ADVBO_BUILD_TARGETS (space-separated) limits the build to those targets: CI's plain stage
-# builds only what it runs (tools/run_tests.sh); unset = everything.
+# builds only what it runs (tools/ci/run_tests.sh); unset = everything.
 cmake --build build -j "$JOBS" ${ADVBO_BUILD_TARGETS:+--target $ADVBO_BUILD_TARGETS} >&2
 # The Python package is importable from the build tree with PYTHONPATH=build/python (the
 # tests do so) or installed into a venv with pip (README). Earlier versions of this script

@@ -151,8 +151,8 @@ std::function<int()> RegisterGameCommand(CLI::App& app) {
       ->transform(RadiusIn(1));
   cmd->add_option("--data", a->study.data,
                   "adversarial: play on these test images instead of the shipped sample (an MNIST "
-                  "IDX images file or a CIFAR-10 .bin batch, e.g. ../shared/datasets/cifar10/"
-                  "test_batch.bin for the thesis' image 9139)");
+                  "IDX images file or a CIFAR-10 .bin batch, e.g. the full CIFAR-10 test batch "
+                  "(test_batch.bin) for the thesis' image 9139)");
   cmd->add_flag("--defender-strength", a->study.defender_strength,
                 "adversarial: the defender also chooses its purification strength w in [0, 1] "
                 "(its image moves w of the way to its VAE move; w = 0 passes the attacker's image "

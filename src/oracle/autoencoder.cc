@@ -39,7 +39,8 @@ std::unique_ptr<Autoencoder> Autoencoder::Load(const std::string& path, int c, i
   }
   for (const char* m : {"encode", "decode"})
     if (!ae->impl_->module.find_method(m))
-      throw ModelError(path + ": the module has no " + m + "() method (see tools/train_vae.py)");
+      throw ModelError(path + ": the module has no " + m +
+                       "() method (see tools/train/train_vae.py)");
   std::vector<float> probe(2 * c * h * w, 0.5f);
   Eigen::MatrixXd z;
   try {

@@ -2,7 +2,7 @@
 // adversarial-ML game (Dai 2021 thesis Sec. 8.4.2, App. E.6.2.1a). The module must export
 //   encode(x [N,C,H,W] float32 in [0,1]) -> latent mean [N, z]
 //   decode(z [N, z] float32)              -> images [N,C,H,W] in [0,1]
-// (tools/train_vae.py writes such modules: models/mnist_vae.pt, models/cifar10_vae.pt).
+// (tools/train/train_vae.py writes such modules: models/mnist_vae.pt, models/cifar10_vae.pt).
 #pragma once
 
 #include <Eigen/Dense>

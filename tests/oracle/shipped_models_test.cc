@@ -68,7 +68,7 @@ TEST(ShippedModels, PlainModelsMatchTheirCards) {
   EXPECT_GE(Accuracy(*c, cifar), CardSampleAccuracy(kRoot + "/models/cifar10_cw_plain.md") - 0.5);
 }
 
-// The adversarially trained models of issue #37 (tools/train_at.py): the clean accuracy on
+// The adversarially trained models of issue #37 (tools/train/train_at.py): the clean accuracy on
 // the full official test set that the card claims (the MNIST sample is that set).
 TEST(ShippedModels, AdversariallyTrainedMnistMatchesItsCard) {
   std::ifstream in(kRoot + "/models/mnist_at.md");
@@ -109,8 +109,8 @@ TEST(ShippedModels, AdversariallyTrainedCifar10MatchesItsCard) {
 }
 
 // Carlini & Wagner's MNIST network, weights from rubinxin/BayesOpt_Attack
-// (tools/convert_carlini_mnist.py): the conversion (kernel layout, channels-last flatten, the -0.5
-// shift) is right only if the accuracy is the published network's 99.41 % on t10k.
+// (tools/train/convert_carlini_mnist.py): the conversion (kernel layout, channels-last flatten, the
+// -0.5 shift) is right only if the accuracy is the published network's 99.41 % on t10k.
 TEST(ShippedModels, CarliniMnistIsThePublishedNetwork) {
   auto m = Classifier::Load(kRoot + "/models/mnist_carlini.pt");
   auto s = data::ReadMnist(kRoot + "/data/mnist/t10k-images-idx3-ubyte.gz",

@@ -18,7 +18,8 @@
 # "gpucb ts"), OMNI_CIFAR10 (the omniscient defender's candidates on CIFAR-10, default 200 =
 # exactly the R2-B2 defender's own set: 1000 would take ~65 min per attacker here; MNIST uses
 # the default 1000). Each game is its own `advbo game` run in OUT/SETTING/ATTACKER-vs-DEFENDER/
-# (skipped when its summary.json exists, so an interrupted bench resumes).
+# (skipped when its summary.json exists, so an interrupted bench resumes). SEED (default 0) is
+# the games' seed: tools/bench/bench_r2b2_seeds.sh plays the bench again on fresh seeds.
 # Table: /usr/bin/python3 tools/bench/r2b2_bound_table.py OUT
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -49,7 +50,7 @@ for setting in $settings; do
       [[ -f "$dir/summary.json" ]] && continue
       mkdir -p "$(dirname "$dir")"
       echo "bench_r2b2_bound: $setting $att vs $def" >&2
-      "$ADVBO" game "${where[@]}" --attacker "$att" "${agent[@]}" --rounds 150 --seed 0 \
+      "$ADVBO" game "${where[@]}" --attacker "$att" "${agent[@]}" --rounds 150 --seed "${SEED:-0}" \
         --quiet "${extra[@]}" --out-dir "$dir" > "$dir.log" 2>&1
     done
   done

@@ -2,7 +2,7 @@
 # The adversarial-ML game in the R2-B2 thesis' own setting (issue #39, item 1): its target
 # architecture class (by default a plain CNN without batch norm, models/mnist_cw_plain.pt;
 # MODEL=models/mnist_r2b2_cnn.pt is the thesis' own architecture re-trained), its VAE
-# (models/mnist_vae_r2b2.pt, converted from the authors' weights by tools/convert_r2b2_vae.py)
+# (models/mnist_vae_r2b2.pt, converted from the authors' weights by tools/train/convert_r2b2_vae.py)
 # and its MNIST image (test image 6590 = img_inds_mnist.pkl[3], the index r2_b2_mnist.py
 # plays), eps = 0.2, 150 rounds, 5 random initial rounds, 10 initialisations, seed 0.
 #

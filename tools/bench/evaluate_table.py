@@ -6,7 +6,7 @@
 One row per folder: model, defense, images, clean accuracy, robust accuracy under the plain
 ensemble and with the defense's adaptive attack (95 % Wilson interval), which attack broke
 how many images first, mean / median model queries per attacked image. With --pgd (the
-per-image white-box PGD results of tools/train_at.py) the PGD robust accuracy on the same
+per-image white-box PGD results of tools/train/train_at.py) the PGD robust accuracy on the same
 images is added to each row (float and 8-bit iterates).
 """
 import argparse

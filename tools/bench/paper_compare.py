@@ -10,7 +10,7 @@ per query, BOS^2's median after its initial queries and, for the BO attacks, the
 the whole row. Columns: ASR, 8-bit ASR (the reported image rounded onto the grid inside the ball and
 re-queried), max / mean / median queries over successes, mean queries with failures
 at the budget, seconds per instance (model share), ms per query in the model and outside it,
-and -- when tools/reachability.py wrote reachability.jsonl next to RECORDS -- the failures it
+and -- when tools/bench/reachability.py wrote reachability.jsonl next to RECORDS -- the failures it
 labelled search-limited / unreachable ("–" for attacks it did not diagnose).
 """
 import json

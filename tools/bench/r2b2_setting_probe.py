@@ -21,7 +21,7 @@ classified test images.
 Usage: /usr/bin/python3 tools/bench/r2b2_setting_probe.py --model models/mnist_cw.pt \\
           --vae models/mnist_vae.pt --vae models/mnist_vae_r2b2.pt --indices 6590 --first 40
        /usr/bin/python3 tools/bench/r2b2_setting_probe.py --dataset cifar10 \\
-          --data ../shared/datasets/cifar10 --model models/cifar10_cw.pt \\
+          --data DATA/cifar10 --model models/cifar10_cw.pt \\
           --vae models/cifar10_vae.pt --indices 9139 --first 40
 Writes a markdown table to stdout and, with --out FILE, the numbers as JSON.
 """

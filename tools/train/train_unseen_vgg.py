@@ -10,7 +10,7 @@ narrowed for two CPU cores) whose TorchScript module returns **logits** [N, 10] 
 Nothing of it is shipped or used to choose a setting; it exists to be attacked once, beside
 Square, after the defaults are fixed:
 
-    /usr/bin/python3 tools/train_unseen_vgg.py --data ../shared/datasets/cifar10 --out /tmp/vgg.pt
+    /usr/bin/python3 tools/train/train_unseen_vgg.py --data DATA/cifar10 --out /tmp/vgg.pt
     SPECS="bos2 square" DATASET=cifar10 EXTRA="--model /tmp/vgg.pt" \\
       bash tools/bench/bench_bos2_batch.sh 20 OUT
 

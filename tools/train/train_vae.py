@@ -23,9 +23,9 @@ equal to its prediction on x:
 After every epoch the card reports the test-set accuracy of f on x and on x_n.
 
 Usage:
-  /usr/bin/python3 tools/train_vae.py mnist   --data ../shared/datasets/mnist   --out models
-  /usr/bin/python3 tools/train_vae.py cifar10 --data ../shared/datasets/cifar10 --out models
-  /usr/bin/python3 tools/train_vae.py cifar10 --data ../shared/datasets/cifar10 --out models \
+  /usr/bin/python3 tools/train/train_vae.py mnist   --data DATA/mnist   --out models
+  /usr/bin/python3 tools/train/train_vae.py cifar10 --data DATA/cifar10 --out models
+  /usr/bin/python3 tools/train/train_vae.py cifar10 --data DATA/cifar10 --out models \
       --init models/cifar10_vae.pt --classifier models/cifar10_cw.pt --clip-eps 0.05 \
       --consistency 1000 --epochs 3 --name cifar10_vae_cc
 Writes models/<name>.pt (default name <dataset>_vae) and models/<name>.md (model card with
@@ -168,7 +168,7 @@ def save(model, path_pt, card, args):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dataset", choices=["mnist", "cifar10"])
-    ap.add_argument("--data", required=True, help="dataset folder (../shared/datasets/<name>)")
+    ap.add_argument("--data", required=True, help="dataset folder (DATA/<name>: the dataset files, e.g. MNIST IDX or CIFAR-10 batches)")
     ap.add_argument("--out", default="models")
     ap.add_argument("--epochs", type=int, default=None, help="default 20 MNIST, 30 CIFAR-10")
     ap.add_argument("--batch", type=int, default=128)
@@ -268,13 +268,13 @@ def main():
                 f"- TorchScript methods: encode(x [N,C,H,W] in [0,1]) -> latent mean [N,{z}]; "
                 f"decode(z [N,{z}]) -> images in [0,1]; forward = decode(encode(x)).\n"
                 f"- {'Fine-tuning' if clf is not None else 'Training'}: {len(xtr)} training "
-                f"images of ../shared/datasets/{args.dataset}, Adam lr {args.lr}, batch "
+                f"images of the {args.dataset} folder passed as --data, Adam lr {args.lr}, batch "
                 f"{args.batch}, {epoch} epochs, seed {args.seed}, loss = Bernoulli reconstruction "
                 f"+ KL (negative ELBO){' + the consistency term below' if clf is not None else ''}.\n"
                 f"- Test reconstruction error (10,000 test images, pixels in [0,1]): "
                 f"MSE {mse:.5f}, MAE {mae:.4f}.\n"
                 f"{consistency}"
-                f"- Produced by: /usr/bin/python3 {' '.join(['tools/train_vae.py'] + sys.argv[1:])}\n")
+                f"- Produced by: /usr/bin/python3 {' '.join(['tools/train/train_vae.py'] + sys.argv[1:])}\n")
         save(model, path, card, args)
     print(f"wrote {path}")
 

@@ -3,7 +3,7 @@
 folder in ONE ctest run, so that long tests share the cores with the rest (issue #57, CI time).
 Stdlib only.
 
-Usage: tools/ctest_select.py BUILD_DIR [--label L ...] [--list FILE] [--regex RE ...]
+Usage: tools/ci/ctest_select.py BUILD_DIR [--label L ...] [--list FILE] [--regex RE ...]
          [--exclude-list FILE]
 A test is chosen when it carries one of the labels, is named in a --list file, or matches a
 --regex (Python re, whole name), and is not named in an --exclude-list file. List files hold

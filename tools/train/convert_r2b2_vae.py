@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Converts the R2-B2 thesis' MNIST VAE (Dai 2021, App. E.6.2.1a: the Keras MLP VAE, latent
 z in R^2, 512 hidden units) from its published Keras HDF5 weights to advbo's TorchScript VAE
-(the `encode` / `decode` module of tools/train_vae.py), so the adversarial-ML game can be
+(the `encode` / `decode` module of tools/train/train_vae.py), so the adversarial-ML game can be
 played with the thesis' own latent space (issue #39: where does our game differ?).
 
 Source of the weights: the R2-B2 authors' repository (daizhongxiang/R2-B2), file
@@ -10,8 +10,8 @@ reconstruction x 784 + KL, 50 epochs on the 60,000 MNIST training images). Extra
 snapshot:
 
     git --git-dir <snapshot> show HEAD:r2_b2_adv_ml/vae_mlp_mnist_D_2.h5 > vae.h5
-    /usr/bin/python3 tools/convert_r2b2_vae.py --weights vae.h5 --out models \\
-        --data ../shared/datasets/mnist
+    /usr/bin/python3 tools/train/convert_r2b2_vae.py --weights vae.h5 --out models \\
+        --data DATA/mnist
 
 The weights are only re-laid out (Keras dense kernels [in, out] -> torch [out, in]); nothing
 is trained. Needs python3-h5py. Writes <out>/mnist_vae_r2b2.pt and its card
@@ -74,8 +74,8 @@ def main():
 - TorchScript methods: encode(x [N,1,28,28] in [0,1]) -> latent mean [N,2]; decode(z [N,2])
   -> images in [0,1]; forward = decode(encode(x)).
 - Converted (weights re-laid out, nothing trained) by:
-  /usr/bin/python3 tools/convert_r2b2_vae.py --weights vae_mlp_mnist_D_2.h5 --out models
-  --data ../shared/datasets/mnist
+  /usr/bin/python3 tools/train/convert_r2b2_vae.py --weights vae_mlp_mnist_D_2.h5 --out models
+  --data DATA/mnist
 - Test reconstruction error (10,000 test images, pixels in [0,1]): MSE {mse:.5f}, MAE {mae:.4f}.
 """
     os.makedirs(a.out, exist_ok=True)

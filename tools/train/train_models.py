@@ -13,8 +13,8 @@ Batch norm after each conv and dropout before the FC layers are added (allowed b
 model spec) to reach the accuracy goals in few epochs on two CPU cores.
 
 Usage:
-  python3 tools/train_models.py mnist   --data ../shared/datasets/mnist   --out models
-  python3 tools/train_models.py cifar10 --data ../shared/datasets/cifar10 --out models
+  python3 tools/train/train_models.py mnist   --data DATA/mnist   --out models
+  python3 tools/train/train_models.py cifar10 --data DATA/cifar10 --out models
 Writes models/<name>.pt and models/<name>.md (model card) atomically; a checkpoint of
 the latest epoch is exported after every epoch so an interrupted run leaves a
 usable model.
@@ -151,7 +151,7 @@ def export(model, example, path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dataset", choices=["mnist", "cifar10"])
-    ap.add_argument("--data", required=True, help="folder of the full dataset (../shared/datasets/<name>)")
+    ap.add_argument("--data", required=True, help="folder of the full dataset (DATA/<name>: the dataset files, e.g. MNIST IDX or CIFAR-10 batches)")
     ap.add_argument("--out", default="models")
     ap.add_argument("--sample", help="shipped sample used for the card's sample accuracy")
     ap.add_argument("--epochs", type=int, default=None)
@@ -236,7 +236,7 @@ def main():
 | field | value |
 | --- | --- |
 | architecture | {arch}; {layers} |
-| training data | `../shared/datasets/{args.dataset}/` ({len(xtr)} training images) |
+| training data | the {args.dataset} folder passed as `--data` ({len(xtr)} training images) |
 | augmentation | {aug} |
 | optimiser | AdamW lr {lr} (one-cycle), weight decay 5e-4, batch {bs}, label smoothing {smoothing} |
 | epochs | {epochs} (the final epoch is exported; no model selection on the test set) |
@@ -247,7 +247,7 @@ def main():
 | input contract | float32 NCHW {shape}, pixels in [0, 1]; normalisation is inside the module |
 | output | logits [N, 10] (use `--output auto` or `logits`) |
 | sha256 | `{sha256(pt_path)}` |
-| produced by | `python3 tools/train_models.py {args.dataset} --data ../shared/datasets/{args.dataset} --out {args.out} --seed {args.seed} --threads {args.threads}{' --plain' if plain else ''}{f' --epochs {args.epochs}' if args.epochs else ''}` (Debian python3-torch {torch.__version__}) |
+| produced by | `python3 tools/train/train_models.py {args.dataset} --data DATA/{args.dataset} --out {args.out} --seed {args.seed} --threads {args.threads}{' --plain' if plain else ''}{f' --epochs {args.epochs}' if args.epochs else ''}` (Debian python3-torch {torch.__version__}) |
 
 Exported with `torch.jit.trace` in eval mode; loads with `torch::jit::load` (LibTorch)
 and Python's `torch.jit.load`.

@@ -5,7 +5,7 @@ file paths and lines of the Python that built it -- absolute paths of the machin
 the export. TorchScript loads and runs without them (an exception raised inside forward()
 still carries its message), so the project's exports drop them.
 
-    /usr/bin/python3 tools/torchscript_util.py strip models/*.pt   # rewrite in place
+    /usr/bin/python3 tools/train/torchscript_util.py strip models/*.pt   # rewrite in place
 
 prints each file's new sha256 (copy it into the model card).
 """

@@ -20,9 +20,9 @@ any restart is misclassified. Two columns: float iterates, and 8-bit iterates (e
 projected to the 8-bit grid inside the eps-ball, i.e. the images advbo queries by default).
 
 Usage:
-  /usr/bin/python3 tools/train_at.py mnist   --data ../shared/datasets/mnist   --out models
-  /usr/bin/python3 tools/train_at.py cifar10 --data ../shared/datasets/cifar10 --out models
-  /usr/bin/python3 tools/train_at.py mnist --eval-only models/mnist_at.pt --data ...  # re-measure
+  /usr/bin/python3 tools/train/train_at.py mnist   --data DATA/mnist   --out models
+  /usr/bin/python3 tools/train/train_at.py cifar10 --data DATA/cifar10 --out models
+  /usr/bin/python3 tools/train/train_at.py mnist --eval-only models/mnist_at.pt --data ...  # re-measure
 Writes models/<dataset>_at.pt, models/<dataset>_at.md (the card) and
 tools/results/at_pgd/<dataset>_at_pgd.jsonl (one line per evaluated test image: index,
 label, clean correct, robust float, robust 8-bit) so that black-box evaluations can be
@@ -136,7 +136,7 @@ def evaluate(model, xte, yte, eps, steps, restarts, seed, n, bs):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dataset", choices=["mnist", "cifar10"])
-    ap.add_argument("--data", required=True, help="folder of the full dataset (../shared/datasets/<name>)")
+    ap.add_argument("--data", required=True, help="folder of the full dataset (DATA/<name>: the dataset files, e.g. MNIST IDX or CIFAR-10 batches)")
     ap.add_argument("--out", default="models")
     ap.add_argument("--results", default="tools/results/at_pgd")
     ap.add_argument("--eps", type=float, default=None, help="L-inf radius (default 0.3 MNIST, 8/255 CIFAR-10)")
@@ -264,7 +264,7 @@ the reference a black-box evaluation should approach from above.
 | field | value |
 | --- | --- |
 | architecture | {arch}; 3x3 valid convs, each followed by batch norm and ReLU; 2x2 max-pool; no dropout (the C&W architecture of the shipped `{args.dataset}_cw.pt`) |
-| training data | `../shared/datasets/{args.dataset}/` ({len(xtr)} training images; the last 1,000 held out for model selection) |
+| training data | the {args.dataset} folder passed as `--data` ({len(xtr)} training images; the last 1,000 held out for model selection) |
 | recipe | FGSM with random start (Wong, Rice & Kolter, ICLR 2020, Alg. 3): ε = {eps:.4f}, step α = 1.25 ε, δ₀ ~ U(−ε, ε){f'; ε ramped linearly over the first {warmup} epochs' if warmup else ''} |
 | augmentation | {aug} |
 | optimiser | AdamW lr {lr} (one-cycle, 30 % warm-up), weight decay 5e-4, batch {bs} |
@@ -278,7 +278,7 @@ the reference a black-box evaluation should approach from above.
 | input contract | float32 NCHW {shape}, pixels in [0, 1]; normalisation is inside the module |
 | output | logits [N, 10] (use `--output auto` or `logits`) |
 | sha256 | `{sha256(pt_path)}` |
-| produced by | `/usr/bin/python3 tools/train_at.py {args.dataset} --data ../shared/datasets/{args.dataset} --out {args.out} --seed {args.seed} --threads {args.threads}{f' --epochs {args.epochs}' if args.epochs else ''}` (Debian python3-torch {torch.__version__}) |
+| produced by | `/usr/bin/python3 tools/train/train_at.py {args.dataset} --data DATA/{args.dataset} --out {args.out} --seed {args.seed} --threads {args.threads}{f' --epochs {args.epochs}' if args.epochs else ''}` (Debian python3-torch {torch.__version__}) |
 
 Per epoch (validation = the 1,000 held-out training images; PGD-10, one restart, float):
 

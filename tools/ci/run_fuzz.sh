@@ -2,9 +2,9 @@
 # Builds the libFuzzer targets of the input parsers (tests/fuzz/, clang, ASan + UBSan) into
 # build-fuzz/ and runs each one, starting from the committed corpus tests/fuzz/corpus/<target>.
 # ADVBO_FUZZ_BUILD=build-asan uses the sanitizer build instead, which CI configures with the
-# fuzz targets (tools/run_sanitized_tests.sh: one clang build for both stages, issue #57).
+# fuzz targets (tools/ci/run_sanitized_tests.sh: one clang build for both stages, issue #57).
 #
-#   bash tools/run_fuzz.sh [RUNS|SECONDSs] [TARGET...]
+#   bash tools/ci/run_fuzz.sh [RUNS|SECONDSs] [TARGET...]
 #
 # RUNS (e.g. 10000000) = executions per target; "60s" = seconds per target instead (CI smoke
 # runs use a few seconds each). Targets: mnist cifar10 images specs bounds (default all).
@@ -13,13 +13,13 @@
 # copy them into tests/fuzz/corpus/<target>/ so test_fuzz_regressions replays them.
 # Exit status 1 if any target crashed, leaked or hung.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 budget="${1:-60s}"
 shift || true
 targets=("$@")
 ((${#targets[@]})) || targets=(mnist cifar10 images specs bounds)
 build="${ADVBO_FUZZ_BUILD:-build-fuzz}"
-bash tools/install_clang.sh
+bash tools/ci/install_clang.sh
 if [ "$build" = build-fuzz ]; then
   CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DADVBO_FUZZ=ON \
     -DADVBO_BUILD_TESTS=OFF -DADVBO_NATIVE=OFF > /dev/null
@@ -31,7 +31,7 @@ cmake --build "$build" -j "${JOBS:-$(nproc)}" --target $(printf 'fuzz_%s ' "${ta
 mkdir -p "$build"/crashes "$build"/work
 rm -f "$build"/fuzz_report.jsonl
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=0"
-export LSAN_OPTIONS="suppressions=$PWD/tools/lsan.supp:print_suppressions=0"
+export LSAN_OPTIONS="suppressions=$PWD/tools/ci/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 status=0
 for t in "${targets[@]}"; do

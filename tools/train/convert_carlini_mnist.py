@@ -9,8 +9,8 @@ MIT licence), file `objective_func/tf_models/models/mnist`, which is the network
 Carlini & Wagner (2017) `setup_mnist.py` (BSD 2-clause). Extract it from a snapshot:
 
     git -C <snapshot>.git show HEAD:objective_func/tf_models/models/mnist > mnist.h5
-    /usr/bin/python3 tools/convert_carlini_mnist.py --weights mnist.h5 --out models \\
-        --data ../shared/datasets/mnist
+    /usr/bin/python3 tools/train/convert_carlini_mnist.py --weights mnist.h5 --out models \\
+        --data DATA/mnist
 
 Architecture (Keras, channels-last): conv3x3(32)-relu-conv3x3(32)-relu-maxpool2
 -conv3x3(64)-relu-conv3x3(64)-relu-maxpool2-flatten(H, W, C order)-fc200-relu-fc200-relu
@@ -146,7 +146,7 @@ The network the BOS^2 thesis (Kharkovskii 2020, Sec. 5.3) and the BayesOpt attac
 | input contract | float32 NCHW [N, 1, 28, 28], pixels in [0, 1]; the module subtracts 0.5 (Carlini's data are x/255 - 0.5) |
 | output | logits [N, 10] (use `--output auto` or `logits`) |
 | sha256 | `{sha}` |
-| produced by | `/usr/bin/python3 tools/convert_carlini_mnist.py --weights mnist.h5 --out models --data ../shared/datasets/mnist` (Debian python3-torch {torch}) |
+| produced by | `/usr/bin/python3 tools/train/convert_carlini_mnist.py --weights mnist.h5 --out models --data DATA/mnist` (Debian python3-torch {torch}) |
 
 Exported with `torch.jit.trace` in eval mode.
 

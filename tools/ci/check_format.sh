@@ -2,7 +2,7 @@
 # Fails (exit 1) when a C++ source or header of the repository is not clang-formatted
 # (.clang-format: Google base). Run by ctest as `clang_format`; `clang-format -i FILE` fixes.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 if git rev-parse --is-inside-work-tree > /dev/null 2>&1; then
   mapfile -t files < <(git ls-files '*.cc' '*.h')
 else

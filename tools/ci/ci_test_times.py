@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Markdown table of the slowest tests of one or more ctest build folders (stdlib only).
 
-Usage: /usr/bin/python3 tools/ci_test_times.py [--top N] NAME=BUILD_DIR [NAME=BUILD_DIR ...]
+Usage: /usr/bin/python3 tools/ci/ci_test_times.py [--top N] NAME=BUILD_DIR [NAME=BUILD_DIR ...]
 Reads each BUILD_DIR/Testing/Temporary/CTestCostData.txt (ctest's record of every test's last
 wall time) and prints the N slowest tests over all of them (default 20), one column of seconds
 per build ("–" where that build did not run the test), and each build's sum.
-Example: tools/ci_test_times.py plain=build sanitized=build-asan
+Example: tools/ci/ci_test_times.py plain=build sanitized=build-asan
 """
 import argparse
 import os

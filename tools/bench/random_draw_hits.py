@@ -16,7 +16,7 @@ Distributions (pixels in [0, 1], L_inf radius eps; every image clipped into the 
   latent-sign s           u ~ uniform on {-1, 1}^(s*s*c), gain 3 (s = image side: pixel signs)
   stripes / hstripes      Square's initialisation (one sign per column) / per row
 
-    /usr/bin/python3 tools/random_draw_hits.py --model models/mnist_cw.pt --images 17
+    /usr/bin/python3 tools/bench/random_draw_hits.py --model models/mnist_cw.pt --images 17
 
 Prints one line per distribution: expected hits at k = 1, 10, 30 and the number of instances
 with p > 0. Deterministic for one --seed.
@@ -30,7 +30,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def read_mnist(n):

@@ -2,7 +2,7 @@
 """Float queries against 8-bit queries on the same instances: what a float ASR is worth once
 the images are saved, and what querying on the 8-bit grid from the start buys.
 
-Usage: /usr/bin/python3 tools/float_vs_8bit.py FLOAT.jsonl EIGHTBIT.jsonl [--out FILE.md]
+Usage: /usr/bin/python3 tools/bench/float_vs_8bit.py FLOAT.jsonl EIGHTBIT.jsonl [--out FILE.md]
            [--attacks a,b,...]
 
 FLOAT.jsonl holds records of `advbo bench`/`attack` with `--pixels float` (or records written

@@ -24,7 +24,7 @@ proof). Writes reachability.jsonl (one line per failure: attack, image_index, ta
 best_margin, best_side) and reachability.md (counts per attack) next to RECORDS, or into
 --out-dir.
 
-    /usr/bin/python3 tools/reachability.py tools/results/bench_mnist_cw/records.jsonl
+    /usr/bin/python3 tools/bench/reachability.py tools/results/bench_mnist_cw/records.jsonl
 """
 import argparse
 import gzip
@@ -42,7 +42,7 @@ except ImportError:
     sys.exit("reachability: needs Debian's PyTorch for /usr/bin/python3 "
              "(apt-get install python3-torch)")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BOS2_SIDES = [6, 8, 10, 12, 14, 16, 18]
 
 
@@ -193,7 +193,7 @@ def main():
         total[r["attack"]] = total.get(r["attack"], 0) + 1
     lines = [f"# Reachability of the failures in {os.path.relpath(a.records, ROOT)}", "",
              f"White-box PGD over each attack's own search space ({a.restarts} restarts x {a.steps} "
-             f"steps per latent side, seed {a.seed}; tools/reachability.py).", "",
+             f"steps per latent side, seed {a.seed}; tools/bench/reachability.py).", "",
              "| attack | instances | failures | search-limited | unreachable | median best margin (unreachable) |",
              "| --- | ---: | ---: | ---: | ---: | ---: |"]
     for name in sorted(by):

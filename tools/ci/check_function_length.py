@@ -7,13 +7,13 @@ A heuristic reader of clang-formatted C++: a definition starts at a line that op
 at namespace depth and is not a namespace, class, struct, enum or initialiser; its length is
 the lines from that line to its closing brace (lambdas count toward the function that holds
 them; member functions defined in a class body count on their own).
-Usage: tools/check_function_length.py [LIMIT]
+Usage: tools/ci/check_function_length.py [LIMIT]
 """
 import re
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LIMIT = int(sys.argv[1]) if len(sys.argv) > 1 else 80
 EXEMPT = re.compile(r"\b(Register\w*Command|Add\w*Options|SettingHandlers)\s*\(")
 NOT_FUNCTION = re.compile(r"^\s*(namespace|class|struct|enum|union|extern)\b|=\s*\{?\s*$|=\s*\{")

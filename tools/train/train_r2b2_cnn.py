@@ -9,10 +9,10 @@ of their repository, so the network is re-trained here from its description:
   - fc10 (softmax in Keras; the export returns the logits before it),
   Adadelta (Keras 2 defaults: lr 1.0, rho 0.95, eps 1e-7), batch 128, 20 epochs, no
   augmentation, no input normalisation (pixels in [0, 1]).
-Only the training images present in ../shared/datasets/mnist are used (14,262 of 60,000),
+Only the training images present in the --data folder are used (the shipped model saw 14,262 of 60,000),
 so the test accuracy is expected below the thesis' 99.25 %.
 
-    /usr/bin/python3 tools/train_r2b2_cnn.py --data ../shared/datasets/mnist --out models
+    /usr/bin/python3 tools/train/train_r2b2_cnn.py --data DATA/mnist --out models
 
 Writes <out>/mnist_r2b2_cnn.pt and its card <out>/mnist_r2b2_cnn.md; the model is exported
 after every epoch so an interrupted run leaves a usable one.
@@ -50,7 +50,7 @@ class KerasMnistCnn(nn.Module):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", required=True, help="folder of the full MNIST (../shared/datasets/mnist)")
+    ap.add_argument("--data", required=True, help="folder of the MNIST IDX files (train-images-idx3-ubyte.gz, ...)")
     ap.add_argument("--out", default="models")
     ap.add_argument("--epochs", type=int, default=20, help="Keras example: 20")
     ap.add_argument("--seed", type=int, default=0)
@@ -89,7 +89,7 @@ def main():
 | --- | --- |
 | source | Dai 2021 thesis App. E.6.2.1a (the adversarial-ML game's target, 99.25 %); its authors' generate_target_ML_model_MNIST.py (the Keras `mnist_cnn` example) — re-trained, as the published weights are not available here |
 | architecture | conv32 3x3 ReLU - conv64 3x3 ReLU - maxpool 2x2 - dropout 0.25 - fc128 ReLU - dropout 0.5 - fc10; no input normalisation |
-| training data | `../shared/datasets/mnist/` ({len(xtr)} training images; the thesis had 60,000) |
+| training data | the mnist folder passed as `--data` ({len(xtr)} training images; the thesis had 60,000) |
 | optimiser | Adadelta lr 1.0, rho 0.95, eps 1e-7 (Keras 2 defaults), batch {bs}, no augmentation |
 | epochs | {a.epochs} (the final epoch is exported; no model selection on the test set) |
 | seed | {a.seed} |
@@ -98,9 +98,9 @@ def main():
 | input contract | float32 NCHW [N, 1, 28, 28], pixels in [0, 1] |
 | output | logits [N, 10] (use `--output auto` or `logits`) |
 | sha256 | `{sha256(pt_path)}` |
-| produced by | `/usr/bin/python3 tools/train_r2b2_cnn.py --data ../shared/datasets/mnist --out {a.out} --seed {a.seed} --threads {a.threads} --epochs {a.epochs}` (Debian python3-torch {torch.__version__}) |
+| produced by | `/usr/bin/python3 tools/train/train_r2b2_cnn.py --data DATA/mnist --out {a.out} --seed {a.seed} --threads {a.threads} --epochs {a.epochs}` (Debian python3-torch {torch.__version__}) |
 
-Exported with `torch.jit.trace` in eval mode (tools/torchscript_util.py: no debug paths).
+Exported with `torch.jit.trace` in eval mode (tools/train/torchscript_util.py: no debug paths).
 """
     with open(os.path.join(a.out, NAME + ".md"), "w") as f:
         f.write(card)

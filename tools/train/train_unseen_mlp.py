@@ -6,7 +6,7 @@
 Nothing of it is shipped or used to choose a setting; it exists to be attacked once, beside
 Square, after the defaults are fixed:
 
-    /usr/bin/python3 tools/train_unseen_mlp.py --data ../shared/datasets/mnist --out /tmp/mlp.pt
+    /usr/bin/python3 tools/train/train_unseen_mlp.py --data DATA/mnist --out /tmp/mlp.pt
     SPECS="bos2 square" EXTRA="--model /tmp/mlp.pt" bash tools/bench/bench_bos2_batch.sh 17 OUT
 
 Adam (lr 1e-3), batch 128, --epochs epochs (default 3), one explicit --seed. Prints the test
