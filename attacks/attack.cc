@@ -119,7 +119,7 @@ void FinishResult(const oracle::QueryOracle& oracle, double start_seconds, Attac
   r->best_objective = oracle.best_objective();
   const bool label = oracle.feedback_type() == oracle::Feedback::kLabel;
   // A failed label-feedback run's best image is its closest adversarial query, outside the
-  // ball: it answers with the clean image and keeps that query apart (issue #59).
+  // ball: it answers with the clean image and keeps that query apart.
   r->adversarial = r->success && oracle.min_distance() ? oracle.best_image()
                    : r->success                        ? oracle.success_image()
                    : label                             ? oracle.clean()

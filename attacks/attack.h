@@ -26,7 +26,7 @@ struct AttackResult {
   /// The image the attack answers with, C*H*W in [0, 1], inside the eps-ball: its first
   /// successful query, else its best query (score feedback) or the clean image (label
   /// feedback, whose queries may lie outside the ball: an adversarial image there is not an
-  /// answer at eps, issue #59).
+  /// answer at eps).
   std::vector<float> adversarial;
   /// Label feedback: the closest adversarial query (C*H*W, possibly outside the ball; its
   /// distance is the oracle's best_distance()), empty before one and with score feedback.
@@ -68,7 +68,7 @@ class Attack {
 /// given at construction. Untargeted, each starts from an adversarial image found by random
 /// search; those whose paper defines a targeted attack (HopSkipJump, TA / G-TA, Sign-OPT, CGBA /
 /// CGBA-H) start a targeted one from the oracle's start_image(), an image of the target class
-/// (issue #59).
+///.
 class LabelAttack : public Attack {
  public:
   std::string name() const override { return name_; }

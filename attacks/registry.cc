@@ -237,7 +237,7 @@ std::vector<AttackEntry> ScoreAttacks() {
        F::kScoreLinf,
        "BOS^2: a dimension BO loop and an additive-GP perturbation BO loop with Bayesian "
        "optimal stopping (Kharkovskii 2020 thesis, Ch. 5)",
-       "preset, kernel, beta, candidates, stopping, ... (README)",
+       "preset, kernel, beta, candidates, stopping, ... (docs/guide/attack.md)",
        {0, 0},
        MakeBos2},
       {"bos2-nostop",
@@ -308,7 +308,7 @@ std::vector<AttackEntry> ScoreAttacks() {
   return e;
 }
 
-// The hard-label entries after 2020 (issue #59): the Tangent Attacks on HopSkipJump's search and
+// The hard-label entries after 2020: the Tangent Attacks on HopSkipJump's search and
 // CGBA / CGBA-H, appended to `e`.
 void AddNewerLabelAttacks(std::vector<AttackEntry>* out) {
   using F = AttackFamily;
@@ -422,7 +422,7 @@ std::vector<AttackEntry> LabelAttacks() {
   e.push_back({"bo-hl",
                F::kLabel,
                "BO of the boundary distance over a low-dimensional direction space, then RayS "
-               "and HopSkipJump (L_inf) or CGBA (L2) (advbo, issues #40, #59)",
+               "and HopSkipJump (L_inf) or CGBA (L2) (advbo's BO hard-label attack)",
                "side, bo_fraction, bo_max_queries, patience, finer",
                {2, 1},
                [](const std::string& spec, const AttackContext&) -> std::unique_ptr<Attack> {

@@ -1,4 +1,4 @@
-// The one registry of advbo's attacks (issue #57): every attack is one entry here -- its name,
+// The one registry of advbo's attacks: every attack is one entry here -- its name,
 // threat-model family, a one-line summary with its source, its settings keys and its factory
 // -- and everything else that lists attacks reads it: MakeAttack and AttackNames
 // (attacks/attack.h), `--attack` / `--attacks` / `--ensemble` help (AttackHelp), evaluate's
@@ -56,7 +56,7 @@ std::string RegistryTable();
 /// `norm`, in rank order, comma-joined (scores: L_inf "square", L2 "simba-dct,square-l2";
 /// label: L_inf "rays,bo-hl,hsja", L2 "bo-hl,cgba,hsja": the two lowest median L2 distances at
 /// 1,000 queries on CIFAR-10 and MNIST and HopSkipJump, whose full-space steps keep improving
-/// at 5,000 where CGBA's low-frequency ones stall; issue #59).
+/// at 5,000 where CGBA's low-frequency ones stall).
 std::string DefaultEnsemble(oracle::Norm norm, oracle::Feedback feedback);
 
 }  // namespace advbo::attacks

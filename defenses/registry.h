@@ -1,4 +1,4 @@
-// The one registry of advbo's defenses (issue #57): every stage a --defense spec can name, with
+// The one registry of advbo's defenses: every stage a --defense spec can name, with
 // what it is, its settings and its source; `--defense`'s help, the pairing of each defense with
 // the adaptive attack that knows it (DefensePipeline::AdaptiveAttack, computed, never
 // restated) and the README's defense table are generated from it, and a test checks that

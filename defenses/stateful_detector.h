@@ -38,7 +38,7 @@ struct BlacklightOptions {
   /// That the detector can fire on images of `values` pixel values (C*H*W): a fingerprint
   /// holds at most values - window + 1 distinct window hashes, so the window must fit and
   /// threshold must not exceed that count. Throws std::invalid_argument naming the setting,
-  /// the image size and the reason (issue #57: a detector that can never fire would report
+  /// the image size and the reason (a detector that can never fire would report
   /// 0 detections and look like a defense).
   void ValidateFor(int values) const;
 };

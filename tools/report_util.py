@@ -1,12 +1,32 @@
-"""Shared by the table tools (r2b2_table.py, defense_table.py, hybrid_batch_table.py,
-uhe_bo_table.py, paired_compare.py, float_vs_8bit.py): reading JSONL records, mean ± SE and paired differences, and printing a markdown report and
-optionally write it atomically (a .partial file renamed into place, so an interrupted write
-never leaves a half file)."""
+"""Shared by the table tools (tools/bench/*_table.py, paired_compare.py, summarize.py):
+reading JSONL records (plain or gzip-compressed: the committed records in tools/results are
+`.jsonl.gz`), mean ± SE and paired differences, and printing a markdown report and optionally
+writing it atomically (a .partial file renamed into place, so an interrupted write never leaves
+a half file)."""
 import argparse
+import gzip
 import json
 import math
 import os
 import sys
+
+
+def records_path(path):
+    """`path` itself, or `path + ".gz"` when only the compressed file exists (a committed
+    record file named by its uncompressed name)."""
+    path = str(path)
+    if not os.path.exists(path) and os.path.exists(path + ".gz"):
+        return path + ".gz"
+    return path
+
+
+def open_text(path):
+    """Opens a text file for reading, gunzipping it when its name ends in .gz; falls back to
+    `path + ".gz"` when `path` does not exist (see records_path). Raises OSError as open()."""
+    path = records_path(path)
+    if path.endswith(".gz"):
+        return gzip.open(path, "rt", encoding="utf-8")
+    return open(path, encoding="utf-8")
 
 
 def read_records(path, tool):
@@ -14,7 +34,7 @@ def read_records(path, tool):
     2 and "TOOL: PATH:LINE: not JSON (...)" or "TOOL: PATH: <reason>" on a bad or unreadable
     file."""
     try:
-        with open(path) as f:
+        with open_text(path) as f:
             for n, line in enumerate(f, 1):
                 if not line.strip():
                     continue
@@ -24,7 +44,7 @@ def read_records(path, tool):
                     print(f"{tool}: {path}:{n}: not JSON ({e})", file=sys.stderr)
                     sys.exit(2)
     except OSError as e:
-        print(f"{tool}: {path}: {e.strerror}", file=sys.stderr)
+        print(f"{tool}: {path}: {e.strerror or e}", file=sys.stderr)
         sys.exit(2)
 
 

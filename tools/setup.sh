@@ -10,8 +10,9 @@ PKGS=(cmake g++ make pkg-config zlib1g-dev libtorch-dev libeigen3-dev libopencv-
       libopenblas0-pthread liblapack-dev dataset-fashion-mnist
       libcpp-httplib-dev pybind11-dev python3-dev python3-numpy python3-pytest
       python3-torch python3-pip python3-venv python3-setuptools python3-wheel
-      clang-format)
-# clang-format: the house-style check (ctest clang_format).
+      clang-format doxygen)
+# clang-format: the house-style check (ctest clang_format); doxygen: the C++ API reference
+# (tools/build_docs.sh, ctest docs_build).
 # python3-torch: the Python API's nn.Module models (and its tests); pip, venv, setuptools and
 # wheel: `pip install --no-build-isolation .` of the Python package (setup.py).
 # libopenblas0-pthread becomes Debian's libblas.so.3 alternative (priority 100 over the

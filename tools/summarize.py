@@ -4,11 +4,11 @@
 Usage: python3 tools/summarize.py PATH [...]
 PATH is an `advbo attack` records file (run.jsonl: its summary is run.summary.json beside it),
 that summary itself, or a `bench` / `evaluate` output folder (its summary.json). advbo computes
-every summary once (experiment::SummarizeRecords, issue #57); this script prints it: instances,
+every summary once (experiment::SummarizeRecords); this script prints it: instances,
 ASR, max/mean/median queries over successes, mean queries with failures counted at the budget,
 seconds per instance and the model's share, BOS^2's perturbation loops when there are any, and
 the instances that failed (from the records, when a records file is given).
-A records file without a summary beside it (runs made before issue #57) is
+A records file without a summary beside it (runs made by older versions) is
 summarised here from its records with the same definitions.
 """
 import json
@@ -16,9 +16,12 @@ import os
 import statistics
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from report_util import open_text  # noqa: E402
+
 
 def records_of(path):
-    with open(path) as f:
+    with open_text(path) as f:
         return [json.loads(line) for line in f if line.strip()]
 
 
@@ -89,7 +92,8 @@ def main(paths):
         recs = records_of(p)
         if not recs:
             sys.exit(f"{p}: no records")
-        beside = (p[:-len(".jsonl")] if p.endswith(".jsonl") else p) + ".summary.json"
+        stem = p[:-len(".gz")] if p.endswith(".gz") else p
+        beside = (stem[:-len(".jsonl")] if stem.endswith(".jsonl") else stem) + ".summary.json"
         s = json.load(open(beside)) if os.path.exists(beside) else summarize(recs)
         show(f"{p}: {recs[0].get('attack', '?')}", s)
         for r in recs:

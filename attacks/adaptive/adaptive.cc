@@ -12,7 +12,7 @@ namespace advbo::attacks {
 namespace {
 
 // Base of the four wrappers: the inner attack's threat model passes through unchanged (norms,
-// feedback, targeted / untargeted support; issue #57), under the wrapper's own spec.
+// feedback, targeted / untargeted support), under the wrapper's own spec.
 class WrapperAttack : public Attack {
  public:
   WrapperAttack(std::unique_ptr<Attack> inner, std::string spec)
@@ -446,7 +446,7 @@ std::string WrapperAt(const std::string& spec, size_t pos) {
 
 // Refuses a spec nested deeper than kMaxWrapperDepth wrappers or whose eot samples per query
 // (the product of its eot k's) exceed kMaxEotSamples, before anything is built: the
-// recursion of MakeAttack stays shallow and no count overflows (issue #57). Reads at most
+// recursion of MakeAttack stays shallow and no count overflows. Reads at most
 // kMaxWrapperDepth + 1 wrappers of the text. Returns the samples per query.
 long CheckWrapperNesting(const std::string& spec) {
   int depth = 0;

@@ -1,6 +1,6 @@
 // Adaptive attacks (docs/design.md "Adaptive attacks"): wrappers that make any attack aware of
 // a defense, by changing how the oracle answers it, not the attack itself. A wrapper runs
-// under its inner attack's threat model -- norms, feedback, targeted or not (issue #57) -- so
+// under its inner attack's threat model -- norms, feedback, targeted or not -- so
 // "eot:k=10/square-l2" is an L2 attack and "eot:k=10/rays" a hard-label one.
 //
 //  eot:k=K/<attack>        expectation over transformation (Athalye, Carlini & Wagner, ICML
@@ -38,7 +38,7 @@
 //                          the first lucky draw and the saved image, re-queried, is often not
 //                          adversarial. Default N = 2, N in [1, 1000].
 //
-// Each wrapper runs its inner attack on a view of the oracle it is given (issue #56 step 3:
+// Each wrapper runs its inner attack on a view of the oracle it is given (
 // the referee knows no attacker strategy), so the outer wrapper's view sits next to the
 // referee. eot and aaa-adaptive act on every model evaluation (aaa-adaptive outside eot
 // corrects each sample before the mean); oars and confirm act on whole queries and come

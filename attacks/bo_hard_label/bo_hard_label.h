@@ -1,4 +1,4 @@
-// BO hard-label attack (this project's method, issue #40; in the spirit of Shukla, Sahu,
+// BO hard-label attack (this project's method; in the spirit of Shukla, Sahu,
 // Willmott & Bhattacharya, "Simple and Efficient Hard Label Black-box Adversarial Attacks in
 // Low Query Budget Regimes", KDD 2021): Bayesian optimisation of the decision-boundary
 // distance over a low-dimensional direction space, then RayS' hierarchical search from the
@@ -24,7 +24,7 @@
 //   iterations (attacks/hsja, Chen, Jordan & Wainwright, S&P 2020, Algorithm 2) continue from
 //   the closest adversarial point x0 + r* d, with continuous steps off the plateau.
 //
-// L2 (this project's, issue #59): the same BO stage over z in the box [-1, 1]^D, D = C * s * s,
+// L2 (this project's): the same BO stage over z in the box [-1, 1]^D, D = C * s * s,
 // z the coefficients of the s x s lowest DCT frequencies of each channel (a unit L2 direction
 // after the inverse DCT); the objective is the L2 boundary radius along it, censored at the best
 // so far as above (the first direction searched outward from 0.1 sqrt(d), doubling). Candidates:

@@ -110,7 +110,7 @@ Bos2Options Bos2Options::Tuned() {
   o.bos.num_paths = 20000;
   o.perturbation_fit.fit_noise = o.perturbation_refit.fit_noise = false;  // noise 1e-6
   o.refine_fraction = 1.0 / 3.0;
-  o.trust_region = true;  // issue #41: tools/results/bos2_search/trust_region.md
+  o.trust_region = true;  // TuRBO: gained on CIFAR-10 in paired runs, neutral on MNIST
   return o;
 }
 

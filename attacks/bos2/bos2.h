@@ -78,13 +78,13 @@ struct Bos2Options {
   double refine_fraction = 0;
   /// p_init of the refinement's window schedule (fraction of pixels per window), (0, 1].
   double refine_p_init = 0.1;
-  /// Hand-over patience (advbo, issue #41; as bo-hl's RayS -> HopSkipJump hand-over): with the
+  /// Hand-over patience (advbo; as bo-hl's RayS -> HopSkipJump hand-over): with the
   /// refinement stage on, the BO loops also end -- and the stage takes every query left --
   /// once `refine_patience` queries (counted from the end of Initialise) have not raised the
   /// best objective. Checked between perturbation loops and after every loop query.
   /// 0 = off (the BO loops run to the stage's share of the budget).
   long refine_patience = 0;
-  /// Square's first query (advbo, issue #41): before the random initial latents, query Square
+  /// Square's first query (advbo): before the random initial latents, query Square
   /// Attack's vertical-stripe vertex image (SquareStripes, attacks/common/window_refine.h;
   /// Andriushchenko et al. 2020, Algorithm 1 line 2) once. It is not a latent, so the GPs never
   /// see it; it can end the run at query 1 and is the refinement stage's starting image when
@@ -102,7 +102,7 @@ struct Bos2Options {
   /// of every group's next-best scored candidates), costing one proposal per batch; false =
   /// Kriging believer (q proposals, each after the previous one's fantasy observation).
   bool batch_one_pass = true;
-  /// TuRBO trust region for the perturbation loop (advbo, issue #41; Eriksson et al.,
+  /// TuRBO trust region for the perturbation loop (advbo; Eriksson et al.,
   /// NeurIPS 2019, Sec. 2): Add-GP-UCB's candidates and polish are confined to a box around
   /// the loop's incumbent, of side trust.length_init (in units of the latent box [-1, 1]'s
   /// width) scaled per coordinate by its additive group's lengthscale (TrustRegion::Weights).
@@ -110,7 +110,7 @@ struct Bos2Options {
   /// trust.failure_tolerance misses in a row, and restarts at length_init below length_min;
   /// it carries over from one perturbation loop to the next. Candidate pools are redrawn in
   /// the box when it changes. false = the thesis' global search in [-1, 1]^d. On in Tuned()
-  /// (session 29: tools/results/bos2_search/trust_region.md).
+  /// (docs/benchmarks/attacks.md).
   bool trust_region = false;
   bo::TrustRegionOptions trust;  ///< with trust_region (TuRBO's defaults)
 
@@ -119,28 +119,23 @@ struct Bos2Options {
   /// advbo's default configuration: Thesis() plus the measured improvements (saturation 3,
   /// noise variance fixed at 1e-6, candidate pools of 500, GP window 200, refits at loop
   /// starts only on at most 100 points, 20,000 stopping paths, the last third of the budget
-  /// to the full-resolution refinement stage, TuRBO's trust region with its paper defaults);
-  /// see docs/results/attacks.md and tools/results/bos2_search/trust_region.md.
+  /// to the full-resolution refinement stage, TuRBO's trust region with its paper defaults),
+  /// each chosen by paired runs against the thesis' configuration and Square on the shipped
+  /// models; the results are in docs/benchmarks/attacks.md.
   static Bos2Options Tuned();
   /// Tuned() with less BO work per query (`bos2:preset=fast`): the K^-1 polish
   /// (precision_polish), no random restart in the loop-start fits (the GP starts from its
   /// last hyperparameters), 8 instead of 15 L-BFGS-B polish iterations and a GP window of 120
-  /// instead of 200 points. Paired on 153 MNIST instances (8-bit, T = 900): 90.2 vs 88.2 %
-  /// ASR (4 wins / 1 loss), -0.6 +- 7.8 queries, BO time per query 4.12 vs 6.76 ms
-  /// (docs/results/attacks.md). Not the default: the published tables were made with Tuned(),
-  /// and on 153 CIFAR-10 instances it lost ASR (56.2 vs 59.5 %, 2 wins / 7 losses;
-  /// tools/results/bos2_search/cifar10_check153.md). These measurements predate the trust
-  /// region, which Fast() inherits from Tuned().
+  /// instead of 200 points: about 40 % less BO time per query at the same ASR on MNIST in
+  /// paired runs. Not the default because it lost ASR on CIFAR-10 in paired runs.
   static Bos2Options Fast();
-  /// `base` in its MNIST form (advbo, issue #41; a dataset rule, as Square's authors choose
+  /// `base` in its MNIST form (advbo; a dataset rule, as Square's authors choose
   /// their window size p_init = 0.8 for MNIST): the refinement stage's windows start at
   /// p_init = 0.8 (refine_p_init), the BO loops hand the budget over to the stage after 20
   /// queries without improvement (refine_patience) and the latent saturation gain is 6.
   /// `bos2` and the tuned and fast presets run in this form on the "mnist" dataset
-  /// (Bos2Attack::OptionsFor). Paired against Tuned() on all 450 instances of each MNIST model
-  /// (8-bit, T = 900): ASR 88.0 -> 93.3 % (shipped), 96.7 -> 97.1 % (Carlini's network),
-  /// 88.4 -> 93.6 % (C&W recipe); Square 93.3, 97.6, 92.2 % (tools/results/bos2_search/
-  /// mnist_form.md).
+  /// (Bos2Attack::OptionsFor). Chosen because, paired against Tuned() on the three MNIST
+  /// models, it raised BOS²'s ASR to Square's (docs/benchmarks/attacks.md).
   static Bos2Options MnistForm(Bos2Options base);
 
   /// Checks every setting (Ceres' Options::IsValid habit): 2 <= i_0 < i_max, non-empty side

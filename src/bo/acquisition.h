@@ -27,7 +27,7 @@ enum class BetaPolicy {
   kR2b2Ref,        ///< 0.5 d log(2t), d = the agent's OWN action dimension (the R2-B2
                    ///< reference code's UCB, `d = x.shape[1]` of the own action x)
   kR2b2Joint,      ///< 0.5 D log(2t), D = the joint input dimension (advbo's reading of the
-                   ///< reference code before session 23; kept for paired comparisons)
+                   ///< reference code in earlier versions; kept for paired comparisons)
 };
 
 /// Exploration-weight schedule. t starts at 1 (t < 1 is treated as 1).

@@ -2,7 +2,7 @@
 // Optimization via Local Bayesian Optimization", NeurIPS 2019, Sec. 2): a hyper-rectangle
 // around the incumbent whose side length L doubles after tau_succ consecutive improvements,
 // halves after tau_fail consecutive non-improvements, and restarts at L_init below L_min.
-// Used by BOS^2's perturbation loop (`bos2:tr=1`, issue #41).
+// Used by BOS^2's perturbation loop (`bos2:tr=1`).
 #pragma once
 
 #include <Eigen/Dense>

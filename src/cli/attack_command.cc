@@ -92,7 +92,7 @@ fs::path SummaryPathOf(const std::string& records) {
 }
 
 // The summary of the run's records (resumed ones included; experiment::SummarizeRecords, the
-// one summary, issue #57): printed as a table and, with -o FILE, written beside the records as
+// one summary): printed as a table and, with -o FILE, written beside the records as
 // FILE's stem + ".summary.json" with the run's settings and threat model.
 void PrintSummary(const AttackArgs& a, const experiment::Experiment& ex,
                   const std::vector<nlohmann::json>& records) {
@@ -142,7 +142,7 @@ void PrintSummary(const AttackArgs& a, const experiment::Experiment& ex,
                 "bad queries", Fmt(s.at("bad_queries_mean").get<double>(), 1).c_str(),
                 Fmt(100.0 * s.at("bad_query_share").get<double>(), 1).c_str());
   if (s.contains("distance_at")) {
-    // The min-distance goal (issue #59): the closest adversarial query at each checkpoint.
+    // The min-distance goal: the closest adversarial query at each checkpoint.
     const char* norm = ex.threat_model().norm == oracle::Norm::kL2 ? "L2" : "L_inf";
     const nlohmann::json& at = s.at("distance_at");
     std::vector<std::string> keys;

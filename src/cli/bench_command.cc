@@ -166,7 +166,7 @@ AttackRow SummarizeAttack(const std::string& name, const std::vector<const nlohm
                           long budget, bool distance) {
   AttackRow row;
   row.summary = {{"attack", name}};
-  row.summary.update(experiment::SummarizeRecords(rs));  // the one summary (issue #57)
+  row.summary.update(experiment::SummarizeRecords(rs));  // the one summary
   const nlohmann::json& s = row.summary;
   const double spi = s.at("seconds_per_instance").get<double>();
   char line[512];
@@ -199,9 +199,9 @@ void WriteSummary(const std::vector<nlohmann::json>& records, const fs::path& di
   std::map<std::string, std::vector<const nlohmann::json*>> by;
   // Curves run to the budget, but never past the last query any run used once that is
   // beyond 10^5 queries: a huge --budget with early successes must not write a curves.csv of
-  // one line per unused query (issue #27).
+  // one line per unused query.
   long budget = 0, used = 0;
-  bool distance = false;  // the min-distance goal (issue #59)
+  bool distance = false;  // the min-distance goal
   std::string norm = "linf";
   for (const auto& r : records) {
     if (r.contains("distance_at")) {

@@ -443,7 +443,7 @@ std::function<int()> RegisterBoCommand(CLI::App& app) {
                   "(Li et al. 2017; --task or --command) | po-gp-ucb (Kharkovskii et al. 2020: "
                   "the --candidates records are released as a random projection and GP-UCB "
                   "runs on the released rows; needs --acq ucb and --po-epsilon; makes no "
-                  "differential-privacy claim, see the README)")
+                  "differential-privacy claim, see docs/papers.md)")
       ->default_val("standard");
   cmd->add_option("--meta", a->algo.meta,
                   "rm-gp-ucb: earlier `advbo bo --out` traces (comma-separated) on the same "

@@ -74,7 +74,7 @@ struct RunTime {
 // The ensemble of a threat model (--norm, --feedback), cheapest first: the registry's ranked
 // entries (attacks::DefaultEnsemble). Score-based L_inf is Square alone: with the budget per
 // image, giving Parsimonious and BOS^2 a share lost to Square alone on both adversarially
-// trained models (issue #55, docs/results/defenses.md: 61.0 vs 58.0 % on the first 100
+// trained models ( 61.0 vs 58.0 % on the first 100
 // MNIST-AT images, neither broke an image Square had left); --ensemble
 // square,parsimonious,bos2 runs them.
 std::string DefaultEnsemble(const std::string& norm, const std::string& feedback) {
@@ -195,7 +195,7 @@ EvaluatePlan PlanEvaluate(const EvaluateArgs& a) {
   // (default: all of an image folder or file).
   p.images = args.spec.indices;
   if (p.images.empty()) {
-    // -n is checked against the data's size before any list is made (issue #57: -n 10^8
+    // -n is checked against the data's size before any list is made (-n 10^8
     // grew past 3 GB first).
     const data::ImageSet all =
         experiment::LoadImages(args.spec.dataset, args.spec.data, args.spec.format);
@@ -221,7 +221,7 @@ EvaluatePlan PlanEvaluate(const EvaluateArgs& a) {
   p.spec = SpecOf(args, p.order);
   experiment::Validate(p.spec);
   // Behind a defense with an adaptive attack every member is wrapped by it (never twice):
-  // a plain member would report the defense's number, not robustness (issue #55).
+  // a plain member would report the defense's number, not robustness.
   const std::string defense_spec = p.spec.defense;
   p.adaptive_of = [defense_spec](const std::string& base) {
     return defenses::IsGameDefense(defense_spec)

@@ -27,7 +27,7 @@ struct ImageVerdict {
   bool clean_correct = false;  ///< the (defended) model classifies the clean image correctly
   bool robust = false;         ///< correct, every attack of the ensemble ran, none broke it
   /// false when an attack the verdict needs has no complete record (missing, or without a
-  /// boolean "success"): the image is "not evaluated" -- never robust (issue #55).
+  /// boolean "success"): the image is "not evaluated" -- never robust.
   bool evaluated = true;
   std::string broken_by;  ///< the first attack (in ensemble order) that broke it, or ""
   std::string missing;    ///< the first attack whose record is missing or partial, or ""
@@ -63,7 +63,7 @@ std::vector<ImageVerdict> WorstCaseVerdicts(const std::vector<int>& images,
 void AttachReference(std::vector<ImageVerdict>* verdicts,
                      const std::vector<nlohmann::json>& reference_records);
 
-/// The ensemble behind a defense that has an adaptive attack (issue #55): every member m
+/// The ensemble behind a defense that has an adaptive attack: every member m
 /// becomes adaptive(m) (e.g. "aaa-adaptive:interval=4,reverse=1/m", "eot:k=10/m"), except a
 /// member that already carries that wrapper (its name, the part of adaptive(m) before the
 /// first ':' or '/', appears in m's spec): nothing is wrapped twice. When adaptive(m) == m
@@ -114,7 +114,7 @@ struct EnsembleRun {
   long queries_used = 0;
 };
 
-/// How the per-image budget is split over the ensemble (issue #55): attack j gets
+/// How the per-image budget is split over the ensemble: attack j gets
 /// (budget - queries its predecessors used on the image) * shares[j] / (shares[j] + ... +
 /// shares[last]), at least 1 -- the remaining budget divided among the remaining attacks in
 /// proportion, so what an attack leaves unused (it stopped early) passes on and the image's

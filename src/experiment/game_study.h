@@ -33,7 +33,7 @@ struct GameStudyOptions {
   /// ... or several, as "1v0", "1Lv0", "2v1" (levels of agent 1 and agent 2).
   std::vector<std::string> matchups;
   std::string level0;  ///< level-0 strategy ("" = gpmw synthetic, random adversarial)
-  /// What every R2-B2 agent assumes its opponent's level-0 strategy is (issue #58): "self" =
+  /// What every R2-B2 agent assumes its opponent's level-0 strategy is: "self" =
   /// the opponent's own (its spec's level-0 strategy, the thesis' assumption and the
   /// default), or a level-0 strategy name (random, gpucb, ts, gpmw, exp3, none).
   std::string opponent_model = "self";
@@ -75,17 +75,17 @@ struct GameStudyOptions {
   std::string beta = "r2b2_ref";  ///< exploration weight (bo::ParseExplorationWeight)
   /// The defender's own exploration weight when it should differ from --beta ("" = --beta);
   /// every agent models the other with the other's weight, so a GP-UCB attacker is still
-  /// predicted exactly (issue #58).
+  /// predicted exactly.
   std::string defender_beta;
   /// The R2-B2 defender's own candidate actions (0 = `candidates`; its first `candidates` are
-  /// the shared set) and whether the vertices of its action box join them (issue #58).
+  /// the shared set) and whether the vertices of its action box join them.
   int defender_candidates = 0;
   bool defender_vertices = false;
-  /// The kernel of the defender's payoff GP over the joint action (issue #58): "joint" (SE-ARD
+  /// The kernel of the defender's payoff GP over the joint action: "joint" (SE-ARD
   /// over [a_1, a_2], the thesis'), "additive" (an SE on a_1 plus an SE on a_2) or
   /// "additive+joint" (both summed). The attacker's payoff GP keeps the joint SE-ARD.
   std::string defender_kernel = "joint";
-  /// The realistic setting of the thesis' Sec. 8.4.2.2 (App. E.6.2.2a), issue #58: the R2-B2
+  /// The realistic setting of the thesis' Sec. 8.4.2.2 (App. E.6.2.2a), the R2-B2
   /// defender moves second -- it receives the attacker's image before it acts -- and
   /// best-responds to the attacker's actual action of the round instead of a predicted one.
   /// Needs an R2-B2 defender of level >= 1.

@@ -1,4 +1,4 @@
-// The white-box reference beside `advbo evaluate`'s black-box ensemble (issue #55): when it
+// The white-box reference beside `advbo evaluate`'s black-box ensemble: when it
 // applies, APGD-CE + APGD-T (whitebox/apgd.h) on the same correctly classified images, under
 // the same threat model (L_inf eps; with 8-bit queries every iterate checked on the grid).
 // One JSON record per image (reference.jsonl), resumable like the attack records.

@@ -130,7 +130,7 @@ void Experiment::LoadOrCheckModel() {
 }
 
 void Experiment::Init() {
-  // The run's one threat model (issue #57): everything below and every output reads tm_.
+  // The run's one threat model: everything below and every output reads tm_.
   tm_ = ResolveThreatModel(spec_.dataset, spec_.eps, spec_.norm, spec_.feedback, spec_.pixels,
                            spec_.radius_use, spec_.option_names);
   tm_.rescale_compat = spec_.rescale_compat;
@@ -187,7 +187,7 @@ void Experiment::Init() {
                                   " is below one 8-bit step (1/255 = 0.00392): no 8-bit image but "
                                   "the clean one lies in the ball; use a larger --eps or "
                                   "--pixels float");
-    // 0.031 loses a grid step with 8-bit queries (enforces 7/255): say so (issue #55).
+    // 0.031 loses a grid step with 8-bit queries (enforces 7/255): say so.
     if (epsilon_effective() != tm_.eps) pixels_note_ = oracle::GridStepLossWarning(tm_.eps);
   }
   clean_acc_ = defended_acc_ = NAN;
@@ -272,7 +272,7 @@ void Experiment::VerifyQuantized(size_t i, uint64_t instance_seed, const oracle:
   out->quantized = QuantizeInBall(out->result.adversarial, out->clean, tm_.eps, tm_.norm);
   const size_t d = out->clean.size();
   // The saved image's scores as the evaluator re-checks them. A label-feedback attack is never
-  // told scores, so there they go under a name that says whose they are (issue #57).
+  // told scores, so there they go under a name that says whose they are.
   const char* scores_key =
       tm_.feedback == oracle::Feedback::kLabel ? "evaluator_log_probs" : "adversarial_log_probs";
   out->record["quantized_linf"] =
@@ -311,7 +311,7 @@ void Experiment::VerifyQuantized(size_t i, uint64_t instance_seed, const oracle:
   }
   // One draw of the defense's randomness per re-query (the first with the instance's own
   // defense seed, as a single check always had); behind a randomised defense the verdict is
-  // the majority of `draws` (issue #55).
+  // the majority of `draws`.
   const int draws = defense_->randomized() ? spec_.verify_draws : 1;
   int adversarial_draws = 0;
   oracle::QueryResult saved;
@@ -380,7 +380,7 @@ oracle::LockstepStats Experiment::lockstep_stats() const {
 
 namespace {
 
-// Bad queries (issue #59): a Blacklight detector at the paper's setting in flag mode beside the
+// Bad queries: a Blacklight detector at the paper's setting in flag mode beside the
 // model, fed every image `orc` evaluates; null when the images are too small for its windows
 // to ever fire.
 std::unique_ptr<defenses::StatefulDetector> WatchBadQueries(oracle::Referee* orc) {

@@ -78,7 +78,7 @@ class Experiment {
              const std::string& data_name, std::shared_ptr<oracle::Lockstep> lockstep = nullptr);
 
   const ExperimentSpec& spec() const { return spec_; }
-  /// The run's threat model (ResolveThreatModel of the spec, issue #57): what every banner,
+  /// The run's threat model (ResolveThreatModel of the spec): what every banner,
   /// summary and record reports.
   const ThreatModel& threat_model() const { return tm_; }
   /// The ball's radius in use (pixel units; L_inf or L2 as norm() says).

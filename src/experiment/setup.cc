@@ -423,7 +423,7 @@ nlohmann::json InstanceRecord(const std::string& attack, const Instance& inst,
         det.first_detection > 0 ? nlohmann::json(det.first_detection) : nlohmann::json(nullptr);
   }
   rec["epsilon"] = orc.epsilon();
-  // The radius enforced: 8-bit L_inf queries keep to the grid radius (issue #55).
+  // The radius enforced: 8-bit L_inf queries keep to the grid radius.
   rec["epsilon_effective"] = orc.norm() == oracle::Norm::kLinf && !orc.rescale_compat()
                                  ? orc.query_radius()
                                  : orc.epsilon();
@@ -443,7 +443,7 @@ nlohmann::json InstanceRecord(const std::string& attack, const Instance& inst,
     for (const auto& [q, dist] : orc.distance_trace()) trace.push_back({q, dist});
     rec["distance_trace"] = trace;
     if (orc.min_distance()) {
-      // The min-distance goal (issue #59): the run spent its budget; its distance at each
+      // The min-distance goal: the run spent its budget; its distance at each
       // query checkpoint within the budget.
       rec["goal"] = "min-distance";
       rec["distance_at"] = DistanceAtCheckpoints(orc.distance_trace(), orc.budget());

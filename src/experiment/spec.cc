@@ -183,7 +183,7 @@ nlohmann::json RecordSettings(const nlohmann::json& r) {
   s["norm"] = r.contains("norm") ? r.at("norm") : nlohmann::json("linf");
   s["feedback"] = r.contains("feedback") ? r.at("feedback") : nlohmann::json("scores");
   s["goal"] = r.contains("goal") ? r.at("goal") : nlohmann::json("success");
-  // Records before issue #56 were all scored by the plain module.
+  // Records made before the frozen graph existed were all scored by the plain module.
   s["model_graph"] = r.contains("model_graph") ? r.at("model_graph") : nlohmann::json("plain");
   // Records before lockstep were scored one call at a time.
   s["lockstep"] = r.contains("lockstep") ? r.at("lockstep") : nlohmann::json(1);

@@ -55,17 +55,17 @@ struct ExperimentSpec {
   int threads = 0;    ///< LibTorch intra-op threads, 0 = default, <= kMaxThreads
   /// Inference graph of a TorchScript model: "frozen" (default; frozen and optimised for
   /// inference, logits within ~1e-6 of the plain module) or "plain" (the module as loaded,
-  /// bit for bit what versions before issue #56 scored). See oracle::ModelGraph.
+  /// bit for bit what versions before the frozen graph scored). See oracle::ModelGraph.
   std::string model_graph = "frozen";
-  /// Instances in lockstep (issue #56; oracle/lockstep.h): B jobs run at once and their model
+  /// Instances in lockstep (oracle/lockstep.h): B jobs run at once and their model
   /// calls go to the model as batches of B images. 0 = auto: AutoLockstepLanes(one worker
   /// group's share of instances x attacks, input size) for a TorchScript model (8 for CIFAR-10-size
   /// runs of 8 jobs or more, 1 for MNIST), 1 for a served one; 1 = one job at a time, every call
-  /// scored as it is (bit for bit the scores of versions before issue #56). An image's scores
-  /// depend on B in the last float bits (records carry it as `lockstep`), never on thread timing or
-  /// on which jobs run beside it. In [0, oracle::kMaxLockstepLanes].
+  /// scored as it is (bit for bit the scores of versions before the frozen graph). An image's
+  /// scores depend on B in the last float bits (records carry it as `lockstep`), never on thread
+  /// timing or on which jobs run beside it. In [0, oracle::kMaxLockstepLanes].
   int lockstep = 0;
-  /// Worker groups (issue #56, step 4; oracle::Lockstep groups): W groups of B lanes, group g
+  /// Worker groups (oracle::Lockstep groups): W groups of B lanes, group g
   /// taking jobs g, g + W, ... (as shards), each scoring its own rounds, so W forward passes run
   /// at once, one per core; with W > 1 and threads 0, LibTorch runs one intra-op thread per
   /// pass (the white-box reference of `evaluate` keeps LibTorch's default). 0 = auto:
@@ -79,7 +79,7 @@ struct ExperimentSpec {
   std::optional<double> defender_eps;  ///< game defender's clip radius; unset = eps
   int clean_images = 1000;             ///< images for the clean accuracy behind a defense, >= 0
   /// Re-queries of each saved image behind a randomised defense (fresh draws of its
-  /// randomness); the saved image is adversarial when most draws are (issue #55). 1..1000;
+  /// randomness); the saved image is adversarial when most draws are. 1..1000;
   /// a deterministic defense (or none) always takes one.
   int verify_draws = 1;
   bool rescale_compat = false;  ///< BayesOpt reference's rescaling threat model
@@ -93,13 +93,13 @@ struct ExperimentSpec {
   /// What the attacks are told: "scores" (default; score-based attacks) or "label" (only the
   /// top-1 label; hard-label attacks, whose queries may leave the ball). See oracle::Feedback.
   std::string feedback = "scores";
-  /// What a hard-label run aims at (issue #59): "success" (default; stop at the first
+  /// What a hard-label run aims at: "success" (default; stop at the first
   /// adversarial query inside the ball) or "min-distance" (never stop: spend the budget
   /// shrinking the closest adversarial query; records carry distance_at the query
   /// checkpoints, success means that query ended within eps). min-distance needs feedback
   /// "label".
   std::string goal = "success";
-  /// Targeted hard-label runs (issue #59): a folder of the user's start images, one integer-
+  /// Targeted hard-label runs: a folder of the user's start images, one integer-
   /// named sub-folder per class (data::ReadImages). Each target's start is the first image of
   /// its class there that the model classifies as that class (scored as selection setup
   /// queries); records carry start_image_index (within the folder) and start_images. Empty
@@ -114,7 +114,7 @@ struct ExperimentSpec {
   /// accuracy is measured and quantized_success comes from the attack's own query of the
   /// reported image (null when that image was never queried, e.g. float queries).
   bool setup_queries = true;
-  /// Count "bad queries" (issue #59; the SaTML 2024 leaderboard's stealth measure): a
+  /// Count "bad queries" (the SaTML 2024 leaderboard's stealth measure): a
   /// Blacklight detector at the paper's setting (defenses/stateful_detector.h, flag mode)
   /// watches every model evaluation of an instance beside the model, changing nothing;
   /// records carry bad_queries and first_bad_query. false (--no-bad-queries): not watched.

@@ -115,7 +115,7 @@ nlohmann::json SummarizeRecords(const std::vector<const nlohmann::json*>& record
       {"mean_queries_fail_at_budget", all / n},
       {"seconds_per_instance", secs / n},
       {"model_fraction", secs > 0 ? model / secs : 0.0}};
-  // The radius as given and as enforced (8-bit L_inf queries: the grid radius; issue #55).
+  // The radius as given and as enforced (8-bit L_inf queries: the grid radius).
   const nlohmann::json& first = *records.front();
   s["epsilon"] = first.value("epsilon", nlohmann::json());
   s["epsilon_effective"] = first.value("epsilon_effective", nlohmann::json());

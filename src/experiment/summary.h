@@ -1,4 +1,4 @@
-// The one summary of a set of attack records (issue #57): what `advbo attack`, `bench` and
+// The one summary of a set of attack records: what `advbo attack`, `bench` and
 // `evaluate` write into their summary.json and print, and what the Python table scripts
 // (tools/summarize.py, tools/bench/*_table.py) read instead of recomputing it.
 #pragma once
@@ -22,7 +22,7 @@ namespace advbo::experiment {
 ///   perturbation_loops, loops_stopped_early (only when the records carry BOS^2 loops),
 ///   bad_queries_mean, bad_query_share (only when records carry bad_queries: mean per
 ///     instance, and their share of all queries used, in [0, 1]),
-///   distance_at (only when the records carry it, the min-distance goal of issue #59): per
+///   distance_at (only when the records carry it, the min-distance goal): per
 ///     query checkpoint "100", "250", ... {"median", "mean", "found"} of the closest
 ///     adversarial query's distance within that many queries -- the median over all
 ///     instances (one without an adversarial query counts as +inf; null when that is the
@@ -38,7 +38,7 @@ nlohmann::json SummarizeRecords(const std::vector<const nlohmann::json*>& record
 /// Throws std::invalid_argument for an empty v.
 double Median(std::vector<double> v);
 
-/// The query checkpoints of the min-distance goal (issue #59): the distance at 100, 250, 500,
+/// The query checkpoints of the min-distance goal: the distance at 100, 250, 500,
 /// 1,000, 2,500, 5,000 and 10,000 queries, those within the budget.
 inline constexpr long kDistanceCheckpoints[] = {100, 250, 500, 1000, 2500, 5000, 10000};
 

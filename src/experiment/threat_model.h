@@ -1,4 +1,4 @@
-// The threat model of a run (issue #57): the ball's norm and radius, what an attack is told of
+// The threat model of a run: the ball's norm and radius, what an attack is told of
 // each query and the query space. It is resolved once, where the options enter (the CLI's
 // experiment options, the Python API, `advbo serve`'s defender radius, the game study), from
 // one table of default radii, and passed down unchanged: every banner, summary and record reads

@@ -105,7 +105,7 @@ class Agent {
   /// The action [d_m] of agent m that this agent's last decision assumed, when it assumed a
   /// single one (a revealed action, an R2-B2-Lite sample, a point-mass level-0 model, a
   /// level >= 2 simulation); empty when it averaged over a distribution, did not model m, or
-  /// has not acted. The game records it beside the action m played (issue #58). Default empty.
+  /// has not acted. The game records it beside the action m played. Default empty.
   virtual Eigen::VectorXd PredictedAction(int m) const {
     (void)m;
     return {};

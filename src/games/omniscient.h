@@ -1,4 +1,4 @@
-// The omniscient agent (issue #58): an upper bound on what any agent with a given action set
+// The omniscient agent: an upper bound on what any agent with a given action set
 // can achieve in a repeated game, not a learner. It moves second, sees the others' actual
 // actions of the round, scores each of its candidate actions on the environment's true
 // payoff (GameEnvironment::CandidatePayoffs: in the adversarial game, K model queries per

@@ -39,15 +39,15 @@ struct R2b2Options {
                                 ///< fixed per agent so simulations of it are reproducible
   uint64_t candidate_seed = 0;  ///< seed of those candidate sets (shared by default)
   /// Own-action candidates when this agent searches a larger set than it assumes the
-  /// others do (0 = `candidates`), e.g. a defender (issue #58); the first `candidates` of
+  /// others do (0 = `candidates`), e.g. a defender; the first `candidates` of
   /// them are the shared set.
   int own_candidates = 0;
   /// Also offer the 2^d vertices of a continuous own action space (d <= 12) as own
-  /// candidates: the largest moves, which Sobol points rarely reach (issue #58).
+  /// candidates: the largest moves, which Sobol points rarely reach.
   bool vertex_candidates = false;
   bo::ExplorationWeight beta{bo::BetaPolicy::kR2b2Ref, 0.0, 0.1};
   /// Per-agent beta_t policies (one per agent, own entry included) when the agents' UCBs
-  /// differ, e.g. a defender exploring less than the attacker it models (issue #58); empty =
+  /// differ, e.g. a defender exploring less than the attacker it models; empty =
   /// `beta` for every agent. Checked against the agent count by the agent.
   std::vector<bo::ExplorationWeight> agent_betas;
   /// M > 2 agents at level 2 (eq. E.3): the level (0 or 1) this agent assumes for every

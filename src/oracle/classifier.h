@@ -141,7 +141,7 @@ class ScoreBackend {
   virtual std::string graph_note() const { return ""; }
 };
 
-/// Which inference graph a TorchScript model runs (issue #56).
+/// Which inference graph a TorchScript model runs.
 ///   kFrozen  torch::jit::freeze + optimize_for_inference (BN folded into convolutions,
 ///            constants inlined, oneDNN where it pays): the same logits within ~1e-6 and the
 ///            same argmax, in roughly half the time (docs/results/performance.md). Falls back
@@ -188,7 +188,7 @@ struct ClassifierOptions {
                     ///< answer; else >= 2); ignored otherwise
   ModelGraph graph = ModelGraph::kFrozen;  ///< TorchScript inference graph; ignored for URLs
   /// When set, a TorchScript model's back end scores in these lanes' rounds
-  /// (MakeLockstepBackend, issue #56); ignored for URLs (each request is one session's).
+  /// (MakeLockstepBackend); ignored for URLs (each request is one session's).
   std::shared_ptr<Lockstep> lockstep;
   /// Throws std::invalid_argument when a shape entry or `threads` is negative, the shape is
   /// given in part, `http` is out of range, or probe is false without the shape, with

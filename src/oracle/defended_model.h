@@ -1,5 +1,5 @@
 // What answers an attack's queries: a classifier, possibly behind a chain of defense stages
-// (issue #56 step 3, "the oracle split by role"; docs/design.md, "The oracle contract").
+// (docs/design.md, "The oracle contract").
 //
 // The referee (Referee: budget, ball, grid, counting, records) sends every projected
 // query through one DefendedModel. Each defense stage wraps the model inside it, so a

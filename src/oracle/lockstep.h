@@ -1,4 +1,4 @@
-// Attack instances in lockstep (issue #56, step 2): B jobs run on B threads ("lanes") and every
+// Attack instances in lockstep: B jobs run on B threads ("lanes") and every
 // model call of a lane waits for one call of every other running lane; the calls of one such
 // round go to the model as one batch. A frozen model scores a batch of 8 CIFAR-10 images in
 // about 0.8 ms per image against 1.2 ms for one image alone (docs/results/performance.md), and
@@ -18,7 +18,7 @@
 // (`lockstep`). B = 1 is no batching at all: every call goes to the model as
 // it is, bit for bit what advbo scored before lockstep existed.
 //
-// Worker groups (issue #56, step 4). With W > 1 groups the jobs are dealt out as shards are
+// Worker groups. With W > 1 groups the jobs are dealt out as shards are
 // (group g takes jobs g, g + W, g + 2W, ...), and each group runs its own B lanes and its own
 // rounds, so W forward passes can run at once, each on its own core (one LibTorch thread
 // each), while the other groups' lanes do their own work. A group's batches are a function of

@@ -51,7 +51,7 @@ std::string DescribeLinfRadius(double eps);
 /// than rounding), so that 8-bit queries lose that grid step: eps 0.031 (= 7.905/255)
 /// enforces 7/255, not the 8/255 its writer most likely meant. The text names the radius
 /// enforced and suggests the fraction (--eps 8/255). "" when no step is lost that way.
-/// Issue #55; eps in pixel units, >= 0.
+/// eps in pixel units, >= 0.
 std::string GridStepLossWarning(double eps);
 
 /// The norm of the threat model's eps-ball (docs/design.md, "Threat models").
@@ -126,7 +126,7 @@ class Referee;
 /// everything the threat model lets it know. Abstract: the Referee (below) answers, and an
 /// attacker-side strategy (attacks/adaptive: EOT, AAA's score correction, confirmations,
 /// OARS resampling) is a view that asks the oracle it wraps like any attack does and shows
-/// the same face to the attack inside it (issue #56 step 3, "the oracle split by role").
+/// the same face to the attack inside it (docs/design.md, "The oracle contract").
 /// Every getter reads the referee's state, in this oracle's units (stride()).
 ///
 /// Two levels: Evaluate answers images without a verdict (what EOT averages and a score
@@ -287,7 +287,7 @@ class Referee final : public QueryOracle {
   /// score-based here. Throws std::logic_error after a query.
   void set_feedback_type(Feedback f);
   Feedback feedback_type() const { return feedback_type_; }
-  /// The distance goal of hard-label runs (issue #59, `--goal min-distance`): no query is
+  /// The distance goal of hard-label runs (`--goal min-distance`): no query is
   /// answered (nor recorded) as a success, so the attack spends its whole budget shrinking
   /// its closest adversarial query (best_distance(), distance_trace()); whether and when it
   /// came within eps is read off the trace afterwards (attacks::FinishResult). Label feedback

@@ -214,7 +214,7 @@ experiment::ExperimentSpec SpecOfOptions(const std::string& attack, std::optiona
 
 // The classifier behind `model` (a path or URL, or a callable whose exceptions land in
 // `slot`) for images [N, c, h, w] as `spec` says (output kind, threads, normalisation,
-// probe or not, HTTP options). A file or a callable scores in `lockstep`'s lanes (issue #56:
+// probe or not, HTTP options). A file or a callable scores in `lockstep`'s lanes (
 // the callable then receives the batches of B instances); a URL one session at a time.
 std::unique_ptr<oracle::Classifier> LoadModel(py::object model,
                                               const experiment::ExperimentSpec& spec,
@@ -421,7 +421,7 @@ py::tuple LoadImages(const std::string& dataset, const std::string& data, const 
 
 // `message` with every CLI flag that is one of advbo.attack's keyword arguments ("--eps",
 // "--defender-eps", "--budget", ...) written as that keyword ("eps", "defender_eps"): the core
-// validates the options, and a Python user is told the names they typed (issue #57).
+// validates the options, and a Python user is told the names they typed.
 std::string WithKeywordNames(const std::string& message) {
   std::set<std::string> keywords(RunOptions().begin(), RunOptions().end());
   for (const char* k : {"eps", "budget", "seed", "targeted", "attack"}) keywords.insert(k);

@@ -1,4 +1,4 @@
-// The white-box reference of `advbo evaluate` (issue #55): AutoAttack's standard white-box
+// The white-box reference of `advbo evaluate`: AutoAttack's standard white-box
 // pair, APGD-CE then APGD-T, on a TorchScript classifier through LibTorch autograd.
 //
 // Source: F. Croce and M. Hein, "Reliable evaluation of adversarial robustness with an

@@ -170,7 +170,7 @@ TEST(HpoTask, ClearErrorsForUnknownTasksAndMissingData) {
 namespace advbo::hpo {
 namespace {
 
-// Issue #27: near C = 1e3 the LS-SVM's validation error after 50 iterations jumped between
+// near C = 1e3 the LS-SVM's validation error after 50 iterations jumped between
 // 0.07 and 0.73 for lengthscales 1e-6 apart (float32 kernel; bias from a ratio of two
 // unconverged sums), larger than the differences HPO results report. Double-precision
 // kernel and projected CG: close points give close errors, none near chance. (Unconverged

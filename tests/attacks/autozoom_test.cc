@@ -1,5 +1,5 @@
 // AutoZOOM-BiLIN (Tu et al., AAAI 2019, Sec. 3; attacks/autozoom) on a linear model, whose
-// gradient in the latent space is known in closed form (issue #57: a test of its own).
+// gradient in the latent space is known in closed form (a test of its own).
 #include "attacks/autozoom/autozoom.h"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // Bandits-TD (Ilyas, Engstrom & Madry, ICLR 2019, Algorithms 1-3; attacks/bandits) against a
-// linear model, whose objective over the L_inf ball has a closed-form maximiser (issue #57:
+// linear model, whose objective over the L_inf ball has a closed-form maximiser (
 // Bandits had no test of its own).
 #include "attacks/bandits/bandits.h"
 

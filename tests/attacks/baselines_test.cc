@@ -155,7 +155,7 @@ TEST_F(BaselinesOnMnist, HardLabelAttacksSucceedOnAnEasyInstance) {
 // budget towards the clean image: the closest adversarial query ends well below the first
 // adversarial query's distance; the answer is the clean image (the closest query lies outside
 // the ball), the closest query is kept beside it. (The oracle's
-// trace holds only improvements, so its monotonicity is not the attack's to show: issue #57.)
+// trace holds only improvements, so its monotonicity is not the attack's to show.)
 TEST_F(BaselinesOnMnist, HardLabelAttacksWalkTowardsTheCleanImage) {
   for (const std::string& name : AttackNames()) {
     const auto attack = MakeAttack(name, Mnist());
@@ -181,7 +181,7 @@ TEST_F(BaselinesOnMnist, HardLabelAttacksWalkTowardsTheCleanImage) {
   }
 }
 
-// Targeted hard-label attacks (issue #59; HopSkipJump and Sign-OPT, Sec. 4 of each paper)
+// Targeted hard-label attacks (HopSkipJump and Sign-OPT, Sec. 4 of each paper)
 // start from the oracle's image of the target class: its first query is that image, every
 // adversarial query is put in the target class by the model, and 300 queries bring the closest
 // one below 0.8 of the start's distance (measured: 0.70 HopSkipJump). Without a start image a

@@ -1,5 +1,5 @@
 // The BayesOpt attack (Ru et al., ICLR 2020, ADDGP-BO; attacks/bayesopt) on a linear model
-// (issue #57: a test of its own): in a 16-dimensional bilinear latent its additive GP finds the
+// (a test of its own): in a 16-dimensional bilinear latent its additive GP finds the
 // closed-form maximum of the objective over the latent box.
 #include "attacks/bayesopt/bayesopt.h"
 

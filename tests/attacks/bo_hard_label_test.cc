@@ -1,5 +1,5 @@
-// bo-hl (this project's BO hard-label attack, issue #40; attacks/bo_hard_label) on a linear
-// decision boundary, whose L_inf distance from the clean image has a closed form (issue #57: a
+// bo-hl (this project's BO hard-label attack; attacks/bo_hard_label) on a linear
+// decision boundary, whose L_inf distance from the clean image has a closed form (a
 // test of its own).
 #include "attacks/bo_hard_label/bo_hard_label.h"
 
@@ -40,7 +40,7 @@ BoHlRun RunBoHl(const BoHardLabelOptions& o, long budget) {
 // 1.86x after 110 directions; with the confidence bound's argmin turned into an argmax it stays
 // at 3.41x. (Plain random vertices do better on this boundary -- the best of 110 is about 1.6x
 // -- since a non-improving direction is observed only as censored at the best radius and one
-// without a boundary inside radius 1 not at all; recorded for issue #59's bo-hl work.)
+// without a boundary inside radius 1 not at all; recorded for bo-hl's L2 mode.)
 TEST(BoHardLabel, BoStageImprovesOnItsStartTowardsTheBestVertexDirection) {
   BoHardLabelOptions o;
   o.bo_fraction = 1.0;

@@ -292,7 +292,7 @@ TEST(Bos2Settings, ParsedAndValidated) {
     Bos2Options x;
     EXPECT_THROW(Bos2Attack::ApplySettings(bad, &x), std::invalid_argument) << bad;
   }
-  // The MNIST form (issue #41): on the "mnist" dataset `bos2` and the tuned and fast presets
+  // The MNIST form: on the "mnist" dataset `bos2` and the tuned and fast presets
   // hand over after 20 flat queries with Square's MNIST window size and saturation 6; other
   // datasets and the thesis preset keep their configuration.
   auto options_of = [](const std::string& spec, const std::string& dataset) {
@@ -452,7 +452,7 @@ TEST_F(Bos2OnMnist, DefaultRefinementTakesTheLastThirdOfTheBudget) {
   EXPECT_EQ(loop_queries, budget);
 }
 
-// refine_patience (issue #41): once that many queries have not raised the best objective, the
+// refine_patience: once that many queries have not raised the best objective, the
 // BO loops end and the refinement stage takes every query left; without it the stage starts at
 // its reserved share.
 TEST_F(Bos2OnMnist, PatienceHandsTheRestOfTheBudgetToTheRefinement) {
@@ -484,7 +484,7 @@ TEST_F(Bos2OnMnist, PatienceHandsTheRestOfTheBudgetToTheRefinement) {
   for (long q = 1; q <= r.refine_start; ++q) ASSERT_EQ(best[q], best0[q]) << q;
 }
 
-// stripes_init (issue #41): the first query is Square's stripe image, drawn from the run's
+// stripes_init: the first query is Square's stripe image, drawn from the run's
 // generator before anything else, projected into the ball; the thesis' initial design follows
 // it, so the loops' queries start one later.
 TEST_F(Bos2OnMnist, StripesInitIsTheFirstQueryThenTheInitialDesign) {

@@ -1,5 +1,5 @@
 // GenAttack (Alzantot et al., GECCO 2019, Algorithm 1; attacks/genattack) on a linear model
-// (issue #57: a test of its own).
+// (a test of its own).
 #include "attacks/genattack/genattack.h"
 
 #include <gtest/gtest.h>

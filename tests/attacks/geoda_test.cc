@@ -1,5 +1,5 @@
 // GeoDA (Rahmati et al., CVPR 2020, Algorithm 1; attacks/geoda) against a linear decision
-// boundary, whose L2 distance from the clean image has a closed form (issue #57: a test of its
+// boundary, whose L2 distance from the clean image has a closed form (a test of its
 // own).
 #include <gtest/gtest.h>
 

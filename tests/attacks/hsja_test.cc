@@ -1,5 +1,5 @@
 // HopSkipJumpAttack (Chen, Jordan & Wainwright, IEEE S&P 2020, Algorithm 2; attacks/hsja) against a
-// linear decision boundary, whose L2 distance from the clean image has a closed form (issue #57: a
+// linear decision boundary, whose L2 distance from the clean image has a closed form (a
 // test of its own).
 #include <gtest/gtest.h>
 
@@ -34,7 +34,7 @@ TEST(HopSkipJump, ApproachesTheClosedFormDistanceToALinearBoundary) {
   EXPECT_LT(orc.best_distance(), 1.03 * closest) << orc.best_distance() / closest << "x";
 }
 
-// The min-distance goal (issue #59): with a ball it reaches (eps = 1.5x the closed form) the
+// The min-distance goal: with a ball it reaches (eps = 1.5x the closed form) the
 // attack is never told of a success, so it spends the whole budget and ends nearer the
 // boundary than the fixed-eps run, which stops at its first query inside the ball; the
 // result then counts a success at the trace's first entry within eps and answers with the

@@ -1,4 +1,4 @@
-// A two-class linear classifier for known-answer tests of the attacks (issue #57): logits
+// A two-class linear classifier for known-answer tests of the attacks: logits
 // z = (0, a . (x - x0) + m0) on images of d values, so the untargeted objective of an image of
 // class 0 (thesis eq. 5.3) is exactly a . (x - x0) + m0 -- its gradient is a, and the
 // decision boundary a hyperplane whose distance from x0 has a closed form (L2: -m0 / |a|_2;

@@ -1,5 +1,5 @@
 // NES (Ilyas et al., ICML 2018, Algorithm 1; attacks/nes) against a linear model's closed-form
-// gradient (issue #57: NES had no test of its own).
+// gradient (NES had no test of its own).
 #include "attacks/nes/nes.h"
 
 #include <gtest/gtest.h>

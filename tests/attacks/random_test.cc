@@ -1,5 +1,5 @@
 // Random search (attacks/random, the floor every L_inf attack should beat) on a linear model
-// (issue #57: a test of its own): its queries are the ball's vertices with fair-coin signs, and
+// (a test of its own): its queries are the ball's vertices with fair-coin signs, and
 // it stops at its first adversarial query.
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // RayS (Chen & Gu, KDD 2020, Algorithms 1-2; attacks/rays) on a linear decision boundary, whose
-// L_inf distance from the clean image has a closed form (issue #57: a test of its own).
+// L_inf distance from the clean image has a closed form (a test of its own).
 #include "attacks/rays/rays.h"
 
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
-// The attack registry (attacks/registry.h, issue #57): every entry builds, declares the threat
-// model of its family, appears in the generated help and in the README's table; evaluate's
-// default ensembles are the registry's ranks.
+// The attack registry (attacks/registry.h): every entry builds, declares the threat
+// model of its family, appears in the generated help and in the CLI reference's table
+// (docs/reference/cli.md); evaluate's default ensembles are the registry's ranks.
 #include "attacks/registry.h"
 
 #include <gtest/gtest.h>
@@ -41,7 +41,7 @@ TEST(AttackRegistry, EveryEntryBuildsUnderItsFamilysThreatModel) {
         break;
       case AttackFamily::kLabel:
         EXPECT_EQ(a->feedback(), oracle::Feedback::kLabel) << e.name;
-        // Targeted only where the paper defines it, from a start image (issue #59).
+        // Targeted only where the paper defines it, from a start image.
         {
           const std::set<std::string> targeted{"hsja", "sign-opt", "ta", "gta", "cgba", "cgba-h"};
           EXPECT_EQ(a->supports_targeted(), targeted.count(e.name) == 1) << e.name;
@@ -71,16 +71,17 @@ TEST(AttackRegistry, EveryEntryBuildsUnderItsFamilysThreatModel) {
 
 TEST(AttackRegistry, HelpReadmeAndEnsemblesComeFromIt) {
   const std::string help = AttackHelp();
-  const std::string readme = Slurp(std::string(ADVBO_SOURCE_DIR) + "/README.md");
+  const std::string readme = Slurp(std::string(ADVBO_SOURCE_DIR) + "/docs/reference/cli.md");
   for (const AttackEntry& e : AttackRegistry())
     EXPECT_NE(help.find(e.name), std::string::npos) << e.name;
-  // The README's table is the registry's (regenerate it from RegistryTable() when this fails).
+  // The CLI reference's table is the registry's (regenerate it from RegistryTable() when this
+  // fails).
   const std::string begin = "<!-- attack registry -->\n", end = "<!-- /attack registry -->";
   const auto b = readme.find(begin), en = readme.find(end);
-  ASSERT_NE(b, std::string::npos) << "README.md has no attack registry table";
+  ASSERT_NE(b, std::string::npos) << "docs/reference/cli.md has no attack registry table";
   ASSERT_NE(en, std::string::npos);
   EXPECT_EQ(readme.substr(b + begin.size(), en - b - begin.size()), RegistryTable())
-      << "README.md's attack table differs from the registry; it should read:\n"
+      << "docs/reference/cli.md's attack table differs from the registry; it should read:\n"
       << RegistryTable();
   using oracle::Feedback;
   using oracle::Norm;

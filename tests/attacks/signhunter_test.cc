@@ -1,5 +1,5 @@
 // SignHunter (Al-Dujaili & O'Reilly, ICLR 2020, Algorithm 1; attacks/signhunter) against a
-// linear model, whose objective over the L_inf ball is largest at a known vertex (issue #57:
+// linear model, whose objective over the L_inf ball is largest at a known vertex (
 // SignHunter had no test of its own).
 #include "attacks/signhunter/signhunter.h"
 

@@ -1,5 +1,5 @@
 // Sign-OPT (Cheng et al., ICLR 2020, Algorithm 1; attacks/signopt) against a linear decision
-// boundary, whose L2 distance from the clean image has a closed form (issue #57: Sign-OPT had
+// boundary, whose L2 distance from the clean image has a closed form (Sign-OPT had
 // no test of its own).
 #include "attacks/signopt/signopt.h"
 

@@ -1,4 +1,4 @@
-// SimBA-DCT (Guo et al., ICML 2019, Algorithm 1; attacks/simba) on a linear model (issue #57: a
+// SimBA-DCT (Guo et al., ICML 2019, Algorithm 1; attacks/simba) on a linear model (a
 // test of its own): one pass over the orthonormal DCT basis gains exactly step * |D a|_1.
 #include "attacks/simba/simba.h"
 

@@ -1,5 +1,5 @@
 // Square Attack, L2 (Andriushchenko et al., ECCV 2020, Algorithm 3; attacks/square) on a linear
-// model (issue #57: a test of its own): every query spends the whole L2 budget, and the search
+// model (a test of its own): every query spends the whole L2 budget, and the search
 // approaches the closed-form maximum of a linear objective over the ball.
 #include "attacks/square/square_l2.h"
 

@@ -1,5 +1,5 @@
 // Square Attack, L_inf (Andriushchenko et al., ECCV 2020, Algorithms 1-2; attacks/square) on a
-// linear model (issue #57: a test of its own): it reaches the closed-form maximum of a linear
+// linear model (a test of its own): it reaches the closed-form maximum of a linear
 // objective over the L_inf ball, through vertices only.
 #include "attacks/square/square.h"
 

@@ -1,4 +1,4 @@
-// The two newer hard-label baselines of issue #59 against closed forms: the Tangent Attack's
+// The two newer hard-label baselines against closed forms: the Tangent Attack's
 // tangent point (Ma et al., NeurIPS 2021; attacks/tangent) and CGBA's semicircle (Reza et al.,
 // ICCV 2023; attacks/cgba), then each attack against a linear decision boundary, whose L2
 // distance from the clean image is known.
@@ -161,7 +161,7 @@ TEST(Cgba, ApproachesTheClosedFormDistanceToALinearBoundary) {
   ExpectNearTheBoundary("cgba-h:dim_reduction=1", 1000, 1.03);
 }
 
-// bo-hl's L2 mode (issue #59): its BO stage over low-frequency directions, then CGBA's
+// bo-hl's L2 mode: its BO stage over low-frequency directions, then CGBA's
 // iterations from the best boundary point. Measured: 1.012x at 1,000 queries.
 TEST(BoHardLabel, L2ModeApproachesTheClosedFormDistanceToALinearBoundary) {
   ExpectNearTheBoundary("bo-hl", 1000, 1.03);

@@ -1,5 +1,5 @@
 // ZOO-ADAM (Chen et al., AISec 2017, Algorithm 2; attacks/zoo) on a linear model, whose
-// coordinate derivatives are known in closed form (issue #57: a test of its own).
+// coordinate derivatives are known in closed form (a test of its own).
 #include "attacks/zoo/zoo.h"
 
 #include <gtest/gtest.h>

@@ -40,7 +40,7 @@ void CheckGradient(const Acquisition& acq, const Eigen::VectorXd& x, double tol,
   }
 }
 
-// Issue #3: EI matches Monte Carlo to 3 decimals.
+// EI matches Monte Carlo to 3 decimals.
 TEST(ExpectedImprovement, MatchesMonteCarloToThreeDecimals) {
   Rng rng(1);
   ExactGP gp = FittedGp(12, 2, rng);

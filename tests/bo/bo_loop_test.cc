@@ -24,7 +24,7 @@ double BraninRegret(AcquisitionKind acq, uint64_t seed, int budget) {
   return r.best_y - t.minimum;
 }
 
-// Issue #3: EI and UCB reach simple regret < 0.01 on Branin within 40 evaluations on at
+// EI and UCB reach simple regret < 0.01 on Branin within 40 evaluations on at
 // least 18 of 20 seeds.
 TEST(RunBo, EiAndUcbSolveBraninWithin40EvaluationsOn18Of20Seeds) {
   for (auto acq : {AcquisitionKind::kEi, AcquisitionKind::kUcb}) {

@@ -358,7 +358,7 @@ TEST(Kernel, FusedGramAndGradientsEqualTheTwoCallsBitForBit) {
   }
 }
 
-// Issue #3: maximum likelihood recovers the lengthscale of a GP sample (n = 300) within 20%.
+// maximum likelihood recovers the lengthscale of a GP sample (n = 300) within 20%.
 TEST(FitHyperparameters, RecoversKnownLengthscaleFromGpSamples) {
   for (auto fam : {KernelFamily::kSquaredExponential, KernelFamily::kMatern52}) {
     Rng rng(7);

@@ -1,4 +1,4 @@
-// Random Fourier features: kernel approximation (issue #3: within 0.03 for D = 20,000 on
+// Random Fourier features: kernel approximation (within 0.03 for D = 20,000 on
 // random pairs) and the Bayesian linear-regression posterior against the exact GP.
 #include "bo/random_features.h"
 

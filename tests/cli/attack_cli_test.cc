@@ -50,7 +50,7 @@ TEST_F(Cli, AttackWritesRecordsSummaryAndImages) {
     EXPECT_EQ(r["seed"], 4);
     EXPECT_LE(r["queries_used"].get<long>(), 200);
     EXPECT_LE(r["linf"].get<double>(), 0.3 + 1e-6);
-    // The saved image's class and scores (issue #28): the argmax of the log-probabilities,
+    // The saved image's class and scores: the argmax of the log-probabilities,
     // the target exactly when the 8-bit image is adversarial.
     const std::vector<double> lp = r["adversarial_log_probs"];
     ASSERT_EQ(lp.size(), 10u);
@@ -90,7 +90,7 @@ TEST_F(Cli, SameSeedGivesIdenticalRecordsApartFromTimings) {
   EXPECT_EQ(run("a.jsonl"), run("b.jsonl"));
 }
 
-// The one record summary (issue #57): `attack -o run.jsonl` writes run.summary.json, the
+// The one record summary: `attack -o run.jsonl` writes run.summary.json, the
 // numbers of its records (recomputed here from the definitions), with the run's threat model;
 // tools/summarize.py prints it for any attack (it crashed on non-BOS^2 records).
 TEST_F(Cli, SummaryJsonIsTheRecordsSummaryAndSummarizePyPrintsIt) {
@@ -195,7 +195,7 @@ TEST_F(Cli, BadInputFailsClearlyAndWritesNothing) {
 
 namespace {
 
-// Issue #28: a finished -o file is not replaced by a run with other settings (a run with
+// a finished -o file is not replaced by a run with other settings (a run with
 // the same settings reproduces it and may), and Ctrl-C says where the records are and how
 // to resume.
 TEST_F(Cli, AFinishedRecordFileIsNotOverwrittenAndCtrlCSaysHowToResume) {

@@ -1,4 +1,4 @@
-// The bad-input regression suite (issue #13, part 2): every probe must be refused with one
+// The bad-input regression suite: every probe must be refused with one
 // `advbo: error: ...` line that names the real problem, exit status 1, and nothing written
 // (no records, no .partial); resumed runs must refuse records made with other settings and
 // continue interrupted ones exactly.
@@ -134,7 +134,7 @@ TEST_F(BadInput, ImageFoldersSingleFilesAndBadLabelsAreHandled) {
   ExpectRefused("attack --attack random --eps 0.3 --data " + (dir_ / "imgs_99").string() + " -o " +
                     out_.string(),
                 "has label 99, outside the model's 10 classes");
-  // Issue #28: class-name folders follow torchvision's ImageFolder (sorted names = classes
+  // class-name folders follow torchvision's ImageFolder (sorted names = classes
   // 0..K-1, empty ones included) and records carry the names.
   const char* names[] = {"c0_zero", "c1_one", "c2_two",   "c3_three", "c4_four",
                          "c5_five", "c6_six", "c7_seven", "c8_eight", "c9_nine"};
@@ -165,7 +165,7 @@ TEST_F(BadInput, ImageFoldersSingleFilesAndBadLabelsAreHandled) {
   EXPECT_EQ(r["source"], seven.string());
 }
 
-// Issue #38: a user's folder named by class words (zero/ one/ ...) is sorted as torchvision's
+// a user's folder named by class words (zero/ one/ ...) is sorted as torchvision's
 // ImageFolder does (eight = 0, five = 1, ...); the run prints that mapping, a model that
 // disagrees gets an error naming the labels, the predictions and --classes, and --classes
 // gives the model's order. Without -n every image of the folder is attacked; with -n the

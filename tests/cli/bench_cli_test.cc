@@ -97,7 +97,7 @@ TEST_F(BenchCli, ShardsMergeToTheSameTableAsOneRunAndRunsResume) {
 
 // `evaluate merge` of folders that hold the white-box reference: the merged summary gives the
 // same reference and combined robust accuracy as the run it came from (the reference records
-// were lost to a C++17 evaluation-order slip before session 34: merge failed with a JSON
+// were once lost to a C++17 evaluation-order slip: merge failed with a JSON
 // type error whenever a folder held reference records).
 TEST_F(BenchCli, EvaluateMergeKeepsTheWhiteBoxReference) {
   const fs::path ev = dir_ / "ev", merged = dir_ / "merged";
@@ -120,7 +120,7 @@ TEST_F(BenchCli, EvaluateMergeKeepsTheWhiteBoxReference) {
   EXPECT_EQ(Slurp(ev / "reference.jsonl"), Slurp(merged / "reference.jsonl"));
 }
 
-// Issue #56, step 2: instances in lockstep. Per attack family (score-based L_inf: Square,
+// instances in lockstep. Per attack family (score-based L_inf: Square,
 // Parsimonious, BOS^2; hard-label L2: HopSkipJump, Sign-OPT, GeoDA) a run with B lanes and a
 // run one job at a time give the same verdicts, queries and images; their logits differ only
 // in the last float bits (batched forward passes), so the recorded objectives agree within
@@ -208,7 +208,7 @@ TEST_F(BenchCli, LockstepAgreesWithOneJobAtATimeAndResumesExactly) {
   }
 }
 
-// Issue #56, step 4: worker groups. W = 2 groups of B = 2 lanes (each group's forward passes
+// worker groups. W = 2 groups of B = 2 lanes (each group's forward passes
 // at one LibTorch thread, side by side) give exactly the records of one group of 2 lanes at
 // LibTorch's default threads: an image's scores depend on B alone, not on which jobs share
 // its batches nor on the thread count. Records carry `workers`.
@@ -279,7 +279,7 @@ TEST_F(BenchCli, BadInputFailsClearly) {
   EXPECT_FALSE(fs::exists(dir_ / "x" / "records.jsonl"));
 }
 
-// Issue #28: one output-flag convention (-o/--out everywhere; --out-dir stays as the old
+// one output-flag convention (-o/--out everywhere; --out-dir stays as the old
 // name of the folder outputs) and --version.
 TEST_F(BenchCli, OutputFlagConventionAndVersion) {
   const std::string common = "bench --attacks random -n 1 --budget 5 --target 3 -q ";
@@ -298,7 +298,7 @@ TEST_F(BenchCli, OutputFlagConventionAndVersion) {
 
 }  // namespace
 
-// `advbo evaluate` (issue #37): the per-image verdicts are the worst case of the per-attack
+// `advbo evaluate`: the per-image verdicts are the worst case of the per-attack
 // records (recomputed here independently: the first attack in ensemble order whose saved
 // 8-bit image is adversarial), no attack runs after the one that broke an image, every
 // correctly classified robust image was attacked by the whole ensemble, and a re-run
@@ -336,7 +336,7 @@ TEST_F(BenchCli, EvaluateWorstCaseEqualsThePerAttackRecordsAndResumes) {
       EXPECT_TRUE((*r)["target"].is_null());  // untargeted
       EXPECT_EQ((*r)["budget_per_image"].get<long>(), 150);
       queries += (*r)["queries_used"].get<long>();
-      EXPECT_LE(queries, 150) << "image " << i << ": the budget is per image (issue #55)";
+      EXPECT_LE(queries, 150) << "image " << i << ": the budget is per image";
       if ((*r)["success"].get<bool>() && (*r)["quantized_success"].get<bool>()) {
         first = order[k];
         break;
@@ -419,7 +419,7 @@ TEST_F(BenchCli, EvaluateWorstCaseEqualsThePerAttackRecordsAndResumes) {
   EXPECT_NE(Slurp(dir_ / "log3").find("untargeted"), std::string::npos);
 }
 
-// `advbo evaluate` under the other threat models (issue #40): without --ensemble it takes the
+// `advbo evaluate` under the other threat models: without --ensemble it takes the
 // hard-label ensemble under --feedback label and the L2 pair (at the L2 radius 0.5 on CIFAR-10)
 // under --norm l2; every record carries the threat model, and hard-label records a distance.
 TEST_F(BenchCli, EvaluatePicksTheEnsembleAndRadiusOfTheThreatModel) {
@@ -451,7 +451,7 @@ TEST_F(BenchCli, EvaluatePicksTheEnsembleAndRadiusOfTheThreatModel) {
   }
 }
 
-// The min-distance goal end to end (issue #59): hard-label L2 attacks spend the budget (HSJA
+// The min-distance goal end to end: hard-label L2 attacks spend the budget (HSJA
 // never stops early), every record carries the distance at the checkpoints within it, the
 // summary's median is the records' median, table.txt shows the distance block and curves.csv
 // the median distance at each query. The goal is refused for score feedback and by evaluate.
@@ -518,7 +518,7 @@ TEST_F(BenchCli, TheMinDistanceGoalReportsTheDistanceAtEachCheckpoint) {
   EXPECT_FALSE(fs::exists(dir_ / "ev"));
 }
 
-// The white-box reference beside the ensemble (issue #55): on the adversarially trained MNIST
+// The white-box reference beside the ensemble: on the adversarially trained MNIST
 // model, APGD's verdicts are written per image, every break it reports stays in the 8-bit
 // ball and is misclassified, and the combined worst case is robust only where both failed.
 // Behind a defense without a gradient the reference says it does not apply.
@@ -600,7 +600,7 @@ TEST_F(BenchCli, EvaluateReferenceBesideTheEnsemble) {
   EXPECT_FALSE(fs::exists(jpeg / "reference.jsonl"));
 }
 
-// The radius as typed (issue #55): 8/255 is exactly 8 grid steps; 0.031 loses one with 8-bit
+// The radius as typed: 8/255 is exactly 8 grid steps; 0.031 loses one with 8-bit
 // queries, which the run says (with the fraction to type) and records as epsilon_effective.
 TEST_F(BenchCli, EpsilonAsTypedAndAsEnforced) {
   const std::string base =
@@ -629,7 +629,7 @@ TEST_F(BenchCli, EpsilonAsTypedAndAsEnforced) {
   EXPECT_EQ(Slurp(dir_ / "log3").find("one grid step less"), std::string::npos);
 }
 
-// Behind AAA every ensemble member is wrapped by its adaptive attack (issue #55), never twice,
+// Behind AAA every ensemble member is wrapped by its adaptive attack, never twice,
 // and a number no working adaptive attack challenged is called an upper bound.
 TEST_F(BenchCli, EvaluateWrapsEveryMemberBehindADefense) {
   const fs::path out = dir_ / "aaa";
@@ -651,7 +651,7 @@ TEST_F(BenchCli, EvaluateWrapsEveryMemberBehindADefense) {
     EXPECT_EQ(r["attack"].get<std::string>().rfind("aaa-adaptive:", 0), 0u) << r["attack"];
 }
 
-// Every threat model behind every kind of defense (issue #57's probe: the adaptive wrappers lost
+// Every threat model behind every kind of defense (a probe found that the adaptive wrappers lost
 // the inner attack's norm and feedback, so these runs were refused or died inside the attack
 // evaluate built), and the refusals that name the data's size, the option and the reason.
 TEST_F(BenchCli, EvaluateRunsEveryThreatModelBehindEveryDefense) {
@@ -702,7 +702,7 @@ TEST_F(BenchCli, EvaluateRunsEveryThreatModelBehindEveryDefense) {
   }
 }
 
-// Behind a randomised defense the saved image is re-queried k times (issue #55): the break
+// Behind a randomised defense the saved image is re-queried k times: the break
 // counts when most draws are adversarial, and the summary sets what the attacks saw against
 // what held.
 TEST_F(BenchCli, EvaluateVerifiesRandomisedDefensesByMajority) {

@@ -52,7 +52,7 @@ TEST_F(BoCli, TestFunctionTraceAndSummary) {
 }
 
 // Every proposal lies in the box exactly (no -5.9e-18 on [0, 15]), so the project's own
-// traces are accepted as rm-gp-ucb meta-tasks (issue #27: 10 of 20 Branin-EI seeds were not).
+// traces are accepted as rm-gp-ucb meta-tasks (10 of 20 Branin-EI seeds were not).
 TEST_F(BoCli, TracesStayInTheBoxAndServeAsMetaTasks) {
   std::string metas;
   for (int seed = 0; seed < 8; ++seed) {

@@ -108,7 +108,7 @@ TEST_F(GameCli, AdversarialGameOnMnistKeepsBothClipsAndConstantSum) {
   EXPECT_EQ(summary["results"][0]["successful_attacks"].get<double>(), successes);
 }
 
-// Issue #58 on MNIST: the Lite defender records what it assumed the GP-UCB attacker would play
+// On MNIST: the Lite defender records what it assumed the GP-UCB attacker would play
 // -- the action played, every round, with the default opponent model -- and the omniscient
 // defender scores its 60 candidates per round on the model (counted in the summary and each
 // round's line), letting through no more successful rounds than the R2-B2 defender on this

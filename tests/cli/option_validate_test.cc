@@ -1,4 +1,4 @@
-// Every option struct's Validate() (issue #38, Ceres' Options::IsValid habit): the defaults
+// Every option struct's Validate() (Ceres' Options::IsValid habit): the defaults
 // pass, and each value out of its documented range is refused with std::invalid_argument.
 #include <gtest/gtest.h>
 

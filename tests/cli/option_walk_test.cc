@@ -1,4 +1,4 @@
-// The option walk (issue #27): every value-taking option of every advbo subcommand, parsed
+// The option walk: every value-taking option of every advbo subcommand, parsed
 // in-process through the same cli::Cli the binary uses, with the values users and fuzzers
 // try first. An empty or non-finite value must be refused by the parser with a message that
 // names the option -- before any file is opened or any work starts.

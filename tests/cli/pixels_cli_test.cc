@@ -81,7 +81,7 @@ TEST_F(Pixels, EverySuccessIsASavedPngOfTheTargetClassCifar10) {
 // A hard-label attack that fails at eps answers with the clean image (record linf 0, no
 // adversarial PNG) and saves its closest adversarial query as closest_<tag>.png: on the 8-bit
 // grid, so the PNG read back is still misclassified, at exactly the recorded distance, outside
-// the ball (issue #59).
+// the ball.
 TEST_F(Pixels, AFailedHardLabelRunSavesItsClosestAdversarialQuery) {
   const fs::path out = dir_ / "hl.jsonl", png = dir_ / "png_hl";
   ASSERT_EQ(RunAdvbo("attack --attack rays --feedback label --untargeted --eps 0.01 --indices 0 "

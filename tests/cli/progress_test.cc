@@ -1,4 +1,4 @@
-// The progress line fits the terminal (issue #28: the ~95-column bar wrapped on an
+// The progress line fits the terminal (the ~95-column bar wrapped on an
 // 80-column terminal, so every redraw added a line).
 #include "cli/progress.h"
 

@@ -346,7 +346,7 @@ TEST(Confirm, ASuccessCountsOnlyWhenNFreshDrawsConfirmIt) {
 }
 
 // Under label feedback an EOT query is answered with the majority label of its k samples
-// (issue #57): here 2 of 3 draws are class 1 while the mean probability vector still favours
+//: here 2 of 3 draws are class 1 while the mean probability vector still favours
 // the true class 0, so the vote and the mean disagree.
 TEST(Eot, LabelFeedbackAnswersWithTheMajorityLabelOfTheSamples) {
   long calls = 0;
@@ -378,7 +378,7 @@ TEST(Eot, LabelFeedbackAnswersWithTheMajorityLabelOfTheSamples) {
   }
 }
 
-// A wrapper runs under its inner attack's threat model (issue #57: they forwarded only the name
+// A wrapper runs under its inner attack's threat model (they forwarded only the name
 // and untargeted support, so "eot:k=2/square-l2 --norm l2" was refused as an L_inf attack).
 TEST(Wrappers, RunUnderTheirInnerAttacksThreatModel) {
   const attacks::AttackContext ctx;
@@ -412,7 +412,7 @@ TEST(Wrappers, RunUnderTheirInnerAttacksThreatModel) {
   }
 }
 
-// Nesting is bounded before anything is built (issue #57: 6,000 nested wrappers crashed with a
+// Nesting is bounded before anything is built (6,000 nested wrappers crashed with a
 // stack overflow; eot k's multiplied past 2^32 samples per query).
 TEST(Wrappers, NestingDepthAndEotSamplesPerQueryAreBounded) {
   const attacks::AttackContext ctx;
@@ -446,7 +446,7 @@ TEST(Wrappers, NestingDepthAndEotSamplesPerQueryAreBounded) {
 }
 
 // AAA with reverse = 0 reports the attractor itself, flat inside each interval: nothing for an
-// attacker to invert, so its adaptive attack is the plain one (issue #57: evaluate built
+// attacker to invert, so its adaptive attack is the plain one (evaluate built
 // "aaa-adaptive:reverse=0/..." and died on it).
 TEST(Wrappers, AaaWithoutReversalHasNoAdaptiveWrapper) {
   EXPECT_EQ(ParseDefense("aaa").AdaptiveAttack("square"),

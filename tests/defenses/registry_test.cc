@@ -1,6 +1,6 @@
-// The defense registry (defenses/registry.h, issue #57): every entry parses, says truly whether
+// The defense registry (defenses/registry.h): every entry parses, says truly whether
 // it is randomised, is paired with the adaptive attack that knows it, and appears in --help and
-// in the README's table.
+// in the CLI reference's table (docs/reference/cli.md).
 #include "defenses/registry.h"
 
 #include <gtest/gtest.h>
@@ -42,16 +42,16 @@ TEST(DefenseRegistry, EveryEntryParsesAndPairsWithItsAdaptiveAttack) {
 }
 
 TEST(DefenseRegistry, TheReadmeTableIsTheRegistrys) {
-  std::ifstream in(std::string(ADVBO_SOURCE_DIR) + "/README.md");
+  std::ifstream in(std::string(ADVBO_SOURCE_DIR) + "/docs/reference/cli.md");
   std::stringstream ss;
   ss << in.rdbuf();
   const std::string readme = ss.str();
   const std::string begin = "<!-- defense registry -->\n", end = "<!-- /defense registry -->";
   const auto b = readme.find(begin), en = readme.find(end);
-  ASSERT_NE(b, std::string::npos) << "README.md has no defense registry table";
+  ASSERT_NE(b, std::string::npos) << "docs/reference/cli.md has no defense registry table";
   ASSERT_NE(en, std::string::npos);
   EXPECT_EQ(readme.substr(b + begin.size(), en - b - begin.size()), DefenseTable())
-      << "README.md's defense table differs from the registry; it should read:\n"
+      << "docs/reference/cli.md's defense table differs from the registry; it should read:\n"
       << DefenseTable();
 }
 

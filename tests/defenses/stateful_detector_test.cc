@@ -129,7 +129,7 @@ TEST(Blacklight, SpecsDefaultsAndErrors) {
     EXPECT_THROW(ParseDefense(bad), std::invalid_argument) << bad;
 }
 
-// A detector that can never fire on the model's images is refused with the reason (issue #57):
+// A detector that can never fire on the model's images is refused with the reason:
 // a fingerprint holds at most values - window + 1 window hashes.
 TEST(Blacklight, SettingsThatCanNeverFireOnTheImagesAreRefused) {
   auto message = [](const std::string& spec, int values) {

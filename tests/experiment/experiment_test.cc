@@ -80,7 +80,7 @@ TEST(ExperimentSpec, ValidateRefusesEveryBadField) {
   EXPECT_NO_THROW(Validate(s));
 }
 
-// The one table of default radii and the resolution of a threat model (issue #57): defaults
+// The one table of default radii and the resolution of a threat model: defaults
 // only when unset, the range per norm, errors naming the option as the user typed it.
 TEST(ThreatModel, DefaultRadiiComeFromOneTable) {
   using oracle::Norm;
@@ -351,7 +351,7 @@ TEST(ExperimentRunner, JobsRespectTheThreatModelAndAreOrderIndependent) {
       EXPECT_EQ(WithoutTimings(ex.Run(i, j, nullptr).record), forward[i * 2 + j]);
 }
 
-// Bad queries (issue #59): the Blacklight monitor beside the model flags exactly the queries
+// Bad queries: the Blacklight monitor beside the model flags exactly the queries
 // the Blacklight defense in flag mode (the same paper setting, reached through the defense
 // chain instead of the referee's observer) detects on the same run; Square's near-duplicate
 // queries are mostly flagged; without the monitor records carry no count.
@@ -381,7 +381,7 @@ TEST(ExperimentRunner, BadQueriesAreWhatABlacklightDefenseInFlagModeDetects) {
   EXPECT_FALSE(quiet.record.contains("bad_queries"));
 }
 
-// Targeted hard-label runs (issue #59) start from an image of the target class that the model
+// Targeted hard-label runs start from an image of the target class that the model
 // classifies so: none of the attacked images 0-1 (a 7 and a 2) is a 3, so the runner scans the
 // 3s in index order; the first, test image 18, is correctly classified. Its index is recorded.
 TEST(ExperimentRunner, TargetedHardLabelRunsStartFromACorrectImageOfTheTarget) {
@@ -407,7 +407,7 @@ TEST(ExperimentRunner, TargetedHardLabelRunsStartFromACorrectImageOfTheTarget) {
   EXPECT_EQ(arg, 3);
 }
 
-// --start-images (issue #59): the user's folder gives the targeted start. Its class-3 folder
+// --start-images: the user's folder gives the targeted start. Its class-3 folder
 // holds test image 0 (a 7, which the model does not put in class 3) before test image 18 (a 3
 // it classifies so): the second is picked, and its index in the folder and the folder are
 // recorded. A folder without a usable 3 is refused naming the class, and so is the option on an
@@ -453,7 +453,7 @@ TEST(ExperimentRunner, TargetedStartsComeFromTheUsersFolder) {
   EXPECT_THROW(Validate(s), std::invalid_argument);
 }
 
-// Issue #56: RunJobs in lockstep. Jobs in another order meet other jobs in their batches, yet
+// RunJobs in lockstep. Jobs in another order meet other jobs in their batches, yet
 // every record is the same (each forward pass has B rows and an image's scores do not depend on
 // its row); commits come in job order; records carry B and match the experiment's settings;
 // auto picks the largest power of two <= 8 that the jobs fill, and 1 for MNIST-size models.
@@ -619,7 +619,7 @@ class CountingBackend : public oracle::ScoreBackend {
   long* count_;
 };
 
-// Honest accounting (issue #37): every image the model scores is an attack query
+// Honest accounting: every image the model scores is an attack query
 // (queries_used) or a setup query listed in the records (setup_queries, quantized_queries);
 // with --no-setup-queries the model scores the attacks' queries and nothing else.
 TEST(ExperimentRunner, EveryScoredImageIsACountedOrListedQuery) {
@@ -720,7 +720,7 @@ TEST(Evaluate, WorstCaseTakesTheFirstBreakingAttackInOrder) {
   EXPECT_FALSE(v[4].clean_correct);
   EXPECT_FALSE(v[4].robust);
   // Over the subset {b} only, image 3 falls to b; image 2 was never attacked by b, so it is
-  // not evaluated -- never robust (issue #55).
+  // not evaluated -- never robust.
   const auto only_b = WorstCaseVerdicts({0, 1, 2, 3, 4}, {4}, records, {"b"});
   EXPECT_EQ(only_b[3].broken_by, "b");
   EXPECT_FALSE(only_b[2].robust);

@@ -1,4 +1,4 @@
-// The game study's view of the defender's reasoning (issue #58): predicted attacker actions,
+// The game study's view of the defender's reasoning: predicted attacker actions,
 // the opponent model, and the omniscient defender, on synthetic GP games (no model files).
 #include "experiment/game_study.h"
 

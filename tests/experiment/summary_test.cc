@@ -1,4 +1,4 @@
-// The summary's distance fields of the min-distance goal (issue #59): the closest adversarial
+// The summary's distance fields of the min-distance goal: the closest adversarial
 // distance within q queries read off a distance trace, the record's checkpoints within the
 // budget, and the median / mean over records, an instance without an adversarial query
 // counting as +inf in the median and not at all in the mean.

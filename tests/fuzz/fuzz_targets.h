@@ -1,4 +1,4 @@
-// Fuzz harnesses of advbo's input parsers (issue #13, part 3). Each takes arbitrary bytes and
+// Fuzz harnesses of advbo's input parsers. Each takes arbitrary bytes and
 // feeds them to one parser the way a user's file or option would reach it; the parser may
 // refuse the input with its documented exception (data::DataError, std::invalid_argument,
 // std::runtime_error), anything else — a crash, a sanitizer report, another exception, a

@@ -228,7 +228,7 @@ TEST(OwnActionBo, ALevelOneDefenderSimulatesAGpUcbAttackerExactlyEveryRound) {
     if (previous.size() == 0 || previous(0) != a1(0)) ++distinct_moves;
     previous = a1;
     const Eigen::VectorXd a2 = defender.Act(h, {}, rd);
-    // What the defender's decision assumed is what the attacker played (issue #58).
+    // What the defender's decision assumed is what the attacker played.
     ASSERT_EQ(defender.PredictedAction(0).size(), 1) << "round " << t;
     EXPECT_EQ(defender.PredictedAction(0)(0), a1(0)) << "round " << t;
     EXPECT_EQ(attacker.PredictedAction(1).size(), 0);  // level 0 models nobody

@@ -1,4 +1,4 @@
-// The omniscient agent (games/omniscient.h, issue #58): the bound on what any defender with a
+// The omniscient agent (games/omniscient.h): the bound on what any defender with a
 // given candidate set can achieve, checked against the payoff table of a synthetic game.
 #include "games/omniscient.h"
 
@@ -90,7 +90,7 @@ TEST(CandidateActions, SameSeedSameSetAndR2b2UsesIt) {
   EXPECT_EQ(agent.Candidates(1), CandidateActions(box, 64, bo::DeriveSeed(9, 1)));
 }
 
-// The defender's own search set (issue #58): own_candidates enlarges only its own set, whose
+// The defender's own search set: own_candidates enlarges only its own set, whose
 // first `candidates` rows are the shared set the others model it with; vertex_candidates adds
 // the 2^d box vertices to it alone; agent_betas gives each agent its own beta_t.
 TEST(R2b2Options, OwnCandidatesVerticesAndPerAgentBetas) {

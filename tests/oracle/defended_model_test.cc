@@ -1,4 +1,4 @@
-// The defense chain as model wrappers (issue #56 step 3, oracle/defended_model.h): each stage
+// The defense chain as model wrappers (oracle/defended_model.h): each stage
 // acts in its place in the chain (a detector sees the images as sent, an input stage a copy,
 // an output stage the classifier's log-probabilities, a refusal is flat and never a
 // success, a learner gets every answer scored for the goal), and the referee (Referee)

@@ -1,4 +1,4 @@
-// Instances in lockstep (issue #56, step 2; oracle/lockstep.h): every lane's answer equals
+// Instances in lockstep (oracle/lockstep.h): every lane's answer equals
 // the model's answer to its own images, every forward pass has exactly B rows, the batches
 // are a function of the jobs and never of thread timing, commits run in job order, errors
 // reach the caller, and the shipped models score an image bit for bit the same at any row of
@@ -209,7 +209,7 @@ TEST(Lockstep, RefusesLaneCountsOutOfRange) {
   EXPECT_THROW(MakeLockstepBackend(nullptr, std::make_shared<Lockstep>(2)), std::invalid_argument);
 }
 
-// Worker groups (issue #56, step 4): with W groups, group g runs jobs g, g + W, ... only, so
+// Worker groups: with W groups, group g runs jobs g, g + W, ... only, so
 // every forward pass holds the images of one group's jobs; the lanes still get their own
 // answers, commits stay in job order, and a group's batches are the same in every repetition
 // (the groups interleave in time, so the calls are compared as a sorted list).

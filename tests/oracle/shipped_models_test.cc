@@ -57,7 +57,7 @@ TEST(ShippedModels, Cifar10AccuracyMatchesItsCard) {
   EXPECT_GE(acc, CardSampleAccuracy(kRoot + "/models/cifar10_cw.md") - 0.5);
 }
 
-// The C&W-recipe models of issue #12 (plain training) against their cards.
+// The C&W-recipe models (plain training) against their cards.
 TEST(ShippedModels, PlainModelsMatchTheirCards) {
   auto mnist = data::ReadMnist(kRoot + "/data/mnist/t10k-images-idx3-ubyte.gz",
                                kRoot + "/data/mnist/t10k-labels-idx1-ubyte.gz");
@@ -68,7 +68,7 @@ TEST(ShippedModels, PlainModelsMatchTheirCards) {
   EXPECT_GE(Accuracy(*c, cifar), CardSampleAccuracy(kRoot + "/models/cifar10_cw_plain.md") - 0.5);
 }
 
-// The adversarially trained models of issue #37 (tools/train/train_at.py): the clean accuracy on
+// The adversarially trained models (tools/train/train_at.py): the clean accuracy on
 // the full official test set that the card claims (the MNIST sample is that set).
 TEST(ShippedModels, AdversariallyTrainedMnistMatchesItsCard) {
   std::ifstream in(kRoot + "/models/mnist_at.md");
@@ -127,7 +127,7 @@ TEST(ShippedModels, CarliniMnistIsThePublishedNetwork) {
 namespace advbo::oracle {
 namespace {
 
-// Issue #27: a model that throws mid-run showed only "The following operation failed in the
+// a model that throws mid-run showed only "The following operation failed in the
 // TorchScript interpreter." Now the model's own message reaches the user, with the path.
 TEST(TorchScript, AModelsOwnErrorMessageIsReported) {
   const std::string path = kRoot + "/tests/oracle/models/raiser.pt";
@@ -150,7 +150,7 @@ TEST(TorchScript, AModelsOwnErrorMessageIsReported) {
   }
 }
 
-// Issue #56: every shipped classifier runs frozen and optimised for inference by default;
+// every shipped classifier runs frozen and optimised for inference by default;
 // its raw outputs stay within 1e-5 of the plain module's and give the same argmax, on the
 // data and on random images (64 each), scored one at a time and as one batch.
 TEST(TorchScript, FrozenGraphsMatchThePlainModules) {

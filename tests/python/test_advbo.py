@@ -127,7 +127,7 @@ def test_bad_callable_outputs_and_arguments_are_clear_errors():
         advbo.attack(42, clean, labels, **kw)
     with pytest.raises(advbo.ModelError, match="model file not found"):
         advbo.attack("/nonexistent/model.pt", clean, labels, **kw)
-    # The core checks eps per norm, as on the CLI, and names the keyword (issue #57).
+    # The core checks eps per norm, as on the CLI, and names the keyword.
     with pytest.raises(ValueError, match=r"^eps must be an L_inf radius in \(0, 1\] \(pixel units\), got -0.1"):
         advbo.attack(Brightness(), clean, labels, eps=-0.1, targeted=False)
     with pytest.raises(ValueError, match=r"^eps must be an L2 radius in \(0, 886.81\]"):
@@ -138,7 +138,7 @@ def test_bad_callable_outputs_and_arguments_are_clear_errors():
 
 
 def test_the_l2_radius_of_the_cli_default_is_accepted():
-    """Issue #57: eps=2.0 under norm="l2" (the CLI's MNIST L2 default) was refused by a Python
+    """eps=2.0 under norm="l2" (the CLI's MNIST L2 default) was refused by a Python
     range check of its own; the core takes it, and every query stays in the L2 ball."""
     clean, labels = grey_images([0.4]), np.array([0])
     res = advbo.attack(Brightness(), clean, labels, attack="square-l2", norm="l2", eps=2.0,
@@ -149,7 +149,7 @@ def test_the_l2_radius_of_the_cli_default_is_accepted():
 
 
 def test_mistyped_options_name_the_option_and_the_value():
-    """Issue #27: target="a" gave pybind11's "Unable to cast Python instance ..."."""
+    """target="a" gave pybind11's "Unable to cast Python instance ..."."""
     clean, labels = grey_images([0.4]), np.array([0])
     cases = [({"target": "a"}, r"target must be integer class indices, got dtype <U1"),
              ({"target": True}, r"target must be a class index or one per image, got True"),
@@ -185,7 +185,7 @@ def interrupted_after_one_second(**kwargs):
 
 
 def test_ctrl_c_stops_an_attack_on_a_model_file_promptly():
-    """Issue #27: Ctrl-C during an attack on a model file waited for the whole attack (the
+    """Ctrl-C during an attack on a model file waited for the whole attack (the
     attack runs without the GIL); now KeyboardInterrupt arrives within a fraction of a
     second, and the module works afterwards."""
     elapsed = interrupted_after_one_second()
@@ -197,7 +197,7 @@ def test_ctrl_c_stops_an_attack_on_a_model_file_promptly():
 
 
 def test_ctrl_c_stops_an_attack_in_lockstep_lanes_promptly():
-    """Issue #56: with lockstep the attacks run in lane threads, which Python never lets see a
+    """with lockstep the attacks run in lane threads, which Python never lets see a
     signal; the main thread watches for it and the lanes stop at their next batch."""
     elapsed = interrupted_after_one_second(lockstep=4)
     assert elapsed < 4.0, elapsed
@@ -389,7 +389,7 @@ def test_shipped_model_and_data_paths():
 
 
 def test_newcomer_mistakes_get_messages_that_say_what_to_do():
-    """Issue #38: what a new user of the Python API ran into, each now a clear message."""
+    """what a new user of the Python API ran into, each now a clear message."""
     clean, labels = grey_images([0.4]), np.array([0])
     kw = {"eps": 0.1, "budget": 10}
     # Normalised input ((x - 0.1307) / 0.3081) is not "0-255 pixels".
@@ -435,7 +435,7 @@ def test_output_format_is_reported_and_zero_probabilities_warn():
 
 
 def test_every_passed_through_option_is_read_by_the_module():
-    """Issue #38: the options Attack passes through come from the module's own list
+    """the options Attack passes through come from the module's own list
     (_core.RUN_OPTIONS), and the module reads each one: a wrong-typed value is refused as
     that option's type or value error, never as an unknown option."""
     from advbo import _api, _core
@@ -528,7 +528,7 @@ def test_hard_label_and_l2_threat_models_through_the_python_api():
 
 def test_attacks_are_the_registrys():
     """advbo.ATTACKS is the C++ registry's list (attacks/registry.h), and every name in it is
-    accepted as attack= (issue #57)."""
+    accepted as attack=."""
     assert len(advbo.ATTACKS) == len(set(advbo.ATTACKS)) == 24
     assert {"bos2", "square", "square-l2", "rays", "bo-hl", "ta", "gta", "cgba", "cgba-h"} <= set(
         advbo.ATTACKS)

@@ -58,7 +58,7 @@ def test_pip_install_into_a_venv_and_run_the_readme_example(tmp_path):
 
 
 def test_install_script_refuses_an_interpreter_without_the_packages(tmp_path):
-    """Issue #38: a bare `python3` may be another interpreter (pyenv, conda) without torch or
+    """a bare `python3` may be another interpreter (pyenv, conda) without torch or
     wheel; tools/install_python.sh says so before any build, and which interpreter to use."""
     fake = tmp_path / "python3"
     fake.write_text("#!/bin/sh\nexit 1\n")  # an interpreter where every import fails

@@ -223,7 +223,7 @@ const char kPredictHead[] =
     "POST /predict HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\n"
     "X-Advbo-Shape: 1,1,28,28\r\n";
 
-// Issue #27: a Content-Length of 10^15 or -5 with no body hung a worker 5 s and answered
+// a Content-Length of 10^15 or -5 with no body hung a worker 5 s and answered
 // nothing; chunked and gzip bodies got past --max-body-mb (48 and 96 MB accepted). Now the
 // limit holds while reading, after decoding, and a body that trickles in is cut.
 TEST(Serve, BodyLimitsHoldWhileReading) {
@@ -297,7 +297,7 @@ TEST(Serve, BodyLimitsHoldWhileReading) {
   EXPECT_EQ(srv.server().images(), 1);
 }
 
-// Issue #27: 4 slow-loris connections (= the old --threads) starved /health. Clients that
+// 4 slow-loris connections (= the old --threads) starved /health. Clients that
 // send half a request hold one connection thread each; with fewer of them than
 // --connections the server still answers, and each is dropped after --read-timeout of
 // silence.
@@ -469,7 +469,7 @@ TEST(Serve, SessionHeadersAreChecked) {
   EXPECT_NE(r->body.find("X-Advbo-Defense-Seed"), std::string::npos);
 }
 
-// Issue #37: a served output defense post-processes the scores a client gets (topk:k=1: the
+// a served output defense post-processes the scores a client gets (topk:k=1: the
 // top probability exact, the other classes share the rest equally), and a stateful detector
 // keeps one history per session: a replayed image is detected in its session (reply
 // "detected", /health "detections"), not in another; with action=reject the replayed image
@@ -566,7 +566,7 @@ TEST(Serve, ARefusalReachesTheClientAsARefusal) {
   }
 }
 
-// Issue #27: a session against r2b2:jpeg+noise slowed from 2.5 to 59 ms per request over
+// a session against r2b2:jpeg+noise slowed from 2.5 to 59 ms per request over
 // 2,500 requests, its GP growing without bound. A session may send --max-session-queries
 // images (403 beyond, nothing evaluated); a game defender keeps kDefaultGameSessions GPs.
 TEST(Serve, AGameDefenseSessionIsBounded) {

@@ -12,9 +12,11 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -213,13 +215,19 @@ namespace advbo::whitebox {
 namespace {
 
 // The model card's white-box numbers reproduce: the committed per-image reference of
-// models/mnist_at.pt (tools/results/at_reference/mnist_at_8bit, made by `advbo evaluate
+// models/mnist_at.pt (tools/results/at_reference/mnist_at_8bit, gzip-compressed, made by `advbo
+// evaluate
 // --reference-only` on the first 1,000 test images) against a fresh run on its first 24
 // images -- the same random starts (seeded per image), so the same verdicts.
 TEST(ShippedReference, MnistAtCardReproducesImageByImage) {
   const std::string root = ADVBO_SOURCE_DIR;
-  std::ifstream in(root + "/tools/results/at_reference/mnist_at_8bit/reference.jsonl");
-  ASSERT_TRUE(in.good());
+  const std::string path = root + "/tools/results/at_reference/mnist_at_8bit/reference.jsonl.gz";
+  std::ifstream file(path, std::ios::binary);
+  ASSERT_TRUE(file.good()) << path;
+  const std::vector<uint8_t> gz((std::istreambuf_iterator<char>(file)),
+                                std::istreambuf_iterator<char>());
+  const std::vector<uint8_t> text = data::GunzipIfCompressed(gz, path);
+  std::istringstream in(std::string(text.begin(), text.end()));
   std::vector<nlohmann::json> committed;
   for (std::string line; std::getline(in, line) && committed.size() < 24;)
     committed.push_back(nlohmann::json::parse(line));

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Peer run for issue #40: IBM ART's HopSkipJump (L2 and L_inf), Sign-OPT (L2), SimBA-DCT and
+"""Peer run for IBM ART's HopSkipJump (L2 and L_inf), Sign-OPT (L2), SimBA-DCT and
 Square (L2) on the same shipped CIFAR-10 model, test images, threat model and query budget as
 `advbo bench` (advbo's hsja, sign-opt, simba-dct and square-l2; tools/bench/bench_art_peer.sh),
 so the median distance of the closest adversarial query (hard-label), the ASR and queries at the

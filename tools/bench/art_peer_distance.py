@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Median distance of the closest adversarial query at each query count, advbo beside IBM ART
-(issue #59's check of issue #40: advbo's HopSkipJump within 5 % of ART's at every budget), from
+(the check that advbo's HopSkipJump is within 5 % of ART's at every budget), from
 the records of tools/bench/bench_art_peer.sh or any run pair with distance_trace ([query,
 distance] at each improvement): per checkpoint, the median over images of each side, advbo's
 median over ART's, and the paired geometric-mean ratio over the images both reached (with the
@@ -21,7 +21,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/
-from report_util import mean_se  # noqa: E402
+from report_util import mean_se, open_text  # noqa: E402
 
 
 def distances(paths, checkpoints):
@@ -30,7 +30,7 @@ def distances(paths, checkpoints):
     out = {}
     for path in paths.split(","):
         seen = set()
-        with open(path) as f:
+        with open_text(path) as f:
             for line in f:
                 if not line.strip():
                     continue

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Side by side with IBM ART (issue #40) on the same shipped CIFAR-10 model, test images, float
+# Side by side with IBM ART on the same shipped CIFAR-10 model, test images, float
 # queries and budget:
 #   label: advbo's hsja (L_inf, L2) and sign-opt (L2) and ART's HopSkipJump and SignOPTAttack.
 #          Both walk the whole budget (advbo with eps = 1e-4, which no query reaches; ART has no

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# advbo's HopSkipJump (L2) beside IBM ART's over several seeds per image (issue #59's check of
-# issue #40: advbo's median distance within 5 % of ART's at every budget). One seed per image
+# advbo's HopSkipJump (L2) beside IBM ART's over several seeds per image (the check of
+# advbo's median distance within 5 % of ART's at every budget). One seed per image
 # leaves the medians at 100-500 queries within noise of each other (tools/results/art_peer_2500:
 # 6-15 % apart, paired 0.97-1.01); pooling seeds shrinks that noise.
 #

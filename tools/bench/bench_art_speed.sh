@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue #56 goal: advbo's time per query against IBM ART 1.20's on HopSkipJump L2 (label
+# advbo's time per query against IBM ART 1.20's on HopSkipJump L2 (label
 # feedback, the whole budget walked) and Square L_inf (scores, eps 8/255, success at the first
 # adversarial query), on the shipped CIFAR-10 model, the same test images, float queries, one
 # thread each, in one run. advbo runs with its defaults (frozen graph, auto lockstep: B = 8 on
@@ -74,7 +74,7 @@ for set_, art_group, label in (("hsja", "label_l2", True), ("square", "score_lin
     rows.append((set_, "ART 1.20.1", len(art), sum(r["queries_used"] for r in art), art_ms, 1.0,
                  summary(art, label)))
 with open(f"{out}/README.md", "w") as f:
-    f.write("# advbo against ART 1.20, time per query (issue #56)\n\n")
+    f.write("# advbo against ART 1.20, time per query\n\n")
     f.write("`bash tools/bench/bench_art_speed.sh ART_DIR` -- shipped CIFAR-10 model, test images "
             "from index 100, budget 1,000, float queries, 1 thread each. advbo: wall time of the "
             "whole command / model evaluations; ART: its per-image attack time / queries.\n\n")

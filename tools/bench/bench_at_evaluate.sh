@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue #55: robust accuracy a defense paper can cite, on the two adversarially trained models.
+# robust accuracy a defense paper can cite, on the two adversarially trained models.
 #
 #   bash tools/bench/bench_at_evaluate.sh STEP MODEL [N] [SHARDS] [OUT_ROOT]
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Paired ablation of BOS^2 settings (issues #12, #41): every row changes one setting of the
+# Paired ablation of BOS^2 settings: every row changes one setting of the
 # default configuration (Bos2Options::Tuned, in its MNIST form on MNIST) or restores the
 # thesis-literal one, on the same instances and seeds, side by side with Square Attack,
 # through `advbo bench`.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# BO time per query against the model's forward time (issue #12, section 3): BOS² with the
+# BO time per query against the model's forward time: BOS² with the
 # default and the thesis-literal settings on the same instances, ONE single-threaded process
 # (run it on an otherwise idle machine), MNIST and CIFAR-10.
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The defense table of docs/results/defenses.md (issue #37): every defense advbo ships, in
+# The defense table of docs/results/defenses.md: every defense advbo ships, in
 # front of the shipped model and of the adversarially trained one, evaluated with
 # `advbo evaluate` (worst case per image; the defense's adaptive attack joins the ensemble
 # last and the plain ensemble's number is kept beside it, from the same run):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# BOS^2 and Square Attack against each input-transformation defense (issue #5), with the
+# BOS^2 and Square Attack against each input-transformation defense, with the
 # defended model's clean accuracy: `advbo bench --defense SPEC` on the BOS^2 paper's protocol
 # (targeted, every other class, T = 900; eps 0.3 MNIST, 0.05 CIFAR-10) on the first N
 # correctly classified test images behind each defense.

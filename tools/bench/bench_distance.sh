@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hard-label attacks measured the way the field reports them (issue #59): `advbo bench --goal
+# Hard-label attacks measured the way the field reports them: `advbo bench --goal
 # min-distance`, untargeted, every attack spending its whole budget shrinking its closest
 # adversarial query, on the same images, seeds and machine. Records carry the distance at 100 /
 # 250 / 500 / 1,000 / 2,500 / 5,000 / 10,000 queries (within the budget) and the bad queries a

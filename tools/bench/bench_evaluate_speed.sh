@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Issue #56: the wall time of `advbo evaluate` on models/cifar10_at.pt, the ways to use both
+# the wall time of `advbo evaluate` on models/cifar10_at.pt, the ways to use both
 # cores side by side on the same images:
 #   shards    two processes (--shard 1/2, 2/2), one LibTorch thread and one job at a time each
-#             (--threads 1 --lockstep 1: issue #55's way, now with the frozen graph)
+#             (--threads 1 --lockstep 1, with the frozen graph)
 #   lockstep  one process, one worker group: LibTorch's default threads, --lockstep auto (8)
-#             (--workers 1: the default of session 35)
+#             (--workers 1: one worker group)
 #   default   one process, the defaults: two worker groups (--workers auto = 2 here) of
 #             --lockstep auto lanes, one LibTorch thread per forward pass; the white-box
 #             reference at LibTorch's default threads
@@ -61,7 +61,7 @@ rows = [("wall s (whole command)",) + tuple(f"{walls[a]:.1f}" for a in arms),
 for key in ("robust_accuracy", "reference_robust_accuracy", "combined_robust_accuracy",
             "queries_mean", "not_evaluated"):
     rows.append((key,) + tuple(json.dumps(summary(a).get(key)) for a in arms))
-lines = [f"# `advbo evaluate` wall time, CIFAR-AT, first {n} test images (issue #56)", "",
+lines = [f"# `advbo evaluate` wall time, CIFAR-AT, first {n} test images", "",
          f"`bash tools/bench/bench_evaluate_speed.sh {n} OUT \"{' '.join(arms)}\"` (one run, this machine, 2 cores)", "",
          "| | " + " | ".join(names[a] for a in arms) + " |", "| --- |" + " ---: |" * len(arms)]
 lines += ["| " + " | ".join(r) + " |" for r in rows]

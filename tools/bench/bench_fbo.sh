@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Federated BO with `advbo fbo` (issue #16): the DP-FTS-DE synthetic study (N = 200 agents x
+# Federated BO with `advbo fbo`: the DP-FTS-DE synthetic study (N = 200 agents x
 # SEEDS seeds, default 20: TS, FTS, FTS-DE with P = 2 / 3 and its two ablations, DP-FTS and
 # DP-FTS-DE, the S, q and z sweeps with clipped fractions and privacy losses) and the
 # mnist-lssvm family (20 agents x 5 seeds), then the table, goal checks and curves (~15 min on

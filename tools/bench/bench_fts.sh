@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# FTS (Dai 2021 thesis, Ch. 5), issue #16: the synthetic study of Fig. 5.1 — GP draws (SE,
+# FTS (Dai 2021 thesis, Ch. 5), the synthetic study of Fig. 5.1 — GP draws (SE,
 # l = 0.03) on a 1,000-point grid, N = 50 agents with g_n = f +- d_n, t_n observations each, M
 # shared normalised random features; standard TS against FTS with d_n = 0.02 (t_n = 40 / 100, M
 # = 50 / 100 / 200) and d_n = 1.2 (p_t = 1 - 1/sqrt(t) and 1 - 1/t^2); FUNCTIONS x INITS paired

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """GP fitting and prediction: advbo's BO core vs scikit-learn, on identical data, kernel,
-bounds, starting point and number of restarts, in the same run (issue #3).
+bounds, starting point and number of restarts, in the same run.
 
 For each n in {100, 500, 2000} and d in {2, 10, 50}:
   * data: X ~ U[0,1]^d, y = sum_j a_j sin(2 pi w_j x_j + c_j) + 0.1 eps, standardised;
@@ -118,6 +118,7 @@ def main():
     ap.add_argument("--out-prefix", default=os.path.join(ROOT, "tools", "results", "gp_benchmark"))
     default_bin = os.path.join(ROOT, "build", "tools", "bench_gp")
     ap.add_argument("--bench-bin", default=default_bin)
+    ap.add_argument("--table", metavar="RECORDS", help="print the table of these records and exit")
     # worker mode
     ap.add_argument("--sklearn-worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--npz", help=argparse.SUPPRESS)
@@ -125,6 +126,12 @@ def main():
     ap.add_argument("--d", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--advbo-theta", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.table:  # the table of committed records (plain or .jsonl.gz), nothing run
+        sys.path.insert(0, os.path.join(ROOT, "tools"))
+        from report_util import open_text
+        with open_text(args.table) as f:
+            print("\n".join(table_lines([json.loads(line) for line in f if line.strip()])))
+        return None
     if args.sklearn_worker:
         return sklearn_worker(args)
     if not os.path.exists(args.bench_bin) and args.bench_bin == default_bin:
@@ -189,6 +196,11 @@ def summary_line(r):
 
 
 def write_table(path, rows, args):
+    with open(path, "w") as f:
+        f.write("\n".join(table_lines(rows)) + "\n")
+
+
+def table_lines(rows):
     lines = ["| n | d | advbo fit (s) | sklearn fit (s) | fit speed-up | advbo LML | sklearn LML | "
              "advbo predict 10k (s) | sklearn predict 10k (s) | predict speed-up | "
              "check: sklearn LML at advbo θ | check: max |Δmean|, |Δstd| |",
@@ -209,8 +221,7 @@ def write_table(path, rows, args):
         lines.append(f"| {r['n']} | {r['d']} | {fmt(o.get('fit_seconds'))} | {sk_fit} | {speed} | "
                      f"{fmt(o.get('log_marginal_likelihood'))} | {fmt(s.get('log_marginal_likelihood'))} | "
                      f"{fmt(o.get('predict_seconds'), 3)} | {sk_pred} | {pspeed} | {chk} | {diff} |")
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
+    return lines
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue #56 goal: "against today's build, a paired table per attack family shows ASR and
+# Goal: "against today's build, a paired table per attack family shows ASR and
 # queries unchanged within noise". The scores changed in the last float bits when the frozen
 # inference graph became the default (step 1) and again with lockstep batches (step 2); the
 # same `advbo bench` runs with --model-graph plain --lockstep 1 (the scores of the build the
@@ -64,9 +64,9 @@ with open(f"{out}/runs.jsonl", "w") as f:
     for r in rows:
         f.write(json.dumps(r) + "\n")
 with open(f"{out}/README.md", "w") as f:
-    f.write("# Plain graph, one at a time vs the defaults, paired (issue #56)\n\n")
+    f.write("# Plain graph, one at a time vs the defaults, paired\n\n")
     f.write("`bash tools/bench/bench_graph_pairs.sh` -- each case run with `--model-graph plain "
-            "--lockstep 1` (the scores before issue #56) and with the defaults (frozen graph, auto "
+            "--lockstep 1` (the scores before the frozen graph) and with the defaults (frozen graph, auto "
             "lockstep), `--seed 0`, same instances. Paired difference = defaults - plain "
             "queries, mean ± standard error.\n\n")
     f.write("| case | arguments | instances | ASR plain / defaults | verdicts differ | query counts differ | mean queries plain / defaults | paired difference ± SE | lockstep (defaults) |\n")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Served model vs in-process model on loopback (issue #17): `advbo serve` in the background,
+# Served model vs in-process model on loopback: `advbo serve` in the background,
 # then (1) bench_http: seconds per image of the same batches scored both ways (MNIST and
 # CIFAR-10 models, batches 1/10/100), and (2) the same `advbo bench` (BOS^2 and Square, 5
 # images x 9 targets on MNIST) against the file and against the URL: records identical apart

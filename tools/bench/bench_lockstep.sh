@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue #56, steps 2 and 4: instances in lockstep (--lockstep B) against one job at a time, and
+# Instances in lockstep (--lockstep B) against one job at a time, and
 # one LibTorch thread against both cores, side by side in one run on the same images and seeds.
 #
 #   bash tools/bench/bench_lockstep.sh [OUT]      (default tools/results/lockstep)
@@ -71,7 +71,7 @@ for t in (1, 2):
     for r in map(json.loads, open(f"{out}/forward_threads{t}.jsonl")):
         if r["graph"] == "frozen":
             fw[(r["model"], t, r["batch"])] = r["best_ms_per_image"]
-lines = ["# Instances in lockstep and both cores (issue #56, steps 2 and 4)", "",
+lines = ["# Instances in lockstep and both cores", "",
          "`bash tools/bench/bench_lockstep.sh` (one run, this machine: 2 cores). Frozen graph.", "",
          "Forward time of the frozen graph, ms per image (best of 5 passes over 200 random images):", "",
          "| model | threads | batch 1 | batch 8 | batch 10 |", "| --- | ---: | ---: | ---: | ---: |"]

@@ -1,4 +1,4 @@
-// Issue #56: the model's forward time per image, plain module vs frozen inference graph, at
+// the model's forward time per image, plain module vs frozen inference graph, at
 // several batch sizes, in one run on this machine (tools/bench/bench_model_graph.sh).
 //
 //   bench_model_graph --models models/cifar10_at.pt,models/mnist_cw.pt --batches 1,10,100
@@ -56,7 +56,7 @@ std::array<int, 3> ShapeOf(const advbo::oracle::ScoreBackend& b) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Forward time per image: plain module vs frozen inference graph (issue #56)"};
+  CLI::App app{"Forward time per image: plain module vs frozen inference graph"};
   std::string models = "models/cifar10_at.pt,models/cifar10_cw.pt,models/mnist_cw.pt";
   std::string batches = "1,10,100";
   std::string out = "tools/results/model_graph/forward.jsonl";

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue #56, step 1: the frozen inference graph against the plain module, in one run.
+# the frozen inference graph against the plain module, in one run.
 #
 #   bash tools/bench/bench_model_graph.sh [OUT]      (default tools/results/model_graph)
 #
@@ -25,7 +25,7 @@ done
 import json, statistics, sys
 out = sys.argv[1]
 fw = [json.loads(l) for l in open(f"{out}/forward.jsonl")]
-lines = ["# Frozen inference graph vs plain module (issue #56, step 1)", "",
+lines = ["# Frozen inference graph vs plain module", "",
          "Forward time, ms per image (best of 5 passes over 200 random images, 1 thread):", "",
          "| model | graph | batch 1 | batch 10 | batch 100 | max abs diff of raw outputs | same argmax |",
          "| --- | --- | ---: | ---: | ---: | ---: | --- |"]

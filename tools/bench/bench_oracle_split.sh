@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue #56 step 3 (the oracle split by role): the same `advbo bench` runs with two builds --
+# The oracle split by role: the same `advbo bench` runs with two builds --
 # OLD (before the split: one QueryOracle with every defense and attacker-side hook) and NEW
 # (the Referee, the defense chain and the attacker-side views) -- record for record, timing
 # fields aside. Every attack family and every defense / adaptive wrapper combination the
@@ -69,7 +69,7 @@ with open(f"{out}/runs.jsonl", "w") as log, tempfile.TemporaryDirectory() as tmp
         print(f"{case}: {same}/{len(ro)} identical {diff_keys}", flush=True)
 
 with open(f"{out}/README.md", "w") as f:
-    f.write("# The oracle split, record for record (issue #56 step 3)\n\n")
+    f.write("# The oracle split, record for record\n\n")
     f.write("`OLD=<advbo before the split> bash tools/bench/bench_oracle_split.sh` -- `advbo bench "
             f"... {common}`, the same images and seeds with both builds; records compared with "
             "the timing fields and the attack's name left out.\n\n")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# PO-GP-UCB (Kharkovskii et al. 2020, Sec. 4 and App. A; issue #16): non-private GP-UCB against
+# PO-GP-UCB (Kharkovskii et al. 2020, Sec. 4 and App. A): non-private GP-UCB against
 # PO-GP-UCB over epsilon sweeps (r = 10) and r sweeps at fixed epsilon, 50 paired runs, T = 50:
 #  1. synthetic: GP draws (SE, l = 1.25) on a 100 x 100 grid of [0, 5]^2, delta = 1e-5, the
 #     paper's Fig. 2a and Tables 1-3 settings;

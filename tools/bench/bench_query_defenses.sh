@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The defenses against query attacks (issue #37) beside their adaptive attacks, on the
+# The defenses against query attacks beside their adaptive attacks, on the
 # shipped CIFAR-10 model at the field's setting (L_inf eps = 8/255, untargeted, 8-bit
 # queries), with `advbo evaluate` (worst case per image over the ensemble; the defense's
 # adaptive attack runs last, and the plain ensemble's number is kept beside) and

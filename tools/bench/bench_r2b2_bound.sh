@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The R2-B2 defender beside what any defender could do (issue #58): GP-UCB and TS attackers
+# The R2-B2 defender beside what any defender could do: GP-UCB and TS attackers
 # (unaware of the defender, Dai 2021 thesis App. E.6.2.2b / Fig. E.10) against no defender, a
 # random-search defender, the level-1 R2-B2-Lite defender and the omniscient defender (it sees
 # the attacker's action and plays the best of its candidates on the true model: the bound),
@@ -13,7 +13,7 @@
 #   mnist_10     the first 10 correctly classified MNIST test images, 1 initialisation each
 #   cifar10_10   the first 10 correctly classified CIFAR-10 test images (shipped sample)
 # Environment: DEFENDERS (default "none random r2b2:1-lite r2b2:1-lite-tuned omniscient";
-# r2b2:1-lite-tuned = the Lite defender with the learning changes of issue #58:
+# r2b2:1-lite-tuned = the Lite defender with its tuned learning:
 # --defender-vertices --defender-candidates 1000 --defender-beta constant:0.1), ATTACKERS (default
 # "gpucb ts"), OMNI_CIFAR10 (the omniscient defender's candidates on CIFAR-10, default 200 =
 # exactly the R2-B2 defender's own set: 1000 would take ~65 min per attacker here; MNIST uses

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One learning change of the R2-B2-Lite defender (issue #58), played on one setting of
+# One learning change of the R2-B2-Lite defender, played on one setting of
 # tools/bench/bench_r2b2_bound.sh with the same images and seeds, so that
 # tools/bench/r2b2_learning_table.py can pair it against the thesis' Lite defender there.
 #

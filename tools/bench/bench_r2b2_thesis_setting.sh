@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The adversarial-ML game in the R2-B2 thesis' own setting (issue #39, item 1): its target
+# The adversarial-ML game in the R2-B2 thesis' own setting: its target
 # architecture class (by default a plain CNN without batch norm, models/mnist_cw_plain.pt;
 # MODEL=models/mnist_r2b2_cnn.pt is the thesis' own architecture re-trained), its VAE
 # (models/mnist_vae_r2b2.pt, converted from the authors' weights by tools/train/convert_r2b2_vae.py)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# RM-GP-UCB (Dai 2021 thesis, Ch. 7), issue #15:
+# RM-GP-UCB (Dai 2021 thesis, Ch. 7):
 #  1. the synthetic study (Sec. 7.6.1 / Fig. 7.1): 20 GP-drawn functions x 5 inits, M = 4
 #     meta-tasks of 20 points; gaps 0.05, 0.05, 4, 4 and all gaps 8; GP-UCB, RM-GP-UCB with
 #     uniform weights and RM-GP-UCB; 50 iterations; table, goal checks, curves (~4 min);

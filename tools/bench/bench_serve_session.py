@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A served game defender's cost as one client session grows (issue #39, item 5).
+"""A served game defender's cost as one client session grows.
 
 For each --defense spec (side by side, the same request sequence): starts
 `advbo serve --model M --defense SPEC`, sends --requests single-image requests in ONE
@@ -10,7 +10,7 @@ drawn from --seed, so every spec sees exactly the same queries.
 
 Writes OUT/latency.jsonl (one line per spec: per-request milliseconds and RSS samples) and
 OUT/report.md (mean latency of the first and last 100 requests, their ratio, RSS after the
-first 100 and at the end). Goal of issue #39: ratio <= 2, RSS flat within 10 %.
+first 100 and at the end). Goal of ratio <= 2, RSS flat within 10 %.
 
 Usage: /usr/bin/python3 tools/bench/bench_serve_session.py --out DIR \\
            --defense r2b2:jpeg+noise --defense r2b2:jpeg+noise:window=100 [--requests 5000]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The threat-model tables of docs/results/threat_models.md (issue #40): the score-based L_inf,
+# The threat-model tables of docs/results/threat_models.md: the score-based L_inf,
 # hard-label L_inf, score-based L2 and hard-label L2 attacks on the same test images, seeds
 # and machine, in BlackboxBench's CIFAR-10 setting (untargeted; L_inf 0.05, L2 1.0; MNIST:
 # L_inf 0.3, L2 2.0):

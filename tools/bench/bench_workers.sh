@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue #56, step 4: the two ways to use both cores, side by side in one run on the same images
+# the two ways to use both cores, side by side in one run on the same images
 # and seeds: one group of B lanes whose forward passes use LibTorch's intra-op threads (2 here;
 # `--workers 1`, the default before worker groups) against two worker groups of B lanes, each
 # group's forward passes at one LibTorch thread (`--workers 2`).
@@ -57,7 +57,7 @@ for rep in range(REPS):
 def keyed(case, w):
     return {(r["attack"], r["image_index"], r["target"]): strip(r)
             for r in map(json.loads, open(f"{out}/{case}_w{w}/records.jsonl"))}
-lines = ["# Both cores: one group with intra-op threads vs two worker groups (issue #56, step 4)", "",
+lines = ["# Both cores: one group with intra-op threads vs two worker groups", "",
          "`bash tools/bench/bench_workers.sh` (one run, this machine: 2 cores, frozen graph, "
          f"{REPS} repetitions with the arms interleaved; wall = the whole command, start-up included, "
          "median and range; paired = the median of the per-repetition ratios)", "",

@@ -15,6 +15,10 @@ import argparse
 import collections
 import json
 import sys
+import os
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/report_util.py
+from report_util import open_text  # noqa: E402
 
 
 def main():
@@ -27,7 +31,7 @@ def main():
     per_file = collections.defaultdict(list)  # key -> [ratio per file]
     for path in args.records:
         file_sum = collections.defaultdict(lambda: collections.Counter())
-        with open(path) as f:
+        with open_text(path) as f:
             for n, line in enumerate(f, 1):
                 if not line.strip():
                     continue

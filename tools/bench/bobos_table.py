@@ -13,7 +13,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/report_util.py
-from report_util import emit, mean_se, paired, save_png, table_args  # noqa: E402
+from report_util import emit, mean_se, open_text, paired, save_png, table_args  # noqa: E402
 
 ORDER = ["bo-bos:0.89", "bo-bos:0.95", "bo-bos:0.99", "bo-bos:1", "gp-ucb", "hyperband"]
 LABEL = {"bo-bos:0.89": "BO-BOS, K1,t = K1,t-1 / 0.89 (a)",
@@ -43,7 +43,7 @@ def fmt(m, s, d=4):
 def main():
     a = table_args(__doc__)
     runs = collections.defaultdict(dict)
-    for line in open(a.runs):
+    for line in open_text(a.runs):
         r = json.loads(line)
         runs[r["method"]][r["seed"]] = r
     methods = [m for m in ORDER if m in runs] + sorted(set(runs) - set(ORDER))
@@ -107,7 +107,7 @@ def main():
             d, s = paired(at["hyperband"][budget], at["gp-ucb"][budget])
             goals.append(f"- Hyperband − GP-UCB at {budget} epochs: {d:+.4f} ± {s:.4f} (reported)")
     if goals:
-        L += ["## Goals (issue #15)", ""] + goals + [""]
+        L += ["## Goals", ""] + goals + [""]
     emit(L, a.out)
     if a.plot:
         import matplotlib

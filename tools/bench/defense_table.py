@@ -13,7 +13,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/report_util.py
-from report_util import emit  # noqa: E402
+from report_util import emit, open_text, records_path  # noqa: E402
 
 
 def rows(root):
@@ -23,10 +23,10 @@ def rows(root):
         if not os.path.isdir(dsdir):
             continue
         for d in sorted(os.listdir(dsdir)):
-            f = os.path.join(dsdir, d, "records.jsonl")
+            f = records_path(os.path.join(dsdir, d, "records.jsonl"))
             if not os.path.isfile(f):
                 continue
-            with open(f) as fh:
+            with open_text(f) as fh:
                 first = fh.readline()
             with open(os.path.join(dsdir, d, "summary.json")) as fh:
                 by_attack = {s["attack"]: s for s in json.load(fh)}

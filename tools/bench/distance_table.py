@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tables of tools/bench/bench_distance.sh (issue #59): per run (dataset, norm, budget) and
+"""Tables of tools/bench/bench_distance.sh: per run (dataset, norm, budget) and
 attack, the success rate at eps, the median (mean) distance of the closest adversarial query
 within 100 / 250 / 500 / 1,000 / ... queries (advbo's summary.json), the share of bad queries
 (Blacklight, flag mode) and, paired on the same images, on how many images each attack ends
@@ -18,7 +18,7 @@ import pathlib
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/
-from report_util import mean_se  # noqa: E402
+from report_util import mean_se, open_text  # noqa: E402
 
 
 def fmt(x, nd=3):
@@ -27,7 +27,7 @@ def fmt(x, nd=3):
 
 def table(run):
     summary = json.loads((run / "summary.json").read_text())
-    records = [json.loads(line) for line in (run / "records.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in open_text(run / "records.jsonl").read().splitlines()
                if line.strip()]
     first = records[0]
     checkpoints = sorted({int(k) for s in summary for k in s.get("distance_at", {})})
@@ -44,7 +44,7 @@ def table(run):
     head = (f"**{first['dataset']}, {norm}, eps {first['epsilon']:g}, budget {first['budget']}, "
             f"{goal}** (`{run.name}`)\n\n")
     cols = ["attack", f"ASR at eps"] + [f"{norm} at {q}" for q in checkpoints] + [
-        "bad queries", f"closer than {ref} at the end (paired)",
+        "found", "bad queries", f"closer than {ref} at the end (paired)",
         f"end distance / {ref}'s (paired, ± SE)"]
     lines = ["| " + " | ".join(cols) + " |", "|" + " --- |" * len(cols)]
     for s in summary:
@@ -53,6 +53,8 @@ def table(run):
         for q in checkpoints:
             d = s.get("distance_at", {}).get(str(q))
             cells.append("–" if d is None else f"{fmt(d['median'])} ({fmt(d['mean'])})")
+        found = sum(d < math.inf for d in final.get(a, {}).values())
+        cells.append(f"{found} of {len(final.get(a, {}))}")
         share = s.get("bad_query_share")
         cells.append("–" if share is None else f"{100 * share:.1f} %")
         if a == ref:
@@ -70,15 +72,24 @@ def table(run):
                 cells.append("–")
         lines.append("| " + " | ".join(cells) + " |")
     return head + "\n".join(lines) + "\n\nCells: median (mean) distance of the closest " \
-        "adversarial query within that many queries.\n"
+        "adversarial query within that many queries; the median counts an instance with none " \
+        "yet as infinitely far, the mean is over the instances with one (\"found\" at the end), " \
+        "so compare means only where the found counts agree, and otherwise the paired columns.\n"
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("root", nargs="?", default="tools/results/distance")
     ap.add_argument("--markdown")
+    ap.add_argument("--runs", help="comma-separated run folders under ROOT (default: all)")
     a = ap.parse_args()
     runs = sorted(p.parent for p in pathlib.Path(a.root).glob("*/summary.json"))
+    if a.runs:
+        want = a.runs.split(",")
+        missing = [w for w in want if w not in {r.name for r in runs}]
+        if missing:
+            sys.exit(f"distance_table: {a.root}: no run {', '.join(missing)}")
+        runs = [r for w in want for r in runs if r.name == w]
     text = "\n".join(table(r) for r in runs)
     print(text)
     if a.markdown:

@@ -14,20 +14,29 @@ import json
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/report_util.py
+from report_util import open_text  # noqa: E402
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dirs", nargs="+")
     ap.add_argument("--pgd", help="per-image PGD jsonl of the same model")
+    ap.add_argument("--reference", action="store_true",
+                    help="add the white-box reference's robust accuracy, the combined worst case "
+                         "and the images each side alone broke (runs made with a reference)")
     a = ap.parse_args()
     pgd = {}
     if a.pgd:
-        for line in open(a.pgd):
+        for line in open_text(a.pgd):
             r = json.loads(line)
             pgd[r["index"]] = r
     print("| model | defense | images | clean | robust, plain ensemble | robust, with adaptive "
-          "(95 % CI) | broken first by | queries mean / median |" + (" white-box PGD float / 8-bit |" if pgd else ""))
-    print("| --- | --- | ---: | ---: | ---: | ---: | --- | ---: |" + (" ---: |" if pgd else ""))
+          "(95 % CI) | broken first by | queries mean / median |" + (" white-box PGD float / 8-bit |" if pgd else "")
+          + (" white-box reference | combined | broken only by the reference / only black-box |"
+             if a.reference else ""))
+    print("| --- | --- | ---: | ---: | ---: | ---: | --- | ---: |" + (" ---: |" if pgd else "")
+          + (" ---: | ---: | ---: |" if a.reference else ""))
     for d in a.dirs:
         path = os.path.join(d, "summary.json")
         if not os.path.exists(path):
@@ -44,13 +53,20 @@ def main():
                f"{100 * s['robust_accuracy_plain_ensemble']:.1f} % | {100 * s['robust_accuracy']:.1f} % "
                f"({100 * lo:.1f}–{100 * hi:.1f}) | {broken} | {s['queries_mean']:.0f} / {s['queries_median']:.0f} |")
         if pgd:
-            idx = [json.loads(l)["image_index"] for l in open(os.path.join(d, "images.jsonl"))]
+            idx = [json.loads(l)["image_index"] for l in open_text(os.path.join(d, "images.jsonl"))]
             rows = [pgd[i] for i in idx if i in pgd]
             if len(rows) != len(idx):
                 sys.exit(f"{a.pgd}: lacks some of the {len(idx)} images of {d}")
             f = 100 * sum(r["robust_float"] for r in rows) / len(rows)
             b = 100 * sum(r["robust_8bit"] for r in rows) / len(rows)
             row += f" {f:.1f} % / {b:.1f} % |"
+        if a.reference:
+            if s.get("reference_robust_accuracy") is None:
+                row += " – | – | – |"
+            else:
+                row += (f" {100 * s['reference_robust_accuracy']:.1f} % | "
+                        f"{100 * s['combined_robust_accuracy']:.1f} % | "
+                        f"{s['robust_blackbox_only']} / {s['robust_reference_only']} |")
         print(row)
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """DP-FTS-DE / FTS utility study with `advbo fbo` (Dai 2021 thesis, Sec. 6.5.1 and App. C.2;
-issue #16): runs every configuration on the same seeds (a seed fixes the function, the agents'
+): runs every configuration on the same seeds (a seed fixes the function, the agents'
 objectives and the initial points, so configurations are paired by seed), then writes the
 table with paired differences, the goal checks, the S sweep with the fraction of clipped
 vectors, epsilon against utility, and PNG curves. Records go to OUT_DIR/runs.jsonl as they
@@ -18,7 +18,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/report_util.py
-from report_util import emit, mean_se, paired  # noqa: E402
+from report_util import emit, mean_se, open_text, paired, records_path  # noqa: E402
 
 NODP = "--z 0 --q 1 --clip 1e9"
 SYNTHETIC = [  # (key, label, arguments); N = 200, T = 40, N_init = 10, M = 50, p_t = 1 - 1/sqrt(t), p_1 = 0
@@ -89,13 +89,17 @@ def main():
     p.add_argument("--real", action="store_true", help="also the mnist-lssvm family")
     p.add_argument("--mnist", default="data/mnist")
     p.add_argument("--real-seeds", type=int, default=3)
+    p.add_argument("--table-only", action="store_true",
+                   help="print the table of OUT_DIR's records (runs.jsonl or .jsonl.gz) and exit: "
+                        "nothing is run or written")
     a = p.parse_args()
-    os.makedirs(a.out_dir, exist_ok=True)
+    if not a.table_only:
+        os.makedirs(a.out_dir, exist_ok=True)
     path = os.path.join(a.out_dir, "runs.jsonl")
     done = set()
     recs = []
-    if os.path.exists(path):
-        for line in open(path):
+    if os.path.exists(records_path(path)):
+        for line in open_text(path):
             r = json.loads(line)
             recs.append(r)
             done.add((r["key"], r["seed"]))
@@ -105,8 +109,9 @@ def main():
         jobs += [(k, args, s, f"--family mnist-lssvm --mnist-dir {a.mnist} --agents 20 --rounds 30 "
                   "--schedule square --weight-hold 10 --weight-decay 30") for k, _, args in REAL
                  for s in range(a.real_seeds)]
-    todo = [j for j in jobs if (j[0], j[2]) not in done]
-    with open(path, "a") as out, cf.ThreadPoolExecutor(a.jobs) as ex:
+    todo = [] if a.table_only else [j for j in jobs if (j[0], j[2]) not in done]
+    with (open(os.devnull, "w") if a.table_only else open(path, "a")) as out, \
+            cf.ThreadPoolExecutor(a.jobs) as ex:
         futs = [ex.submit(run, a.advbo, *j) for j in todo]
         for i, f in enumerate(cf.as_completed(futs)):
             r = f.result()
@@ -114,7 +119,8 @@ def main():
             out.flush()
             recs.append(r)
             print(f"\r{i + 1}/{len(todo)} runs", end="", file=sys.stderr, flush=True)
-    print(file=sys.stderr)
+    if todo:
+        print(file=sys.stderr)
     labels = {k: l for k, l, _ in SYNTHETIC + REAL}
     L = ["# Federated BO with `advbo fbo`: FTS, FTS-DE and DP-FTS-DE (Dai 2021 thesis, Ch. 5–6)", "",
          "Synthetic family (Sec. 6.5.1): f ~ GP (SE, ℓ = 0.03) on 1,000 points of [0, 1] scaled into "
@@ -142,7 +148,10 @@ def main():
         t2, auc2 = table(recs, rk, labels, f"mnist-lssvm family: 20 agents × {a.real_seeds} seeds, mean best "
                          "validation error (lower is better)")
         L += t2 + [""]
-    L += ["## Goals (issue #16, DP-FTS-DE synthetic part)", ""] + goals
+    L += ["## Goals (DP-FTS-DE, synthetic family)", ""] + goals
+    if a.table_only:
+        print("\n".join(L))
+        return
     emit(L, os.path.join(a.out_dir, "table.md"))
     import matplotlib
     matplotlib.use("Agg")

@@ -20,11 +20,13 @@ Exit status 2 on bad input (missing or non-JSON file, runs that differ in model,
 eps, budget, seed or threat model, no common instances).
 """
 import argparse
+import os
 import statistics
 import sys
 
-from paired_compare import mcnemar_exact
-from report_util import emit, read_records
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/
+from paired_compare import mcnemar_exact  # noqa: E402
+from report_util import emit, read_records  # noqa: E402
 
 
 def load(path):

@@ -12,7 +12,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/report_util.py
-from report_util import emit, mean_se, paired, save_png, table_args  # noqa: E402
+from report_util import emit, mean_se, open_text, paired, save_png, table_args  # noqa: E402
 
 
 def label(r):
@@ -25,7 +25,7 @@ def main():
     a = table_args(__doc__)
     by = collections.defaultdict(dict)
     names = {}
-    for line in open(a.runs):
+    for line in open_text(a.runs):
         r = json.loads(line)
         by[r["setting"]][(r["function"], r["init"])] = r
         names[r["setting"]] = label(r)
@@ -61,7 +61,7 @@ def main():
             ok = d[0] <= 2 * d[1]
             goals.append(f"- {names[s]}: matches TS (not worse by more than 2 paired SE): "
                          f"{d[0]:+.4f} ± {d[1]:.4f} → {'met' if ok else 'MISSED'}")
-    L += ["", "## Goals (issue #16)", ""] + goals
+    L += ["", "## Goals", ""] + goals
     emit(L, a.out)
     if a.plot:
         import matplotlib

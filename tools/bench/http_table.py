@@ -9,13 +9,13 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/report_util.py
-from report_util import emit, mean_se  # noqa: E402
+from report_util import emit, mean_se, open_text  # noqa: E402
 
 TIMING = {"seconds", "model_seconds", "bo_seconds", "bo_phase_seconds", "model"}
 
 
 def load(path):
-    with open(path) as f:
+    with open_text(path) as f:
         return [json.loads(line) for line in f if line.strip()]
 
 

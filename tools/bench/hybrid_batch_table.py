@@ -13,7 +13,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/report_util.py
-from report_util import emit, mean_se, paired  # noqa: E402
+from report_util import emit, mean_se, open_text, paired  # noqa: E402
 
 FUNCS = ["cosines", "rosenbrock", "hartmann3", "michalewicz", "shekel", "hartmann6"]
 TITLE = {"cosines": "Cosines", "rosenbrock": "Rosenbrock", "hartmann3": "Hartmann-3",
@@ -50,7 +50,7 @@ def main():
     p.add_argument("--plot")
     a = p.parse_args()
     by = collections.defaultdict(dict)  # (function, method) -> run -> record
-    for line in open(a.runs):
+    for line in open_text(a.runs):
         r = json.loads(line)
         by[(r["function"], r["method"])][r["run"]] = r
     funcs = [f for f in FUNCS if any(k[0] == f for k in by)]

@@ -14,7 +14,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/report_util.py
-from report_util import emit, mean_se, paired, save_png  # noqa: E402
+from report_util import emit, mean_se, open_text, paired, records_path, save_png  # noqa: E402
 
 # Thesis Table B.1 (plankton, 250 realisations): (output, regret).
 B1 = {"emacro:H=4": (0.6310, 1.2500), "emacro:H=3": (0.5809, 1.3303),
@@ -49,8 +49,9 @@ def key(method):
 
 def load(path):
     by = collections.defaultdict(dict)
+    path = records_path(path)
     if os.path.exists(path):
-        for line in open(path):
+        for line in open_text(path):
             r = json.loads(line)
             by[(r["field"], r["method"])][r["run"]] = r
     return by

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Paired comparison of two hard-label runs of one attack on the same instances (issue #40):
+"""Paired comparison of two hard-label runs of one attack on the same instances:
 e.g. an attack before and after a change, from two `advbo bench` records files. Per instance
 (image index, target) present in both: wins / losses in success (with the exact two-sided
 McNemar p), the paired difference in queries with failures counted at the budget (mean and

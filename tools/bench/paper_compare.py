@@ -5,7 +5,7 @@
 Usage: python3 tools/bench/paper_compare.py RECORDS.jsonl {mnist|cifar10}
 
 The success and query columns come from the bench's summary.json beside RECORDS (advbo's one
-record summary, experiment::SummarizeRecords, issue #57); the records give the model/BO split
+record summary, experiment::SummarizeRecords); the records give the model/BO split
 per query, BOS^2's median after its initial queries and, for the BO attacks, the wall time of
 the whole row. Columns: ASR, 8-bit ASR (the reported image rounded onto the grid inside the ball and
 re-queried), max / mean / median queries over successes, mean queries with failures
@@ -19,7 +19,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/report_util.py
-from report_util import read_records  # noqa: E402
+from report_util import read_records, records_path  # noqa: E402
 
 # Thesis Tables 5.1-5.4: ASR %, max, mean, median over successes (ZOO/AutoZOOM: first success).
 PAPER = {
@@ -45,7 +45,7 @@ def main():
         summaries = {e["attack"]: e for e in json.load(f)}
     paper = PAPER[sys.argv[2]]
     reach = {}  # attack -> [search-limited, unreachable]
-    reach_path = os.path.join(os.path.dirname(sys.argv[1]), "reachability.jsonl")
+    reach_path = records_path(os.path.join(os.path.dirname(sys.argv[1]), "reachability.jsonl"))
     if os.path.exists(reach_path):
         for d in read_records(reach_path, "paper_compare"):
             reach.setdefault(d["attack"], [0, 0])[d["label"] == "unreachable"] += 1

@@ -16,12 +16,12 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/report_util.py
-from report_util import emit, paired  # noqa: E402
+from report_util import emit, open_text, paired  # noqa: E402
 from paired_compare import mcnemar_exact  # noqa: E402
 
 
 def load(path):
-    with open(path) as f:
+    with open_text(path) as f:
         s = json.load(f)
     return {i: (ok, q) for i, ok, q in zip(s["images"], s["per_run_success"], s["per_run_queries"])}, s
 

@@ -13,7 +13,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/report_util.py
-from report_util import emit, mean_se, paired, save_png, table_args  # noqa: E402
+from report_util import emit, mean_se, open_text, paired, save_png, table_args  # noqa: E402
 
 # The paper's Tables 1-3 (synthetic, S_50 in units of sigma_y) and 10-12 (Branin; not printed
 # in our copy of the text as numbers we can read reliably, so only the synthetic ones are shown).
@@ -25,7 +25,7 @@ PAPER = {("synthetic", 1.1): {3: 0.073, 6: 0.038, 8: 0.018, 10: 0.014, 15: 0.118
 def main():
     a = table_args(__doc__)
     by = collections.defaultdict(dict)
-    for line in open(a.runs):
+    for line in open_text(a.runs):
         r = json.loads(line)
         by[(r["study"], r["method"])][r["run"]] = r
     studies = [s for s in ("synthetic", "branin") if any(k[0] == s for k in by)]
@@ -98,7 +98,7 @@ def main():
             "does not give). No differential-privacy claim is made: the release is one linear map "
             "of all records (tests reconstruct records from d + 1 known ones).", ""] + L
     if goals:
-        text += ["## Goals (issue #16)", ""] + goals
+        text += ["## Goals", ""] + goals
     emit(text, a.out)
     if a.plot:
         import matplotlib

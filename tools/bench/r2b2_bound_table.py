@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Table of tools/bench/bench_r2b2_bound.sh (issue #58): per setting and attacker, successful
+"""Table of tools/bench/bench_r2b2_bound.sh: per setting and attacker, successful
 attack rounds (of 150, mean +- s.e. over runs) against no defender, a random defender, the
-R2-B2-Lite defender as the thesis has it and with issue #58's learning changes ("tuned"), and
+R2-B2-Lite defender as the thesis has it and with the tuned learning ("tuned"), and
 the omniscient defender (the bound), each defender's cut against no defender, the tuned cut as
 a share of the omniscient cut, paired per-run differences, the
 defender's prediction match rate, and the runs where a defender let through more successes than

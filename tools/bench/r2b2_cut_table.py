@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The R2-B2-Lite defender's cut per setting (issue #39; Dai 2021 thesis App. E.6.2.2b,
+"""The R2-B2-Lite defender's cut per setting (Dai 2021 thesis App. E.6.2.2b,
 Fig. E.10): for each LABEL=DIR made by tools/bench/bench_r2b2_thesis_setting.sh (DIR holds
 <game>/summary.json, e.g. OUT/r2b2_ref), the successful rounds of 150 of the GP-UCB and TS
 attackers against no defender, the random-search (level-0) defender and the level-1
@@ -18,7 +18,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from report_util import emit, mean_se, paired  # noqa: E402
+from report_util import emit, mean_se, open_text, paired  # noqa: E402
 
 
 def runs(folder, name):
@@ -27,7 +27,7 @@ def runs(folder, name):
     path = os.path.join(folder, name, "summary.json")
     if not os.path.isfile(path):
         return None
-    with open(path) as f:
+    with open_text(path) as f:
         return dict(enumerate(json.load(f)["results"][0]["per_run_successes"]))
 
 

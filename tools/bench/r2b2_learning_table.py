@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Paired table of the defender learning changes tried for issue #58 (same seeds as the bench
+"""Paired table of the defender learning changes tried on the R2-B2-Lite defender (same seeds as the bench
 of tools/bench/bench_r2b2_bound.sh): successful rounds of 150 per variant, the paired
 difference to the thesis' R2-B2-Lite defender (mean +- s.e. over runs), and the cut against
 no defender beside the omniscient bound. Variants live in OUT/learning/SETTING/ATTACKER-NAME/.

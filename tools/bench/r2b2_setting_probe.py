@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where does advbo's adversarial-ML game differ from the R2-B2 thesis'? (issue #39, item 1)
+"""Where does advbo's adversarial-ML game differ from the R2-B2 thesis'?
 
 The thesis' random-search 0v0 game (Dai 2021, Table 8.1 and App. E.6.2.1b) wins 2.6 of 150
 rounds on its MNIST image and 20.4 on average over 30 images; advbo's wins 30-150 on every

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Hit rates of random query distributions (issue #41): how many targeted instances would k
+"""Hit rates of random query distributions: how many targeted instances would k
 independent random queries from one distribution solve, in expectation?
 
 Question it answers: does Square's early lead on MNIST (120 of 450 instances solved within 30

@@ -35,6 +35,9 @@ import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/report_util.py
+from report_util import open_text  # noqa: E402
+
 try:
     import torch
     import torch.nn.functional as F
@@ -142,7 +145,7 @@ def main():
         if v < 1:
             sys.exit(f"reachability: {name} must be >= 1, got {v}")
     try:
-        records = [json.loads(line) for line in open(a.records) if line.strip()]
+        records = [json.loads(line) for line in open_text(a.records) if line.strip()]
     except (OSError, json.JSONDecodeError) as e:
         sys.exit(f"reachability: {a.records}: {e}")
     wanted = set(a.attacks.split(",")) if a.attacks else None

@@ -13,7 +13,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/report_util.py
-from report_util import emit, mean_se, paired, save_png, table_args  # noqa: E402
+from report_util import emit, mean_se, open_text, paired, save_png, table_args  # noqa: E402
 
 LABEL = {"gp-ucb": "GP-UCB", "rm-uniform": "RM-GP-UCB, uniform weights", "rm": "RM-GP-UCB"}
 TITLE = {"similar": "gaps 0.05, 0.05, 4, 4", "dissimilar": "all gaps 8 (r = 0.99)"}
@@ -22,7 +22,7 @@ TITLE = {"similar": "gaps 0.05, 0.05, 4, 4", "dissimilar": "all gaps 8 (r = 0.99
 def main():
     a = table_args(__doc__)
     by = collections.defaultdict(dict)
-    for line in open(a.runs):
+    for line in open_text(a.runs):
         r = json.loads(line)
         by[(r["setting"], r["method"])][(r["function"], r["init"])] = r
     settings = [s for s in ("similar", "dissimilar") if any(k[0] == s for k in by)]

@@ -8,8 +8,12 @@ usage: served_detector_table.py DIR [--out table.md]
 """
 import argparse
 import json
+import os
 import pathlib
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/report_util.py
+from report_util import open_text  # noqa: E402
 
 # Fields that differ between a served and a local run by construction: timings, the model's
 # name (path vs URL) and graph, the lanes and worker groups the local file was scored in (a
@@ -22,7 +26,8 @@ SKIP = {"seconds", "model_seconds", "bo_seconds", "bo_phase_seconds", "model", "
 
 def read(path):
     try:
-        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        with open_text(path) as f:
+            return [json.loads(line) for line in f if line.strip()]
     except (OSError, json.JSONDecodeError) as e:
         sys.exit(f"served_detector_table: {path}: {e}")
 

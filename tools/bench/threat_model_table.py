@@ -1,15 +1,15 @@
 #!/usr/bin/python3
-"""Tables of tools/bench/bench_threat_models.sh (issue #40): per threat-model group (score_linf,
+"""Tables of tools/bench/bench_threat_models.sh: per threat-model group (score_linf,
 label_linf, score_l2, label_l2 under ROOT) and attack, the success rate within the budget and
 the queries to success -- mean over successes (BlackboxBench's "mean queries"), median, and mean
 with failures counted at the budget -- and, for the hard-label groups, the median distance of the
 closest adversarial query after 100, 500 and 1,000 queries and its mean at the end (RayS' average
 decision-boundary distance, ADBD, over the instances with an adversarial query), and the share of
-bad queries (those a Blacklight detector beside the model flags, issue #59; "—" for records
+bad queries (those a Blacklight detector beside the model flags; "—" for records
 from before the detector). With --curves, the
 median-distance-vs-queries curves of the hard-label groups as CSV. Stdlib only.
 The success and query columns are read from each group's summary.json (advbo's one record
-summary, experiment::SummarizeRecords, issue #57); the distances from its records.jsonl.
+summary, experiment::SummarizeRecords); the distances from its records.jsonl.
 
 Usage: /usr/bin/python3 tools/bench/threat_model_table.py ROOT [--out FILE.md] [--curves FILE.csv]
 """
@@ -20,7 +20,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/
-from report_util import emit, read_records  # noqa: E402
+from report_util import emit, read_records, records_path  # noqa: E402
 
 GROUPS = ["score_linf", "label_linf", "score_l2", "label_l2"]
 CHECKPOINTS = [100, 500, 1000]  # and the budget when it is larger
@@ -112,7 +112,7 @@ def main():
     a = ap.parse_args()
     groups = []
     for g in GROUPS:
-        f = os.path.join(a.root, g, "records.jsonl")
+        f = records_path(os.path.join(a.root, g, "records.jsonl"))
         if os.path.isfile(f):
             rs = list(read_records(f, "threat_model_table"))
             with open(os.path.join(a.root, g, "summary.json")) as fh:

@@ -12,7 +12,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/report_util.py
-from report_util import emit, mean_se, paired, save_png, table_args  # noqa: E402
+from report_util import emit, mean_se, open_text, paired, save_png, table_args  # noqa: E402
 
 FUNCS = ["branin", "hartmann3", "deceptive", "h1"]
 TITLE = {"branin": "Branin", "hartmann3": "Hartmann-3", "deceptive": "Deceptive (n = 3)",
@@ -25,7 +25,7 @@ LABEL = {"uhe": "UHE-BO", "map": "MAP-BO", "ra": "RA-BO", "random-exp3": "Random
 def main():
     a = table_args(__doc__)
     by = collections.defaultdict(dict)
-    for line in open(a.runs):
+    for line in open_text(a.runs):
         r = json.loads(line)
         by[(r["function"], r["method"])][r["run"]] = r
     funcs = [f for f in FUNCS if any(k[0] == f for k in by)]

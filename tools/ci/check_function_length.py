@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fails (exit 1) when a function body in src/, attacks/ or defenses/ is longer than 80 lines (issue #38's
+"""Fails (exit 1) when a function body in src/, attacks/ or defenses/ is longer than 80 lines (the
 house rule), apart from option registration (Register*Command, Add*Options and the
 bos2: settings table SettingHandlers).
 

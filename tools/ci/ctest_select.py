@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Prints the ctest -I argument ("0,0,0,N1,N2,...") that runs a chosen set of tests of a build
-folder in ONE ctest run, so that long tests share the cores with the rest (issue #57, CI time).
+folder in ONE ctest run, so that long tests share the cores with the rest (for CI time).
 Stdlib only.
 
 Usage: tools/ci/ctest_select.py BUILD_DIR [--label L ...] [--list FILE] [--regex RE ...]

@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets of the input parsers (tests/fuzz/, clang, ASan + UBSan) into
 # build-fuzz/ and runs each one, starting from the committed corpus tests/fuzz/corpus/<target>.
 # ADVBO_FUZZ_BUILD=build-asan uses the sanitizer build instead, which CI configures with the
-# fuzz targets (tools/ci/run_sanitized_tests.sh: one clang build for both stages, issue #57).
+# fuzz targets (tools/ci/run_sanitized_tests.sh: one clang build for both stages).
 #
 #   bash tools/ci/run_fuzz.sh [RUNS|SECONDSs] [TARGET...]
 #

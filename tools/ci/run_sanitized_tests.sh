@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The unit tests and a smoke list of integration tests under AddressSanitizer +
-# UndefinedBehaviorSanitizer (issues #13, #57): builds build-asan/ with clang and
+# UndefinedBehaviorSanitizer: builds build-asan/ with clang and
 # -DADVBO_SANITIZE=ON (packages from tools/setup.sh, clang from tools/ci/install_clang.sh) and
 # runs ctest there. Leaks LibTorch, OpenMP and OpenBLAS make once per process are suppressed by
 # tools/ci/lsan.supp; nothing of advbo's own code is. Any sanitizer report fails its test
@@ -19,19 +19,19 @@ if [ -f build-asan/CMakeCache.txt ] && ! grep -q '^CMAKE_CXX_COMPILER:[A-Z]*=.*c
 fi
 # -DADVBO_FUZZ=ON: the libFuzzer targets are built here too (their parsers carry coverage
 # instrumentation, the rest not), so CI's fuzz stage runs them without a build of its own
-# (ADVBO_FUZZ_BUILD=build-asan tools/ci/run_fuzz.sh; issue #57).
+# (ADVBO_FUZZ_BUILD=build-asan tools/ci/run_fuzz.sh).
 CC=clang CXX=clang++ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DADVBO_SANITIZE=ON \
   -DADVBO_FUZZ=ON -DADVBO_BENCH=OFF > /dev/null
 cmake --build build-asan -j "$JOBS" >&2
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0"
 export LSAN_OPTIONS="suppressions=$PWD/tools/ci/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-# What runs here (issue #57, CI time): every unit test (ctest label "unit": in-process code,
+# What runs here (for CI time): every unit test (ctest label "unit": in-process code,
 # where a sanitizer report points at the fault) and a short list of integration tests, one per
 # subcommand path (attack, BOS^2's saved PNGs, bench over every attack, evaluate with its
 # white-box reference, game, bo, fbo, serve, a refused second run). The other integration
 # tests -- 60-odd tests that start the advbo binary dozens of times each, 1,900 s of the
-# 3,150 s sanitized sum at session 36 for code the smoke list already runs -- the house-rule
+# 3,150 s sanitized sum for code the smoke list already runs -- the house-rule
 # checks and the unit tests of tools/ci/plain_only_tests.txt (numerical or statistical behaviour
 # whose code paths other sanitized tests run, each long under ASan) run in the plain stage
 # (tools/ci/run_tests.sh), so CI runs every test once.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's test command (and CI's): sets up (tools/setup.sh), builds, and runs every test
-# once (issue #57, CI time):
+# once (for CI time):
 #   1. plain (build/, the production build): the integration tests (ctest label
 #      "integration": the advbo binary, the server, the Python module end to end), the
 #      house-rule checks and the unit tests of tools/ci/plain_only_tests.txt;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Repeats issue #17's Slurm check on this machine (as root): brings up the single-node cluster
+# Repeats the Slurm check on this machine (as root): brings up the single-node cluster
 # (local_cluster.sh), runs a small `advbo bench` once in one process and once as SHARDS Slurm
 # array tasks merged by a dependent job (submit_bench.sh), and compares the two record sets
 # (compare_records.py: identical apart from timings) and tables. Writes everything to OUT_DIR.

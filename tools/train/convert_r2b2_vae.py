@@ -2,7 +2,7 @@
 """Converts the R2-B2 thesis' MNIST VAE (Dai 2021, App. E.6.2.1a: the Keras MLP VAE, latent
 z in R^2, 512 hidden units) from its published Keras HDF5 weights to advbo's TorchScript VAE
 (the `encode` / `decode` module of tools/train/train_vae.py), so the adversarial-ML game can be
-played with the thesis' own latent space (issue #39: where does our game differ?).
+played with the thesis' own latent space (where does our game differ?).
 
 Source of the weights: the R2-B2 authors' repository (daizhongxiang/R2-B2), file
 `r2_b2_adv_ml/vae_mlp_mnist_D_2.h5` (trained by its generate_VAE_MNIST.py: Bernoulli

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Train the R2-B2 thesis' MNIST target CNN (Dai 2021 thesis, App. E.6.2.1a: "a CNN with
 99.25 % test accuracy", trained by its authors' generate_target_ML_model_MNIST.py — the
-Keras `mnist_cnn` example) and export it as TorchScript (issue #39: the game's setting).
+Keras `mnist_cnn` example) and export it as TorchScript (the game's setting).
 
 The authors published the trained Keras weights, but the file is not in the stored snapshot
 of their repository, so the network is re-trained here from its description:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Train an *unseen* MNIST target for checking BOS²'s defaults off the models they were tuned on
-(issue #41): a fully connected network 784-512-512-10 (ReLU) whose TorchScript module returns
+(to check BOS²'s defaults on a model they were not chosen on): a fully connected network 784-512-512-10 (ReLU) whose TorchScript module returns
 **softmax probabilities** [N, 10] (not logits), from float32 [N, 1, 28, 28] pixels in [0, 1].
 
 Nothing of it is shipped or used to choose a setting; it exists to be attacked once, beside

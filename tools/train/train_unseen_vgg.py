@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Train an *unseen* CIFAR-10 target for checking BOS²'s defaults off the models they were tuned
-on (issue #41): a VGG-style network (the VGG-11 pattern of 3x3 convolutions and max pools,
+on: a VGG-style network (the VGG-11 pattern of 3x3 convolutions and max pools,
 narrowed for two CPU cores) whose TorchScript module returns **logits** [N, 10] from float32
 [N, 3, 32, 32] pixels in [0, 1] (per-channel normalisation inside the module).
 

@@ -14,7 +14,7 @@ The exported module maps float32 NCHW images in [0, 1]:
   forward(x)          -> decode(encode(x))              (reconstruction)
 Loss: Bernoulli (binary cross-entropy) reconstruction + KL to N(0, I), summed per image.
 
-Classifier-consistent fine-tuning (issue #39, item 2; advbo's addition, not in the thesis):
+Classifier-consistent fine-tuning (advbo's addition, not in the thesis):
 with --classifier the VAE starts from --init and its loss gains a term that keeps the target
 model's prediction on the game defender's neutral move -- the reconstruction of the mean code
 clipped to the eps-ball around the input, x_n = clip(decode(encode(x)); x +- eps, [0, 1]) --

@@ -12,7 +12,7 @@
 // With N = 200, delta = 200^-1.1, T = 40 this gives the thesis' Fig. 6.4 caption values
 // (z = 1: q = 0.15 / 0.25 / 0.5 -> 5.93 / 9.91 / 20.12; q = 0.25: z = 1.2 / 1.5 -> 7.39 / 5.22).
 //
-// Issue #16, second part: the accountant and the server step; the agents' loop (Algorithm 6.2)
+// The accountant and the server step; the agents' loop (Algorithm 6.2)
 // and `advbo fbo --privacy-only` come next.
 #pragma once
 

@@ -3,7 +3,7 @@
 // (Li et al. 2017) and of RM-GP-UCB's meta-tasks (Ch. 7). A task trains one model for a
 // number of epochs and reports its validation error after every epoch (a learning curve).
 //
-// Issue #15. Backends: multinomial logistic regression trained by mini-batch SGD and an RBF
+// Backends: multinomial logistic regression trained by mini-batch SGD and an RBF
 // least-squares SVM (Suykens & Vandewalle 1999) trained by conjugate gradients, both in Eigen;
 // a small CNN in LibTorch (cnn_task.h). Every task is deterministic per (task, x, seed).
 #pragma once

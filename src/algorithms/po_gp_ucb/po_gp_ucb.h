@@ -6,7 +6,7 @@
 // for a d x d matrix A), so anyone who knows d + 1 records and their released rows recovers the
 // map and with it every other record (ReconstructRecords). The published differential-privacy
 // argument therefore does not hold for the released dataset; advbo implements the algorithm as
-// published and makes no privacy claim for it (docs/design.md, issue #16).
+// published and makes no privacy claim for it (docs/design.md).
 #pragma once
 
 #include <Eigen/Dense>

@@ -3,7 +3,7 @@
 // uses in its experiments, Sec. 7.6), the Follow-The-Regularized-Leader meta-weights of eq. 7.4
 // and the adaptive schedule of nu_t (Sec. 7.5.2).
 //
-// Issue #15: the pieces, their tests and the loop on a BoSession (Alg. 7.1); the CLI (`advbo bo
+// the pieces, their tests and the loop on a BoSession (Alg. 7.1); the CLI (`advbo bo
 // --algo rm-gp-ucb --meta ...`) and the Fig. 7.1 study come next.
 #pragma once
 

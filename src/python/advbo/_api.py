@@ -395,7 +395,7 @@ class Attack:
                              "e.g. 8/255 for CIFAR-10, 0.3 for MNIST; norm='l2': an L2 radius); "
                              "dataset='mnist'|'cifar10' uses that dataset's standard radius")
         self.name = name
-        # A number here; its range (per norm) is the core's check, as on the CLI (issue #57).
+        # A number here; its range (per norm) is the core's check, as on the CLI.
         if eps is not None and (isinstance(eps, bool) or not isinstance(eps, numbers.Real)):
             raise TypeError(f"eps must be a number, got {type(eps).__name__} {eps!r}")
         self.eps = None if eps is None else float(eps)
