@@ -20,6 +20,7 @@ namespace advbo::attacks {
 
 /// Outcome of one attack instance (one image, one goal).
 struct AttackResult {
+  /// Whether the goal was met within the budget.
   bool success = false;
   long queries = 0;           ///< 1-based index of the first successful query, or all used
   double best_objective = 0;  ///< max of the oracle's objective (thesis eq. 5.3)
@@ -67,8 +68,8 @@ class Attack {
 /// GeoDA, CGBA / CGBA-H, bo-hl): label feedback, the registry name and the norms it runs under
 /// given at construction. Untargeted, each starts from an adversarial image found by random
 /// search; those whose paper defines a targeted attack (HopSkipJump, TA / G-TA, Sign-OPT, CGBA /
-/// CGBA-H) start a targeted one from the oracle's start_image(), an image of the target class
-///.
+/// CGBA-H) start a targeted one from the oracle's start_image(), an image of the target
+/// class.
 class LabelAttack : public Attack {
  public:
   std::string name() const override { return name_; }
@@ -102,7 +103,10 @@ class LabelAttack : public Attack {
 /// CIFAR-10).
 struct AttackContext {
   std::string dataset = "mnist";  ///< "mnist", "cifar10" or "custom"
+  /// Image shape the attack is built for: channels, height and width in pixels.
+  ///@{
   int channels = 1, height = 28, width = 28;
+  ///@}
 };
 
 /// Builds an attack from its spec: a registry name (attacks/registry.h) with optional settings

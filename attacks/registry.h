@@ -27,6 +27,7 @@ enum class AttackFamily {
 /// One registered attack.
 struct AttackEntry {
   std::string name;  ///< spec name ("square"); its settings follow a colon ("square:p_init=0.3")
+  /// The threat model family the attack runs under (norm and feedback).
   AttackFamily family = AttackFamily::kScoreLinf;
   std::string summary;   ///< one line: the method and its source (paper, algorithm)
   std::string settings;  ///< the settings keys, comma-separated ("" = takes none)

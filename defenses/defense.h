@@ -53,19 +53,24 @@ class Defense {
 class DefensePipeline {
  public:
   DefensePipeline() = default;
+  /// A pipeline of input `stages` applied in order, then output stages and an optional stateful
+  /// detector.
   explicit DefensePipeline(std::vector<std::shared_ptr<const Defense>> stages,
                            std::vector<std::shared_ptr<const OutputDefense>> outputs = {},
                            std::optional<BlacklightOptions> detector = std::nullopt)
       : stages_(std::move(stages)), outputs_(std::move(outputs)), detector_(detector) {}
+  /// True when the pipeline changes nothing (no stage, no output stage, no detector).
   bool empty() const { return stages_.empty() && outputs_.empty() && !detector_; }
   /// The stateful detector's settings, if the pipeline has one.
   const std::optional<BlacklightOptions>& detector() const { return detector_; }
   /// Whether there is an input stage / an output stage.
   bool has_input() const { return !stages_.empty(); }
+  /// True when it post-processes the model's output (AAA, rounding, top-k).
   bool has_output() const { return !outputs_.empty(); }
   /// "none" for an empty pipeline, else the input stages' specs, then the output stages',
   /// joined by '+'.
   std::string Spec() const;
+  /// True when a stage draws randomness per query (the verdicts need fresh draws).
   bool randomized() const;
   /// The input stages on n images [n, C, H, W] in [0, 1], in place.
   void Apply(float* images, int n, int c, int h, int w, bo::Rng& rng) const;

@@ -55,8 +55,15 @@ struct GameDefenseOptions {
 /// One tunable stage of a parameterised defender: defense `name` with parameter `param`
 /// in [lo, hi] (rounded when `integer`).
 struct TunableStage {
+  /// The stage's defense name and the parameter the defender tunes.
+  ///@{
   std::string name, param;
+  ///@}
+  /// The parameter's range [lo, hi].
+  ///@{
   double lo, hi;
+  ///@}
+  /// Whether the parameter is rounded to an integer.
   bool integer;
 };
 
@@ -127,7 +134,9 @@ class GameDefense {
   int rounds() const { return static_cast<int>(actions_.size()); }
   /// Rounds the defender's GP currently holds (<= 2 x spec().window when a window is set).
   int gp_rounds() const { return history_.rounds(); }
+  /// The parsed spec the defender was built from.
   const GameDefenseSpec& spec() const { return spec_; }
+  /// Dimension of the defender's action space.
   int action_dim() const { return space_.dim(); }
   /// The action played before any feedback at level 1 (see the file comment).
   Eigen::VectorXd NeutralAction() const;

@@ -46,7 +46,9 @@ class LatentGame final : public games::GameEnvironment {
              const oracle::Autoencoder& defender_vae, const float* clean, int true_class,
              LatentGameOptions options = {});
 
+  /// Two agents: the attacker (0) and the defender (1).
   int num_agents() const override { return 2; }
+  /// Action space of agent `m` (0 attacker, 1 defender).
   const games::ActionSpace& space(int m) const override { return spaces_.at(m); }
   /// (s, 1 - s) for the joint action; one model query.
   Eigen::VectorXd Payoffs(const std::vector<Eigen::VectorXd>& actions) override;
@@ -70,8 +72,11 @@ class LatentGame final : public games::GameEnvironment {
   /// The defended images [K * C*H*W] of the attacker's image x1 under each defender action
   /// (rows of a2 [K, z_D] or [K, z_D + 1]); batched Images without the round's bookkeeping.
   std::vector<float> DefendedImages(const std::vector<float>& x1, const Eigen::MatrixXd& a2) const;
+  /// The clean image, C*H*W pixels in [0, 1].
   const std::vector<float>& clean() const { return clean_; }
+  /// Model queries the game has made.
   long queries() const { return queries_; }
+  /// Model queries the omniscient defender made scoring its candidates.
   long candidate_queries() const { return candidate_queries_; }
 
  private:

@@ -21,6 +21,7 @@ enum class DefenseKind {
 /// One registered defense.
 struct DefenseEntry {
   std::string name;  ///< spec name ("jpeg"); settings follow a colon ("jpeg:quality=75")
+  /// Where the stage acts: on the input, on the output or as a stateful detector.
   DefenseKind kind = DefenseKind::kInput;
   std::string example;      ///< a whole spec that ParseDefense / ParseGameDefense takes
   std::string summary;      ///< one line: what it does and its source

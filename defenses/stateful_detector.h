@@ -64,8 +64,11 @@ class StatefulDetector {
   /// Queries observed, detections among them, and the 1-based index of the first detected
   /// query (-1: none).
   long observed() const { return observed_; }
+  /// Queries the detector has flagged so far.
   long detections() const { return detections_; }
+  /// 1-based index of the first flagged query (0: none yet).
   long first_detection() const { return first_detection_; }
+  /// The detector's settings.
   const BlacklightOptions& options() const { return opt_; }
 
  private:

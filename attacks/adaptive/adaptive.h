@@ -120,6 +120,7 @@ class ConfirmingOracle final : public oracle::QueryOracle {
   bool query_level() const override { return true; }
   /// Queries spent on confirmations, and successes that a confirmation refuted.
   long confirmation_queries() const { return confirm_queries_; }
+  /// Successes the attack claimed that fresh draws of the defense's randomness did not confirm.
   long refuted_successes() const { return refuted_; }
 
  private:

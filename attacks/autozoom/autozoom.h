@@ -16,18 +16,24 @@ namespace advbo::attacks {
 /// eps-scaled units), c = 10 and the 14 x 14 (MNIST) / 16 x 16 (CIFAR-10) latents are
 /// advbo's, since the paper's autoencoder-derived sizes are not published for small budgets.
 struct AutoZoomOptions {
+  /// Side of the bilinear latent per channel (14 MNIST, 16 CIFAR-10 in the paper).
   int latent_side = 14;
   int directions = 1;           ///< q
   double learning_rate = 0.01;  ///< ADAM step, as a fraction of eps per unit gradient
+  /// Weight c of the attack loss in the C&W objective c * f + ||delta||^2.
   double c = 10.0;
+  /// Confidence margin kappa of the C&W loss, >= 0.
   double kappa = 0.0;
   /// latent_side and directions >= 1, learning_rate and c > 0, kappa >= 0 (finite); throws
   /// std::invalid_argument "AutoZOOM: ...".
   void Validate() const;
 };
 
+/// AutoZOOM-BiLIN (Tu et al., AAAI 2019): random-direction gradient estimates (eq. 3) in a bilinear
+/// latent, ADAM on the latent, the iterate kept in the eps-ball.
 class AutoZoomAttack final : public Attack {
  public:
+  /// An attack with `options` (paper defaults).
   explicit AutoZoomAttack(AutoZoomOptions options = {}) : options_(options) {}
   std::string name() const override { return "autozoom"; }
   AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,

@@ -41,6 +41,7 @@ struct BanditsOptions {
 /// Score feedback, L_inf, targeted and untargeted.
 class BanditsAttack final : public Attack {
  public:
+  /// An attack with `options`, reported under `name` (a registry spec may rename it).
   explicit BanditsAttack(BanditsOptions options = {}, std::string name = "bandits");
   std::string name() const override { return name_; }
   AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,

@@ -26,6 +26,7 @@ namespace advbo::attacks {
 struct BayesOptOptions {
   int latent_side = 14;     ///< s (14 x 14 per channel in the paper)
   bool learn_side = false;  ///< learn s by marginal likelihood (Sec. 3.4)
+  /// Latent sides BayesOpt-learnd chooses among (per channel; the fixed variant uses the first).
   std::vector<int> candidate_sides = {6, 8, 10, 12, 14, 16, 18, 20};
   int groups = 14;                ///< additive components: 14 MNIST, 12 CIFAR-10
   bool additive = true;           ///< false = a plain (isotropic SE) GP-BO
@@ -34,6 +35,7 @@ struct BayesOptOptions {
   int num_decompositions = 20;    ///< random partitions scored (plus the current one)
   int refit_every = 5;            ///< hyperparameter refit period
   double sigma_multiplier = 3.0;  ///< the paper's beta (multiplies sigma)
+  /// GP hyperparameter fit of the additive GP.
   bo::FitOptions fit = DefaultFit();
   /// 1 restart + warm start, 30 L-BFGS-B iterations, <= 150 points per likelihood
   /// evaluation (advbo's speed setting, as for BOS^2).
@@ -44,8 +46,12 @@ struct BayesOptOptions {
   void Validate() const;
 };
 
+/// BayesOpt attack (Ru et al., ICLR 2020): additive-GP BO over a bilinear latent of the
+/// perturbation, 30 Latin-hypercube initial points, the decomposition re-learnt every 40
+/// iterations.
 class BayesOptAttack final : public Attack {
  public:
+  /// An attack with `options` (the paper's settings).
   explicit BayesOptAttack(BayesOptOptions options = {}) : options_(std::move(options)) {}
   std::string name() const override { return options_.learn_side ? "bayesopt-learnd" : "bayesopt"; }
   AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,

@@ -82,6 +82,7 @@ std::vector<float> UpsampleSigns(const Eigen::VectorXd& z, int channels, int hei
 /// restarted in a larger subspace, `finer`; empty when it never did); null if it never did.
 class BoHardLabelAttack final : public LabelAttack {
  public:
+  /// An attack with `options`, reported under `name`.
   explicit BoHardLabelAttack(BoHardLabelOptions options = {}, std::string name = "bo-hl");
   AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                    const AttackProgress& progress) const override;

@@ -29,6 +29,7 @@ struct Bos2Options {
   std::vector<int> allowed_sides = {6, 8, 10, 12, 14, 16, 18};
   /// Initial sides d_init = {6, 14, 18} with `init_per_side` random perturbations each.
   std::vector<int> init_sides = {6, 14, 18};
+  /// Random initial perturbations per initial side (Sec. 5.3: 10).
   int init_per_side = 10;
   int i_max = 40;               ///< query budget of one perturbation loop
   int i_0 = 8;                  ///< warm-up iterations before the stopping rule is solved
@@ -37,11 +38,14 @@ struct Bos2Options {
   int refit_every = 5;          ///< perturbation-GP hyperparameter refit period (iterations)
   bool stopping = true;         ///< Bayesian optimal stopping (false = the "no stopping" ablation)
   double dimension_sqrt_beta = 2.0;  ///< beta^{1/2} of the dimension loop's GP-UCB (Alg. 6)
+  /// Kernel of the additive perturbation GP (the thesis: squared exponential).
   bo::KernelFamily perturbation_kernel = bo::KernelFamily::kSquaredExponential;
   bo::AddGpUcbOptions acquisition;  ///< Add-GP-UCB maximiser (beta: kandasamy2015)
+  /// Perturbation-GP hyperparameter fit at each loop start (DefaultPerturbationFit()).
   bo::FitOptions perturbation_fit = DefaultPerturbationFit();
   /// Periodic refits every `refit_every` iterations: warm start only, 20 iterations.
   bo::FitOptions perturbation_refit = DefaultPerturbationRefit();
+  /// Dimension-GP hyperparameter fit (DefaultDimensionFit()).
   bo::FitOptions dimension_fit = DefaultDimensionFit();
   bo::BosOptions bos;  ///< BO-BOS parameters (docs/design.md defaults)
   /// Perturbation-GP window (advbo; the thesis is silent): at each loop start the GP gets
@@ -151,6 +155,7 @@ struct Bos2Options {
   /// [-1, 1]), and at most 150 points per likelihood evaluation (advbo's speed setting;
   /// the posterior always uses every point; 0 = fit on all points).
   static bo::FitOptions DefaultPerturbationFit();
+  /// Periodic perturbation-GP refit: warm start only, 20 L-BFGS-B iterations.
   static bo::FitOptions DefaultPerturbationRefit();
   /// Dimension GP fit (Matérn-5/2 ARD over (d/d_max, t/T)): 2 restarts, all points.
   static bo::FitOptions DefaultDimensionFit();
@@ -159,6 +164,7 @@ struct Bos2Options {
 /// One run of the perturbation BO loop (one chosen latent dimension).
 struct Bos2Loop {
   int side = 0;  ///< s; latent dimension d = s*s*c
+  /// d = side * side * channels, the latent dimension of the loop.
   int latent_dim = 0;
   long start_query = 0;        ///< queries used before the loop
   int queries = 0;             ///< i, queries spent in the loop
@@ -183,6 +189,7 @@ struct Bos2Phases {
 
 /// Outcome of one attack instance.
 struct Bos2Result {
+  /// Whether the goal was met within the budget.
   bool success = false;
   long queries = 0;                ///< queries to success (1-based index), or all queries used
   double best_objective = 0;       ///< max y over all queries (eq. 5.3)
@@ -195,7 +202,10 @@ struct Bos2Result {
   bool refine_handover = false;
   long refine_queries = 0;  ///< queries the refinement stage spent
   int trust_restarts = 0;   ///< trust-region restarts (L fell below L_min; 0 without one)
+  /// Wall seconds of the instance: in all, in the model, in BO work (the rest is bookkeeping).
+  ///@{
   double seconds = 0, model_seconds = 0, bo_seconds = 0;
+  ///@}
   Bos2Phases phases;  ///< where bo_seconds went
 };
 

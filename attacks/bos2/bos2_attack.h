@@ -18,6 +18,7 @@ class Bos2Attack final : public Attack {
   }
   AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                    const AttackProgress& progress) const override;
+  /// The configuration the attack runs with (after presets and the dataset's form).
   const Bos2Options& options() const { return options_; }
 
   /// Bos2Options::Tuned() -- in its MNIST form (Bos2Options::MnistForm) when context.dataset
@@ -30,9 +31,9 @@ class Bos2Attack final : public Attack {
   /// naming it): preset=thesis|tuned|fast (resets every setting but the latent sides and the
   /// stopping ablation to Bos2Options::Thesis() / Tuned() / Fast(), the last two in their
   /// MNIST form when `dataset` is "mnist"; put it first), stopping=0|1,
-  /// kernel=se|matern52, beta=<ParseExplorationWeight spec>, candidates=N (uniform candidates per
-  /// group, >= 1), local=N (>= 0), vertex=F (share of the uniform candidates at box vertices,
-  /// [0,1]), polish=N (L-BFGS-B iterations, >= 0), window=N (max_gp_points, 0 or >= 4),
+  /// kernel=se|matern52, beta=SPEC (a bo::ParseExplorationWeight spec), candidates=N (uniform
+  /// candidates per group, >= 1), local=N (>= 0), vertex=F (share of the uniform candidates at box
+  /// vertices, [0,1]), polish=N (L-BFGS-B iterations, >= 0), window=N (max_gp_points, 0 or >= 4),
   /// saturation=K (>= 1), noise=fit|fixed (fixed: the perturbation GP's noise variance stays 1e-6,
   /// as in the BayesOpt reference), fit_points=N (points per likelihood evaluation, 0 = all),
   /// restarts=N (>= 0), refit=N (refit period in iterations, 0 = only at loop start),

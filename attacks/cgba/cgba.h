@@ -61,6 +61,7 @@ class Semicircle {
   /// on mismatched sizes.
   Semicircle(const std::vector<float>& x0, const std::vector<float>& xb,
              const std::vector<double>& normal);
+  /// Whether a boundary point was found (false: the search never reached the boundary).
   bool valid() const { return valid_; }
   /// Writes P(omega) [D] to *out (resized). Requires valid().
   void Point(double omega, std::vector<float>* out) const;
@@ -98,6 +99,7 @@ int CgbaIterate(oracle::QueryOracle& oracle, const CgbaOptions& options, std::ve
 /// tolerance, max_search. Label feedback, L2, untargeted and targeted.
 class CgbaAttack final : public LabelAttack {
  public:
+  /// An attack with `options`, reported under `name` (cgba or cgba-h).
   explicit CgbaAttack(CgbaOptions options = {}, std::string name = "cgba");
   /// Runs until an adversarial query lies inside the eps-ball or the budget is spent.
   /// details: cgba_iterations, cgba_start (query index of the boundary start, null when none).

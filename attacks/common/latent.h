@@ -27,7 +27,10 @@ Eigen::VectorXd ResizeLatent(const Eigen::VectorXd& latent, int channels, int si
 /// BOS^2 (Kharkovskii 2020 eq. 5.3), BayesOpt (Ru et al. 2020) and their variants.
 class LatentQuerier {
  public:
+  /// Queries `oracle` with latent perturbations upsampled to the image and scaled by `gain`
+  /// (saturated into the eps-ball).
   LatentQuerier(oracle::QueryOracle& oracle, double gain);
+  /// Channels of the attacked image.
   int channels() const { return c_; }
   /// Objectives [n] of the n latents `us` (each length side*side*c) in one batch;
   /// n <= the oracle's remaining budget (the oracle throws otherwise).

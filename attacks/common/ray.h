@@ -17,6 +17,7 @@ namespace advbo::attacks {
 /// counts it; it must outlive the probe.
 class RayProbe {
  public:
+  /// Probes rays from the clean image of `oracle` (hard-label: one query per probe).
   explicit RayProbe(oracle::QueryOracle& oracle);
   /// The budget is spent or a query succeeded (adversarial inside the ball).
   bool done() const { return oracle_.remaining() <= 0 || oracle_.succeeded(); }

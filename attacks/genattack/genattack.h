@@ -27,8 +27,11 @@ struct GenAttackOptions {
   void Validate() const;
 };
 
+/// GenAttack (Alzantot et al., GECCO 2019, Alg. 1): a genetic algorithm over eps-ball perturbations
+/// with softmax selection, crossover, mutation and elitism; one query per evaluated member.
 class GenAttack final : public Attack {
  public:
+  /// An attack with `options` (the paper's settings).
   explicit GenAttack(GenAttackOptions options = {}) : options_(options) {}
   std::string name() const override { return "genattack"; }
   AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,

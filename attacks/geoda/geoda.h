@@ -41,6 +41,7 @@ std::vector<long> GeodaAllocation(long total, int iterations, double lambda);
 /// L2 and L_inf, untargeted only.
 class GeodaAttack final : public LabelAttack {
  public:
+  /// An attack with `options`, reported under `name`.
   explicit GeodaAttack(GeodaOptions options = {}, std::string name = "geoda");
   AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                    const AttackProgress& progress) const override;

@@ -70,6 +70,7 @@ int HsjaIterate(oracle::QueryOracle& oracle, const HsjaOptions& options, std::ve
 /// only, as in that paper.
 class HsjaAttack final : public LabelAttack {
  public:
+  /// An attack with `options`, reported under `name`.
   explicit HsjaAttack(HsjaOptions options = {}, std::string name = "hsja");
   /// Runs until an adversarial query lies inside the eps-ball or the budget is spent.
   /// details: hsja_iterations, hsja_start (query index of the first adversarial start, null

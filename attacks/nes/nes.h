@@ -28,6 +28,7 @@ struct NesOptions {
 /// and untargeted.
 class NesAttack final : public Attack {
  public:
+  /// An attack with `options`, reported under `name`.
   explicit NesAttack(NesOptions options = {}, std::string name = "nes");
   std::string name() const override { return name_; }
   AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,

@@ -21,8 +21,12 @@ struct ParsimoniousOptions {
   void Validate() const;
 };
 
+/// Parsimonious attack (Moon, An & Song, ICML 2019, Algs. 1-3): accelerated lazy-greedy insertion
+/// and deletion of +eps image blocks over the eps-ball's vertices, the block size halved after each
+/// round.
 class ParsimoniousAttack final : public Attack {
  public:
+  /// An attack with `options` (the paper's CIFAR-10 settings).
   explicit ParsimoniousAttack(ParsimoniousOptions options = {}) : options_(options) {}
   std::string name() const override { return "parsimonious"; }
   AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,

@@ -19,6 +19,7 @@ struct RandomSearchOptions {
 /// Random vertex search; stops at the first success or at the budget.
 class RandomSearch final : public Attack {
  public:
+  /// An attack with `options`.
   explicit RandomSearch(RandomSearchOptions options = {}) : options_(options) {}
   std::string name() const override { return "random"; }
   AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,

@@ -58,6 +58,7 @@ struct RaysOptions {
 /// RayS; spec "rays" or "rays:tolerance=T". Label feedback, L_inf, untargeted only.
 class RaysAttack final : public LabelAttack {
  public:
+  /// An attack with `options`, reported under `name`.
   explicit RaysAttack(RaysOptions options = {}, std::string name = "rays");
   /// Runs until an adversarial query lies inside the eps-ball or the budget is spent.
   AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,

@@ -39,6 +39,7 @@ struct SignOptOptions {
 /// of the target class).
 class SignOptAttack final : public LabelAttack {
  public:
+  /// An attack with `options`, reported under `name`.
   explicit SignOptAttack(SignOptOptions options = {}, std::string name = "sign-opt");
   AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,
                    const AttackProgress& progress) const override;

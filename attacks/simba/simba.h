@@ -39,6 +39,7 @@ std::vector<std::array<int, 3>> SimbaOrder(int channels, int height, int width, 
 /// L2 only (queries stay in the L2 ball through the oracle), targeted and untargeted.
 class SimbaDctAttack final : public Attack {
  public:
+  /// An attack with `options`, reported under `name`.
   explicit SimbaDctAttack(SimbaOptions options = {}, std::string name = "simba-dct");
   std::string name() const override { return name_; }
   std::vector<oracle::Norm> norms() const override { return {oracle::Norm::kL2}; }

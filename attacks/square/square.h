@@ -90,6 +90,7 @@ void SquareRandomSearch(oracle::QueryOracle& oracle, int resample, std::vector<f
 /// std::invalid_argument on options out of range.
 class SquareAttack final : public Attack {
  public:
+  /// An attack with `options`, reported under `name`.
   explicit SquareAttack(SquareOptions options = {}, std::string name = "square");
   std::string name() const override { return name_; }
   AttackResult Run(oracle::QueryOracle& oracle, bo::Rng& rng,

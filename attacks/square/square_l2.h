@@ -24,6 +24,7 @@ std::vector<float> SquareL2MetaPattern(int s, bool transpose);
 /// paper's L2 setting). Score feedback, L2 only, targeted and untargeted.
 class SquareL2Attack final : public Attack {
  public:
+  /// Square-L2 with initial window share `p_init` in (0, 1], reported under `name`.
   explicit SquareL2Attack(double p_init = 0.1, std::string name = "square-l2");
   std::string name() const override { return name_; }
   std::vector<oracle::Norm> norms() const override { return {oracle::Norm::kL2}; }

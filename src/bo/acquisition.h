@@ -32,6 +32,7 @@ enum class BetaPolicy {
 
 /// Exploration-weight schedule. t starts at 1 (t < 1 is treated as 1).
 struct ExplorationWeight {
+  /// How beta_t grows with t.
   BetaPolicy policy = BetaPolicy::kConstant;
   double value = 4.0;  ///< beta for kConstant
   double delta = 0.1;  ///< confidence parameter for kSrinivas2010, in (0, 1)
@@ -91,11 +92,17 @@ class ImprovementAcquisition : public Acquisition {
 
   /// h and its partial derivatives at (I, sigma).
   struct Terms {
+    /// h(improvement, sigma) and its partial derivatives.
+    ///@{
     double value, d_improvement, d_sigma;
+    ///@}
   };
+  /// h of an improvement-based acquisition: its value and partial derivatives at (improvement,
+  /// sigma).
   using TermsFunction = Terms (*)(double improvement, double sigma);
 
  protected:
+  /// An acquisition h(mu - best - xi, sigma) of `gp` (signs by `goal`).
   ImprovementAcquisition(const ExactGP& gp, double best, double xi, Goal goal, TermsFunction h);
 
  private:
@@ -108,12 +115,14 @@ class ImprovementAcquisition : public Acquisition {
 /// max(I, 0) where sigma = 0.
 class ExpectedImprovement final : public ImprovementAcquisition {
  public:
+  /// Expected improvement over `best` by at least `xi` (Jones et al. 1998).
   ExpectedImprovement(const ExactGP& gp, double best, double xi = 0.0, Goal goal = Goal::kMaximize);
 };
 
 /// Probability of improvement (Kushner 1964): PI = Phi(I / sigma); 1[I > 0] where sigma = 0.
 class ProbabilityOfImprovement final : public ImprovementAcquisition {
  public:
+  /// Probability of improving on `best` by at least `xi` (Kushner 1964).
   ProbabilityOfImprovement(const ExactGP& gp, double best, double xi = 0.0,
                            Goal goal = Goal::kMaximize);
 };
@@ -124,6 +133,7 @@ class ProbabilityOfImprovement final : public ImprovementAcquisition {
 /// to be a StationaryKernel (else std::invalid_argument). Noise-free GPs use noise 1e-6.
 class ThompsonSample final : public Acquisition {
  public:
+  /// A Thompson sample of `gp` through `num_features` random Fourier features drawn from `rng`.
   ThompsonSample(const ExactGP& gp, int num_features, Rng& rng, Goal goal = Goal::kMaximize);
   int dim() const override { return f_->input_dim(); }
   Eigen::VectorXd Evaluate(const Eigen::MatrixXd& x) const override;

@@ -49,6 +49,8 @@ class GpPrecision {
   long recomputes_ = 0;
 };
 
+/// GP-UCB of one additive component: the component posterior's mean plus beta^{1/2} times its
+/// standard deviation, with input gradients (Kandasamy et al. 2015).
 class ComponentUcb {
  public:
   /// `precision`, if given, must be Synced to gp; values then come from K^{-1} k (one
@@ -131,6 +133,7 @@ class AdditiveCandidatePool {
   void Posterior(const ExactGP& gp, int j, Eigen::VectorXd* mean, Eigen::VectorXd* var) const;
   /// Group j's candidates [M_j, D].
   const Eigen::MatrixXd& candidates(int j) const { return groups_.at(j).z; }
+  /// Number of additive groups M.
   int num_groups() const { return static_cast<int>(groups_.size()); }
   /// Full recomputations so far (for tests and profiling).
   long num_recomputes() const { return recomputes_; }

@@ -51,12 +51,15 @@ struct BoLoopOptions {
   Goal goal = Goal::kMinimize;  ///< minimise (default) or maximise the objective
   int budget = 40;              ///< total evaluations, initial design included (>= 1)
   int initial_points = 0;       ///< initial design size; 0 = min(budget, d + 1, >= 3)
+  /// Initial design: Sobol, Latin hypercube or uniform.
   DesignKind initial_design = DesignKind::kSobol;
+  /// Acquisition: EI, PI, UCB or Thompson sampling.
   AcquisitionKind acquisition = AcquisitionKind::kEi;
   /// UCB exploration weight; t = BO iteration (1 = first after the design), d = input dim.
   ExplorationWeight beta{BetaPolicy::kKandasamy2015, 4.0, 0.1};
   double xi = 0.0;        ///< EI / PI margin, in standardised output units
   int ts_features = 500;  ///< random Fourier features for Thompson sampling
+  /// Kernel family of the GP.
   KernelFamily kernel = KernelFamily::kMatern52;
   bool ard = true;  ///< one lengthscale per input (on [0,1]-scaled inputs)
   /// Observation-noise variance in standardised units: fitted when fit.fit_noise (default,
@@ -76,11 +79,14 @@ struct BoLoopOptions {
   /// Standardise the GP outputs (default). false = zero-mean prior on the raw outputs,
   /// signal variance in objective units (Azimi et al. 2012's setting).
   bool standardize = true;
+  /// Hyperparameter fit options.
   FitOptions fit = DefaultFit();
+  /// How the acquisition is maximised.
   AcquisitionOptimizerOptions acquisition_optimizer{};
   double target = std::numeric_limits<double>::quiet_NaN();  ///< stop once best reaches it
   int patience = 0;  ///< stop after this many evaluations without
                      ///< improvement (0 = never)
+  /// What a failed evaluation does: stop the run or skip the point.
   OnError on_error = OnError::kStop;
 
   /// ML-II defaults for unit-cube inputs: lengthscales in [0.01, 10], noise in [1e-6, 1].
@@ -102,6 +108,7 @@ struct BoStep {
   /// the caller chose.
   int candidate_index = -1;
   double y = std::numeric_limits<double>::quiet_NaN();  ///< NaN if the evaluation failed
+  /// Whether the evaluation succeeded.
   bool ok = false;
   std::string error;                                         ///< failure message ("" if ok)
   double best_y = std::numeric_limits<double>::quiet_NaN();  ///< best so far (goal-aware)
@@ -115,9 +122,12 @@ struct BoStep {
 
 /// Outcome of a run.
 struct BoResult {
+  /// Every evaluation, in order.
   std::vector<BoStep> steps;
   Eigen::VectorXd best_x;  ///< empty if no evaluation succeeded
+  /// Best observed y (NaN if none succeeded).
   double best_y = std::numeric_limits<double>::quiet_NaN();
+  /// Failed evaluations.
   int failures = 0;
   std::string stop_reason;  ///< "budget", "target", "patience", "callback",
                             ///< "evaluation failed"

@@ -12,7 +12,9 @@ namespace advbo::bo {
 /// first entry gives the name it is printed with).
 template <typename E>
 struct NamedValue {
+  /// The enumerator.
   E value;
+  /// Its name as options and records spell it.
   const char* name;
 };
 

@@ -37,7 +37,9 @@ class ExactGP {
   ///                        the noise-free mode). Throws std::invalid_argument if < 0 or NaN.
   /// @param standardize     standardise outputs (default true).
   ExactGP(std::unique_ptr<Kernel> kernel, double noise_variance, bool standardize = true);
+  /// A deep copy (the kernel is cloned).
   ExactGP(const ExactGP& other);
+  /// Deep copy assignment.
   ExactGP& operator=(const ExactGP& other);
 
   /// Replaces the training set: X [N, D], y [N] (finite), and refactorises (O(N^3)).
@@ -103,17 +105,24 @@ class ExactGP {
 
   /// All log-hyperparameters [kernel..., log noise] and their setter (refactorises).
   Eigen::VectorXd LogHyperparameters() const;
+  /// Sets the kernel's log hyperparameters followed by log noise variance, and refactorises.
   void SetLogHyperparameters(const Eigen::VectorXd& theta);
 
   /// Replaces the kernel (owned) and refactorises. Throws std::invalid_argument on null.
   void SetKernel(std::unique_ptr<Kernel> kernel);
+  /// The kernel.
   const Kernel& kernel() const { return *kernel_; }
+  /// The kernel, to change its hyperparameters (call SetData or Refactor afterwards).
   Kernel& mutable_kernel() { return *kernel_; }
+  /// Noise variance in standardised-output units.
   double noise_variance() const { return noise_; }
   /// Whether outputs are standardised.
   bool standardize() const { return standardize_; }
+  /// Number of training points N.
   int num_data() const { return static_cast<int>(x_.rows()); }
+  /// Training inputs [N, d].
   const Eigen::MatrixXd& X() const { return x_; }
+  /// Training outputs [N] as given (unstandardised).
   const Eigen::VectorXd& y() const { return y_; }
   /// Lower Cholesky factor L of K + (noise + jitter) I, [N, N].
   const Eigen::MatrixXd& cholesky() const { return l_; }
@@ -123,6 +132,7 @@ class ExactGP {
   double jitter() const { return jitter_; }
   /// Output standardisation: y = y_shift + y_scale * y~.
   double y_shift() const { return y_shift_; }
+  /// Standard deviation used to standardise y (1 without standardisation).
   double y_scale() const { return y_scale_; }
   /// Number of full O(N^3) factorisations so far (for tests and profiling).
   long num_factorizations() const { return num_factorizations_; }

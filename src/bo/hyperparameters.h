@@ -15,6 +15,7 @@ namespace advbo::bo {
 struct LogNormalPrior {
   double mean = 0.0;  ///< mean of log v
   double sd = 0.0;    ///< standard deviation of log v (> 0 enables the prior)
+  /// Whether the prior is used (sd > 0).
   bool enabled() const { return sd > 0; }
 };
 
@@ -24,6 +25,7 @@ struct LogNormalPrior {
 struct GammaPrior {
   double shape = 0.0;  ///< a > 0 enables the prior
   double rate = 0.0;   ///< b >= 0
+  /// Whether the prior is used (shape > 0).
   bool enabled() const { return shape > 0; }
 };
 
@@ -32,19 +34,37 @@ struct GammaPrior {
 struct FitOptions {
   int restarts = 2;         ///< random restarts in addition to the warm start (>= 0)
   int max_iterations = 50;  ///< L-BFGS-B iterations per start
+  /// Bounds of every lengthscale.
+  ///@{
   double lengthscale_min = 1e-2, lengthscale_max = 1e2;
+  ///@}
+  /// Bounds of the signal variance (standardised y).
+  ///@{
   double variance_min = 1e-2, variance_max = 1e2;  ///< signal variance (standardised y)
-  double noise_min = 1e-6, noise_max = 1.0;        ///< noise variance (standardised y)
-  double shape_min = 1e-3, shape_max = 1e3;        ///< other positive kernel parameters
-  bool fit_noise = true;                           ///< if false the noise variance is kept fixed
+  ///@}
+  /// Bounds of the noise variance (standardised y).
+  ///@{
+  double noise_min = 1e-6, noise_max = 1.0;  ///< noise variance (standardised y)
+  ///@}
+  /// Bounds of other positive kernel parameters.
+  ///@{
+  double shape_min = 1e-3, shape_max = 1e3;  ///< other positive kernel parameters
+  ///@}
+  bool fit_noise = true;  ///< if false the noise variance is kept fixed
   /// Fit on a random subset of at most this many points (0 = all). The posterior keeps
   /// using all points; this only bounds the O(N^3) cost of each likelihood evaluation.
   int max_points = 0;
   /// Priors for a MAP fit (all disabled by default = maximum likelihood). They apply to
   /// every lengthscale / signal variance of the kernel and to the noise variance.
+  /// Log-normal priors of lengthscales, signal and noise variance (MAP; disabled by default).
+  ///@{
   LogNormalPrior lengthscale_prior, variance_prior, noise_prior;
+  ///@}
   /// Gamma priors (MAP), added to the log-normal ones where both are set; the same scope.
+  /// Gamma priors of lengthscales, signal and noise variance (MAP; disabled by default).
+  ///@{
   GammaPrior lengthscale_gamma, variance_gamma, noise_gamma;
+  ///@}
   /// restarts, max_iterations and max_points >= 0; every (min, max) range with
   /// 0 < min <= max, finite. Throws std::invalid_argument naming the field.
   void Validate() const;

@@ -178,9 +178,13 @@ class StationaryKernel final : public Kernel {
 
   /// Active coordinates, in order.
   const std::vector<int>& active_dims() const { return active_; }
+  /// The radial profile (SE, Matern-1/2, 3/2, 5/2).
   KernelFamily family() const { return family_; }
+  /// Whether each input has its own lengthscale.
   bool ard() const { return ard_; }
+  /// Input dimension d.
   int input_dim() const { return input_dim_; }
+  /// Signal variance sigma_f^2.
   double variance() const { return std::exp(log_var_); }
   /// Lengthscales [1] (isotropic) or [|active|] (ARD).
   Eigen::VectorXd lengthscales() const { return log_ls_.array().exp(); }
@@ -219,6 +223,8 @@ class AdditiveKernel final : public Kernel {
   /// @param input_dim D.
   /// @param groups  disjoint coordinate groups (need not cover all of [0, D)). Throws
   ///                std::invalid_argument on an empty, overlapping or out-of-range group.
+  /// @param lengthscale initial lengthscale of every group, > 0.
+  /// @param variance    initial signal variance of every group, > 0.
   AdditiveKernel(KernelFamily family, int input_dim, const std::vector<std::vector<int>>& groups,
                  double lengthscale = 1.0, double variance = 1.0);
 
@@ -256,11 +262,13 @@ class AdditiveKernel final : public Kernel {
 /// product of the variances is identified), which the ML-II fit tolerates.
 class CompositeKernel final : public Kernel {
  public:
+  /// How the children combine: a sum or a product.
   enum class Op { kSum, kProduct };
   /// @param op        sum or product.
   /// @param children  at least one kernel (owned); throws std::invalid_argument if empty
   ///                  or a child is null.
   CompositeKernel(Op op, std::vector<std::unique_ptr<Kernel>> children);
+  /// A deep copy (the children are cloned).
   CompositeKernel(const CompositeKernel& other);
 
   int NumParams() const override;
@@ -277,8 +285,11 @@ class CompositeKernel final : public Kernel {
   std::unique_ptr<Kernel> Clone() const override;
   std::string Describe() const override;
 
+  /// How the children combine.
   Op op() const { return op_; }
+  /// Number of child kernels.
   int num_children() const { return static_cast<int>(children_.size()); }
+  /// Child kernel i.
   const Kernel& child(int i) const { return *children_.at(i); }
 
  private:

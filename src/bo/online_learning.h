@@ -31,10 +31,13 @@ class Hedge {
   Hedge(int num_actions, double eta);
   /// Current probabilities [K].
   Eigen::VectorXd Probabilities() const { return SoftmaxFromLog(eta_ * cumulative_); }
+  /// Draws an action from Probabilities().
   int Sample(Rng& rng) const { return SampleIndex(Probabilities(), rng); }
   /// Adds a full-information reward vector [K] (finite, else std::invalid_argument).
   void Update(const Eigen::VectorXd& rewards);
+  /// Cumulative rewards per action.
   const Eigen::VectorXd& cumulative_rewards() const { return cumulative_; }
+  /// Number of actions.
   int num_actions() const { return static_cast<int>(cumulative_.size()); }
 
  private:
@@ -48,10 +51,13 @@ class Exp3 {
  public:
   /// K >= 1, eta > 0, gamma in [0, 1] (else std::invalid_argument).
   Exp3(int num_actions, double eta, double gamma);
+  /// EXP3's mixed strategy over the actions (exploration gamma included).
   Eigen::VectorXd Probabilities() const;
+  /// Draws an action from Probabilities().
   int Sample(Rng& rng) const { return SampleIndex(Probabilities(), rng); }
   /// Bandit feedback: the reward of the played action only.
   void Update(int action, double reward);
+  /// Importance-weighted reward estimates per action.
   const Eigen::VectorXd& estimated_rewards() const { return estimates_; }
 
  private:
@@ -67,9 +73,13 @@ class Exp3Linear {
  public:
   /// features [K, m] (K >= 1), eta > 0, gamma in [0, 1].
   Exp3Linear(Eigen::MatrixXd features, double eta, double gamma);
+  /// The mixed strategy over the actions (exploration gamma included).
   Eigen::VectorXd Probabilities() const;
+  /// Draws an action from Probabilities().
   int Sample(Rng& rng) const { return SampleIndex(Probabilities(), rng); }
+  /// Observes `reward` in [0, 1] for the played `action` and updates the feature-weight estimates.
   void Update(int action, double reward);
+  /// Estimated rewards per action.
   const Eigen::VectorXd& estimated_rewards() const { return estimates_; }
 
  private:
@@ -92,12 +102,16 @@ struct GpMwOptions {
 /// for every k; the caller builds those joint inputs.
 class GpMw {
  public:
+  /// GP-MW (Sessa et al., NeurIPS 2019) over `num_actions` actions.
   GpMw(int num_actions, GpMwOptions options = {});
+  /// The Hedge weights' mixed strategy.
   Eigen::VectorXd Probabilities() const { return hedge_.Probabilities(); }
+  /// Draws an action from Probabilities().
   int Sample(Rng& rng) const { return hedge_.Sample(rng); }
   /// joint_inputs [K, D]: row k = the joint GP input for own action k and the opponent's
   /// observed action; beta >= 0. Throws std::invalid_argument if the row count is not K.
   void Update(const ExactGP& gp, const Eigen::MatrixXd& joint_inputs, double beta);
+  /// The underlying Hedge learner.
   const Hedge& hedge() const { return hedge_; }
 
  private:

@@ -47,7 +47,9 @@ class LearningCurveKernel final : public Kernel {
   Eigen::MatrixXd GradX(const Eigen::VectorXd& x, const Eigen::MatrixXd& xs) const override;
   std::unique_ptr<Kernel> Clone() const override;
   std::string Describe() const override;
+  /// alpha of the learning-curve kernel.
   double alpha() const { return std::exp(log_alpha_); }
+  /// beta of the learning-curve kernel.
   double beta() const { return std::exp(log_beta_); }
   /// Variance s of the asymptote (0 without one).
   double asymptote_variance() const { return asymptote_ ? std::exp(log_s_) : 0.0; }
@@ -64,7 +66,9 @@ struct BosOptions {
   /// uses offset 0; BO-BOS (thesis Fig. 4.1: K_{1,1} = 100, K_{1,t} = K_{1,t-1} / gamma) -1.
   /// k1_base = +infinity never recommends d1 (eq. 4.3), so nothing is ever stopped.
   double k1_base = 100.0;
+  /// Decay of K1 per outer iteration: K1 = k1_base / k1_decay^(t + k1_exponent_offset).
   double k1_decay = 0.99;
+  /// Offset of t in K1's exponent (BOS^2: 0; BO-BOS: -1).
   int k1_exponent_offset = 0;
   /// Summary statistic: mean error over steps 1..n (true: BO-BOS, thesis Sec. 4.3.2 and
   /// App. A.2) or over the post-warm-up steps N0+1..n (false: BOS^2's use, the default).
@@ -99,6 +103,8 @@ class BosDecisionTable {
   /// @param horizon         N > N0, the last step of the curve.
   /// @param threshold       e*: theta_2 means e_N < e*.
   /// @param outer_iteration t >= 1 for K1 = k1_base / k1_decay^t.
+  /// @param options         K1, summary statistic and the number of simulated paths.
+  /// @param rng             draws the forward-simulated paths.
   /// Throws std::invalid_argument on bad sizes or non-finite values.
   static BosDecisionTable Solve(const Eigen::VectorXd& initial_errors, int horizon,
                                 double threshold, int outer_iteration, const BosOptions& options,
@@ -113,10 +119,13 @@ class BosDecisionTable {
   /// K1 used by the backward induction (for logs; +infinity = d1 never recommended).
   double k1() const { return k1_; }
 
+  /// N0, the warm-up length.
   int warmup() const { return n0_; }
+  /// N, the horizon.
   int horizon() const { return horizon_; }
   /// Fitted learning-curve kernel parameters (for logs).
   double alpha() const { return alpha_; }
+  /// beta of the fitted learning-curve kernel.
   double beta() const { return beta_; }
   /// Fraction of simulated paths that beat the threshold (prior P(theta_2)).
   double prior_success() const { return prior_success_; }

@@ -27,10 +27,13 @@ class RandomFeatures {
   /// Jacobian d phi(x) / dx [M, D] at one point x [D].
   Eigen::MatrixXd Jacobian(const Eigen::VectorXd& x) const;
 
+  /// Number of features M.
   int num_features() const { return static_cast<int>(b_.size()); }
+  /// Input dimension d.
   int input_dim() const { return input_dim_; }
   /// Frequencies W [M, |active|] and phases b [M].
   const Eigen::MatrixXd& frequencies() const { return w_; }
+  /// Phases b [M] of the features.
   const Eigen::VectorXd& phases() const { return b_; }
 
  private:
@@ -58,6 +61,7 @@ class RffPosterior {
   Eigen::VectorXd SampleWeights(Rng& rng) const;
   /// Predictive mean and variance of f at Xs [K, D]: [K] each.
   void Predict(const Eigen::MatrixXd& xs, Eigen::VectorXd* mean, Eigen::VectorXd* var) const;
+  /// The features the posterior is over.
   const RandomFeatures& features() const { return features_; }
 
  private:
@@ -77,6 +81,7 @@ class FeatureFunction {
   Eigen::VectorXd Evaluate(const Eigen::MatrixXd& x) const;
   /// Value at x [D]; if grad is non-null it receives df/dx [D].
   double ValueAndGradient(const Eigen::VectorXd& x, Eigen::VectorXd* grad) const;
+  /// Input dimension d.
   int input_dim() const { return features_.input_dim(); }
 
  private:

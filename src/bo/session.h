@@ -64,6 +64,7 @@ class BoSession {
 
   /// The GP on unit-cube inputs and sign-adjusted outputs (fantasies, batch proposals).
   const ExactGP& gp() const { return gp_; }
+  /// The GP, to change its settings between steps.
   ExactGP& mutable_gp() { return gp_; }
   Eigen::VectorXd ToUnit(const Eigen::VectorXd& x) const;  ///< caller units -> [0,1]^d
   Eigen::VectorXd FromUnit(
@@ -71,8 +72,11 @@ class BoSession {
   /// Internal score of an objective value: +y when maximising, -y when minimising.
   double Score(double y) const { return sign_ * y; }
 
+  /// Dimension d of the search box.
   int dim() const { return static_cast<int>(lb_.size()); }
+  /// The loop options.
   const BoLoopOptions& options() const { return opt_; }
+  /// The session's random generator.
   Rng& rng() { return rng_; }
   /// Evaluations recorded so far (failed ones included).
   int evaluations() const { return static_cast<int>(res_.steps.size()); }

@@ -16,9 +16,15 @@ namespace advbo::bo {
 
 /// A test function f: [lb, ub] -> R to be minimised.
 struct TestFunction {
+  /// Name as `advbo bo -f` takes it.
   std::string name;
+  /// Input dimension.
   int dim = 0;
+  /// Box [lb, ub], [dim] each.
+  ///@{
   Eigen::VectorXd lb, ub;  ///< box [dim] each
+  ///@}
+  /// The function.
   std::function<double(const Eigen::VectorXd&)> f;
   double minimum = std::numeric_limits<double>::quiet_NaN();  ///< f* (NaN if unknown)
   bool minimum_estimated = false;  ///< f* found numerically (GP samples) rather than known

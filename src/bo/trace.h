@@ -33,6 +33,7 @@ class JsonlTrace {
   /// Closes and renames the .partial file to the final path. Throws std::runtime_error on
   /// failure (a failed close removes the .partial file first).
   void Commit();
+  /// The trace file's path.
   const std::string& path() const { return path_; }
 
  private:

@@ -56,8 +56,11 @@ class TrustRegion {
   /// tau_fail for batch size q and dimension d: options.failure_tolerance, or TuRBO's
   /// ceil(max(4/q, d/q)) when it is 0.
   int failure_tolerance(int q, int d) const;
+  /// Current side length L (units of the box's width).
   double length() const { return length_; }
+  /// Restarts so far (L fell below L_min).
   int restarts() const { return restarts_; }
+  /// The region's settings.
   const TrustRegionOptions& options() const { return opt_; }
 
  private:

@@ -20,13 +20,18 @@ class DataError : public std::runtime_error {
 
 /// A batch of images, row-major [N, C, H, W], pixels in [0, 1].
 struct ImageSet {
+  /// Image shape: channels, height, width in pixels.
+  ///@{
   int channels = 0, height = 0, width = 0;
+  ///@}
   std::vector<float> pixels;             ///< N * C * H * W values in [0, 1]
   std::vector<int> labels;               ///< N labels (-1 where unknown)
   std::vector<std::string> class_names;  ///< optional, index = label
   std::vector<std::string> sources;      ///< optional per-image origin (file names)
 
+  /// Number of images.
   size_t size() const { return labels.size(); }
+  /// Pixels per image, channels * height * width.
   size_t image_size() const { return static_cast<size_t>(channels) * height * width; }
   /// Pointer to image i's C*H*W pixels. Throws std::out_of_range if i >= size().
   const float* image(size_t i) const;

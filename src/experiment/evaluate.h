@@ -23,6 +23,7 @@ bool RecordBreaksImage(const nlohmann::json& record);
 
 /// One image's verdict.
 struct ImageVerdict {
+  /// Index of the image in the data.
   int image_index = 0;
   bool clean_correct = false;  ///< the (defended) model classifies the clean image correctly
   bool robust = false;         ///< correct, every attack of the ensemble ran, none broke it
@@ -110,7 +111,9 @@ struct EnsembleHooks {
 /// A finished attack run of the ensemble: whether it broke its image and the model queries
 /// it used (queries_used).
 struct EnsembleRun {
+  /// Whether this attack broke the image.
   bool broke = false;
+  /// Model queries it spent on the image.
   long queries_used = 0;
 };
 

@@ -29,7 +29,10 @@ struct GameStudyOptions {
   std::string game = "synthetic";  ///< synthetic | mnist | cifar10
   std::string type = "common";     ///< synthetic game type (games::ParseGameType)
   /// One matchup of agents ("r2b2:K", "r2b2:1-lite" or a level-0 strategy name) ...
+  /// Attacker and defender specs (levels and strategies).
+  ///@{
   std::string attacker = "r2b2:1", defender = "r2b2:0";
+  ///@}
   /// ... or several, as "1v0", "1Lv0", "2v1" (levels of agent 1 and agent 2).
   std::vector<std::string> matchups;
   std::string level0;  ///< level-0 strategy ("" = gpmw synthetic, random adversarial)
@@ -41,17 +44,20 @@ struct GameStudyOptions {
   /// 1000 and `candidates`), >= `candidates`: the R2-B2 defender's own candidate set, then
   /// more points of its action space (Sobol, or grid rows).
   int omniscient_candidates = 0;
-  int grid = 100;                ///< synthetic: grid points per action dimension, >= 2
-  double lengthscale = 0.1;      ///< synthetic: the payoff GP's lengthscale
-  int rounds = 150;              ///< T, rounds per run, >= 1
-  int init_rounds = -1;          ///< random initial rounds (-1: 1 synthetic, 5 latent)
+  int grid = 100;            ///< synthetic: grid points per action dimension, >= 2
+  double lengthscale = 0.1;  ///< synthetic: the payoff GP's lengthscale
+  int rounds = 150;          ///< T, rounds per run, >= 1
+  int init_rounds = -1;      ///< random initial rounds (-1: 1 synthetic, 5 latent)
+  /// Games (images) and runs per game, >= 1.
+  ///@{
   int num_games = 1, inits = 1;  ///< games (images) and runs per game, >= 1
-  int samples = 0;               ///< S, samples of the expectation (0: 500 / 1000)
-  int candidates = 0;            ///< candidate actions (0: 1000 synthetic, 200 latent)
-  int refit_every = 10;          ///< latent: belief GP refit period (App. E.6.2.1a)
-  int threads = 1;               ///< LibTorch intra-op threads
-  double payoff_noise = -1;      ///< observation noise std (-1: 0.02 synthetic, 0)
-  double gp_noise = 1e-2;        ///< the agents' GP noise variance
+  ///@}
+  int samples = 0;           ///< S, samples of the expectation (0: 500 / 1000)
+  int candidates = 0;        ///< candidate actions (0: 1000 synthetic, 200 latent)
+  int refit_every = 10;      ///< latent: belief GP refit period (App. E.6.2.1a)
+  int threads = 1;           ///< LibTorch intra-op threads
+  double payoff_noise = -1;  ///< observation noise std (-1: 0.02 synthetic, 0)
+  double gp_noise = 1e-2;    ///< the agents' GP noise variance
   /// The agents' GPs standardise the payoffs (mean 0, std 1 before the prior); false = "raw":
   /// zero prior mean over payoffs in their own units (GPy's GPRegression in the R2-B2
   /// reference code), so an unexplored action is expected to pay 0.
@@ -61,14 +67,18 @@ struct GameStudyOptions {
   /// scaling = 0.2 here) and the random restarts of every hyperparameter refit besides the
   /// warm start (GPy's optimize_restarts(10) there).
   double gp_lengthscale = 1.0;
+  /// Random restarts of the agents' GP fits.
   int gp_restarts = 1;
   /// Latent games: the defender's action gets a purification strength w in [0, 1] besides
   /// its latent move (w = 0 passes the attacker's image through; defenses::LatentGame).
   /// false = the thesis' action space.
   bool defender_strength = false;
-  std::optional<double> eps;          ///< latent: L_inf clip (unset: 0.2 MNIST, 0.05 CIFAR)
-  std::vector<int> indices;           ///< latent: images (empty: the first num_games)
+  std::optional<double> eps;  ///< latent: L_inf clip (unset: 0.2 MNIST, 0.05 CIFAR)
+  std::vector<int> indices;   ///< latent: images (empty: the first num_games)
+  /// Latent game: the VAE, the classifier ("" = shipped) and the classifier's normalisation.
+  ///@{
   std::string vae, model, normalize;  ///< latent: VAE, classifier ("" = shipped)
+  ///@}
   std::string data;  ///< latent: test images file ("" = the shipped sample; as --data of attack)
   double http_timeout = 30;       ///< served classifier: seconds per request
   int http_retries = 3;           ///< served classifier: retries
@@ -80,6 +90,7 @@ struct GameStudyOptions {
   /// The R2-B2 defender's own candidate actions (0 = `candidates`; its first `candidates` are
   /// the shared set) and whether the vertices of its action box join them.
   int defender_candidates = 0;
+  /// The defender's candidates include the 2^d vertices of its latent box.
   bool defender_vertices = false;
   /// The kernel of the defender's payoff GP over the joint action: "joint" (SE-ARD
   /// over [a_1, a_2], the thesis'), "additive" (an SE on a_1 plus an SE on a_2) or
@@ -111,11 +122,14 @@ struct GameStudyOptions {
 
 /// One agent: R2-B2 level, Lite flag, and its level-0 strategy name.
 struct AgentSpec {
+  /// Reasoning level k >= 0.
   int level = 0;
+  /// R2-B2-Lite (best response to one sampled action).
   bool lite = false;
   /// "omniscient" (defender only): plays the best of its candidates on the true model,
   /// knowing the attacker's action (games/omniscient.h); an upper bound, not a learner.
   bool omniscient = false;
+  /// Level-0 strategy name.
   std::string level0;
   std::string plain;  ///< set when the agent is a bare level-0 strategy ("gpucb", "none", ...)
   /// "1", "1L" or the strategy name.
@@ -141,20 +155,30 @@ using GameProgress =
 /// (synthetic: agents' running mean regret; latent: agent 1's payoff and successes) and
 /// per-run totals.
 struct GameStudyResult {
+  /// Payoff structure of synthetic games.
   games::GameType type = games::GameType::kCommonPayoff;
   std::vector<std::string> labels;              ///< "1v0", "gpucb-vs-none", ...
   std::vector<std::vector<std::string>> names;  ///< the agents' names per matchup
+  /// Per matchup and run: regret curves and final regrets of both agents, and successful attacks.
+  ///@{
   std::vector<std::vector<double>> curve1, curve2, final1, final2, successes;
+  ///@}
   /// Per matchup and agent (0, 1): played rounds in which the agent's decision assumed one
   /// action of its opponent (games::Agent::PredictedAction), and how many equalled the
   /// action the opponent played.
+  /// Per matchup and agent: predictions made and predictions the opponent's play matched.
+  ///@{
   std::vector<std::array<long, 2>> predicted, matched;
+  ///@}
   /// Per matchup: model queries an omniscient defender spent scoring its candidates.
   std::vector<long> candidate_queries;
-  int num_games = 0;                 ///< games played per matchup
-  std::vector<int> images;           ///< latent: the images played on
+  int num_games = 0;        ///< games played per matchup
+  std::vector<int> images;  ///< latent: the images played on
+  /// Latent game: the classifier and VAE used.
+  ///@{
   std::string model_path, vae_path;  ///< latent: the classifier and VAE used
-  long runs() const;                 ///< num_games x inits
+  ///@}
+  long runs() const;  ///< num_games x inits
 };
 
 /// Plays every matchup x game x init of `options` (ResolveDefaults already called), handing

@@ -110,6 +110,7 @@ class CreatedFolders {
 /// output of a run that failed (an exception unwinding past it) is never left behind.
 class RemoveUnlessReleased {
  public:
+  /// Removes `path` when destroyed unless Release() was called.
   explicit RemoveUnlessReleased(std::filesystem::path path) : path_(std::move(path)) {}
   RemoveUnlessReleased(const RemoveUnlessReleased&) = delete;
   RemoveUnlessReleased& operator=(const RemoveUnlessReleased&) = delete;
@@ -117,6 +118,7 @@ class RemoveUnlessReleased {
     std::error_code ec;
     if (!released_) std::filesystem::remove(path_, ec);
   }
+  /// Keeps the file (the run finished).
   void Release() { released_ = true; }
 
  private:

@@ -40,6 +40,7 @@ struct JobResult {
   /// own answer to that image is used when it queried it exactly, else the check is
   /// skipped (quantized_success null in the record, false here).
   std::vector<float> quantized;
+  /// The saved 8-bit image, re-queried, is adversarial.
   bool quantized_success = false;
 };
 
@@ -77,6 +78,7 @@ class Experiment {
   Experiment(ExperimentSpec spec, data::ImageSet images, std::unique_ptr<oracle::Classifier> model,
              const std::string& data_name, std::shared_ptr<oracle::Lockstep> lockstep = nullptr);
 
+  /// The run's spec.
   const ExperimentSpec& spec() const { return spec_; }
   /// The run's threat model (ResolveThreatModel of the spec): what every banner,
   /// summary and record reports.
@@ -88,6 +90,7 @@ class Experiment {
   oracle::PixelSpace pixels() const { return tm_.pixels; }
   /// The ball's norm and the attacks' feedback.
   oracle::Norm norm() const { return tm_.norm; }
+  /// What the attacks are told of a query: scores or the label.
   oracle::Feedback feedback() const { return tm_.feedback; }
   /// "" or a one-line note for the user about the query space: the float fallback, or with
   /// 8-bit L_inf queries a radius that loses a grid step (oracle::GridStepLossWarning).
@@ -103,16 +106,24 @@ class Experiment {
   const std::string& dataset_name() const { return dataset_name_; }
   /// The model file in use (the default resolved).
   const std::string& model_path() const { return model_path_; }
+  /// The images the run attacks.
   const data::ImageSet& images() const { return images_; }
+  /// The model (behind no defense).
   const oracle::Classifier& model() const { return *model_; }
+  /// The defense in front of the model.
   const DefenseSetup& defense() const { return *defense_; }
+  /// The selected instances and skipped images.
   const Selection& selection() const { return selection_; }
+  /// The attack instances (image, goal), in order.
   const std::vector<Instance>& instances() const { return selection_.instances; }
+  /// Number of attacks.
   size_t num_attacks() const { return attacks_.size(); }
+  /// Attack j.
   const attacks::Attack& attack(size_t j) const { return *attacks_.at(j); }
   /// Clean top-1 accuracy of the undefended / defended model on the first clean_images
   /// images (NaN without a defense).
   double clean_accuracy() const { return clean_acc_; }
+  /// Clean accuracy behind the defense (NaN without one).
   double defended_accuracy() const { return defended_acc_; }
   /// Images the model scored before any attack, by purpose (QueryPurpose names:
   /// shape_probe, selection, clean_accuracy), all 0 with spec.setup_queries false. Written

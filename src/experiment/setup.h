@@ -43,7 +43,7 @@ int DefaultNumImages(const data::ImageSet& images, bool user_data);
 /// "models/mnist_cw.pt", not a machine's absolute path); otherwise `path` unchanged.
 std::string RecordPath(const std::string& path);
 
-/// models/<dataset>_cw.pt under RepoRoot().
+/// `models/<dataset>_cw.pt` under RepoRoot().
 std::string DefaultModelPath(const std::string& dataset);
 
 /// Attack context (dataset name for paper defaults, image shape) of a loaded image set;
@@ -77,13 +77,14 @@ int ClassCountOf(const data::ImageSet& images);
 class DefenseSetup {
  public:
   /// spec: "none", a pipeline or a game-defender spec; vae_path: the defender's VAE (""
-  /// = models/<dataset>_vae.pt; required for latent actions, used as the attacker-image
+  /// = `models/<dataset>_vae.pt`; required for latent actions, used as the attacker-image
   /// context of parameterised ones when present); defender_eps: the latent defender's clip
   /// radius around the attacker's image (pixels, (0, 1]). Throws std::invalid_argument on a
   /// bad spec or radius and oracle::ModelError on a missing or broken VAE that latent
   /// actions need.
   DefenseSetup(const std::string& spec, const data::ImageSet& images, const std::string& dataset,
                const std::string& vae_path, double defender_eps);
+  /// True when there is no defense at all.
   bool empty() const { return !game_ && fixed_.empty(); }
   /// Whether the defense is a game defender (which learns from every query it answers).
   bool is_game() const { return game_ != nullptr; }
@@ -118,15 +119,20 @@ class DefenseSetup {
   /// by `advbo serve` for a session's defense, so a served model defends exactly as a local
   /// --defense with the same seed.
   struct InstanceDefense {
+    /// Input transformation applied to n images in place (empty: none).
     std::function<void(float*, int)> transform;
     /// Output post-processing of a batch's log-probabilities (null without output stages).
     std::function<void(Eigen::MatrixXd*)> output;
     /// The stateful detector of this client (null without one), its view of the queries
     /// (oracle::WithDetector) and whether detected queries are refused.
     std::shared_ptr<defenses::StatefulDetector> detector;
+    /// Stateful detector: flags per image of a batch of n (empty: none).
     std::function<std::vector<bool>(const float*, int)> monitor;
+    /// The detector refuses flagged queries (false: only flags them).
     bool reject = false;
+    /// Called with every answered query (a game defender learns from it).
     std::function<void(const oracle::QueryResult&)> feedback;
+    /// The game defender of the instance (null: none).
     std::shared_ptr<defenses::GameDefense> defender;
     /// This defense as a chain of stages in front of `model` (oracle/defended_model.h):
     /// input transform, output stages, detector, and the defender learning from each
@@ -134,10 +140,13 @@ class DefenseSetup {
     std::unique_ptr<oracle::DefendedModel> Chain(const oracle::Classifier& model, int true_class,
                                                  int target) const;
   };
+  /// The defense of one instance, its randomness seeded by `seed`.
   InstanceDefense ForInstance(uint64_t seed) const;
   /// Image shape the defense was set up for.
   int channels() const { return c_; }
+  /// Image height in pixels.
   int height() const { return h_; }
+  /// Image width in pixels.
   int width() const { return w_; }
   /// Path of the VAE in use ("" if none).
   std::string vae_path() const { return vae_ ? vae_->path() : ""; }
@@ -168,6 +177,7 @@ struct SetupScoring {
   /// The run's setup session ("" = none: a local model ignores it) and the seed of the
   /// served defense's input stages in it (SelectionDefenseSeed of the run seed).
   std::string session;
+  /// Seed of the instance's defense randomness.
   uint64_t defense_seed = 0;
 };
 
@@ -179,7 +189,10 @@ double CleanAccuracy(const data::ImageSet& images, const oracle::Classifier& mod
 
 /// One attack instance: image index, its label, target class (-1 = untargeted).
 struct Instance {
+  /// Image index, its label and the goal's target class (-1 untargeted).
+  ///@{
   int index, label, target;
+  ///@}
 };
 
 /// The chosen images and instances.

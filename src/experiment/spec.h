@@ -20,7 +20,7 @@ struct ExperimentSpec {
   std::string dataset = "mnist";  ///< shipped dataset (mnist | cifar10); also picks defaults
   std::string data;               ///< the user's own data instead ("" = shipped sample)
   std::string format = "auto";    ///< format of `data`: auto | mnist | cifar10 | images
-  std::string model;  ///< TorchScript file or served model URL ("" = models/<dataset>_cw.pt)
+  std::string model;  ///< TorchScript file or served model URL ("" = `models/<dataset>_cw.pt`)
   std::string output = "auto";  ///< model output: auto | logits | probs
   std::string normalize;        ///< input normalisation "MEAN[,..]:STD[,..]" ("" = none)
   /// The model's class order by name (data::ApplyClassOrder; only with `data` that names its
@@ -75,7 +75,7 @@ struct ExperimentSpec {
   /// oracle::kMaxLockstepGroups].
   int workers = 0;
   std::string defense = "none";        ///< defense or game-defender spec (defenses/)
-  std::string defender_vae;            ///< VAE of a game defender ("" = models/<dataset>_vae.pt)
+  std::string defender_vae;            ///< VAE of a game defender ("" = `models/<dataset>_vae.pt`)
   std::optional<double> defender_eps;  ///< game defender's clip radius; unset = eps
   int clean_images = 1000;             ///< images for the clean accuracy behind a defense, >= 0
   /// Re-queries of each saved image behind a randomised defense (fresh draws of its

@@ -37,9 +37,13 @@ std::optional<double> DefaultRadius(const std::string& dataset, oracle::Norm nor
 /// The names the threat model's options go by where they entered, for error messages: the
 /// CLI's flags (the default) or the Python API's keyword arguments.
 struct OptionNames {
+  /// Name of the radius option in messages.
   std::string eps = "--eps";
+  /// Name of the norm option in messages.
   std::string norm = "--norm";
+  /// Name of the feedback option in messages.
   std::string feedback = "--feedback";
+  /// Name of the pixel-space option in messages.
   std::string pixels = "--pixels";
   /// eps, norm, feedback, pixels (advbo.attack's keywords).
   static OptionNames Python();

@@ -21,6 +21,7 @@ struct BeliefOptions {
                          ///< E.6.2.1a: 10); 0 = keep the prior's hyperparameters
   int refit_until = 0;   ///< no refits once the history has more rounds than this
                          ///< (0 = no limit; bounds the O(N^3) refits of long games)
+  /// Hyperparameter fit of the payoff GP.
   bo::FitOptions fit = DefaultFit();
   uint64_t fit_seed = 0;  ///< seed of the refit restarts (shared by all agents by default)
   /// ML-II with 1 restart, lengthscales in [0.01, 100], signal variance in [0.01, 100],
@@ -51,8 +52,11 @@ class PayoffBelief {
   /// the round count, m and the input kind). Throws std::invalid_argument if the history's
   /// joint (or agent m's) dimension differs from the kernel's or m has no action in it.
   void Update(const GameHistory& history);
+  /// The payoff GP.
   const bo::ExactGP& gp() const { return gp_; }
+  /// The agent whose payoff it models.
   int agent() const { return agent_; }
+  /// Which actions the GP's inputs are.
   BeliefInputs inputs() const { return inputs_; }
 
  private:

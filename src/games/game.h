@@ -22,8 +22,11 @@ namespace advbo::games {
 /// The action space X_m of one agent: the box [lower, upper] (each [d]) or, when `grid` is
 /// non-empty, the finite set of its rows [K, d] (inside the box).
 struct ActionSpace {
+  /// Box bounds [d], lower <= upper.
+  ///@{
   Eigen::VectorXd lower, upper;  ///< [d] box bounds, lower <= upper
-  Eigen::MatrixXd grid;          ///< [K, d] finite action set; empty = continuous box
+  ///@}
+  Eigen::MatrixXd grid;  ///< [K, d] finite action set; empty = continuous box
 
   /// Box [lo, hi]^d. Throws std::invalid_argument if d < 1 or lo > hi.
   static ActionSpace Box(int d, double lo, double hi);
@@ -31,8 +34,11 @@ struct ActionSpace {
   /// 100 points of [0, 1]). Throws std::invalid_argument if K < 1.
   static ActionSpace Grid1d(int k, double lo, double hi);
 
+  /// Dimension d.
   int dim() const { return static_cast<int>(lower.size()); }
+  /// Whether the space is a finite grid.
   bool finite() const { return grid.rows() > 0; }
+  /// Number of grid points (0 for a box).
   int size() const { return static_cast<int>(grid.rows()); }
   /// n uniform draws [n, d]: over the grid rows if finite, else over the box.
   Eigen::MatrixXd SampleUniform(int n, bo::Rng& rng) const;
@@ -65,8 +71,11 @@ class GameHistory {
   long dropped() const { return dropped_; }
   /// Rounds played in all: dropped() + rounds().
   long total_rounds() const { return dropped_ + rounds(); }
+  /// Number of agents.
   int num_agents() const { return static_cast<int>(dims_.size()); }
+  /// Dimension of the joint action.
   int joint_dim() const { return offsets_.back(); }
+  /// Dimension of agent m's action.
   int dim(int m) const { return dims_.at(m); }
   /// First joint-input column of agent m.
   int offset(int m) const { return offsets_.at(m); }
@@ -78,7 +87,9 @@ class GameHistory {
   Eigen::VectorXd Action(int t, int m) const;
   /// Actions of agent m over all rounds [T, d_m].
   Eigen::MatrixXd Actions(int m) const;
+  /// Joint action of round t.
   const Eigen::VectorXd& JointAt(int t) const { return joint_.at(t); }
+  /// Payoffs of round t, one per agent.
   const Eigen::VectorXd& PayoffsAt(int t) const { return payoffs_.at(t); }
 
  private:
@@ -116,7 +127,9 @@ class Agent {
 class GameEnvironment {
  public:
   virtual ~GameEnvironment() = default;
+  /// Number of agents.
   virtual int num_agents() const = 0;
+  /// Action space of agent m.
   virtual const ActionSpace& space(int m) const = 0;
   /// Noise-free payoffs [M] of the joint action (actions[m] in space m). May throw (e.g. a
   /// failing model); the game stops and reports it.
@@ -155,6 +168,7 @@ struct GameOptions {
 /// One played round (initial random rounds included, flagged by `init`).
 struct RoundRecord {
   int round = 0;  ///< 1-based over played rounds; <= 0 for init rounds
+  /// True for the random initial rounds.
   bool init = false;
   std::vector<Eigen::VectorXd> actions;  ///< per agent
   Eigen::VectorXd payoffs;               ///< noise-free f_m [M]

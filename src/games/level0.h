@@ -23,6 +23,7 @@ namespace advbo::games {
 class Level0Strategy {
  public:
   virtual ~Level0Strategy() = default;
+  /// Name of the strategy as specs spell it.
   virtual std::string name() const = 0;
   /// n i.i.d. draws from P^0_t: [n, d_m].
   virtual Eigen::MatrixXd Sample(int n, bo::Rng& rng) const = 0;
@@ -38,16 +39,20 @@ class Level0Strategy {
     (void)gp;
     (void)beta;
   }
+  /// An independent copy with the same state.
   virtual std::unique_ptr<Level0Strategy> Clone() const = 0;
 };
 
 /// Random search: the uniform distribution over the action space (grid rows or the box).
 class RandomSearchStrategy final : public Level0Strategy {
  public:
+  /// Uniform random actions in `space`.
   explicit RandomSearchStrategy(ActionSpace space);
+  /// "random".
   std::string name() const override { return "random"; }
   Eigen::MatrixXd Sample(int n, bo::Rng& rng) const override;
   bool FiniteDistribution(Eigen::MatrixXd* support, Eigen::VectorXd* probs) const override;
+  /// An independent copy.
   std::unique_ptr<Level0Strategy> Clone() const override;
 
  private:
@@ -57,11 +62,15 @@ class RandomSearchStrategy final : public Level0Strategy {
 /// A point mass on one action (a deterministic level-0 strategy).
 class PointMassStrategy final : public Level0Strategy {
  public:
+  /// Always plays `action`.
   explicit PointMassStrategy(Eigen::VectorXd action);
+  /// "point".
   std::string name() const override { return "point"; }
   Eigen::MatrixXd Sample(int n, bo::Rng& rng) const override;
   bool FiniteDistribution(Eigen::MatrixXd* support, Eigen::VectorXd* probs) const override;
+  /// An independent copy.
   std::unique_ptr<Level0Strategy> Clone() const override;
+  /// Changes the action it plays.
   void set_action(const Eigen::VectorXd& a) { action_ = a; }
 
  private:
@@ -75,10 +84,12 @@ class GpMwStrategy final : public Level0Strategy {
  public:
   /// Throws std::invalid_argument if the space is not finite.
   GpMwStrategy(ActionSpace space, bo::GpMwOptions options = {});
+  /// "gpmw".
   std::string name() const override { return "gpmw"; }
   Eigen::MatrixXd Sample(int n, bo::Rng& rng) const override;
   bool FiniteDistribution(Eigen::MatrixXd* support, Eigen::VectorXd* probs) const override;
   void Observe(const GameHistory& history, int m, const bo::ExactGP& gp, double beta) override;
+  /// An independent copy with the same weights.
   std::unique_ptr<Level0Strategy> Clone() const override;
 
  private:
@@ -95,10 +106,12 @@ class Exp3RffStrategy final : public Level0Strategy {
   /// Throws std::invalid_argument if the space is not finite or num_features < 1.
   Exp3RffStrategy(ActionSpace space, double lengthscale, bo::Rng& rng, int num_features = 5,
                   double eta = 0.1, double gamma = 0.1);
+  /// "exp3".
   std::string name() const override { return "exp3"; }
   Eigen::MatrixXd Sample(int n, bo::Rng& rng) const override;
   bool FiniteDistribution(Eigen::MatrixXd* support, Eigen::VectorXd* probs) const override;
   void Observe(const GameHistory& history, int m, const bo::ExactGP& gp, double beta) override;
+  /// An independent copy with the same estimates.
   std::unique_ptr<Level0Strategy> Clone() const override;
 
  private:
@@ -117,6 +130,7 @@ class Exp3RffStrategy final : public Level0Strategy {
 /// Before any observation both play uniformly over the candidates.
 class OwnActionBoStrategy final : public Level0Strategy {
  public:
+  /// The acquisition: GP-UCB or Thompson sampling.
   enum class Acquisition { kUcb, kThompson };
   /// prior: GP over the own action [d_m] (kernel input dimension d_m; its data ignored);
   /// candidates: size of the fixed candidate set (scrambled Sobol on a box, a random subset
@@ -124,6 +138,7 @@ class OwnActionBoStrategy final : public Level0Strategy {
   /// candidates < 1.
   OwnActionBoStrategy(ActionSpace space, Acquisition acquisition, const bo::ExactGP& prior,
                       int candidates, uint64_t candidate_seed, BeliefOptions belief = {});
+  /// "gpucb" or "ts".
   std::string name() const override { return acq_ == Acquisition::kUcb ? "gpucb" : "ts"; }
   Eigen::MatrixXd Sample(int n, bo::Rng& rng) const override;
   /// GP-UCB: its single action (probability 1); TS: false.
@@ -132,9 +147,11 @@ class OwnActionBoStrategy final : public Level0Strategy {
   /// for agent m at the first call) up to date; `gp` (the joint belief) is ignored, `beta`
   /// kept for the UCB. Throws std::invalid_argument if m changes between calls.
   void Observe(const GameHistory& history, int m, const bo::ExactGP& gp, double beta) override;
+  /// An independent copy.
   std::unique_ptr<Level0Strategy> Clone() const override;
   /// The own-action GP [d_m] -> payoff (the prior before the first observation).
   const bo::ExactGP& gp() const { return belief_ ? belief_->gp() : prior_; }
+  /// The finite candidate set [C, d] it chooses from.
   const Eigen::MatrixXd& candidates() const { return cands_; }
 
  private:

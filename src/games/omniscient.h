@@ -32,7 +32,9 @@ class OmniscientAgent final : public Agent {
 
   /// Candidate evaluations so far (K per round) and the chosen payoff of the last round.
   long evaluations() const { return evaluations_; }
+  /// Attack score of the last round's best candidate.
   double last_payoff() const { return last_payoff_; }
+  /// The candidate actions [C, d] it scores each round.
   const Eigen::MatrixXd& candidates() const { return candidates_; }
 
  private:

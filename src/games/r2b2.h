@@ -45,6 +45,7 @@ struct R2b2Options {
   /// Also offer the 2^d vertices of a continuous own action space (d <= 12) as own
   /// candidates: the largest moves, which Sobol points rarely reach.
   bool vertex_candidates = false;
+  /// Exploration weight beta_t of the GP-UCB the agent maximises.
   bo::ExplorationWeight beta{bo::BetaPolicy::kR2b2Ref, 0.0, 0.1};
   /// Per-agent beta_t policies (one per agent, own entry included) when the agents' UCBs
   /// differ, e.g. a defender exploring less than the attacker it models; empty =
@@ -100,8 +101,11 @@ class R2b2Agent final : public Agent {
                                     int round) const;
   /// Own-action candidates of agent m: its grid, or its fixed Sobol set.
   const Eigen::MatrixXd& Candidates(int m) const { return candidates_.at(m); }
+  /// Agent m's payoff belief.
   const PayoffBelief& belief(int m) const { return beliefs_.at(m); }
+  /// Agent m's level-0 strategy.
   const Level0Strategy& level0(int m) const { return *level0_.at(m); }
+  /// The agent's options.
   const R2b2Options& options() const { return options_; }
 
   /// beta_t of agent m's UCB in round `round` >= 1: options().beta (or agent_betas[m]) with d =

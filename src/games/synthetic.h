@@ -28,7 +28,9 @@ class SyntheticGame final : public GameEnvironment {
   /// Gram [K, K] and Z [K, K] standard normal. Throws std::invalid_argument on bad sizes.
   SyntheticGame(GameType type, bo::Rng& rng, int grid = 100, double lengthscale = 0.1);
 
+  /// Two agents.
   int num_agents() const override { return 2; }
+  /// The action space of agent m (both play on the same grid).
   const ActionSpace& space(int m) const override { return space_; }
   Eigen::VectorXd Payoffs(const std::vector<Eigen::VectorXd>& actions) override;
   /// Table lookups: column (agent 0) or row (agent 1) of the other's grid action.
@@ -39,8 +41,11 @@ class SyntheticGame final : public GameEnvironment {
   nlohmann::json RoundDetails(const std::vector<Eigen::VectorXd>& actions,
                               const Eigen::VectorXd& payoffs) override;
 
+  /// Payoff structure: common, general or constant sum.
   GameType type() const { return type_; }
+  /// Payoff table of agent m on the joint grid.
   const Eigen::MatrixXd& payoff_table(int m) const { return m == 0 ? f1_ : f2_; }
+  /// Lengthscale of the GP the payoffs were drawn from.
   double lengthscale() const { return lengthscale_; }
   /// The GP the payoffs were drawn from, as the agents' prior over the joint action [2]
   /// (App. E.6.1.1a uses the true hyperparameters): SE, lengthscale 0.1, unit variance on

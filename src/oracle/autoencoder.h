@@ -28,8 +28,11 @@ class Autoencoder {
   /// Decoded images (n * C*H*W floats, clamped to [0, 1]) of latents [n, z].
   std::vector<float> Decode(const Eigen::MatrixXd& z) const;
 
+  /// Latent dimension z.
   int latent_dim() const { return z_; }
+  /// Pixels per image, C*H*W.
   int input_size() const { return c_ * h_ * w_; }
+  /// The module's file.
   const std::string& path() const { return path_; }
 
  private:

@@ -56,7 +56,10 @@ OutputKind ParseOutputKind(const std::string& s);
 /// batch before the back end sees it (torchvision's Normalize). One value applies to every
 /// channel; otherwise one value per channel.
 struct Normalization {
+  /// Per-channel mean and standard deviation (one value or one per channel).
+  ///@{
   std::vector<float> mean, std;
+  ///@}
   /// "MEAN[,MEAN,...]:STD[,STD,...]", e.g. "0.1307:0.3081" or
   /// "0.4914,0.4822,0.4465:0.2470,0.2435,0.2616". Throws std::invalid_argument on a
   /// malformed spec, non-finite values, std <= 0, or mean/std of different lengths.
@@ -171,10 +174,13 @@ struct HttpOptions {
 
 /// Loading options.
 struct ClassifierOptions {
-  OutputKind output = OutputKind::kAuto;    ///< auto: probabilities iff a probe's rows are
-                                            ///< non-negative and sum to 1 (within 1e-3)
+  OutputKind output = OutputKind::kAuto;  ///< auto: probabilities iff a probe's rows are
+                                          ///< non-negative and sum to 1 (within 1e-3)
+  /// Expected input shape; 0 = infer by probing.
+  ///@{
   int channels = 0, height = 0, width = 0;  ///< expected input shape; 0 = infer by probing
-                                            ///< [1,28,28], [3,32,32], [3,224,224]
+  ///@}
+  ///< [1,28,28], [3,32,32], [3,224,224]
   int threads = 0;  ///< LibTorch intra-op threads (0 = its default); OpenBLAS, when
                     ///< LibTorch runs on it, always gets one thread (reproducible sums)
   std::optional<Normalization> normalize;  ///< input normalisation (part of the model)
@@ -266,9 +272,13 @@ class Classifier {
   /// Throws ModelError as LogProbabilities.
   Answered Answer(const float* images, int n, const QueryContext* context = nullptr) const;
 
+  /// Input channels C.
   int channels() const { return c_; }
+  /// Input height H in pixels.
   int height() const { return h_; }
+  /// Input width W in pixels.
   int width() const { return w_; }
+  /// Pixels per image, C*H*W.
   int input_size() const { return c_ * h_ * w_; }
   /// The number of classes; 0 until the first answer when loaded without a probe and
   /// without a given count (ClassifierOptions::probe false, classes 0).

@@ -97,6 +97,7 @@ class Lockstep {
   /// Whether the calling thread is a lane of a running Run (its model calls join rounds).
   bool InLane() const;
 
+  /// What the lanes have scored so far (LockstepStats: rounds, images, padding).
   LockstepStats stats() const;
 
  private:

@@ -183,6 +183,7 @@ class QueryOracle {
   void ProjectToBall(float* images, int n) const;
   /// The ball's norm, and what the attack is told (scores or the label).
   Norm norm() const;
+  /// What a query returns: scores or the label.
   Feedback feedback_type() const;
   /// Whether the run minimises the distance (Referee::set_min_distance): no query is ever
   /// answered as a success, so the attack spends its budget.
@@ -207,14 +208,18 @@ class QueryOracle {
   /// Queries made and the budget, in this oracle's units (referee queries / stride(): EOT
   /// queries behind EOT).
   long queries() const;
+  /// The attack's query budget.
   long budget() const;
+  /// Queries left in the budget.
   long remaining() const { return budget() - queries(); }
   /// 1-based index of the first successful query, or -1.
   long first_success_query() const;
+  /// Whether a query has met the goal.
   bool succeeded() const { return first_success_query() > 0; }
   /// Best (largest) objective seen, -inf before any query, and its (clipped) image. With
   /// label feedback: minus the distance of the closest adversarial query (-inf before one).
   double best_objective() const;
+  /// The best image so far (the successful one after a success), C*H*W in [0, 1].
   const std::vector<float>& best_image() const;
   /// The first successful image (empty if none).
   const std::vector<float>& success_image() const;
@@ -223,15 +228,21 @@ class QueryOracle {
   /// what a run without setup queries reports for the saved image instead of scoring it
   /// again.
   const Eigen::RowVectorXd& best_log_probs() const;
+  /// Log-probabilities of the successful query (empty before a success).
   const Eigen::RowVectorXd& success_log_probs() const;
+  /// The clean image, C*H*W in [0, 1].
   const std::vector<float>& clean() const;
   /// A starting image for a targeted hard-label attack (C*H*W in [0, 1]): an image the model
   /// puts in the target class, which the attack walks towards the clean one (HopSkipJump
   /// Sec. 4, Sign-OPT Sec. 4); empty when none was given (Referee::set_start_image).
   const std::vector<float>& start_image() const;
+  /// The ball's radius as enforced (pixel units).
   double epsilon() const;
+  /// The image's true class.
   int true_class() const;
+  /// Target class (-1 untargeted).
   int target() const;
+  /// The model (behind its defense).
   const Classifier& model() const;
   /// Wall seconds spent inside the model's forward passes.
   double model_seconds() const;
@@ -273,19 +284,25 @@ class Referee final : public QueryOracle {
   /// evaluation-level view's Ask return.
   QueryResult Judge(const float* images, int n, const DefendedAnswer& answer, long stride,
                     bool provisional);
+  /// Records `image` with `log_probs` as the instance's success (a wrapper confirmed it).
   void ClaimSuccess(const float* image, const Eigen::RowVectorXd& log_probs);
+  /// Projects n images in place onto the query set: the eps-ball and the pixel box (and the 8-bit
+  /// grid in 8-bit mode).
   void Project(float* images, int n) const;
+  /// Projects n images in place onto the eps-ball and the pixel box only (no grid).
   void ProjectToBall(float* images, int n) const;
 
   /// Switches the ball's norm (before the first query; default kLinf). kL2 is refused with
   /// the rescale-compat threat model. Throws std::invalid_argument / std::logic_error.
   void set_norm(Norm n);
+  /// The ball's norm.
   Norm norm() const { return norm_; }
   /// Switches what the attack is told (before the first query; default kScores). Label
   /// feedback is refused with rescale compat (std::invalid_argument), and the attacker-side
   /// views (EOT, confirmations, resampling) refuse it: attacks on randomised defenses are
   /// score-based here. Throws std::logic_error after a query.
   void set_feedback_type(Feedback f);
+  /// What a query returns: scores or the label.
   Feedback feedback_type() const { return feedback_type_; }
   /// The distance goal of hard-label runs (`--goal min-distance`): no query is
   /// answered (nor recorded) as a success, so the attack spends its whole budget shrinking
@@ -294,6 +311,8 @@ class Referee final : public QueryOracle {
   /// only: set after set_feedback_type(kLabel) and before the first query. Throws
   /// std::invalid_argument with score feedback, std::logic_error after a query.
   void set_min_distance(bool on);
+  /// Whether the run spends the whole budget shrinking its closest adversarial query (--goal
+  /// min-distance).
   bool min_distance() const { return min_distance_; }
   /// Distance of an image [C*H*W] from the clean one in the ball's norm.
   double DistanceToClean(const float* image) const;
@@ -309,6 +328,7 @@ class Referee final : public QueryOracle {
   /// otherwise, naming the problem. Default kFloat, whose queries are those of earlier
   /// versions bit for bit.
   void set_pixel_space(PixelSpace p);
+  /// Where queries live: the 8-bit grid or floats.
   PixelSpace pixel_space() const { return pixel_space_; }
   /// The largest per-pixel perturbation a query can carry: epsilon() in float mode,
   /// GridRadius(epsilon()) in 8-bit mode. Attacks that saturate perturbations (Square's
@@ -322,17 +342,23 @@ class Referee final : public QueryOracle {
   /// image can be up to 2 eps / (1 + 2 eps) from the clean one (0.375 for eps = 0.3).
   /// Off by default; only for reproducing published numbers.
   void set_rescale_compat(bool on) { rescale_compat_ = on; }
+  /// BayesOpt's rescaling instead of clipping (--rescale-compat).
   bool rescale_compat() const { return rescale_compat_; }
 
+  /// Attack queries made so far.
   long queries() const { return queries_; }
+  /// The attack's query budget.
   long budget() const { return budget_; }
+  /// Queries left in the budget.
   long remaining() const { return budget_ - queries_; }
   /// 1-based index of the first successful query, or -1.
   long first_success_query() const { return first_success_; }
+  /// Whether a query has met the goal.
   bool succeeded() const { return first_success_ > 0; }
   /// Best (largest) objective seen, -inf before any query, and its (clipped) image. With
   /// label feedback: minus the distance of the closest adversarial query (-inf before one).
   double best_objective() const { return best_objective_; }
+  /// The best image so far (the successful one after a success), C*H*W in [0, 1].
   const std::vector<float>& best_image() const { return best_image_; }
   /// The first successful image (empty if none).
   const std::vector<float>& success_image() const { return success_image_; }
@@ -341,15 +367,22 @@ class Referee final : public QueryOracle {
   /// what a run without setup queries reports for the saved image instead of scoring it
   /// again.
   const Eigen::RowVectorXd& best_log_probs() const { return best_log_probs_; }
+  /// Log-probabilities of the successful query (empty before a success).
   const Eigen::RowVectorXd& success_log_probs() const { return success_log_probs_; }
+  /// The clean image, C*H*W in [0, 1].
   const std::vector<float>& clean() const { return clean_; }
   /// Gives targeted hard-label attacks their start (QueryOracle::start_image): C*H*W pixels
   /// in [0, 1]. Throws std::invalid_argument on a size mismatch or a non-finite pixel.
   void set_start_image(std::vector<float> image);
+  /// Targeted hard-label start image (empty: none), C*H*W in [0, 1].
   const std::vector<float>& start_image() const { return start_image_; }
+  /// The ball's radius as enforced (pixel units).
   double epsilon() const { return epsilon_; }
+  /// The image's true class.
   int true_class() const { return true_class_; }
+  /// Target class (-1 untargeted).
   int target() const { return target_; }
+  /// The model (behind its defense).
   const Classifier& model() const { return model_; }
   /// Wall seconds spent inside the model's forward passes.
   double model_seconds() const { return model_seconds_; }
@@ -365,6 +398,7 @@ class Referee final : public QueryOracle {
   const DefendedModel& defense() const { return *defense_; }
   /// Model evaluations made so far and the budget (model evaluations, as given).
   long model_queries() const { return queries_; }
+  /// The model-query budget of the instance (wrappers may spend several per attack query).
   long model_budget() const { return budget_; }
   /// What the defense's stateful detector has seen (DetectorCounts: monitored, detections,
   /// first_detection as a 1-based model-query index); zeros without a detector.
@@ -374,6 +408,7 @@ class Referee final : public QueryOracle {
   /// (kAttack by default) is what the classifier counts the batch as: QueryPurpose::kVerify
   /// for a re-query of a reported image.
   void set_context(QueryContext context) { context_ = std::move(context); }
+  /// The query's context (instance seed, session, purpose).
   const QueryContext& context() const { return context_; }
   /// Optional observer of every evaluated batch: called once the batch is counted
   /// (queries() includes it) with its defended answers scored for the goal (ScoreBatch),

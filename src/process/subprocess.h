@@ -41,6 +41,7 @@ ShellResult RunShell(const std::string& script, double timeout_seconds);
 /// Same timeout, signal forwarding and errors as RunShell.
 struct StreamResult {
   int exit_status = 0;  ///< as ShellResult
+  /// Signal that ended the process (0: it exited).
   int signal = 0;
   bool stopped = false;  ///< on_line asked to stop and the group was terminated
 };

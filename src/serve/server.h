@@ -113,6 +113,7 @@ class ModelServer {
   int port() const;
   /// Requests and images answered with 200 so far.
   long requests() const;
+  /// Images scored so far.
   long images() const;
 
  private:

@@ -46,6 +46,7 @@ struct BoBosOptions {
   double noise_variance = 1e-3;  ///< initial GP noise (standardised outputs), fitted
   /// ML-II fit of the GP on [0, 1]^(d+1) inputs (BoLoopOptions' defaults).
   bo::FitOptions fit = bo::BoLoopOptions::DefaultFit();
+  /// How the GP-UCB acquisition is maximised over the search box.
   bo::AcquisitionOptimizerOptions acquisition_optimizer{};
   /// Every field in its documented range; throws std::invalid_argument "BO-BOS: ..." naming it.
   void Validate() const;
@@ -67,7 +68,9 @@ struct BoBosRecord {
   double prior_success = std::numeric_limits<double>::quiet_NaN();  ///< BOS P(e_N < e*)
   /// C2 per epoch [N] under the GP of iteration t-1 ("bo" with early stopping; else empty).
   std::vector<bool> c2;
+  /// beta_t of the GP-UCB step that proposed the configuration (NaN for initial points).
   double beta = std::numeric_limits<double>::quiet_NaN();
+  /// Acquisition value at the proposal (NaN for initial points).
   double acquisition_value = std::numeric_limits<double>::quiet_NaN();
   int epochs_total = 0;  ///< epochs used by the whole run after this record
   double best_error = std::numeric_limits<double>::quiet_NaN();  ///< min error so far
@@ -77,9 +80,12 @@ struct BoBosRecord {
 
 /// Outcome of RunBoBos.
 struct BoBosResult {
+  /// One record per trained configuration, in order.
   std::vector<BoBosRecord> records;
   Eigen::VectorXd best_x;  ///< configuration with the lowest observed error
+  /// Lowest final validation error found (NaN if nothing finished).
   double best_error = std::numeric_limits<double>::quiet_NaN();
+  /// Training epochs spent in all.
   int epochs_used = 0;
   std::string stop_reason;  ///< "budget", "evaluations" or "callback"
   std::string kernel;       ///< final GP kernel

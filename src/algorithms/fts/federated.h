@@ -38,14 +38,19 @@ std::vector<int> DomainRegions(const Eigen::MatrixXd& x, int regions);
 
 /// Settings of the federated loop (defaults: the DP-FTS-DE synthetic study, Sec. 6.5.1).
 struct FederatedOptions {
+  /// Which algorithm runs: TS, FTS, FTS-DE or DP-FTS-DE.
   FederatedAlgo algo = FederatedAlgo::kDpFtsDe;
   int rounds = 40;             ///< T, iterations after initialisation, >= 1
   int initial_points = 10;     ///< N_init per agent, from its sub-region (DE) or the domain
   bool local_init = true;      ///< DE component (a): initial points from the agent's region
   int regions = 2;             ///< P >= 1 (kDpFtsDe)
   bool region_weights = true;  ///< DE component (b): exp(a) / exp(1) weights; false = uniform
-  int weight_hold = 5, weight_decay = 5;             ///< DeWeightExponent schedule
+  /// DeWeightExponent schedule: rounds the region weights hold, then rounds over which they decay.
+  ///@{
+  int weight_hold = 5, weight_decay = 5;  ///< DeWeightExponent schedule
+  ///@}
   FtsSchedule schedule = FtsSchedule::kInverseSqrt;  ///< p_t (Sec. 6.5.1: 1 - 1/sqrt(t))
+  /// p_t of FtsSchedule::kConstant, in [0, 1].
   double constant_p = 1.0;
   ServerOptions server;          ///< q, z, S of Alg. 6.1
   double lengthscale = 0.03;     ///< agents' GP and feature SE lengthscale, > 0
@@ -59,6 +64,7 @@ struct FederatedOptions {
 
 /// One round (t = 0 is initialisation, Alg. 6.2 line 2).
 struct FederatedRound {
+  /// Round index t (0 = initialisation).
   int round = 0;
   std::vector<int> index;     ///< [N] domain row each agent queried (the last one at t = 0)
   std::vector<double> y;      ///< [N] its observed output

@@ -41,6 +41,7 @@ class FeaturePosterior {
  public:
   /// noise_variance sigma^2 > 0; sizes must agree; else std::invalid_argument.
   FeaturePosterior(const Eigen::MatrixXd& phi, const Eigen::VectorXd& y, double noise_variance);
+  /// The agent's sampled feature weights nu [M].
   const Eigen::VectorXd& nu() const { return nu_; }
   /// Predictive mean phi^T nu and variance sigma^2 phi^T Sigma^{-1} phi at rows phi [K, M] (App.
   /// B.2; equal to an exact GP with kernel phi(x)^T phi(x')).
@@ -58,6 +59,7 @@ class FeaturePosterior {
 struct FtsOptions {
   int iterations = 50;     ///< T, >= 1
   int initial_points = 1;  ///< random distinct domain points before iteration 1, >= 0
+  /// How p_t, the probability of using the other agents' information, evolves.
   FtsSchedule schedule = FtsSchedule::kInverseSqrt;
   double constant_p = 1.0;       ///< p for FtsSchedule::kConstant
   double beta = 1.0;             ///< f_t ~ GP(mu, beta^2 sigma^2) (Sec. 5.5: constant 1), > 0

@@ -20,10 +20,14 @@ namespace advbo::hpo {
 
 /// One hyperparameter: bounds in natural units; log-scaled ones are searched in log10 units.
 struct HpoParam {
+  /// The hyperparameter's name (as recorded in traces).
   std::string name;
+  /// Bounds [lower, upper] in natural units, lower < upper (> 0 when log_scale).
+  ///@{
   double lower = 0, upper = 1;  ///< natural units, lower < upper (> 0 when log_scale)
-  bool log_scale = true;        ///< searched as log10(value)
-  bool integer = false;         ///< rounded to the nearest integer after mapping back
+  ///@}
+  bool log_scale = true;  ///< searched as log10(value)
+  bool integer = false;   ///< rounded to the nearest integer after mapping back
 };
 
 /// Called after every epoch n = 1, 2, ... with the validation error in [0, 1]; returning
@@ -50,9 +54,11 @@ class HpoTask {
   /// Human-readable summary (data sizes, dimension), for logs and result headers.
   virtual std::string Describe() const = 0;
 
+  /// Number of hyperparameters d.
   int dim() const { return static_cast<int>(params().size()); }
   /// Search box [d] (log10 of the bounds for log-scaled parameters).
   Eigen::VectorXd SearchLower() const;
+  /// Upper bounds of the search box [d] (log10 units for log-scaled parameters).
   Eigen::VectorXd SearchUpper() const;
   /// Search units [d] -> natural units [d] (10^z for log-scaled, then integers rounded and
   /// clamped into the bounds).
@@ -80,6 +86,7 @@ struct TaskOptions {
   /// [offset, offset + examples); 80 % train, 20 % validation (thesis App. A.4.1).
   /// examples = 0: everything from offset on (LS-SVM: 2,500).
   int offset = 0;
+  /// Images taken from offset on (0: the task's default).
   int examples = 0;
   /// "none", "invert-noise" (x -> 1 - x plus N(0, 0.3^2) noise, clipped; a dissimilar
   /// variant for meta-task studies) or "grey" (channel mean; CIFAR-10 only).
@@ -99,15 +106,24 @@ std::unique_ptr<HpoTask> MakeTask(const std::string& name, const TaskOptions& op
 
 /// Row-major float features [N, D] with pixels in [0, 1] and labels [N] in 0..K-1.
 struct LabelledData {
+  /// Features [N, D], pixels in [0, 1].
   Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> x;
+  /// Labels [N] in 0..num_classes-1.
   std::vector<int> y;
+  /// Image shape: channels, height, width.
+  ///@{
   int channels = 1, height = 28, width = 28;
+  ///@}
+  /// Number of classes K.
   int num_classes = 10;
 };
 
 /// A train / validation split of a dataset (see TaskOptions).
 struct TaskData {
+  /// The training and validation parts.
+  ///@{
   LabelledData train, val;
+  ///@}
   std::string source;  ///< e.g. "mnist (24262 images) [0, 24262)"
 };
 
@@ -125,6 +141,8 @@ uint64_t EvaluationSeed(uint64_t seed, const Eigen::VectorXd& x);
 /// weights start at 0; the per-batch step is W -= lr * (X_b^T (P - Y) / B + l2 * W).
 class LogisticRegressionTask final : public HpoTask {
  public:
+  /// Multinomial logistic regression trained by mini-batch SGD on `data`; `seed` fixes the SGD
+  /// order.
   LogisticRegressionTask(std::string name, TaskData data, uint64_t seed);
   std::string name() const override { return name_; }
   const std::vector<HpoParam>& params() const override { return params_; }
@@ -149,6 +167,7 @@ class LogisticRegressionTask final : public HpoTask {
 /// training).
 class LsSvmTask final : public HpoTask {
  public:
+  /// An RBF LS-SVM (one-vs-rest, conjugate gradients) on `data`.
   LsSvmTask(std::string name, TaskData data);
   std::string name() const override { return name_; }
   const std::vector<HpoParam>& params() const override { return params_; }

@@ -48,6 +48,7 @@ std::string FantasyName(Fantasy f);
 struct HybridBatchOptions {
   int batch_max = 5;      ///< n_b, the largest batch (>= 1)
   double epsilon = 0.02;  ///< switching threshold, objective units (>= 0; +inf allowed)
+  /// What a fantasised point observes: the posterior mean or a fixed value (Azimi et al. 2012).
   Fantasy fantasy = Fantasy::kMean;
   double zeta = 0.1;  ///< margin of Fantasy::kBestMargin
   /// M for Fantasy::kKnownMax, in objective units (converted to score units); NaN = unknown

@@ -38,16 +38,23 @@ struct HyperbandRecord {
   int epochs = 0;          ///< r_i, epochs the configuration reached
   int epochs_charged = 0;  ///< epochs added to the budget by this run
   double error = std::numeric_limits<double>::quiet_NaN();  ///< validation error at r_i
+  /// Epochs spent when the record was made.
   int epochs_total = 0;
+  /// Lowest validation error so far (NaN before any).
   double best_error = std::numeric_limits<double>::quiet_NaN();
+  /// Training wall seconds so far.
   double seconds_train = 0;
 };
 
 /// Outcome of RunHyperband.
 struct HyperbandResult {
+  /// One record per trained configuration and rung, in order.
   std::vector<HyperbandRecord> records;
+  /// Best configuration [d] in search units (empty if nothing finished).
   Eigen::VectorXd best_x;
+  /// Its validation error (NaN if nothing finished).
   double best_error = std::numeric_limits<double>::quiet_NaN();
+  /// Training epochs spent in all.
   int epochs_used = 0;
   std::string stop_reason;  ///< "budget" or "callback"
 };

@@ -32,6 +32,7 @@ double FieldKernel(const FieldPrior& prior, const Eigen::MatrixXd& locations, in
 /// the agent ends up. Every location reachable by a macro-action has its own list (maybe empty:
 /// a dead end ends the episode early).
 struct MacroDomain {
+  /// Name of the domain (e.g. plankton).
   std::string name;
   Eigen::MatrixXd locations;                           ///< [M, 2] coordinates
   std::vector<std::vector<std::vector<int>>> actions;  ///< [M][A(s)][kappa]
@@ -40,7 +41,9 @@ struct MacroDomain {
 
 /// One realisation: domain, prior, latent values and the episode settings.
 struct MacroField {
+  /// Locations and macro-actions.
   MacroDomain domain;
+  /// GP prior of the field.
   FieldPrior prior;
   Eigen::VectorXd f;  ///< [M] latent field values (prior mean included)
   int start = 0;      ///< starting location (its observation is the prior data d_0)

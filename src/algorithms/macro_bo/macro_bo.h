@@ -47,6 +47,7 @@ std::string MacroAlgoName(MacroAlgo algo);
 
 /// Planner settings (defaults = the plankton study of Sec. 4.4.1).
 struct MacroOptions {
+  /// The planner: epsilon-Macro-BO, DB-GP-UCB (H = 1), nonmyopic GP-UCB or GP-BUCB.
   MacroAlgo algo = MacroAlgo::kEMacro;
   int horizon = 2;       ///< H >= 1 planning stages (lookahead kappa * H observations)
   int samples = 100;     ///< N >= 1 sampled outputs per macro-action and stage (eq. 4.6)
@@ -65,6 +66,7 @@ struct MacroOptions {
 /// of K + sigma_n^2 I is rebuilt on every Observe.
 class FieldBelief {
  public:
+  /// The prior belief over `domain`'s field (no observations yet).
   FieldBelief(const MacroDomain& domain, const FieldPrior& prior);
   /// Adds an observation y at location loc (index into domain.locations).
   void Observe(int loc, double y);
@@ -76,13 +78,18 @@ class FieldBelief {
   double Variance(int loc) const;
   /// Posterior covariance of f (latent) between locations a and b.
   double Covariance(int a, int b) const;
+  /// Observed location indices, in order.
   const std::vector<int>& observed() const { return locs_; }
+  /// Observed noisy outputs, one per observed location.
   const Eigen::VectorXd& y() const { return y_; }
+  /// The domain the belief is over.
   const MacroDomain& domain() const { return *domain_; }
+  /// The field's GP prior.
   const FieldPrior& prior() const { return prior_; }
   /// Cholesky factor of K(D, D) + sigma_n^2 I [n, n] and its whitened residual
   /// u = L^-1 (y - mu_s) [n].
   const Eigen::MatrixXd& chol() const { return chol_; }
+  /// Whitened residuals of the observations (L^-1 (y - mu)).
   const Eigen::VectorXd& whitened() const { return u_; }
 
  private:
@@ -97,10 +104,13 @@ class FieldBelief {
 /// One node of the tree of macro-action sequences from the current location: the path
 /// x_1 ... x_depth (depth = number of macro-actions; node 0 is the root with depth 0).
 struct PathNode {
+  /// Index of the parent node (-1 for the root).
   int parent = -1;
+  /// Number of macro-actions on the path (0 for the root).
   int depth = 0;
   int action = -1;  ///< index into domain.actions[location of the parent]
   int end = 0;      ///< location after the path
+  /// Indices of the child nodes.
   std::vector<int> children;
   std::vector<int> points;  ///< the kappa locations of the last macro-action
   /// 1^T mu_t(x_depth) when all earlier sampled outputs equal their means (eq. 4.1).
@@ -121,9 +131,13 @@ struct PathNode {
 /// The precomputed tree up to depth `horizon`: every macro-action sequence from a location,
 /// with the exploration weight beta it was built for.
 struct PathTree {
+  /// The nodes; node 0 is the root.
   std::vector<PathNode> nodes;
+  /// kappa, the locations per macro-action.
   int kappa = 1;
+  /// Depth of the tree (planning stages H).
   int horizon = 1;
+  /// Exploration weight beta the tree was built for.
   double beta = 0.0;
   /// R(x, d_t) of eq. 4.4 for node c given the whitened innovations hist [t kappa] of the
   /// stages before it (t <= depth - 1; missing stages count as 0 = most likely outputs).
@@ -159,15 +173,21 @@ MacroPlan PlanMacroAction(const FieldBelief& belief, int location, int horizon,
 
 /// One executed macro-action.
 struct MacroStep {
+  /// Planning iteration (0-based).
   int iteration = 0;
   int from = 0;             ///< location before
   int action = -1;          ///< index into domain.actions[from]
   std::vector<int> points;  ///< locations visited
   std::vector<double> y;    ///< noisy outputs observed
   int horizon = 0;          ///< stages planned (min(H, iterations left))
+  /// Tree nodes the planner explored for this step.
   long long nodes = 0;
+  /// Times the anytime planner fell back to the most likely outputs.
   int fallbacks = 0;
+  /// The epsilon-Macro-BO error bounds theta and omega of the chosen step (Lemma B.2).
+  ///@{
   double theta = 0.0, omega = 0.0;
+  ///@}
   double seconds = 0.0;  ///< planning wall time
 };
 
@@ -176,12 +196,15 @@ struct MacroStep {
 /// k = 0 .. budget: mean of y - mu_s over the first k (0 at k = 0) and the simple regret
 /// max f - max f(observed, start included) after k.
 struct MacroEpisode {
+  /// The executed macro-actions, in order.
   std::vector<MacroStep> steps;
   std::vector<double> avg_output_curve;  ///< [budget + 1]
   std::vector<double> regret_curve;      ///< [budget + 1]
   double avg_normalized_output = 0.0;    ///< last value of avg_output_curve
   double simple_regret = 0.0;            ///< last value of regret_curve
+  /// Tree nodes explored over the episode.
   long long nodes = 0;
+  /// Planning wall seconds over the episode.
   double seconds = 0.0;
 };
 

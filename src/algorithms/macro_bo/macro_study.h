@@ -22,6 +22,7 @@ struct MacroStudyOptions {
   MacroOptions planner;            ///< H, N, beta, epsilon, anytime iterations
   int per_location = 20;           ///< macro-actions per location (MakeField)
   int realisations = 1;            ///< R >= 1; realisation r uses seed + r
+  /// Seed of the first realisation and the planner's samples.
   uint64_t seed = 0;
   /// Throws std::invalid_argument when the planner is out of range (MacroOptions::Validate),
   /// per_location < 1 or realisations < 1 (the field and algorithm names are checked by
@@ -32,9 +33,13 @@ struct MacroStudyOptions {
 /// The validated study: the first realisation (built, so a bad field fails early), the
 /// trace's config record, and "" or a warning about the planning tree's size.
 struct PreparedMacroStudy {
+  /// The validated options.
   MacroStudyOptions options;
+  /// The first realisation of the field.
   MacroField first;
+  /// The trace's config record.
   nlohmann::json config;
+  /// "" or a warning about the planning tree's size.
   std::string warning;
 };
 
@@ -44,7 +49,10 @@ PreparedMacroStudy PrepareMacroStudy(const MacroStudyOptions& o);
 
 /// Mean and standard error over realisations.
 struct MeanSe {
+  /// Mean and standard error of the mean.
+  ///@{
   double mean = 0, se = 0;
+  ///@}
 };
 
 /// What a study measured.

@@ -49,6 +49,8 @@ double NextNu(double nu_prev, double weighted_gap, double r, double epsilon);
 /// beta / tau.
 class MetaUcbAcquisition final : public bo::Acquisition {
  public:
+  /// The RM-GP-UCB acquisition (Dai 2021 thesis, eq. 7.3) of `target` borrowing from the meta-task
+  /// GPs `metas`.
   MetaUcbAcquisition(const bo::ExactGP& target, const std::vector<const bo::ExactGP*>& metas,
                      const Eigen::VectorXd& weights, double nu, double beta, double tau);
   int dim() const override { return target_.dim(); }
@@ -68,7 +70,9 @@ inline constexpr uint64_t kRmGpUcbSeedSalt = 0x726d6770ULL;
 /// A previous task's observations in the caller's units: x [N_i, d] inside the session's box,
 /// y [N_i] on the same scale as the target's outputs.
 struct MetaTask {
+  /// Inputs [N, d] of the task's successful evaluations.
   Eigen::MatrixXd x;
+  /// Their outputs [N].
   Eigen::VectorXd y;
 };
 

@@ -33,9 +33,13 @@ struct AlgoArgs {
   /// omega <= sigma_min, Sec. 3.4), delta' of beta_t (in (0, 1)) and the max-norm the records
   /// are normalised to first (Sec. 4; 0 = use them as given).
   double po_epsilon = std::numeric_limits<double>::quiet_NaN();
+  /// po-gp-ucb: delta of Algorithm 1, in (0, 1).
   double po_delta = 1e-5;
+  /// po-gp-ucb: projection dimension r (0 = chosen by Sec. 3.4's rule).
   int po_r = 0;
+  /// po-gp-ucb: delta' of beta_t, in (0, 1).
   double po_delta_prime = 0.025;
+  /// po-gp-ucb: max-norm the records are normalised to (0 = as given).
   double po_max_norm = 25;
 };
 
@@ -65,7 +69,9 @@ nlohmann::json AlgorithmConfig(const AlgoArgs& a);
 /// A finished run: the session's result and algorithm-specific summary fields (batches,
 /// speedup, batch sizes for the batch algorithms; empty for "standard").
 struct AlgoRun {
+  /// The BO session's result.
   bo::BoResult result;
+  /// Algorithm-specific summary fields (empty for standard).
   nlohmann::json summary = nlohmann::json::object();
 };
 

@@ -26,6 +26,7 @@ struct TuneOptions {
   std::string task_data;  ///< the task dataset's folder ("" = the shipped sample)
   int task_examples = 0;  ///< hpo::TaskOptions::examples (0 = the task's default)
   int task_offset = 0;    ///< hpo::TaskOptions::offset
+  /// hpo::TaskOptions::transform (none, invert-noise or grey).
   std::string task_transform = "none";
   uint64_t task_seed = 0;   ///< training randomness of the task
   int epochs = 0;           ///< N (BO-BOS, --task) / R (Hyperband); 0 = task default / 50 / 80
@@ -59,7 +60,10 @@ struct TuneProblem {
   std::shared_ptr<hpo::HpoTask> task;  ///< null for a curve objective
   std::string command;                 ///< the objective's command line, for the trace ("")
   CurveObjective curve;                ///< each epoch's validation error in [0, 1]
-  Eigen::VectorXd lb, ub;              ///< search box [d]
+  /// Search box [d]: lower and upper bounds.
+  ///@{
+  Eigen::VectorXd lb, ub;  ///< search box [d]
+  ///@}
 };
 
 /// A task's problem: MakeTuneTask, its search box and its learning curve.
@@ -76,8 +80,11 @@ struct TuneSettings {
 
 /// The validated tuner options and the trace's config record.
 struct PreparedTune {
+  /// BO-BOS's options.
   BoBosOptions bo_bos;
+  /// Hyperband's options.
   HyperbandOptions hyperband;
+  /// The trace's config record.
   nlohmann::json config;
 };
 
@@ -87,11 +94,16 @@ PreparedTune PrepareTune(const TuneProblem& p, const TuneOptions& t, const TuneS
 
 /// What a tuning run found.
 struct TuneOutcome {
+  /// Configurations trained, those stopped early by BO-BOS, and the epochs spent.
+  ///@{
   int evaluations = 0, early_stopped = 0, epochs_used = 0;
+  ///@}
   double best_error = NAN;  ///< NaN if nothing finished
   Eigen::VectorXd best_x;   ///< [d] in search units, empty if nothing finished
+  /// Why the run ended (epoch budget, evaluations, failure).
   std::string stop_reason;
   std::string failure;  ///< "" or the first training failure (the run then stopped)
+  /// Wall seconds of the run.
   double seconds = 0;
 };
 

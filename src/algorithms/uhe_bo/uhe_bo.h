@@ -34,6 +34,7 @@ class PairedExp3 {
   /// horizon T >= 1 (the number of iterations after the initial data); else
   /// std::invalid_argument.
   explicit PairedExp3(int horizon);
+  /// EXP3's exploration rate gamma.
   double gamma() const { return gamma_; }
   /// Current arm probabilities [2] (each >= gamma / 2, summing to 1).
   Eigen::Vector2d Probabilities() const;
