@@ -93,11 +93,11 @@ def gp_row():
 def main():
     rows = [
         ("BOS² vs Square, CIFAR-10, targeted, 8-bit, ε = 0.05, T = 900",
-         attack_row("cifar10_cw", "square", "Square"), "attacks.md#bos-against-square"),
+         attack_row("cifar10_cw", "square", "Square"), "attacks.md"),
         ("BOS² vs Square, MNIST, targeted, 8-bit, ε = 0.3, T = 900",
-         attack_row("mnist_cw", "square", "Square"), "attacks.md#bos-against-square"),
+         attack_row("mnist_cw", "square", "Square"), "attacks.md"),
         ("BOS² vs BayesOpt, the BOS² thesis' protocol (Carlini's MNIST network)",
-         attack_row("thesis_protocol", "bayesopt", "BayesOpt"), "attacks.md#the-bos-thesis-own-protocol"),
+         attack_row("thesis_protocol", "bayesopt", "BayesOpt"), "attacks.md"),
         ("hard-label, CIFAR-10, L2, untargeted", distance_row(),
          "threat_models.md#hard-label-distance-at-every-budget"),
         ("`advbo evaluate`, CIFAR-10 adversarially trained, ε = 8/255", evaluate_row(),
