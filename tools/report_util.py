@@ -4,6 +4,7 @@ reading JSONL records (plain or gzip-compressed: the committed records in tools/
 writing it atomically (a .partial file renamed into place, so an interrupted write never leaves
 a half file)."""
 import argparse
+import difflib
 import gzip
 import json
 import math
@@ -88,3 +89,35 @@ def save_png(fig, path, dpi=100):
     """Writes a matplotlib figure to `path` atomically (a .partial.png renamed into place)."""
     fig.savefig(path + ".partial.png", dpi=dpi)
     os.replace(path + ".partial.png", path)
+
+
+def write_atomic(path, text):
+    """Writes `text` to `path` through a .partial file renamed into place."""
+    path = str(path)
+    with open(path + ".partial", "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(path + ".partial", path)
+
+
+def page_diff(old, new, source, lines=20):
+    """The first `lines` lines of a unified diff from the committed text to the one `source`
+    gives (a generated page's check message)."""
+    diff = difflib.unified_diff(old.splitlines(), new.splitlines(), "committed", source,
+                                lineterm="", n=0)
+    return "\n".join(list(diff)[:lines])
+
+
+def check_or_write(page, old, new, tool, source, what, check):
+    """The generated pages' one rule: with `check`, exit status 1 and a diff when the committed
+    `page` (text `old`) differs from `new` (what `source` gives: "binary", "package", ...);
+    otherwise write `new` atomically. Returns the exit status."""
+    if new == old:
+        return 0
+    rel = os.path.relpath(page, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if check:
+        print(f"{tool}: {rel} differs from {what}; run `/usr/bin/python3 tools/ci/{tool}.py` and "
+              f"commit:\n" + page_diff(old, new, source), file=sys.stderr)
+        return 1
+    write_atomic(page, new)
+    print(f"{tool}: wrote {rel}")
+    return 0

@@ -17,7 +17,6 @@ what its commands print (the ctest `benchmark_pages`), with the first differing 
     /usr/bin/python3 tools/bench/benchmark_pages.py [--check] [PAGE ...]
 """
 import argparse
-import difflib
 import pathlib
 import re
 import shlex
@@ -25,6 +24,8 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))  # tools/report_util.py
+from report_util import page_diff, write_atomic  # noqa: E402
 BLOCK = re.compile(r"(<!-- generated: (?P<cmd>[^\n]*?) -->\n)(?P<body>.*?)(<!-- end generated -->)",
                    re.S)
 
@@ -64,13 +65,9 @@ def main():
         if new == old:
             continue
         if a.check:
-            diff = difflib.unified_diff(old.splitlines(), new.splitlines(), "committed",
-                                        "generated", lineterm="", n=0)
-            stale.append(f"{page.relative_to(ROOT)}:\n" + "\n".join(list(diff)[:12]))
+            stale.append(f"{page.relative_to(ROOT)}:\n" + page_diff(old, new, "generated", 12))
         else:
-            tmp = page.with_suffix(page.suffix + ".partial")
-            tmp.write_text(new, encoding="utf-8")
-            tmp.replace(page)
+            write_atomic(page, new)
             print(f"benchmark_pages: wrote {page.relative_to(ROOT)}")
     if stale:
         print("benchmark_pages: these pages differ from their records; run "

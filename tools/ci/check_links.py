@@ -9,8 +9,10 @@ anchor rule: lower case, punctuation dropped, spaces as hyphens). Generated buil
 """
 import pathlib
 import re
-import subprocess
 import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from check_words import tracked  # noqa: E402  (the repository's tracked files)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
@@ -28,11 +30,10 @@ def anchors(path):
 
 
 def main():
-    files = subprocess.run(["git", "ls-files", "*.md"], cwd=ROOT, capture_output=True,
-                           text=True, check=True).stdout.split()
+    paths = [p for p in tracked() if p.suffix == ".md"]
+    files = [p.relative_to(ROOT).as_posix() for p in paths]
     bad = []
-    for f in files:
-        path = ROOT / f
+    for f, path in zip(files, paths):
         in_code = False
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if line.lstrip().startswith("```"):

@@ -14,13 +14,14 @@ the page differs (the ctest `cli_reference`).
     /usr/bin/python3 tools/ci/cli_reference.py [--advbo build/advbo] [--check]
 """
 import argparse
-import difflib
 import pathlib
 import re
 import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))  # tools/report_util.py
+from report_util import check_or_write  # noqa: E402
 PAGE = ROOT / "docs" / "reference" / "cli.md"
 BLOCK = re.compile(r"(<!-- help: (?P<cmd>[a-z ]*?) -->\n)(?P<body>.*?)(<!-- /help -->)", re.S)
 
@@ -44,20 +45,7 @@ def main():
         sys.exit(f"cli_reference: {a.advbo}: no such binary (build it: bash tools/setup.sh)")
     old = PAGE.read_text(encoding="utf-8")
     new = BLOCK.sub(lambda m: m.group(1) + help_text(a.advbo, m.group("cmd")) + m.group(4), old)
-    if new == old:
-        return 0
-    if a.check:
-        diff = difflib.unified_diff(old.splitlines(), new.splitlines(), "committed", "binary",
-                                    lineterm="", n=0)
-        print("cli_reference: docs/reference/cli.md differs from the binary's --help; run "
-              "`/usr/bin/python3 tools/ci/cli_reference.py` and commit:\n" +
-              "\n".join(list(diff)[:20]), file=sys.stderr)
-        return 1
-    tmp = PAGE.with_suffix(".md.partial")
-    tmp.write_text(new, encoding="utf-8")
-    tmp.replace(PAGE)
-    print("cli_reference: wrote docs/reference/cli.md")
-    return 0
+    return check_or_write(PAGE, old, new, "cli_reference", "binary", "the binary's --help", a.check)
 
 
 if __name__ == "__main__":

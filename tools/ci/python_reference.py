@@ -8,7 +8,6 @@ build/python). With --check nothing is written and the exit status is 1 when the
     PYTHONPATH=build/python /usr/bin/python3 tools/ci/python_reference.py [--check]
 """
 import argparse
-import difflib
 import inspect
 import os
 import pathlib
@@ -16,6 +15,8 @@ import pydoc
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))  # tools/report_util.py
+from report_util import check_or_write  # noqa: E402
 PAGE = ROOT / "docs" / "reference" / "python.md"
 
 
@@ -50,20 +51,8 @@ def main():
     a = ap.parse_args()
     new = render()
     old = PAGE.read_text(encoding="utf-8") if PAGE.exists() else ""
-    if new == old:
-        return 0
-    if a.check:
-        diff = difflib.unified_diff(old.splitlines(), new.splitlines(), "committed", "package",
-                                    lineterm="", n=0)
-        print("python_reference: docs/reference/python.md differs from the package's docstrings; "
-              "run `/usr/bin/python3 tools/ci/python_reference.py` and commit:\n" +
-              "\n".join(list(diff)[:20]), file=sys.stderr)
-        return 1
-    tmp = PAGE.with_suffix(".md.partial")
-    tmp.write_text(new, encoding="utf-8")
-    tmp.replace(PAGE)
-    print("python_reference: wrote docs/reference/python.md")
-    return 0
+    return check_or_write(PAGE, old, new, "python_reference", "package",
+                          "the package's docstrings", a.check)
 
 
 if __name__ == "__main__":
