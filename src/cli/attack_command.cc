@@ -253,7 +253,6 @@ void PrepareOutputs(const AttackArgs& a, experiment::CreatedFolders* folders) {
 int RunAttack(const AttackArgs& a) {
   // ---- Validate everything before any work, so bad input loses nothing.
   const experiment::ExperimentSpec spec = SpecOf(a, {AttackSpec(a)});
-  experiment::Validate(spec);
   experiment::CreatedFolders folders;  // removed again if the run fails before writing
   PrepareOutputs(a, &folders);
   const experiment::Experiment ex(spec);

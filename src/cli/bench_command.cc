@@ -309,7 +309,6 @@ int RunBench(const BenchArgs& a) {
     throw std::invalid_argument("-o/--out " + a.out_dir + ": is a file, not a folder");
   const auto [shard_k, shard_n] = ParseShard(a.shard);
   const experiment::ExperimentSpec spec = SpecOf(a, experiment::SplitAttackList(a.attacks));
-  experiment::Validate(spec);
   const experiment::Experiment ex(spec);
   PrintBenchNotes(a, ex);
   const std::vector<Job> jobs = ShardJobs(ex, shard_k, shard_n);
@@ -318,7 +317,7 @@ int RunBench(const BenchArgs& a) {
   if (!a.save_images.empty()) CreateImageFolders(a.save_images, ex, &folders);
   long saved = 0;
   const fs::path records =
-      fs::path(a.out_dir) / ("records" + ShardTag(shard_k, shard_n) + ".jsonl");
+      fs::path(a.out_dir) / ("records" + experiment::ShardTag(shard_k, shard_n) + ".jsonl");
   experiment::RecordFile file(records, /*staged=*/false);
   std::vector<nlohmann::json> all = file.resumed();
   const std::set<std::string> names(spec.attacks.begin(), spec.attacks.end());

@@ -62,7 +62,7 @@ void AddExperimentOptions(CLI::App* cmd, ExperimentArgs* a) {
          "epsilon_effective); with --norm l2 an L2 radius in (0, 886.81] (default 2 MNIST, "
          "0.5 CIFAR-10); a paper's protocol by its own value (the BOS^2 thesis' CIFAR-10: "
          "0.05)")
-      ->transform(BallRadius(experiment::kMaxL2Radius));
+      ->transform(BallRadius(oracle::kMaxL2Radius));
   cmd->add_option("--norm", a->spec.norm,
                   "the ball's norm: linf (max pixel change) | l2 (Euclidean over all "
                   "pixels); l2 attacks: square-l2, simba-dct")

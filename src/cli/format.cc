@@ -4,17 +4,14 @@
 #include <cmath>
 #include <cstdio>
 
+#include "text/numbers.h"
+
 namespace advbo::cli {
 
 double NumberOr(const nlohmann::json& summary, const char* key) {
   return summary.at(key).is_null() ? NAN : summary.at(key).get<double>();
 }
 
-std::string Fmt(double v, int prec) {
-  if (!std::isfinite(v)) return "-";
-  char b[64];
-  std::snprintf(b, sizeof(b), "%.*f", prec, v);
-  return b;
-}
+std::string Fmt(double v, int prec) { return text::FormatFixed(v, prec); }
 
 }  // namespace advbo::cli

@@ -124,9 +124,4 @@ std::pair<int, int> ParseShard(const std::string& s) {
   throw std::invalid_argument("--shard must be k/n with 1 <= k <= n, got '" + s + "'");
 }
 
-std::string ShardTag(int k, int n) {
-  if (n == 1) return "";
-  return ".shard-" + std::to_string(k) + "-of-" + std::to_string(n);
-}
-
 }  // namespace advbo::cli

@@ -14,10 +14,6 @@ namespace advbo::cli {
 /// std::invalid_argument naming the option and the value otherwise.
 std::pair<int, int> ParseShard(const std::string& s);
 
-/// The file-name tag of shard k of n: "" for n = 1, else ".shard-K-of-N" (records.jsonl of
-/// shard 1/2 is records.shard-1-of-2.jsonl; an unsharded run combines "records.shard-*").
-std::string ShardTag(int k, int n);
-
 /// Largest box dimension --dim / --bounds accept.
 inline constexpr int kMaxBoxDim = 10000;
 

@@ -94,7 +94,7 @@ inline CLI::Validator RadiusIn(double hi, std::string want = "") {
 
 /// The ball's radius (--eps): RadiusIn(l2_max) with a message naming both norms' ranges,
 /// "(0, 1] with --norm linf, (0, l2_max] with --norm l2"; the experiment then checks it
-/// against the norm actually chosen (experiment::CheckRadius). Use with ->transform.
+/// against the norm actually chosen (oracle::BallShape::Check). Use with ->transform.
 inline CLI::Validator BallRadius(double l2_max) {
   std::string hi = std::to_string(l2_max);
   hi.erase(hi.find_last_not_of('0') + 1);

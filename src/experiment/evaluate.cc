@@ -213,7 +213,6 @@ long RunEnsemble(const Experiment& ex, const std::set<int>& images,
                      false);
           },
           job);
-      r.record["budget_per_image"] = image_budget;
       broken = RecordBreaksImage(r.record);
       used += r.record.value("queries_used", r.record.value("queries", 0L));
       results->push_back(std::move(r));

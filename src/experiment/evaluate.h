@@ -126,14 +126,14 @@ long EnsembleShare(long budget, long used, const std::vector<double>& shares, si
 
 /// The ensemble protocol on the instances of `ex` (untargeted: one per correctly classified
 /// image) whose image index is in `images`: the attacks of `ex` in order, each with its
-/// share of `image_budget` (EnsembleShare; records carry it as "budget" and the image's
-/// total as "budget_per_image"), until one breaks the image (RecordBreaksImage). Attack runs
-/// listed in `done` (attack, image, target: resumed runs, other shards') are not repeated.
-/// Images run in lockstep (Experiment::RunJobs: one lane per image); an image's records are
-/// reported together, in image order, once its ensemble is done. `hooks.progress` is called
-/// under a lock, so it needs none of its own. Returns the number of those images no attack
-/// broke. Model failures propagate (oracle::ModelError) after the finished images were
-/// reported.
+/// share of `image_budget` (EnsembleShare; records carry it as "budget", per instance; the
+/// image's total is the evaluation's, experiment/evaluation.h), until one breaks the image
+/// (RecordBreaksImage). Attack runs listed in `done` (attack, image, target: resumed runs, other
+/// shards') are not repeated. Images run in lockstep (Experiment::RunJobs: one lane per image); an
+/// image's records are reported together, in image order, once its ensemble is done.
+/// `hooks.progress` is called under a lock, so it needs none of its own. Returns the number of
+/// those images no attack broke. Model failures propagate (oracle::ModelError) after the finished
+/// images were reported.
 long RunEnsemble(const Experiment& ex, const std::set<int>& images,
                  const std::map<std::tuple<std::string, int, int>, EnsembleRun>& done,
                  long image_budget, const std::vector<double>& shares, const EnsembleHooks& hooks);

@@ -116,6 +116,11 @@ std::vector<nlohmann::json> ReadRecords(const fs::path& p) {
   return ReadJsonLines(p, CheckRecordFields);
 }
 
+std::string ShardTag(int k, int n) {
+  if (n == 1) return "";
+  return ".shard-" + std::to_string(k) + "-of-" + std::to_string(n);
+}
+
 std::vector<fs::path> ShardFiles(const fs::path& dir, const std::string& stem,
                                  const std::string& ext) {
   std::vector<fs::path> out;

@@ -39,6 +39,10 @@ std::vector<nlohmann::json> ReadJsonLines(const std::filesystem::path& path,
 /// The records of a JSONL file: ReadJsonLines with CheckRecordFields as the check.
 std::vector<nlohmann::json> ReadRecords(const std::filesystem::path& path);
 
+/// The file-name tag of shard k of n: "" for n = 1, else ".shard-K-of-N" (records.jsonl of
+/// shard 1/2 is records.shard-1-of-2.jsonl; an unsharded run combines "records.shard-*").
+std::string ShardTag(int k, int n);
+
 /// The files of a result folder that one run wrote, sharded or not: DIR/STEM EXT and
 /// DIR/STEM.shard-* EXT (e.g. records.jsonl, records.shard-1-of-2.jsonl), sorted by name.
 /// `ext` includes its dot. Throws std::filesystem::filesystem_error when `dir` cannot be

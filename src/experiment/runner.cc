@@ -8,7 +8,6 @@
 #include <utility>
 
 #include "defenses/stateful_detector.h"
-#include "experiment/quantize.h"
 #include "experiment/seeds.h"
 
 namespace advbo::experiment {
@@ -59,7 +58,7 @@ std::string NoInstancesMessage(const ExperimentSpec& s, const Selection& sel,
 }  // namespace
 
 Experiment::Experiment(ExperimentSpec spec) : spec_(std::move(spec)) {
-  Validate(spec_);
+  tm_ = Validate(spec_);
   dataset_name_ = spec_.data.empty() ? spec_.dataset : spec_.data;
   images_ = LoadImages(spec_.dataset, spec_.data, spec_.format);
   if (!spec_.classes.empty()) data::ApplyClassOrder(&images_, spec_.classes, spec_.data);
@@ -71,7 +70,7 @@ Experiment::Experiment(ExperimentSpec spec, data::ImageSet images,
                        std::shared_ptr<oracle::Lockstep> lockstep)
     : spec_(std::move(spec)), lockstep_(std::move(lockstep)) {
   if (!model) throw std::invalid_argument("Experiment: no model");
-  Validate(spec_);
+  tm_ = Validate(spec_);
   spec_.data = data_name == spec_.dataset ? "" : data_name;
   dataset_name_ = data_name;
   images_ = std::move(images);
@@ -130,14 +129,10 @@ void Experiment::LoadOrCheckModel() {
 }
 
 void Experiment::Init() {
-  // The run's one threat model: everything below and every output reads tm_.
-  tm_ = ResolveThreatModel(spec_.dataset, spec_.eps, spec_.norm, spec_.feedback, spec_.pixels,
-                           spec_.radius_use, spec_.option_names);
-  tm_.rescale_compat = spec_.rescale_compat;
+  // The run's one threat model (resolved by Validate): everything below and every output
+  // reads tm_.
   if (images_.size() == 0) throw data::DataError(dataset_name_ + ": no images");
   if (!spec_.num_images) spec_.num_images = DefaultNumImages(images_, !spec_.data.empty());
-  if (tm_.norm == oracle::Norm::kL2 && spec_.rescale_compat)
-    throw std::invalid_argument("--rescale-compat is an L_inf threat model (--norm linf)");
   // A latent game defender clips in L_inf: under an L2 ball its default radius is the
   // dataset's L_inf one, not the L2 eps.
   const double defender_eps = spec_.defender_eps.value_or(
@@ -269,7 +264,7 @@ void Experiment::AddClassNames(nlohmann::json* record) const {
 void Experiment::VerifyQuantized(size_t i, uint64_t instance_seed, const oracle::Referee& orc,
                                  JobResult* out) const {
   const Instance& inst = instances().at(i);
-  out->quantized = QuantizeInBall(out->result.adversarial, out->clean, tm_.eps, tm_.norm);
+  out->quantized = orc.ball().Quantize(out->result.adversarial);
   const size_t d = out->clean.size();
   // The saved image's scores as the evaluator re-checks them. A label-feedback attack is never
   // told scores, so there they go under a name that says whose they are.
@@ -407,10 +402,8 @@ JobResult Experiment::Run(size_t i, size_t j, const attacks::AttackProgress& pro
   bo::Rng rng(iseed);
   const long budget = hooks.budget.value_or(spec_.budget);
   if (budget < 1) throw std::invalid_argument("a job's budget must be >= 1");
-  oracle::Referee orc(*model_, images_.image(inst.index), inst.label, inst.target, tm_.eps, budget);
-  orc.set_rescale_compat(spec_.rescale_compat);
-  orc.set_pixel_space(tm_.pixels);
-  orc.set_norm(tm_.norm);
+  oracle::Referee orc(*model_, images_.image(inst.index), inst.label, inst.target, tm_.ball(),
+                      budget);
   orc.set_feedback_type(tm_.feedback);
   orc.set_min_distance(spec_.goal == "min-distance");
   int start_index = -1;  // a targeted hard-label attack's start: an image of the target class

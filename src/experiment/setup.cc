@@ -416,6 +416,7 @@ nlohmann::json InstanceRecord(const std::string& attack, const Instance& inst,
   rec["queries"] = r.queries;
   rec["queries_used"] = orc.model_queries();
   rec["budget"] = orc.model_budget();
+  rec["budget_unit"] = BudgetUnit(BudgetUse::kAttack);
   if (const oracle::DetectorCounts det = orc.detector(); det.monitored) {
     // A stateful detector watched this instance's queries (blacklight).
     rec["detections"] = det.detections;
@@ -424,9 +425,7 @@ nlohmann::json InstanceRecord(const std::string& attack, const Instance& inst,
   }
   rec["epsilon"] = orc.epsilon();
   // The radius enforced: 8-bit L_inf queries keep to the grid radius.
-  rec["epsilon_effective"] = orc.norm() == oracle::Norm::kLinf && !orc.rescale_compat()
-                                 ? orc.query_radius()
-                                 : orc.epsilon();
+  rec["epsilon_effective"] = orc.ball().EnforcedRadius();
   rec["linf"] = linf;
   rec["l2"] = std::sqrt(l2);
   rec["final_objective"] = r.best_objective;

@@ -21,18 +21,7 @@ std::string FormatNumber(double v) {
 }
 
 void CheckLinfRadius(const char* option, const std::optional<double>& v) {
-  if (v && !(*v > 0 && *v <= 1))  // also refuses NaN
-    throw std::invalid_argument(std::string(option) +
-                                " must be an L_inf radius in (0, 1] (pixel units), got " +
-                                FormatNumber(*v));
-}
-
-void CheckRadius(const char* option, const std::optional<double>& v, const std::string& norm) {
-  if (norm != "l2") return CheckLinfRadius(option, v);
-  if (v && !(*v > 0 && *v <= kMaxL2Radius))  // also refuses NaN
-    throw std::invalid_argument(std::string(option) + " must be an L2 radius in (0, " +
-                                FormatNumber(kMaxL2Radius) + "] (pixel units), got " +
-                                FormatNumber(*v));
+  if (v) oracle::BallShape{oracle::Norm::kLinf, *v}.Check(option);
 }
 
 namespace {
@@ -56,7 +45,7 @@ void CheckSession(const ExperimentSpec& s) {
 
 }  // namespace
 
-void Validate(const ExperimentSpec& s) {
+ThreatModel Validate(const ExperimentSpec& s) {
   if (s.attacks.empty()) throw std::invalid_argument("no attack given");
   std::set<std::string> seen;
   for (const auto& a : s.attacks) {
@@ -81,8 +70,10 @@ void Validate(const ExperimentSpec& s) {
     throw std::invalid_argument(
         "--classes orders the classes of your own data (--data); the shipped datasets' "
         "classes are already the shipped models' order");
-  ResolveThreatModel(s.dataset, s.eps, s.norm, s.feedback, s.pixels, s.radius_use,
-                     s.option_names);  // throws naming the option
+  ThreatModel tm = ResolveThreatModel(s.dataset, s.eps, s.norm, s.feedback, s.pixels, s.radius_use,
+                                      s.option_names);  // throws naming the option
+  tm.rescale_compat = s.rescale_compat;
+  if (tm.rescale_compat) tm.ball().Check(s.option_names.eps.c_str());
   if (s.goal != "success" && s.goal != "min-distance")
     throw std::invalid_argument("goal must be 'success' or 'min-distance', got '" + s.goal + "'");
   if (s.goal == "min-distance" && s.feedback != "label")
@@ -132,6 +123,7 @@ void Validate(const ExperimentSpec& s) {
     throw std::invalid_argument("--verify-draws must be in 1..1000, got " +
                                 std::to_string(s.verify_draws));
   CheckImageIndices(s.indices);
+  return tm;
 }
 
 int AutoLockstepLanes(size_t jobs, int input_size) {

@@ -50,7 +50,8 @@ struct ExperimentSpec {
   /// How the threat model's options are named in errors (the CLI's flags; the Python API
   /// passes OptionNames::Python()).
   OptionNames option_names;
-  long budget = 900;  ///< queries per instance, in [1, kMaxBudget]
+  /// Model queries per instance, in [1, kMaxBudget] (per image for an evaluation).
+  long budget = DefaultBudget(BudgetUse::kAttack);
   uint64_t seed = 0;  ///< run seed (experiment/seeds.h derives the rest)
   int threads = 0;    ///< LibTorch intra-op threads, 0 = default, <= kMaxThreads
   /// Inference graph of a TorchScript model: "frozen" (default; frozen and optimised for
@@ -163,13 +164,6 @@ std::string FormatNumber(double v);
 /// (NaN refused). Throws std::invalid_argument naming the option and the value.
 void CheckLinfRadius(const char* option, const std::optional<double>& v);
 
-/// Checks a radius `v` given as `option` for the ball's norm `norm` ("linf" | "l2"), if set:
-/// L_inf in (0, 1] (CheckLinfRadius), L2 in (0, kMaxL2Radius]. Throws std::invalid_argument.
-void CheckRadius(const char* option, const std::optional<double>& v, const std::string& norm);
-
-/// Largest accepted L2 radius: sqrt(3 * 512 * 512), the diameter of [0, 1]^(3x512x512).
-inline constexpr double kMaxL2Radius = 886.81;
-
 /// Checks `--indices`: every index >= 0 and none listed twice (a duplicate would attack one
 /// instance twice, and a resumed run would disagree with an uninterrupted one). Throws
 /// std::invalid_argument naming the index.
@@ -181,8 +175,9 @@ void CheckImageIndices(const std::vector<int>& indices);
 /// in (0, 1] and not NaN (eps an L2 radius in (0, kMaxL2Radius] with norm l2), norm linf |
 /// l2, feedback scores | label, budget in [1, kMaxBudget], http_timeout in (0, kMaxHttpTimeout],
 /// pixels 8bit | float, threads in [0, kMaxThreads], clean_images >= 0, attack specs unique. Throws
-/// std::invalid_argument naming the option (as the CLI spells it) and the value.
-void Validate(const ExperimentSpec& spec);
+/// std::invalid_argument naming the option (as the CLI spells it) and the value. Returns the
+/// run's threat model (ResolveThreatModel: where the radius is checked, once per run).
+ThreatModel Validate(const ExperimentSpec& spec);
 
 /// Splits a comma list of attack specs. A piece "key=value" with no ':' before its '='
 /// continues the previous spec's settings, so "bos2:kernel=matern52,beta=constant:9,square"

@@ -22,12 +22,6 @@ std::optional<double> DefaultRadius(const std::string& dataset, oracle::Norm nor
 
 OptionNames OptionNames::Python() { return {"eps", "norm", "feedback", "pixels"}; }
 
-double ThreatModel::enforced_eps() const {
-  const bool grid =
-      pixels == oracle::PixelSpace::k8bit && norm == oracle::Norm::kLinf && !rescale_compat;
-  return grid ? oracle::GridRadius(eps) : eps;
-}
-
 std::string ThreatModel::DescribeRadius() const {
   if (norm == oracle::Norm::kL2) return "L2 eps " + FormatNumber(eps);
   std::string s = "L_inf eps " + oracle::DescribeLinfRadius(eps);
@@ -58,7 +52,7 @@ ThreatModel ResolveThreatModel(const std::string& dataset, std::optional<double>
   tm.norm = oracle::ParseNorm(norm, names.norm.c_str());
   tm.feedback = oracle::ParseFeedback(feedback, names.feedback.c_str());
   tm.pixels = oracle::ParsePixelSpace(pixels, names.pixels.c_str());
-  CheckRadius(names.eps.c_str(), eps, tm.norm == oracle::Norm::kL2 ? "l2" : "linf");
+  if (eps) oracle::BallShape{tm.norm, *eps}.Check(names.eps.c_str());
   if (eps) {
     tm.eps = *eps;
     return tm;

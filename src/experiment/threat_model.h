@@ -34,6 +34,29 @@ enum class RadiusUse {
 /// --eps is required) and for kGame under L2.
 std::optional<double> DefaultRadius(const std::string& dataset, oracle::Norm norm, RadiusUse use);
 
+/// What a default budget is for.
+enum class BudgetUse {
+  kAttack,    ///< attack, bench and Python's advbo.attack: model queries per attack instance
+  kEvaluate,  ///< evaluate and Python's advbo.evaluate: model queries per image, whole ensemble
+};
+
+/// The one table of default budgets, in model queries (every threat model alike):
+///
+///   use        default  unit
+///   kAttack    900      per instance (one image and goal): the BOS^2 thesis' T (Sec. 5.3)
+///   kEvaluate  10,000   per image over the whole ensemble: Square's budget in Andriushchenko
+///                       et al. 2020 and the black-box defense literature's; an evaluation
+///                       below it is marked an upper bound (docs/guide/evaluate.md)
+///
+/// Records state the unit beside the budget (BudgetUnit).
+constexpr long DefaultBudget(BudgetUse use) { return use == BudgetUse::kEvaluate ? 10000 : 900; }
+
+/// The unit of a budget for `use`, as records write it beside "budget": "model queries per
+/// instance" | "model queries per image".
+constexpr const char* BudgetUnit(BudgetUse use) {
+  return use == BudgetUse::kEvaluate ? "model queries per image" : "model queries per instance";
+}
+
 /// The names the threat model's options go by where they entered, for error messages: the
 /// CLI's flags (the default) or the Python API's keyword arguments.
 struct OptionNames {
@@ -60,9 +83,11 @@ struct ThreatModel {
   /// set_rescale_compat) instead of clipping: its radius is never rounded to the grid.
   bool rescale_compat = false;
 
-  /// The radius queries are held to: with 8-bit L_inf queries (clipping, not rescale compat)
-  /// the largest multiple of 1/255 not above eps (oracle::GridRadius), else eps itself.
-  double enforced_eps() const;
+  /// The ball of this threat model (its norm, radius, query space and rescaling), from which
+  /// every instance's oracle::Ball is built.
+  oracle::BallShape ball() const { return {norm, eps, pixels, rescale_compat}; }
+  /// The radius queries are held to: ball().EnforcedRadius() (oracle::BallShape).
+  double enforced_eps() const { return ball().EnforcedRadius(); }
   /// "L_inf eps 0.3 (8-bit queries enforce 76/255)", "L2 eps 2": the radius as banners and
   /// summaries print it.
   std::string DescribeRadius() const;

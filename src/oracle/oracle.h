@@ -16,65 +16,11 @@
 #include <utility>
 #include <vector>
 
+#include "oracle/ball.h"
 #include "oracle/classifier.h"
 #include "oracle/defended_model.h"
 
 namespace advbo::oracle {
-
-/// The space queries live in (docs/design.md, "8-bit queries").
-///   kFloat: any float32 pixel in the eps-ball intersected with [0, 1] (the papers' setting).
-///   k8bit:  only multiples of 1/255 (what a PNG, JPEG or upload form can carry): every query
-///           is rounded onto the 1/255 grid inside the ball before the model sees it, so the
-///           query that succeeds is exactly the image a user saves. Needs a clean image whose
-///           pixels are themselves on the grid (8-bit data).
-enum class PixelSpace { kFloat, k8bit };
-
-/// "float" | "8bit".
-const char* PixelSpaceName(PixelSpace p);
-/// Parses "float" | "8bit"; throws std::invalid_argument naming `option` and the value.
-PixelSpace ParsePixelSpace(const std::string& value, const char* option = "--pixels");
-
-/// True when each of the n pixels (in [0, 1]) is k/255 for an integer k (within 1e-3 of a
-/// grid step, so values written as k/255.0f or read from 8-bit files all qualify).
-bool OnPixelGrid(const float* pixels, size_t n);
-
-/// The largest multiple of 1/255 that is <= eps (pixel units): the largest perturbation an
-/// 8-bit query can make per pixel around an 8-bit clean pixel, e.g. 76/255 at eps = 0.3 and
-/// 12/255 at eps = 0.05. eps >= 0; 0 when eps < 1/255.
-double GridRadius(double eps);
-
-/// A radius in 1/255 steps and as a decimal, e.g. "8/255 = 0.03137" (on the grid) or
-/// "0.3 = 76.5/255" (off it); for banners and tables.
-std::string DescribeLinfRadius(double eps);
-
-/// The warning for an L_inf radius that lies less than 1e-3 below a multiple k/255 (by more
-/// than rounding), so that 8-bit queries lose that grid step: eps 0.031 (= 7.905/255)
-/// enforces 7/255, not the 8/255 its writer most likely meant. The text names the radius
-/// enforced and suggests the fraction (--eps 8/255). "" when no step is lost that way.
-/// eps in pixel units, >= 0.
-std::string GridStepLossWarning(double eps);
-
-/// The norm of the threat model's eps-ball (docs/design.md, "Threat models").
-///   kLinf: max_i |x_i - x0_i| <= eps (the papers' setting; the default).
-///   kL2:   sqrt(sum_i (x_i - x0_i)^2) <= eps, pixels in [0, 1] (eps in the same units).
-enum class Norm { kLinf, kL2 };
-
-/// "linf" | "l2".
-const char* NormName(Norm n);
-/// Parses "linf" | "l2"; throws std::invalid_argument naming `option` and the value.
-Norm ParseNorm(const std::string& value, const char* option = "--norm");
-
-/// The distance between n-pixel images a and b in norm `norm` (computed in double).
-double Distance(Norm norm, const float* a, const float* b, size_t n);
-
-/// Projects one image x [d] (pixels, modified in place) onto the L2 ball of radius eps >= 0
-/// around `clean` [d] intersected with [0, 1]: non-finite pixels become the clean pixel, the
-/// perturbation is clipped to [0, 1] and scaled onto the ball. With `grid` (8-bit) each
-/// pixel then goes to its nearest multiple of 1/255 (the clean pixel's own grid value is the
-/// clean float), and the pixels whose rounding lengthened the perturbation most go one step
-/// back towards the clean pixel until the image is inside the ball again (checked in
-/// double). Used by QueryOracle in L2 mode and for the saved image of an L2 run.
-void ProjectOntoL2Ball(float* x, const float* clean, size_t d, double eps, bool grid);
 
 /// What an attack is told of each query (docs/design.md, "Threat models").
 ///   kScores: the model's log-probabilities (score-based attacks; the default).
@@ -273,6 +219,10 @@ class Referee final : public QueryOracle {
   /// Throws std::invalid_argument on bad arguments.
   Referee(const Classifier& model, const float* clean, int true_class, int target, double epsilon,
           long budget);
+  /// As above with the whole ball: `ball` (norm, radius, query space, rescaling) around
+  /// `clean`, built once (Ball::Make; its errors are std::invalid_argument).
+  Referee(const Classifier& model, const float* clean, int true_class, int target,
+          const BallShape& ball, long budget);
 
   DefendedAnswer Evaluate(float* images, int n) override;
   long stride() const override { return 1; }
@@ -296,7 +246,7 @@ class Referee final : public QueryOracle {
   /// the rescale-compat threat model. Throws std::invalid_argument / std::logic_error.
   void set_norm(Norm n);
   /// The ball's norm.
-  Norm norm() const { return norm_; }
+  Norm norm() const { return shape_.norm; }
   /// Switches what the attack is told (before the first query; default kScores). Label
   /// feedback is refused with rescale compat (std::invalid_argument), and the attacker-side
   /// views (EOT, confirmations, resampling) refuse it: attacks on randomised defenses are
@@ -329,21 +279,24 @@ class Referee final : public QueryOracle {
   /// versions bit for bit.
   void set_pixel_space(PixelSpace p);
   /// Where queries live: the 8-bit grid or floats.
-  PixelSpace pixel_space() const { return pixel_space_; }
+  PixelSpace pixel_space() const { return shape_.pixels; }
   /// The largest per-pixel perturbation a query can carry: epsilon() in float mode,
   /// GridRadius(epsilon()) in 8-bit mode. Attacks that saturate perturbations (Square's
   /// +-eps stripes, BOS^2's saturation) scale by this radius, so an 8-bit query is not
   /// rounded past the ball and then pulled back.
-  double query_radius() const;
+  double query_radius() const { return shape_.QueryRadius(); }
 
   /// Compatibility with the BayesOpt-attack reference code (docs/design.md "Clip, don't
   /// rescale"): when on, a query x becomes (x0 + clip(x - x0, -eps, eps) + eps) / (1 + 2 eps)
   /// instead of being clipped. This is a *different, looser* threat model: the evaluated
   /// image can be up to 2 eps / (1 + 2 eps) from the clean one (0.375 for eps = 0.3).
   /// Off by default; only for reproducing published numbers.
-  void set_rescale_compat(bool on) { rescale_compat_ = on; }
+  /// Before the first query; refused (std::invalid_argument) with an L2 ball.
+  void set_rescale_compat(bool on);
   /// BayesOpt's rescaling instead of clipping (--rescale-compat).
-  bool rescale_compat() const { return rescale_compat_; }
+  bool rescale_compat() const { return shape_.rescaled; }
+  /// The ball queries are projected onto (norm, radius, query space, box).
+  const Ball& ball() const { return *ball_; }
 
   /// Attack queries made so far.
   long queries() const { return queries_; }
@@ -377,7 +330,7 @@ class Referee final : public QueryOracle {
   /// Targeted hard-label start image (empty: none), C*H*W in [0, 1].
   const std::vector<float>& start_image() const { return start_image_; }
   /// The ball's radius as enforced (pixel units).
-  double epsilon() const { return epsilon_; }
+  double epsilon() const { return shape_.radius; }
   /// The image's true class.
   int true_class() const { return true_class_; }
   /// Target class (-1 untargeted).
@@ -425,9 +378,10 @@ class Referee final : public QueryOracle {
 
  private:
   const Classifier& model_;
-  std::vector<float> clean_, lo_, hi_, start_image_;
+  std::vector<float> clean_, start_image_;
   int true_class_, target_;
-  double epsilon_;
+  BallShape shape_;
+  std::unique_ptr<Ball> ball_;
   long budget_, queries_ = 0, first_success_ = -1;
   double best_objective_ = -std::numeric_limits<double>::infinity();
   std::vector<float> best_image_, success_image_;
@@ -436,18 +390,13 @@ class Referee final : public QueryOracle {
   std::function<void(const float*, long)> observer_;
   std::unique_ptr<DefendedModel> defense_;
   std::function<void(const QueryResult&)> batch_observer_;
-  bool rescale_compat_ = false;
-  PixelSpace pixel_space_ = PixelSpace::kFloat;
   QueryContext context_;
-  Norm norm_ = Norm::kLinf;
   Feedback feedback_type_ = Feedback::kScores;
   bool min_distance_ = false;
   double best_distance_ = std::numeric_limits<double>::infinity();
   std::vector<std::pair<long, double>> distance_trace_;
-  // Project with or without the ball (label feedback projects without it).
-  void ProjectImpl(float* images, int n, bool ball) const;
-  // L2: one image into the ball intersected with [0, 1] (and onto the grid in 8-bit mode).
-  void ProjectL2(float* x) const;
+  // Rebuilds the ball with `shape` (before the first query; `what` names the setting).
+  void Reshape(const BallShape& shape, const char* what);
   // Updates the best / first-success tracking with image b of a batch (image x, query index
   // `index`; a success is recorded only when `record`). Label feedback: success only inside
   // the ball, best = the closest adversarial query, the objective replaced by +-1 (the

@@ -90,6 +90,13 @@ std::string FormatG(double v, int digits) {
   return buf;
 }
 
+std::string FormatFixed(double v, int decimals) {
+  if (!std::isfinite(v)) return "-";
+  char b[64];
+  std::snprintf(b, sizeof(b), "%.*f", decimals, v);
+  return b;
+}
+
 std::string JoinG(const double* values, long n, const std::string& sep, int digits) {
   std::string s;
   for (long i = 0; i < n; ++i) s += (i ? sep : "") + FormatG(values[i], digits);

@@ -31,6 +31,10 @@ double ParseNumberOrFraction(const std::string& text, const std::string& what);
 /// digits the text reads back as exactly `v` (what a command line or a file must carry).
 std::string FormatG(double v, int digits);
 
+/// `v` with `decimals` digits after the point ("%.*f": FormatFixed(0.8125, 1) = "0.8"), or
+/// "-" when v is not finite (a table's empty cell).
+std::string FormatFixed(double v, int decimals);
+
 /// The `n` values at `values` as FormatG(v, digits) joined by `sep` ("0.5 1 2"); "" when
 /// n == 0.
 std::string JoinG(const double* values, long n, const std::string& sep, int digits = 17);

@@ -101,7 +101,7 @@ torch::Tensor Loss(const torch::Tensor& z, const torch::Tensor& y, const torch::
 // One batch's state: the clean images, labels, targets and the ball.
 struct Batch {
   torch::Tensor x0, y, t, lo, hi;  // lo/hi: the eps-ball intersected with [0, 1]
-  torch::Tensor grid_lo, grid_hi;  // with the grid: its integer bounds k in 0..255
+  torch::Tensor grid_lo, grid_hi;  // with the grid: the 8-bit ball's box as k in 0..255
   std::vector<size_t> rows;        // positions in the caller's arrays
 };
 
@@ -282,10 +282,38 @@ struct RunSpec {
   }
 };
 
+// Every image's box, [n, C, H, W] each: the float ball of radius `radius` (the iterates'), and
+// with `grid` the 8-bit ball of radius eps as grid indices k (the checked images'), both
+// oracle::Ball's, so the reference's ball is the black-box attacks' one.
+struct Boxes {
+  torch::Tensor lo, hi, grid_lo, grid_hi;
+};
+
+Boxes BallBoxes(const torch::Tensor& all, double radius, double eps, bool grid) {
+  const int64_t n = all.size(0);
+  const size_t d = static_cast<size_t>(all[0].numel());
+  Boxes b{torch::empty_like(all), torch::empty_like(all), {}, {}};
+  if (grid) b.grid_lo = torch::empty_like(all), b.grid_hi = torch::empty_like(all);
+  const float* x0 = all.data_ptr<float>();
+  for (int64_t r = 0; r < n; ++r) {
+    const auto ball = oracle::Ball::Make({oracle::Norm::kLinf, radius}, x0 + r * d, d);
+    std::copy_n(ball->lower().data(), d, b.lo.data_ptr<float>() + r * d);
+    std::copy_n(ball->upper().data(), d, b.hi.data_ptr<float>() + r * d);
+    if (!grid) continue;
+    const auto grid_ball =
+        oracle::Ball::Make({oracle::Norm::kLinf, eps, oracle::PixelSpace::k8bit}, x0 + r * d, d);
+    for (size_t p = 0; p < d; ++p) {
+      b.grid_lo.data_ptr<float>()[r * d + p] = std::round(grid_ball->lower()[p] * 255.0f);
+      b.grid_hi.data_ptr<float>()[r * d + p] = std::round(grid_ball->upper()[p] * 255.0f);
+    }
+  }
+  return b;
+}
+
 // The batch of images `rows` for run `rs`: clean images, labels, targets, the ball.
-Batch MakeBatch(const torch::Tensor& all, std::vector<size_t> rows, const std::vector<int>& labels,
-                const std::vector<std::vector<int>>& targets, const RunSpec& rs, double radius,
-                bool grid, long grid_steps) {
+Batch MakeBatch(const torch::Tensor& all, const Boxes& boxes, std::vector<size_t> rows,
+                const std::vector<int>& labels, const std::vector<std::vector<int>>& targets,
+                const RunSpec& rs, bool grid) {
   Batch b;
   b.rows = std::move(rows);
   std::vector<int64_t> idx(b.rows.begin(), b.rows.end()), ys, ts;
@@ -293,15 +321,15 @@ Batch MakeBatch(const torch::Tensor& all, std::vector<size_t> rows, const std::v
     ys.push_back(labels[r]);
     if (rs.target_rank >= 0) ts.push_back(targets[r][rs.target_rank]);
   }
-  b.x0 = all.index_select(0, torch::tensor(idx));
+  const torch::Tensor at = torch::tensor(idx);
+  b.x0 = all.index_select(0, at);
   b.y = torch::tensor(ys);
   if (rs.target_rank >= 0) b.t = torch::tensor(ts);
-  b.lo = (b.x0 - static_cast<float>(radius)).clamp_min(0.0f);
-  b.hi = (b.x0 + static_cast<float>(radius)).clamp_max(1.0f);
+  b.lo = boxes.lo.index_select(0, at);
+  b.hi = boxes.hi.index_select(0, at);
   if (grid) {
-    const torch::Tensor k0 = torch::round(b.x0 * 255.0f);
-    b.grid_lo = (k0 - static_cast<float>(grid_steps)).clamp_min(0.0f);
-    b.grid_hi = (k0 + static_cast<float>(grid_steps)).clamp_max(255.0f);
+    b.grid_lo = boxes.grid_lo.index_select(0, at);
+    b.grid_hi = boxes.grid_hi.index_select(0, at);
   }
   return b;
 }
@@ -331,8 +359,14 @@ void DescribeBreak(Model& model, const Batch& b, int64_t r, const torch::Tensor&
   res->adversarial.assign(a.data_ptr<float>(), a.data_ptr<float>() + a.numel());
   const torch::Tensor delta = a - b.x0[r];
   res->linf = delta.abs().max().item<float>();
-  const torch::Tensor at_face =
-      (delta.abs() >= radius - 1e-6).logical_or(a <= 1e-6).logical_or(a >= 1 - 1e-6);
+  // At a face: at an end of the ball's box (which holds [0, 1]); on the grid, of its grid box.
+  torch::Tensor at_face;
+  if (grid) {
+    const torch::Tensor k = torch::round(a * 255.0f);
+    at_face = (k <= b.grid_lo[r]).logical_or(k >= b.grid_hi[r]);
+  } else {
+    at_face = (a <= b.lo[r] + 1e-6f).logical_or(a >= b.hi[r] - 1e-6f);
+  }
   res->saturated_fraction = at_face.to(torch::kFloat32).mean().item<float>();
   torch::Tensor vertex =
       torch::max(torch::min(b.x0[r] + static_cast<float>(radius) * delta.sign(), b.hi[r]), b.lo[r]);
@@ -377,7 +411,7 @@ std::vector<ApgdImageResult> RunApgdReference(
   for (int r = 0; r < options.restarts; ++r) runs.push_back({-1, r});
   for (int k = 0; k < options.target_classes; ++k)
     for (int r = 0; r < options.target_restarts; ++r) runs.push_back({k, r});
-  const long grid_steps = std::lround(oracle::GridRadius(eps) * 255.0);
+  const Boxes boxes = BallBoxes(all, radius, eps, options.grid);
   for (size_t run_id = 0; run_id < runs.size(); ++run_id) {
     const RunSpec& rs = runs[run_id];
     std::vector<size_t> alive;
@@ -387,9 +421,10 @@ std::vector<ApgdImageResult> RunApgdReference(
                                    ? "apgd-ce run " + std::to_string(rs.restart + 1)
                                    : "apgd-t target " + std::to_string(rs.target_rank + 1);
     for (size_t s = 0; s < alive.size(); s += options.batch) {
-      const Batch b = MakeBatch(
-          all, {alive.begin() + s, alive.begin() + std::min(alive.size(), s + options.batch)},
-          labels, targets, rs, radius, options.grid, grid_steps);
+      const Batch b =
+          MakeBatch(all, boxes,
+                    {alive.begin() + s, alive.begin() + std::min(alive.size(), s + options.batch)},
+                    labels, targets, rs, options.grid);
       const int64_t m = static_cast<int64_t>(b.rows.size());
       torch::Tensor found = torch::zeros({m}, torch::kBool), adv = b.x0.clone();
       torch::Tensor adv_margin = torch::zeros({m}, torch::kFloat32);

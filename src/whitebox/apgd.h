@@ -67,8 +67,9 @@ struct ApgdImageResult {
   /// L_inf distance of the adversarial image from the clean one (0 when robust), <= eps
   /// (<= GridRadius(eps) on the grid).
   double linf = 0;
-  /// Of a break: the fraction of pixels on a face of the ball (|delta| = radius, or clipped
-  /// at 0 or 1), in [0, 1]; 0 when robust.
+  /// Of a break: the fraction of pixels on a face of the ball (at an end of the box
+  /// oracle::Ball gives each pixel: |delta| = radius, or clipped at 0 or 1; on the grid, the
+  /// grid box's ends), in [0, 1]; 0 when robust.
   double saturated_fraction = 0;
   /// Of a break: whether its nearest vertex of the ball (every moved pixel pushed to
   /// +-radius, clipped to [0, 1]; on the grid when `grid` is on) is misclassified too -- the
@@ -90,8 +91,10 @@ using ApgdProgress = std::function<void(long done, long total, const std::string
 /// image gets the same random starts whatever else runs). The model (TorchScript at
 /// `model_path`, normalised first with `normalize`) must return logits or, when
 /// `outputs_logits` is false, probabilities [n, classes] (their logs are used: CE and DLR
-/// are unchanged by that shift). eps in pixel units, > 0; with `grid`, the largest
-/// multiple of 1/255 <= eps is enforced (oracle::GridRadius).
+/// are unchanged by that shift). eps in pixel units, > 0. The ball is oracle::Ball's, the one
+/// the black-box attacks are held to: the iterates move in the float ball of radius eps (with
+/// `grid`, the largest multiple of 1/255 <= eps, oracle::GridRadius) and, with `grid`, every
+/// checked image lies in the 8-bit ball's grid box.
 /// Throws oracle::ModelError naming the file when the model cannot be loaded, is not
 /// differentiable or fails; std::invalid_argument on bad options or sizes.
 std::vector<ApgdImageResult> RunApgdReference(

@@ -334,7 +334,10 @@ TEST_F(BenchCli, EvaluateWorstCaseEqualsThePerAttackRecordsAndResumes) {
         if (m["attack"] == order[k]) r = &m;
       ASSERT_NE(r, nullptr) << "image " << i << " missing " << order[k];
       EXPECT_TRUE((*r)["target"].is_null());  // untargeted
-      EXPECT_EQ((*r)["budget_per_image"].get<long>(), 150);
+      EXPECT_EQ((*r)["evaluation"]["budget"].get<long>(), 150);
+      EXPECT_EQ((*r)["evaluation"]["budget_unit"], "model queries per image");
+      EXPECT_EQ((*r)["budget_unit"], "model queries per instance");  // its attack's share
+      EXPECT_LE((*r)["budget"].get<long>(), 150);
       queries += (*r)["queries_used"].get<long>();
       EXPECT_LE(queries, 150) << "image " << i << ": the budget is per image";
       if ((*r)["success"].get<bool>() && (*r)["quantized_success"].get<bool>()) {
@@ -446,7 +449,7 @@ TEST_F(BenchCli, EvaluatePicksTheEnsembleAndRadiusOfTheThreatModel) {
       EXPECT_EQ(r["norm"], std::string(c.flags).find("l2") != std::string::npos ? "l2" : "linf");
       if (r["feedback"] == "label") EXPECT_TRUE(r.contains("distance")) << r.dump();
       EXPECT_LE(r["queries_used"].get<long>(), 30);
-      EXPECT_EQ(r["budget_per_image"].get<long>(), 30);
+      EXPECT_EQ(r["evaluation"]["budget"].get<long>(), 30);
     }
   }
 }

@@ -17,7 +17,6 @@
 
 #include "data/datasets.h"
 #include "experiment/evaluate.h"
-#include "experiment/quantize.h"
 #include "experiment/records.h"
 #include "experiment/runner.h"
 #include "experiment/seeds.h"
@@ -545,24 +544,6 @@ TEST(ExperimentRunner, NoInstanceMessagesSayWhy) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("10 classes"), std::string::npos) << e.what();
   }
-}
-
-TEST(QuantizeInBall, RoundsOntoTheGridInsideTheBall) {
-  // Clean pixels on the 8-bit grid (as loaded from 8-bit data); eps = 0.3 = 76.5/255.
-  const std::vector<float> clean = {0.0f, 100 / 255.0f, 1.0f, 128 / 255.0f, 50 / 255.0f};
-  const std::vector<float> adv = {0.3f, 100 / 255.0f - 0.3f, 0.7f, 128 / 255.0f + 0.1f, 0.2f};
-  const std::vector<float> q = QuantizeInBall(adv, clean, 0.3);
-  // round(0.3 * 255) = 77 would be 0.302 > 0.3: one step toward the clean pixel.
-  EXPECT_FLOAT_EQ(q[0], 76 / 255.0f);
-  EXPECT_FLOAT_EQ(q[1], 24 / 255.0f);   // 100 - 76.5 -> 23.5 rounds to 24 (inside)
-  EXPECT_FLOAT_EQ(q[2], 179 / 255.0f);  // 255 - 76.5 = 178.5 -> 179 (178 would leave)
-  EXPECT_FLOAT_EQ(q[3], std::round((128 / 255.0f + 0.1f) * 255.0f) / 255.0f);
-  EXPECT_FLOAT_EQ(q[4], 51 / 255.0f);
-  for (size_t i = 0; i < q.size(); ++i) {
-    EXPECT_LE(std::abs(static_cast<double>(q[i]) - clean[i]), 0.3) << i;
-    EXPECT_FLOAT_EQ(q[i] * 255.0f, std::round(q[i] * 255.0f)) << i;
-  }
-  EXPECT_THROW(QuantizeInBall({0.1f}, {0.1f, 0.2f}, 0.3), std::invalid_argument);
 }
 
 // The verified 8-bit image: inside the ball, on the grid, its recorded success is the model's
