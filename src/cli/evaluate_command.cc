@@ -149,7 +149,7 @@ std::function<int()> RegisterEvaluateCommand(CLI::App& app) {
                   "draws of the defense's randomness); a break counts when most draws are "
                   "adversarial")
       ->check(IntInRange(1, 1000))
-      ->default_val(10);
+      ->default_val(a->spec.verify_draws);
   cmd->add_option("--save-images", a->evaluation.save_images,
                   "folder for clean_<i>.png and adversarial_<i>.png of every image an attack "
                   "broke (the saved 8-bit image, inside the ball, verified adversarial), and "
@@ -169,10 +169,9 @@ std::function<int()> RegisterEvaluateCommand(CLI::App& app) {
       ->check(IntInRange(0, 1000))
       ->default_val(9);
   AddExperimentOptions(cmd, a.get());
-  cmd->get_option("--budget")->default_val(a->spec.budget);
   cmd->get_option("--budget")
       ->description(
-          "model queries per image over the whole ensemble (default 10,000), shared as --split "
+          "model queries per image over the whole ensemble, shared as --split "
           "says; records and images.jsonl show each image's total");
   // Always untargeted: the attack-goal options are refused with a clear error, and --help
   // says so.

@@ -92,9 +92,11 @@ void AddExperimentOptions(CLI::App* cmd, ExperimentArgs* a) {
                   "named by its index (0/, 1/, ...); each target starts from the first image of "
                   "its class there that the model classifies as that class (default: advbo "
                   "picks one from the attacked data; records give start_image_index)");
+  // The default is the caller's spec's (experiment::DefaultBudget: 900 per instance, an
+  // evaluation's 10,000 per image).
   cmd->add_option("--budget", a->spec.budget, "maximum queries per instance (T)")
       ->check(IntInRange(1, experiment::kMaxBudget))
-      ->default_val(900);
+      ->default_val(a->spec.budget);
   cmd->add_option("--num-images,-n", a->spec.num_images,
                   "attack the first N correctly classified images (default 10; with --data of an "
                   "image folder or file: all of it)")

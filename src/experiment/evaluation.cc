@@ -732,6 +732,7 @@ std::function<void(const JobResult&)> SaveBrokenImage(const std::string& folder,
 
 ExperimentSpec EvaluationOptions::EvaluationSpec() {
   ExperimentSpec spec;
+  spec.attacks.clear();  // the ensemble is EvaluationOptions::ensemble
   spec.untargeted = true;
   spec.budget = DefaultBudget(BudgetUse::kEvaluate);
   spec.verify_draws = 10;

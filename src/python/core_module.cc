@@ -25,6 +25,7 @@
 
 #include "attacks/attack.h"
 #include "data/datasets.h"
+#include "experiment/evaluation.h"
 #include "experiment/runner.h"
 #include "experiment/setup.h"
 #include "oracle/classifier.h"
@@ -401,6 +402,101 @@ py::dict Run(py::object model, py::array images, py::array labels, const std::st
   return result;
 }
 
+// The options _core.evaluate reads from its keyword arguments, exported as
+// _core.EVALUATE_OPTIONS (advbo.evaluate passes them through).
+const std::vector<std::string>& EvaluateOptions() {
+  static const std::vector<std::string> names = {"dataset",
+                                                 "data",
+                                                 "indices",
+                                                 "num_images",
+                                                 "eps",
+                                                 "norm",
+                                                 "feedback",
+                                                 "pixels",
+                                                 "budget",
+                                                 "seed",
+                                                 "defense",
+                                                 "ensemble",
+                                                 "adaptive",
+                                                 "split",
+                                                 "reference",
+                                                 "reference_only",
+                                                 "reference_steps",
+                                                 "reference_restarts",
+                                                 "reference_targets",
+                                                 "verify_draws",
+                                                 "threads",
+                                                 "normalize",
+                                                 "output",
+                                                 "save_images",
+                                                 "shard"};
+  return names;
+}
+
+// advbo.evaluate: experiment::Evaluate on a model file or URL (the white-box reference needs
+// the file), with the options in `kwargs` (EvaluateOptions; one left over is a TypeError).
+// Runs without the GIL; the banner and notes come back as "notes".
+py::dict EvaluateModel(const std::string& model, const std::string& out, py::kwargs kwargs) {
+  py::dict opts(kwargs);
+  experiment::EvaluationOptions o;
+  experiment::ExperimentSpec& spec = o.spec;
+  spec.model = model;
+  spec.option_names = experiment::OptionNames::Python();
+  o.out_dir = out;
+  spec.dataset = Take<std::string>(opts, "dataset", "mnist", "'mnist' or 'cifar10'");
+  spec.data = Take<std::string>(opts, "data", "", "a file or folder path");
+  spec.indices = Take<std::vector<int>>(opts, "indices", {}, "a list of image indices (ints)");
+  spec.num_images = Take<std::optional<int>>(opts, "num_images", std::nullopt, "an int or None");
+  spec.eps = Take<std::optional<double>>(opts, "eps", std::nullopt, "a number or None");
+  spec.norm = Take<std::string>(opts, "norm", "linf", "'linf' or 'l2'");
+  spec.feedback = Take<std::string>(opts, "feedback", "scores", "'scores' or 'label'");
+  spec.pixels = Take<std::string>(opts, "pixels", "8bit", "'8bit' or 'float'");
+  spec.budget = Take<long>(opts, "budget", spec.budget, "an int (model queries per image)");
+  spec.seed = Take<uint64_t>(opts, "seed", 0, "an int >= 0");
+  spec.defense = Take<std::string>(opts, "defense", "none", "a defense spec (str)");
+  spec.verify_draws = Take<int>(opts, "verify_draws", spec.verify_draws, "an int");
+  spec.threads = Take<int>(opts, "threads", 0, "an int");
+  spec.normalize = Take<std::string>(opts, "normalize", "", "a string");
+  spec.output = Take<std::string>(opts, "output", "auto", "a string");
+  o.ensemble = Take<std::string>(opts, "ensemble", "", "a comma list of attack specs (str)");
+  o.no_adaptive = !Take<bool>(opts, "adaptive", true, "True or False");
+  o.split = Take<std::string>(opts, "split", "", "a comma list of weights (str)");
+  o.reference = Take<std::string>(opts, "reference", "auto", "'auto', 'apgd' or 'none'");
+  o.reference_only = Take<bool>(opts, "reference_only", false, "True or False");
+  o.apgd.iterations = Take<int>(opts, "reference_steps", o.apgd.iterations, "an int");
+  o.apgd.restarts = Take<int>(opts, "reference_restarts", o.apgd.restarts, "an int");
+  o.apgd.target_classes = Take<int>(opts, "reference_targets", o.apgd.target_classes, "an int");
+  o.save_images = Take<std::string>(opts, "save_images", "", "a folder path");
+  const auto shard = Take<std::vector<int>>(opts, "shard", {1, 1}, "a pair [k, n]");
+  if (shard.size() != 2) throw py::value_error("shard must be a pair [k, n] with 1 <= k <= n");
+  o.shard_k = shard[0];
+  o.shard_n = shard[1];
+  if (!opts.empty()) {
+    std::string keys;
+    for (auto item : opts)
+      keys += (keys.empty() ? "" : ", ") + py::str(item.first).cast<std::string>();
+    std::string accepted;
+    for (const auto& n : EvaluateOptions()) accepted += (accepted.empty() ? "" : ", ") + n;
+    throw py::type_error("advbo.evaluate: unknown option(s) " + keys + " (accepted: " + accepted +
+                         ")");
+  }
+  std::vector<std::string> notes;
+  experiment::EvaluationResult r;
+  {
+    py::gil_scoped_release nogil;
+    experiment::EvaluationHooks hooks;
+    hooks.note = [&](const std::string& line, bool) { notes.push_back(line); };
+    r = experiment::Evaluate(o, hooks);
+  }
+  py::dict result;
+  result["summary"] = py::module_::import("json").attr("loads")(r.summary.dump());
+  result["table"] = r.table;
+  result["records"] = r.records;
+  result["status"] = r.status;
+  result["notes"] = notes;
+  return result;
+}
+
 // advbo.load_images: the shipped sample of a dataset or the user's own data, as the CLI's
 // --dataset / --data read them.
 py::tuple LoadImages(const std::string& dataset, const std::string& data, const std::string& format,
@@ -465,6 +561,12 @@ PYBIND11_MODULE(_core, m) {
   });
   m.attr("kMaxBudget") = advbo::experiment::kMaxBudget;
   m.attr("RUN_OPTIONS") = py::tuple(py::cast(advbo::python::RunOptions()));
+  m.attr("EVALUATE_OPTIONS") = py::tuple(py::cast(advbo::python::EvaluateOptions()));
+  // The one table of default budgets (experiment/threat_model.h), model queries.
+  m.attr("DEFAULT_BUDGET_ATTACK") =
+      advbo::experiment::DefaultBudget(advbo::experiment::BudgetUse::kAttack);
+  m.attr("DEFAULT_BUDGET_EVALUATE") =
+      advbo::experiment::DefaultBudget(advbo::experiment::BudgetUse::kEvaluate);
   // The attack registry's names (attacks/registry.h), exported as advbo.ATTACKS.
   m.attr("ATTACKS") = py::tuple(py::cast(advbo::attacks::AttackNames()));
   m.attr("__version__") = ADVBO_VERSION;
@@ -478,7 +580,8 @@ PYBIND11_MODULE(_core, m) {
 Returns (images float32 [N, C, H, W] in [0, 1], labels int64 [N], -1 where unknown). Raises
 advbo.DataError naming the file.)doc");
   m.def("run", &advbo::python::Run, py::arg("model"), py::arg("images"), py::arg("labels"),
-        py::arg("attack") = "bos2", py::arg("eps") = py::none(), py::arg("budget") = 900,
+        py::arg("attack") = "bos2", py::arg("eps") = py::none(),
+        py::arg("budget") = advbo::experiment::DefaultBudget(advbo::experiment::BudgetUse::kAttack),
         py::arg("targeted") = true, py::arg("seed") = 0, py::arg("progress") = py::none(),
         R"doc(Runs attacks on images through advbo's experiment runner (see advbo.attack).
 
@@ -496,4 +599,12 @@ adversarial query of a hard-label instance, float32 [C, H, W], or None), num_cla
 query space), model_output ("logits", "log_probabilities" or "probabilities") and
 zero_probability_rows (answers holding an exact-zero probability). Raises ValueError / TypeError on bad arguments, ModelError on a model that
 fails, and re-raises the callable's own exception.)doc");
+  m.def("evaluate", &advbo::python::EvaluateModel, py::arg("model"), py::arg("out"),
+        R"doc(Robust accuracy over an ensemble of black-box attacks (see advbo.evaluate).
+
+model  a TorchScript file path or a served model's URL; out  the output folder.
+options  EVALUATE_OPTIONS, as advbo evaluate's flags. Returns a dict: summary (summary.json's
+content), table (table.txt's), records (the record file), status (0, or 3 when images were
+not evaluated) and notes (the run's banner and notes). Raises ValueError / TypeError on bad
+arguments, ModelError / DataError naming the file.)doc");
 }

@@ -101,7 +101,11 @@ TEST(OutputDefense, AaaReportsTheAttractorMarginWithTheCalibratedTopProbability)
     const auto [a2, b2] = Top2(out.row(i));
     ASSERT_EQ(a2, a) << "prediction changed in row " << i;
     const double m = lp(i, a) - lp(i, b);
-    const double t = AaaTargetMargin(m, 3, 1);
+    // AAA-linear's target margin (Chen et al. 2022, Sec. 4.2) in closed form: the attractor
+    // at the centre of m's interval of width 3, m's offset from it reversed (alpha = 1).
+    const double attractor = 3 * (std::floor(m / 3) + 0.5);
+    const double t = attractor - (m - attractor);
+    EXPECT_NEAR(AaaTargetMargin(m, 3, 1), t, 1e-12) << i;
     EXPECT_NEAR(out(i, a2) - out(i, b2), t, 1e-9) << i;
     EXPECT_TRUE(out.row(i).allFinite());
     EXPECT_NEAR(out.row(i).array().exp().sum(), 1.0, 1e-9);

@@ -534,3 +534,39 @@ def test_attacks_are_the_registrys():
         advbo.ATTACKS)
     with pytest.raises(ValueError, match=r"unknown attack 'sqare' \(available: bos2, "):
         advbo.attack(Brightness(), grey_images([0.4]), np.array([0]), attack="sqare", eps=0.1)
+
+
+def test_evaluate_equals_the_cli_run_and_its_verdicts(tmp_path):
+    # advbo.evaluate and `advbo evaluate` run one library: the same options give the same
+    # records and summary (timing aside), and the robust accuracy is the verdicts' own count.
+    model = advbo.shipped_model("mnist_cw")
+    common = dict(dataset="mnist", num_images=3, budget=60, reference="none", seed=1)
+    r = advbo.evaluate(model, str(tmp_path / "py"), **common)
+    subprocess.run([BINARY, "evaluate", "--dataset", "mnist", "-n", "3", "--budget", "60",
+                    "--reference", "none", "--seed", "1", "--threads", "0", "-q", "-o",
+                    str(tmp_path / "cli")], check=True, stdout=subprocess.DEVNULL)
+    def records(folder):
+        with open(folder / "records.jsonl") as f:
+            return [{k: v for k, v in json.loads(line).items() if k not in TIMING} for line in f]
+    assert records(tmp_path / "py") == records(tmp_path / "cli")
+    with open(tmp_path / "cli" / "summary.json") as f:
+        cli = json.load(f)
+    assert r.robust_accuracy == cli["robust_accuracy"]
+    with open(tmp_path / "py" / "images.jsonl") as f:
+        verdicts = [json.loads(line) for line in f]
+    assert len(verdicts) == 3
+    assert r.robust_accuracy == sum(v["robust"] for v in verdicts) / 3
+    assert r.upper_bound and any("budget below" in why for why in r.summary["upper_bound_reasons"])
+    assert r.summary["budget"] == 60 and r.summary["budget_unit"] == "model queries per image"
+    assert r.status == 0 and "robust accuracy" in r.table and r.reference_robust_accuracy is None
+
+
+def test_evaluate_refuses_bad_arguments_by_name(tmp_path):
+    model = advbo.shipped_model("mnist_cw")
+    with pytest.raises(TypeError, match="unknown option"):
+        advbo.evaluate(model, str(tmp_path / "a"), targets=3)
+    with pytest.raises(ValueError, match="eps"):
+        advbo.evaluate(model, str(tmp_path / "b"), eps=2.0)
+    with pytest.raises(TypeError, match="TorchScript file"):
+        advbo.evaluate(lambda x: x, str(tmp_path / "c"))
+    assert not (tmp_path / "b").exists()  # bad input writes nothing

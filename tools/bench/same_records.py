@@ -168,7 +168,27 @@ def compare(args):
         with open(os.path.join(args.report, "cases.jsonl"), "w") as f:
             for r in rows:
                 f.write(json.dumps(r) + "\n")
+        write_readme(args.report, rows, args.title, args.expected)
     return 0 if all(r["identical"] for r in rows) else 1
+
+
+def write_readme(folder, rows, title, expected):
+    """README.md of a report: one row per case, the fields that differ, and what was expected."""
+    same = sum(r["identical"] for r in rows)
+    lines = [f"# {title}", "",
+             "`python3 tools/bench/same_records.py run --binary OLD --out A`, the same with the new",
+             "build into B, then `same_records.py compare A B --report THIS_FOLDER`: every case's",
+             "outputs (records, reference, verdicts, summary) compared field by field, timing fields",
+             "left out.", "", f"{same} of {len(rows)} cases identical.", ""]
+    if expected:
+        lines += ["Expected differences: " + expected, ""]
+    lines += ["| case | command | records | differing fields |", "| --- | --- | ---: | --- |"]
+    for r in rows:
+        diff = "; ".join(r["differs"]) if r["differs"] else "none"
+        lines.append(f"| {r['case']} | `advbo {r.get('command', '?')}` | {r.get('records', 0)} | "
+                     f"{diff} |")
+    with open(os.path.join(folder, "README.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
 
 
 def main():
@@ -182,7 +202,9 @@ def main():
     c = sub.add_parser("compare", help="compare two runs' outputs")
     c.add_argument("old")
     c.add_argument("new")
-    c.add_argument("--report", help="folder for cases.jsonl")
+    c.add_argument("--report", help="folder for cases.jsonl and README.md")
+    c.add_argument("--title", default="Records of two builds, side by side")
+    c.add_argument("--expected", default="", help="what the change meant to alter (README)")
     args = ap.parse_args()
     if args.mode == "run":
         run(args)

@@ -14,9 +14,13 @@ Every image the model scores is one query; the budget is a hard limit and every 
 inside the eps-ball (L_inf, or L2 with norm="l2"; hard-label attacks, feedback="label", may
 query outside it and succeed only inside). By default queries are 8-bit images, so each success is an image
 that stays adversarial when saved as PNG. See ``help(advbo.attack)``.
+
+Robust accuracy over an ensemble of black-box attacks, beside a white-box reference, is
+``advbo.evaluate(model_file, out_folder, dataset="cifar10")`` (``help(advbo.evaluate)``).
 """
 from ._core import ATTACKS, DataError, ModelError, __version__
-from ._api import Attack, AttackResult, attack, load_images, shipped_model
+from ._api import (Attack, AttackResult, EvaluationResult, attack, evaluate, load_images,
+                   shipped_model)
 
-__all__ = ["ATTACKS", "Attack", "AttackResult", "attack", "load_images", "shipped_model",
-           "DataError", "ModelError", "__version__"]
+__all__ = ["ATTACKS", "Attack", "AttackResult", "EvaluationResult", "attack", "evaluate",
+           "load_images", "shipped_model", "DataError", "ModelError", "__version__"]

@@ -340,7 +340,8 @@ class Attack:
         the CLI's --data, unless dataset= picks a shipped dataset's standard radius (L_inf:
         mnist 0.3, cifar10 8/255; L2: 2 and 0.5; the CLI's defaults). The range is checked by
         the core, as on the CLI.
-    budget: queries per instance, [1, 1e8] (default 900, the BOS^2 thesis' T). Every image the
+    budget: model queries per instance, [1, 1e8] (default 900, the BOS^2 thesis' T; the one
+        table of defaults is the core's, advbo._core.DEFAULT_BUDGET_ATTACK). Every image the
         model scores counts; never more than the budget.
     targeted / target: the goal. Default: untargeted (argmax != y; x_adv shaped like x, as
         torchattacks and ART return it). target=K: class K for every image; target=[t_0, ...]
@@ -375,7 +376,8 @@ class Attack:
     model fails, and the model's or callback's own exception when it raises.
     """
 
-    def __init__(self, name: str = "bos2", *, eps: Optional[float] = None, budget: int = 900,
+    def __init__(self, name: str = "bos2", *, eps: Optional[float] = None,
+                 budget: int = _core.DEFAULT_BUDGET_ATTACK,
                  targeted: Optional[bool] = None, target=None, seed: int = 0,
                  pixels: str = "8bit",
                  dataset: Optional[str] = None, verbose: bool = False,
@@ -569,3 +571,85 @@ def attack(model, x, y=None, attack: str = "bos2", **kwargs) -> AttackResult:
     attacked, records) whose arrays are numpy or torch like x, on x's device.
     """
     return Attack(attack, **kwargs)(model, x, y)
+
+
+class EvaluationResult(NamedTuple):
+    """What advbo.evaluate returns.
+
+    robust_accuracy: the black-box ensemble's worst-case robust accuracy, a fraction in [0, 1]
+        over all images looked at (clean errors and images not evaluated count as not robust);
+        None with reference_only=True.
+    reference_robust_accuracy: the white-box reference's (APGD-CE + APGD-T), or None where it
+        does not apply.
+    upper_bound: whether the number is only an upper bound (no working adaptive attack
+        challenged the defense, or the budget is below the default 10,000 per image); the
+        reasons are summary["upper_bound_reasons"].
+    summary: summary.json's content (every field of docs/guide/evaluate.md).
+    table: the table advbo evaluate prints.
+    out: the output folder (records.jsonl, reference.jsonl, images.jsonl, summary.json,
+        table.txt, curves.csv).
+    status: 0, or 3 when images were not evaluated (run the same call again to resume).
+    notes: the run's banner and notes.
+    """
+    robust_accuracy: Optional[float]
+    reference_robust_accuracy: Optional[float]
+    upper_bound: bool
+    summary: dict
+    table: str
+    out: str
+    status: int
+    notes: list
+
+
+def evaluate(model, out, *, dataset: str = "mnist", eps: Optional[float] = None,
+             budget: int = _core.DEFAULT_BUDGET_EVALUATE, **options) -> EvaluationResult:
+    """Worst-case robust accuracy of a (defended) model over an ensemble of black-box attacks,
+    AutoAttack's protocol (Croce & Hein 2020) with a per-image query budget -- what
+    ``advbo evaluate`` runs, on the same library (the counterpart of AutoAttack's
+    ``run_standard_evaluation``)::
+
+        r = advbo.evaluate(advbo.shipped_model("cifar10_cw"), "eval_out", dataset="cifar10",
+                           num_images=100)
+        r.robust_accuracy, r.reference_robust_accuracy, r.upper_bound
+
+    model: a TorchScript file (path) or a served model's URL (http://HOST:PORT/predict); an
+        nn.Module: save it with torch.jit.save(torch.jit.script(net), "net.pt") first (the
+        white-box reference differentiates the file).
+    out: the output folder; a folder of an interrupted run with the same settings resumes.
+    dataset: "mnist" | "cifar10", the shipped test sample (or data="path": your own, as the
+        CLI's --data); indices=[...] or num_images=N (default 10) picks the images.
+    eps: the radius in pixel units (default the dataset's standard: L_inf 0.3 MNIST, 8/255
+        CIFAR-10; norm="l2": 2 and 0.5).
+    budget: model queries per image over the whole ensemble (default 10,000; below it the
+        result is marked an upper bound).
+    options: norm, feedback, pixels, seed, defense ("jpeg:quality=75", "noise:sigma=0.02", ...;
+        every member is then wrapped by the defense's adaptive attack unless adaptive=False),
+        ensemble ("square,parsimonious"), split ("1,2"), reference ("auto" | "apgd" | "none"),
+        reference_only, reference_steps, reference_restarts, reference_targets, verify_draws,
+        threads, normalize, output, save_images, shard ([k, n]) -- advbo evaluate's flags.
+
+    Raises TypeError / ValueError for bad arguments (naming them), advbo.ModelError /
+    advbo.DataError naming the file.
+    """
+    if hasattr(model, "__fspath__"):
+        model = os.fspath(model)
+    if not isinstance(model, str):
+        raise TypeError("model must be a TorchScript file path or a served model's URL, got "
+                        f"{type(model).__name__} (save an nn.Module with torch.jit.save first)")
+    if hasattr(out, "__fspath__"):
+        out = os.fspath(out)
+    if not isinstance(out, str) or not out:
+        raise TypeError(f"out must be a folder path, got {out!r}")
+    unknown = sorted(set(options) - set(_core.EVALUATE_OPTIONS))
+    if unknown:
+        raise TypeError(f"advbo.evaluate: unknown option(s) {', '.join(unknown)} (accepted: "
+                        f"{', '.join(_core.EVALUATE_OPTIONS)})")
+    if eps is not None:
+        options["eps"] = eps
+    r = _core.evaluate(model, out, dataset=dataset, budget=budget, **options)
+    s = r["summary"]
+    return EvaluationResult(
+        robust_accuracy=s.get("robust_accuracy"),
+        reference_robust_accuracy=s.get("reference_robust_accuracy"),
+        upper_bound=bool(s.get("upper_bound", False)), summary=s, table=r["table"], out=out,
+        status=r["status"], notes=list(r["notes"]))
