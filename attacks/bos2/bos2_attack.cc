@@ -104,6 +104,25 @@ struct Setting {
 using SettingHandler = void (*)(const Setting& s, Bos2Options* o);
 
 // Every `bos2:` setting and what it sets (ranges are checked by Bos2Options::Validate).
+// batch_mode: pass (one acquisition pass per batch) | kb (Kriging believer).
+void SetBatchMode(const Setting& s, Bos2Options* o) {
+  if (s.value != "pass" && s.value != "kb")
+    throw std::invalid_argument(
+        "bos2 setting batch_mode must be pass (one acquisition pass per batch) or kb "
+        "(Kriging believer), got '" +
+        s.value + "'");
+  o->batch_one_pass = s.value == "pass";
+}
+
+// batch: points per perturbation-loop step, an integer in 1..i_max.
+void SetBatch(const Setting& s, Bos2Options* o) {
+  const double b = s.Number();  // bounded by i_max, and says so
+  if (b != std::floor(b) || b < 1 || b > o->i_max)
+    throw std::invalid_argument("attack '" + s.spec + "': batch must be an integer in 1.." +
+                                std::to_string(o->i_max) + " (the perturbation loop's i_max)");
+  o->batch = static_cast<int>(b);
+}
+
 const std::map<std::string, SettingHandler>& SettingHandlers() {
   static const std::map<std::string, SettingHandler> handlers = {
       {"preset", [](const Setting& s, Bos2Options* o) { ApplyPreset(s.value, s.dataset, o); }},
@@ -165,24 +184,8 @@ const std::map<std::string, SettingHandler>& SettingHandlers() {
       {"tr_succ", [](const Setting& s, Bos2Options* o) { o->trust.success_tolerance = s.Int(1); }},
       {"tr_fail", [](const Setting& s, Bos2Options* o) { o->trust.failure_tolerance = s.Int(0); }},
       {"paths", [](const Setting& s, Bos2Options* o) { o->bos.num_paths = s.Int(100); }},
-      {"batch_mode",
-       [](const Setting& s, Bos2Options* o) {
-         if (s.value != "pass" && s.value != "kb")
-           throw std::invalid_argument(
-               "bos2 setting batch_mode must be pass (one acquisition pass per batch) or kb "
-               "(Kriging believer), got '" +
-               s.value + "'");
-         o->batch_one_pass = s.value == "pass";
-       }},
-      {"batch",
-       [](const Setting& s, Bos2Options* o) {
-         const double b = s.Number();  // bounded by i_max, and says so
-         if (b != std::floor(b) || b < 1 || b > o->i_max)
-           throw std::invalid_argument("attack '" + s.spec + "': batch must be an integer in 1.." +
-                                       std::to_string(o->i_max) +
-                                       " (the perturbation loop's i_max)");
-         o->batch = static_cast<int>(b);
-       }},
+      {"batch_mode", SetBatchMode},
+      {"batch", SetBatch},
   };
   return handlers;
 }

@@ -19,6 +19,7 @@
 #include "cli/bo_tune.h"
 #include "cli/commands.h"
 #include "cli/format.h"
+#include "cli/option_table.h"
 #include "cli/parse.h"
 #include "cli/progress.h"
 #include "cli/validators.h"
@@ -353,10 +354,173 @@ int RunBoCommand(const BoArgs& a) {
 
 }  // namespace
 
+// The options of the command, in --help order (cli/option_table.h).
+const OptionRow<BoArgs> kBoOptions[] = {
+    Custom<BoArgs>([](CLI::App* cmd, BoArgs* a) {
+      std::string names;
+      for (const auto& n : bo::TestFunctionNames()) names += (names.empty() ? "" : ", ") + n;
+      return cmd->add_option("--function,-f", a->function, "test function: " + names);
+    }),
+    Value("--command,-c", &BoArgs::command, "external objective command (see above)"),
+    Value("--bounds", &BoArgs::bounds,
+          "box for --command: LO:HI (all coordinates, with --dim) or LO:HI,LO:HI,..."),
+    Value("--dim,-d", &BoArgs::dim,
+          "dimension: for ackley, rosenbrock, michalewicz, gp-sample (default 2) and "
+          "for --command with a single LO:HI",
+          IntInRange(1, 1000)),
+    Flag("--maximize", &BoArgs::maximize, "maximise instead of minimise"),
+    Custom<BoArgs>([](CLI::App* cmd, BoArgs* a) {
+      return cmd
+          ->add_flag("--minimize", a->minimize, "minimise (the default; as `advbo fbo --minimize`)")
+          ->excludes(cmd->get_option("--maximize"));
+    }),
+    Value("--acq", &BoArgs::acq, "acquisition: ucb | ei | pi | ts (Thompson sampling, RFF)",
+          std::nullopt, "ei"),
+    Value("--beta", &BoArgs::beta,
+          "UCB exploration weight: kandasamy2015 (0.2 d log 2t) | srinivas2010 | "
+          "r2b2_ref (0.5 d log 2t) | constant:V",
+          std::nullopt, "kandasamy2015"),
+    Value("--xi", &BoArgs::xi, "EI/PI improvement margin (standardised units)", NumberIn(0, 1e6),
+          0.0),
+    Value("--kernel", &BoArgs::kernel, "GP kernel: se | matern12 | matern32 | matern52",
+          std::nullopt, "matern52"),
+    Flag("--isotropic", &BoArgs::isotropic, "one lengthscale for all inputs (default: ARD)"),
+    Value("--noise", &BoArgs::noise,
+          "observation noise variance (standardised units): fit | VALUE (0 = noise-free)",
+          std::nullopt, "fit"),
+    Value("--budget,-b", &BoArgs::budget, "total evaluations, initial design included",
+          IntInRange(1, 100000), 40),
+    Value("--init", &BoArgs::init,
+          "initial design: sobol | lhs | uniform, optionally :N points (default "
+          "max(3, d+1)); a bare N means sobol:N",
+          std::nullopt, "sobol"),
+    Value("--refit-every", &BoArgs::refit_every, "refit GP hyperparameters every N iterations",
+          IntInRange(1, 1000000), 1),
+    Value("--ts-features", &BoArgs::ts_features, "random Fourier features for --acq ts",
+          IntInRange(1, 100000), 500),
+    Value("--target", &BoArgs::target, "stop once the best value reaches this"),
+    Value("--patience", &BoArgs::patience,
+          "stop after N evaluations without improvement (0 = never)", IntInRange(0, 1000000), 0),
+    Value("--on-error", &BoArgs::on_error,
+          "failed evaluation: stop (end cleanly, exit 2) | continue (impute the worst "
+          "value seen so far)",
+          std::nullopt, "stop"),
+    Value("--eval-timeout", &BoArgs::eval_timeout,
+          "wall-time limit per --command evaluation in seconds (0 = none): an "
+          "evaluation over it is killed with its whole process group and counts as "
+          "failed (see --on-error)",
+          NumberIn(0, experiment::kMaxHttpTimeout), 0),
+    Value("--seed", &BoArgs::seed, "seed of the BO run", UnsignedInt(), 0),
+    Value("--function-seed", &BoArgs::function_seed,
+          "seed of the gp-sample function (default: --seed)", UnsignedInt()),
+    Value("--lengthscale", &BoArgs::lengthscale, "SE lengthscale of gp-sample on [0,1]^d",
+          NumberIn(0, 1e6, true), 0.2),
+    Value("--candidates", &BoArgs::candidates,
+          "finite domain: a CSV file of candidate points, one per line (d numbers; a "
+          "header line is skipped); proposals maximise the acquisition over them. With "
+          "--command and no --bounds, the box is their bounding box"),
+    Value("--algo", &BoArgs::algo, &AlgoArgs::algo,
+          "algorithm: standard (sequential, --acq) | hybrid-ei (Azimi et al. 2012: "
+          "sequential EI that switches to batches while eq. 3 holds) | cl-batch "
+          "(constant liar: always --batch-max points) | uhe-bo (Ha et al.: EXP3 mixes "
+          "random and GP-UCB points, hyperparameters fitted on pseudo-i.i.d. data; "
+          "needs --acq ucb, the paper uses --beta constant:1.96) | rm-gp-ucb (Dai 2021 "
+          "Ch. 7: GP-UCB that borrows from earlier tasks' traces given by --meta and "
+          "learns online how similar each one is; needs --acq ucb) | bo-bos (Dai 2021 "
+          "Ch. 4: GP-UCB that early-stops training runs by Bayesian optimal stopping; "
+          "--task or a --command printing one validation error per epoch) | hyperband "
+          "(Li et al. 2017; --task or --command) | po-gp-ucb (Kharkovskii et al. 2020: "
+          "the --candidates records are released as a random projection and GP-UCB "
+          "runs on the released rows; needs --acq ucb and --po-epsilon; makes no "
+          "differential-privacy claim, see docs/papers.md)",
+          std::nullopt, "standard"),
+    Custom<BoArgs>([](CLI::App* cmd, BoArgs* a) {
+      return cmd
+          ->add_option("--meta", a->algo.meta,
+                       "rm-gp-ucb: earlier `advbo bo --out` traces (comma-separated) on the same "
+                       "box and goal, one meta-task each; their GPs are fitted once")
+          ->delimiter(',');
+    }),
+    Value("--po-epsilon", &BoArgs::algo, &AlgoArgs::po_epsilon,
+          "po-gp-ucb: epsilon of Algorithm 1 (> 0; the threshold omega shrinks as it "
+          "grows)",
+          NumberIn(0, 1e6, true)),
+    Value("--po-delta", &BoArgs::algo, &AlgoArgs::po_delta,
+          "po-gp-ucb: delta of Algorithm 1, in (0, 1)", NumberIn(0, 1, true, true), 1e-5),
+    Value("--po-r", &BoArgs::algo, &AlgoArgs::po_r,
+          "po-gp-ucb: projection dimension r (0 = the largest of 5, 10, ..., 50 with "
+          "omega <= sigma_min of the centred records, Sec. 3.4)",
+          IntInRange(0, 10000), 0),
+    Value("--po-delta-prime", &BoArgs::algo, &AlgoArgs::po_delta_prime,
+          "po-gp-ucb: delta' of beta_t = 2 ln(n t^2 pi^2 / (6 delta')), in (0, 1)",
+          NumberIn(0, 1, true, true), 0.025),
+    Value("--po-max-norm", &BoArgs::algo, &AlgoArgs::po_max_norm,
+          "po-gp-ucb: centre the records and scale them to this largest row norm first "
+          "(the paper: 25; 0 = as given)",
+          NumberIn(0, 1e6), 25),
+    Value("--batch-max", &BoArgs::algo, &AlgoArgs::batch_max,
+          "hybrid-ei / cl-batch: largest batch n_b (--command runs a batch's points at "
+          "once)",
+          IntInRange(1, 1000), 5),
+    Value("--hybrid-eps", &BoArgs::algo, &AlgoArgs::hybrid_eps,
+          "hybrid-ei: switching threshold epsilon in objective units (0 = sequential)",
+          NumberIn(0, 1e6), 0.02),
+    Value("--fantasy", &BoArgs::algo, &AlgoArgs::fantasy,
+          "hybrid-ei / cl-batch: fantasised outcome of a batch point: mu (posterior "
+          "mean) | ymax | ymax+ ((1+zeta) ymax) | ymin | random | M (known optimum)",
+          std::nullopt, "mu"),
+    Value("--zeta", &BoArgs::algo, &AlgoArgs::zeta, "margin of --fantasy ymax+", NumberIn(0, 1e6),
+          0.1),
+    Custom<BoArgs>([](CLI::App* cmd, BoArgs* a) {
+      std::string tasks;
+      for (const auto& n : hpo::TaskNames()) tasks += (tasks.empty() ? "" : ", ") + n;
+      return cmd->add_option(
+          "--task", a->tune.task,
+          "HPO task to tune (minimises its validation error; the box is its search "
+          "space, log10 units for log-scaled hyperparameters): " +
+              tasks);
+    }),
+    Value("--task-data", &BoArgs::tune, &TuneArgs::task_data,
+          "folder of the task's dataset (default: the shipped data/mnist, data/cifar10; "
+          "fashion: /usr/share/datasets/fashion-mnist)"),
+    Value("--task-examples", &BoArgs::tune, &TuneArgs::task_examples,
+          "examples of the task's pool, split 80/20 train/validation (0 = all; LS-SVM "
+          "2500, CNN 6000)",
+          IntInRange(0, 100000000), 0),
+    Value("--task-offset", &BoArgs::tune, &TuneArgs::task_offset,
+          "first example of the pool (disjoint subsets for meta-tasks)", IntInRange(0, 100000000),
+          0),
+    Value("--task-transform", &BoArgs::tune, &TuneArgs::task_transform,
+          "none | invert-noise (1 - x + noise) | grey (CIFAR-10 channel mean)", std::nullopt,
+          "none"),
+    Value("--task-seed", &BoArgs::tune, &TuneArgs::task_seed, "training randomness of the task",
+          UnsignedInt(), 0),
+    Value("--epochs", &BoArgs::tune, &TuneArgs::epochs,
+          "epochs N of a full training run (0 = the task's default: 50, CNN 20; 50 for a "
+          "--command; Hyperband's R "
+          "defaults to 80)",
+          IntInRange(0, 100000000), 0),
+    Value("--epoch-budget", &BoArgs::tune, &TuneArgs::epoch_budget,
+          "bo-bos / hyperband: total training epochs of the whole run", IntInRange(1, 10000000),
+          1500),
+    Value("--gamma", &BoArgs::tune, &TuneArgs::gamma,
+          "bo-bos: K1 grows as K_{1,t} = K_{1,t-1} / gamma, in (0, 1] (thesis: 0.89, "
+          "0.95, 0.99, 1)",
+          NumberIn(0, 1, true), 0.95),
+    Value("--kappa", &BoArgs::tune, &TuneArgs::kappa, "bo-bos: C2 factor kappa >= 1",
+          NumberIn(1, 1e6), 2.0),
+    Value("--warmup", &BoArgs::tune, &TuneArgs::warmup,
+          "bo-bos: epochs N0 before the stopping problem", IntInRange(1, 1000000), 8),
+    Value("--bos-paths", &BoArgs::tune, &TuneArgs::bos_paths, "bo-bos: forward-simulation paths",
+          IntInRange(1, 10000000), 100000),
+    Value("--eta", &BoArgs::tune, &TuneArgs::eta, "hyperband: successive-halving rate",
+          NumberIn(1, 1e6, true), 3.0),
+    Value("--out,-o", &BoArgs::out, "JSONL trace file"),
+    Flag("-q,--quiet", &BoArgs::quiet, "no progress bar"),
+};
+
 std::function<int()> RegisterBoCommand(CLI::App& app) {
   auto a = std::make_shared<BoArgs>();
-  std::string names;
-  for (const auto& n : bo::TestFunctionNames()) names += (names.empty() ? "" : ", ") + n;
   CLI::App* cmd = app.add_subcommand(
       "bo",
       "Bayesian optimisation of a black-box function with a GP surrogate.\n"
@@ -365,180 +529,7 @@ std::function<int()> RegisterBoCommand(CLI::App& app) {
       "is y). Writes a JSONL trace (--out: config line, one line per evaluation, summary)\n"
       "and prints best x, best y and the simple regret where the optimum is known.\n"
       "Exit status: 0 done, 1 bad input, 2 stopped by a failed evaluation or nothing succeeded.");
-  cmd->add_option("--function,-f", a->function, "test function: " + names);
-  cmd->add_option("--command,-c", a->command, "external objective command (see above)");
-  cmd->add_option("--bounds", a->bounds,
-                  "box for --command: LO:HI (all coordinates, with --dim) or LO:HI,LO:HI,...");
-  cmd->add_option("--dim,-d", a->dim,
-                  "dimension: for ackley, rosenbrock, michalewicz, gp-sample (default 2) and "
-                  "for --command with a single LO:HI")
-      ->check(IntInRange(1, 1000));
-  CLI::Option* maximize = cmd->add_flag("--maximize", a->maximize, "maximise instead of minimise");
-  cmd->add_flag("--minimize", a->minimize, "minimise (the default; as `advbo fbo --minimize`)")
-      ->excludes(maximize);
-  cmd->add_option("--acq", a->acq, "acquisition: ucb | ei | pi | ts (Thompson sampling, RFF)")
-      ->default_val("ei");
-  cmd->add_option("--beta", a->beta,
-                  "UCB exploration weight: kandasamy2015 (0.2 d log 2t) | srinivas2010 | "
-                  "r2b2_ref (0.5 d log 2t) | constant:V")
-      ->default_val("kandasamy2015");
-  cmd->add_option("--xi", a->xi, "EI/PI improvement margin (standardised units)")
-      ->check(NumberIn(0, 1e6))
-      ->default_val(0.0);
-  cmd->add_option("--kernel", a->kernel, "GP kernel: se | matern12 | matern32 | matern52")
-      ->default_val("matern52");
-  cmd->add_flag("--isotropic", a->isotropic, "one lengthscale for all inputs (default: ARD)");
-  cmd->add_option("--noise", a->noise,
-                  "observation noise variance (standardised units): fit | VALUE (0 = noise-free)")
-      ->default_val("fit");
-  cmd->add_option("--budget,-b", a->budget, "total evaluations, initial design included")
-      ->check(IntInRange(1, 100000))
-      ->default_val(40);
-  cmd->add_option("--init", a->init,
-                  "initial design: sobol | lhs | uniform, optionally :N points (default "
-                  "max(3, d+1)); a bare N means sobol:N")
-      ->default_val("sobol");
-  cmd->add_option("--refit-every", a->refit_every, "refit GP hyperparameters every N iterations")
-      ->check(IntInRange(1, 1000000))
-      ->default_val(1);
-  cmd->add_option("--ts-features", a->ts_features, "random Fourier features for --acq ts")
-      ->check(IntInRange(1, 100000))
-      ->default_val(500);
-  cmd->add_option("--target", a->target, "stop once the best value reaches this");
-  cmd->add_option("--patience", a->patience,
-                  "stop after N evaluations without improvement (0 = never)")
-      ->check(IntInRange(0, 1000000))
-      ->default_val(0);
-  cmd->add_option("--on-error", a->on_error,
-                  "failed evaluation: stop (end cleanly, exit 2) | continue (impute the worst "
-                  "value seen so far)")
-      ->default_val("stop");
-  cmd->add_option("--eval-timeout", a->eval_timeout,
-                  "wall-time limit per --command evaluation in seconds (0 = none): an "
-                  "evaluation over it is killed with its whole process group and counts as "
-                  "failed (see --on-error)")
-      ->check(NumberIn(0, experiment::kMaxHttpTimeout))
-      ->default_val(0);
-  cmd->add_option("--seed", a->seed, "seed of the BO run")->check(UnsignedInt())->default_val(0);
-  cmd->add_option("--function-seed", a->function_seed,
-                  "seed of the gp-sample function (default: --seed)")
-      ->check(UnsignedInt());
-  cmd->add_option("--lengthscale", a->lengthscale, "SE lengthscale of gp-sample on [0,1]^d")
-      ->check(NumberIn(0, 1e6, true))
-      ->default_val(0.2);
-  cmd->add_option("--candidates", a->candidates,
-                  "finite domain: a CSV file of candidate points, one per line (d numbers; a "
-                  "header line is skipped); proposals maximise the acquisition over them. With "
-                  "--command and no --bounds, the box is their bounding box");
-  cmd->add_option("--algo", a->algo.algo,
-                  "algorithm: standard (sequential, --acq) | hybrid-ei (Azimi et al. 2012: "
-                  "sequential EI that switches to batches while eq. 3 holds) | cl-batch "
-                  "(constant liar: always --batch-max points) | uhe-bo (Ha et al.: EXP3 mixes "
-                  "random and GP-UCB points, hyperparameters fitted on pseudo-i.i.d. data; "
-                  "needs --acq ucb, the paper uses --beta constant:1.96) | rm-gp-ucb (Dai 2021 "
-                  "Ch. 7: GP-UCB that borrows from earlier tasks' traces given by --meta and "
-                  "learns online how similar each one is; needs --acq ucb) | bo-bos (Dai 2021 "
-                  "Ch. 4: GP-UCB that early-stops training runs by Bayesian optimal stopping; "
-                  "--task or a --command printing one validation error per epoch) | hyperband "
-                  "(Li et al. 2017; --task or --command) | po-gp-ucb (Kharkovskii et al. 2020: "
-                  "the --candidates records are released as a random projection and GP-UCB "
-                  "runs on the released rows; needs --acq ucb and --po-epsilon; makes no "
-                  "differential-privacy claim, see docs/papers.md)")
-      ->default_val("standard");
-  cmd->add_option("--meta", a->algo.meta,
-                  "rm-gp-ucb: earlier `advbo bo --out` traces (comma-separated) on the same "
-                  "box and goal, one meta-task each; their GPs are fitted once")
-      ->delimiter(',');
-  cmd->add_option("--po-epsilon", a->algo.po_epsilon,
-                  "po-gp-ucb: epsilon of Algorithm 1 (> 0; the threshold omega shrinks as it "
-                  "grows)")
-      ->check(NumberIn(0, 1e6, true));
-  cmd->add_option("--po-delta", a->algo.po_delta, "po-gp-ucb: delta of Algorithm 1, in (0, 1)")
-      ->check(NumberIn(0, 1, true, true))
-      ->default_val(1e-5);
-  cmd->add_option("--po-r", a->algo.po_r,
-                  "po-gp-ucb: projection dimension r (0 = the largest of 5, 10, ..., 50 with "
-                  "omega <= sigma_min of the centred records, Sec. 3.4)")
-      ->check(IntInRange(0, 10000))
-      ->default_val(0);
-  cmd->add_option("--po-delta-prime", a->algo.po_delta_prime,
-                  "po-gp-ucb: delta' of beta_t = 2 ln(n t^2 pi^2 / (6 delta')), in (0, 1)")
-      ->check(NumberIn(0, 1, true, true))
-      ->default_val(0.025);
-  cmd->add_option("--po-max-norm", a->algo.po_max_norm,
-                  "po-gp-ucb: centre the records and scale them to this largest row norm first "
-                  "(the paper: 25; 0 = as given)")
-      ->check(NumberIn(0, 1e6))
-      ->default_val(25);
-  cmd->add_option("--batch-max", a->algo.batch_max,
-                  "hybrid-ei / cl-batch: largest batch n_b (--command runs a batch's points at "
-                  "once)")
-      ->check(IntInRange(1, 1000))
-      ->default_val(5);
-  cmd->add_option("--hybrid-eps", a->algo.hybrid_eps,
-                  "hybrid-ei: switching threshold epsilon in objective units (0 = sequential)")
-      ->check(NumberIn(0, 1e6))
-      ->default_val(0.02);
-  cmd->add_option("--fantasy", a->algo.fantasy,
-                  "hybrid-ei / cl-batch: fantasised outcome of a batch point: mu (posterior "
-                  "mean) | ymax | ymax+ ((1+zeta) ymax) | ymin | random | M (known optimum)")
-      ->default_val("mu");
-  cmd->add_option("--zeta", a->algo.zeta, "margin of --fantasy ymax+")
-      ->check(NumberIn(0, 1e6))
-      ->default_val(0.1);
-  std::string tasks;
-  for (const auto& n : hpo::TaskNames()) tasks += (tasks.empty() ? "" : ", ") + n;
-  cmd->add_option("--task", a->tune.task,
-                  "HPO task to tune (minimises its validation error; the box is its search "
-                  "space, log10 units for log-scaled hyperparameters): " +
-                      tasks);
-  cmd->add_option("--task-data", a->tune.task_data,
-                  "folder of the task's dataset (default: the shipped data/mnist, data/cifar10; "
-                  "fashion: /usr/share/datasets/fashion-mnist)");
-  cmd->add_option("--task-examples", a->tune.task_examples,
-                  "examples of the task's pool, split 80/20 train/validation (0 = all; LS-SVM "
-                  "2500, CNN 6000)")
-      ->check(IntInRange(0, 100000000))
-      ->default_val(0);
-  cmd->add_option("--task-offset", a->tune.task_offset,
-                  "first example of the pool (disjoint subsets for meta-tasks)")
-      ->check(IntInRange(0, 100000000))
-      ->default_val(0);
-  cmd->add_option("--task-transform", a->tune.task_transform,
-                  "none | invert-noise (1 - x + noise) | grey (CIFAR-10 channel mean)")
-      ->default_val("none");
-  cmd->add_option("--task-seed", a->tune.task_seed, "training randomness of the task")
-      ->check(UnsignedInt())
-      ->default_val(0);
-  cmd->add_option("--epochs", a->tune.epochs,
-                  "epochs N of a full training run (0 = the task's default: 50, CNN 20; 50 for a "
-                  "--command; Hyperband's R "
-                  "defaults to 80)")
-      ->check(IntInRange(0, 100000000))
-      ->default_val(0);
-  cmd->add_option("--epoch-budget", a->tune.epoch_budget,
-                  "bo-bos / hyperband: total training epochs of the whole run")
-      ->check(IntInRange(1, 10000000))
-      ->default_val(1500);
-  cmd->add_option("--gamma", a->tune.gamma,
-                  "bo-bos: K1 grows as K_{1,t} = K_{1,t-1} / gamma, in (0, 1] (thesis: 0.89, "
-                  "0.95, 0.99, 1)")
-      ->check(NumberIn(0, 1, true))
-      ->default_val(0.95);
-  cmd->add_option("--kappa", a->tune.kappa, "bo-bos: C2 factor kappa >= 1")
-      ->check(NumberIn(1, 1e6))
-      ->default_val(2.0);
-  cmd->add_option("--warmup", a->tune.warmup, "bo-bos: epochs N0 before the stopping problem")
-      ->check(IntInRange(1, 1000000))
-      ->default_val(8);
-  cmd->add_option("--bos-paths", a->tune.bos_paths, "bo-bos: forward-simulation paths")
-      ->check(IntInRange(1, 10000000))
-      ->default_val(100000);
-  cmd->add_option("--eta", a->tune.eta, "hyperband: successive-halving rate")
-      ->check(NumberIn(1, 1e6, true))
-      ->default_val(3.0);
-  cmd->add_option("--out,-o", a->out, "JSONL trace file");
-  cmd->add_flag("-q,--quiet", a->quiet, "no progress bar");
+  AddOptionTable(cmd, a.get(), kBoOptions);
   return [cmd, a]() {
     if (!cmd->parsed()) return 0;
     a->budget_given = cmd->get_option("--budget")->count() > 0;

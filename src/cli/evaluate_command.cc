@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/experiment_options.h"
 #include "cli/interrupt_hint.h"
+#include "cli/option_table.h"
 #include "cli/parse.h"
 #include "cli/plot.h"
 #include "cli/progress.h"
@@ -102,6 +103,82 @@ int RunEvaluateMerge(const std::vector<std::string>& inputs, const std::string& 
 
 }  // namespace
 
+// The options of the command, in --help order (cli/option_table.h).
+const OptionRow<EvaluateArgs> kEvaluateOptions[] = {
+    Custom<EvaluateArgs>([](CLI::App* cmd, EvaluateArgs* a) {
+      return cmd->add_option(
+          "--ensemble", a->evaluation.ensemble,
+          "comma list of attack specs, cheapest first (as --attacks of advbo bench); "
+          "default by threat model: " +
+              attacks::DefaultEnsemble(oracle::Norm::kLinf, oracle::Feedback::kScores) + " | " +
+              attacks::DefaultEnsemble(oracle::Norm::kL2, oracle::Feedback::kScores) +
+              " (--norm l2) | " +
+              attacks::DefaultEnsemble(oracle::Norm::kLinf, oracle::Feedback::kLabel) +
+              " (--feedback label) | " +
+              attacks::DefaultEnsemble(oracle::Norm::kL2, oracle::Feedback::kLabel) +
+              " (--feedback label --norm l2)");
+    }),
+    Flag("--no-adaptive", &EvaluateArgs::evaluation, &experiment::EvaluationOptions::no_adaptive,
+         "do not add the defense's adaptive attack to the ensemble"),
+    Value("--reference", &EvaluateArgs::evaluation, &experiment::EvaluationOptions::reference,
+          "white-box reference beside the ensemble: auto (APGD-CE + APGD-T, Croce & "
+          "Hein 2020, when it applies: a local TorchScript model, no defense, L_inf) | "
+          "apgd (the same) | none. Writes reference.jsonl, reference_robust_accuracy "
+          "and combined_robust_accuracy (robust only where both failed)",
+          CLI::IsMember({"auto", "apgd", "none"}), "auto"),
+    Value("--split", &EvaluateArgs::evaluation, &experiment::EvaluationOptions::split,
+          "how --budget (per image, over the whole ensemble) is shared: one weight per "
+          "ensemble attack in order (default equal); what an attack leaves unused "
+          "passes on to the next"),
+    Custom<EvaluateArgs>([](CLI::App* cmd, EvaluateArgs* a) {
+      return cmd
+          ->add_option(
+              "--verify-draws", a->spec.verify_draws,
+              "behind a randomised defense, re-query each saved image this many times (fresh "
+              "draws of the defense's randomness); a break counts when most draws are "
+              "adversarial")
+          ->check(IntInRange(1, 1000))
+          ->default_val(a->spec.verify_draws);
+    }),
+    Value("--save-images", &EvaluateArgs::evaluation, &experiment::EvaluationOptions::save_images,
+          "folder for clean_<i>.png and adversarial_<i>.png of every image an attack "
+          "broke (the saved 8-bit image, inside the ball, verified adversarial), and "
+          "reference_<i>.png of every image the white-box reference broke"),
+    Flag("--reference-only", &EvaluateArgs::evaluation,
+         &experiment::EvaluationOptions::reference_only,
+         "run only the white-box reference (no black-box attack)"),
+    Custom<EvaluateArgs>([](CLI::App* cmd, EvaluateArgs* a) {
+      return cmd
+          ->add_option("--reference-steps", a->evaluation.apgd.iterations,
+                       "APGD iterations per run (AutoAttack's standard: 100)")
+          ->check(IntInRange(1, 100000))
+          ->default_val(100);
+    }),
+    Custom<EvaluateArgs>([](CLI::App* cmd, EvaluateArgs* a) {
+      return cmd
+          ->add_option("--reference-restarts", a->evaluation.apgd.restarts,
+                       "APGD-CE runs from random starts (AutoAttack's standard: 1)")
+          ->check(IntInRange(1, 1000))
+          ->default_val(1);
+    }),
+    Custom<EvaluateArgs>([](CLI::App* cmd, EvaluateArgs* a) {
+      return cmd
+          ->add_option("--reference-targets", a->evaluation.apgd.target_classes,
+                       "APGD-T target classes, the top ones by clean logits (standard: 9)")
+          ->check(IntInRange(0, 1000))
+          ->default_val(9);
+    }),
+};
+
+// The options after the experiment's (cli/experiment_options.h): sharding and output.
+const OptionRow<EvaluateArgs> kEvaluateOutputOptions[] = {
+    Value("--shard", &EvaluateArgs::shard, "evaluate shard k of n (every n-th image from the k-th)",
+          std::nullopt, "1/1"),
+    Value("-o,--out", &EvaluateArgs::evaluation, &experiment::EvaluationOptions::out_dir,
+          "output folder (required)"),
+    Flag("-q,--quiet", &EvaluateArgs::quiet, "no progress bar"),
+};
+
 std::function<int()> RegisterEvaluateCommand(CLI::App& app) {
   auto a = std::make_shared<EvaluateArgs>();
   a->spec = experiment::EvaluationOptions::EvaluationSpec();
@@ -120,54 +197,8 @@ std::function<int()> RegisterEvaluateCommand(CLI::App& app) {
       "into -o/--out; --shard k/n takes every n-th image, and the same command without\n"
       "--shard on that folder combines the shards (no new query); `advbo evaluate merge`\n"
       "combines folders. An image an attack was not run on is 'not evaluated' (exit 3).");
-  cmd->add_option("--ensemble", a->evaluation.ensemble,
-                  "comma list of attack specs, cheapest first (as --attacks of advbo bench); "
-                  "default by threat model: " +
-                      attacks::DefaultEnsemble(oracle::Norm::kLinf, oracle::Feedback::kScores) +
-                      " | " +
-                      attacks::DefaultEnsemble(oracle::Norm::kL2, oracle::Feedback::kScores) +
-                      " (--norm l2) | " +
-                      attacks::DefaultEnsemble(oracle::Norm::kLinf, oracle::Feedback::kLabel) +
-                      " (--feedback label) | " +
-                      attacks::DefaultEnsemble(oracle::Norm::kL2, oracle::Feedback::kLabel) +
-                      " (--feedback label --norm l2)");
-  cmd->add_flag("--no-adaptive", a->evaluation.no_adaptive,
-                "do not add the defense's adaptive attack to the ensemble");
-  cmd->add_option("--reference", a->evaluation.reference,
-                  "white-box reference beside the ensemble: auto (APGD-CE + APGD-T, Croce & "
-                  "Hein 2020, when it applies: a local TorchScript model, no defense, L_inf) | "
-                  "apgd (the same) | none. Writes reference.jsonl, reference_robust_accuracy "
-                  "and combined_robust_accuracy (robust only where both failed)")
-      ->check(CLI::IsMember({"auto", "apgd", "none"}))
-      ->default_val("auto");
-  cmd->add_option("--split", a->evaluation.split,
-                  "how --budget (per image, over the whole ensemble) is shared: one weight per "
-                  "ensemble attack in order (default equal); what an attack leaves unused "
-                  "passes on to the next");
-  cmd->add_option("--verify-draws", a->spec.verify_draws,
-                  "behind a randomised defense, re-query each saved image this many times (fresh "
-                  "draws of the defense's randomness); a break counts when most draws are "
-                  "adversarial")
-      ->check(IntInRange(1, 1000))
-      ->default_val(a->spec.verify_draws);
-  cmd->add_option("--save-images", a->evaluation.save_images,
-                  "folder for clean_<i>.png and adversarial_<i>.png of every image an attack "
-                  "broke (the saved 8-bit image, inside the ball, verified adversarial), and "
-                  "reference_<i>.png of every image the white-box reference broke");
-  cmd->add_flag("--reference-only", a->evaluation.reference_only,
-                "run only the white-box reference (no black-box attack)");
-  cmd->add_option("--reference-steps", a->evaluation.apgd.iterations,
-                  "APGD iterations per run (AutoAttack's standard: 100)")
-      ->check(IntInRange(1, 100000))
-      ->default_val(100);
-  cmd->add_option("--reference-restarts", a->evaluation.apgd.restarts,
-                  "APGD-CE runs from random starts (AutoAttack's standard: 1)")
-      ->check(IntInRange(1, 1000))
-      ->default_val(1);
-  cmd->add_option("--reference-targets", a->evaluation.apgd.target_classes,
-                  "APGD-T target classes, the top ones by clean logits (standard: 9)")
-      ->check(IntInRange(0, 1000))
-      ->default_val(9);
+
+  AddOptionTable(cmd, a.get(), kEvaluateOptions);
   AddExperimentOptions(cmd, a.get());
   cmd->get_option("--budget")
       ->description(
@@ -182,13 +213,10 @@ std::function<int()> RegisterEvaluateCommand(CLI::App& app) {
       ->description(
           "evaluate the first N test images, correctly classified or not (a clean error counts "
           "as not robust; default 10; with --data: all of it); at most the data's size");
+  AddOptionTable(cmd, a.get(), kEvaluateOutputOptions);
   cmd->get_option("--eps")->description(
       "radius in pixel units: L_inf in (0,1] (default 8/255 CIFAR-10, 0.3 MNIST: the field's "
       "standard radii); with --norm l2 an L2 radius (default 0.5 CIFAR-10, 2 MNIST)");
-  cmd->add_option("--shard", a->shard, "evaluate shard k of n (every n-th image from the k-th)")
-      ->default_val("1/1");
-  cmd->add_option("-o,--out", a->evaluation.out_dir, "output folder (required)");
-  cmd->add_flag("-q,--quiet", a->quiet, "no progress bar");
   CLI::App* merge = cmd->add_subcommand(
       "merge",
       "Combine evaluate folders (shards run in separate folders or on separate machines) into\n"

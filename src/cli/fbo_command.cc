@@ -18,6 +18,7 @@
 #include "bo/design.h"
 #include "cli/commands.h"
 #include "cli/format.h"
+#include "cli/option_table.h"
 #include "cli/parse.h"
 #include "cli/plot.h"
 #include "cli/progress.h"
@@ -293,6 +294,76 @@ int RunFbo(FboArgs a) {
 
 }  // namespace
 
+// The options of the command, in --help order (cli/option_table.h).
+const OptionRow<FboArgs> kFboOptions[] = {
+    Value("--algo", &FboArgs::algo, "ts | fts | dp-fts-de", std::nullopt, "dp-fts-de"),
+    Value("--family", &FboArgs::family, "synthetic | mnist-lssvm", std::nullopt, "synthetic"),
+    Value("--agents", &FboArgs::agents, "N agents (default 200 synthetic, 20 mnist-lssvm)",
+          IntInRange(1, 10000)),
+    Value("--rounds", &FboArgs::rounds, "T rounds after initialisation", IntInRange(1, 1000000),
+          40),
+    Value("--init", &FboArgs::init, "initial points per agent (default 10 synthetic, 3 real)",
+          IntInRange(1, 100000)),
+    Value("--features", &FboArgs::features, "M shared random features", IntInRange(1, 100000), 50),
+    Value("--lengthscale", &FboArgs::lengthscale,
+          "SE lengthscale of the agents' GPs and features on [0,1]^d (default 0.03 "
+          "synthetic, 0.1 real)",
+          NumberIn(0, 1e6, true)),
+    Value("--noise", &FboArgs::noise, "observation noise variance sigma^2", NumberIn(0, 1e6, true),
+          0.01),
+    Value("--gap", &FboArgs::gap, "synthetic: per-point offset d of each agent", NumberIn(0, 1e6),
+          0.02),
+    Value("--domain", &FboArgs::domain,
+          "domain size (default 1000 synthetic grid points, 900 = 30 x 30 real)",
+          IntInRange(2, 100000)),
+    Value("--schedule", &FboArgs::schedule,
+          "p_t: sqrt (1 - 1/sqrt t, p_1 = p_2; FTS) | sqrt-all (1 - 1/sqrt t, p_1 = 0; "
+          "DP-FTS-DE synthetic) | square (1 - 1/t^2; real data)",
+          std::nullopt, "sqrt"),
+    Value("--regions", &FboArgs::regions, "dp-fts-de: P sub-regions", IntInRange(1, 100000), 2),
+    Value("--q", &FboArgs::q, "dp-fts-de: Poisson sampling rate of agents", NumberIn(0, 1, true),
+          0.25),
+    Value("--z", &FboArgs::z, "dp-fts-de: noise multiplier (0 = no noise, no privacy)",
+          NumberIn(0, 1e6), 1.0),
+    Value("--clip", &FboArgs::clip, "dp-fts-de: clipping threshold S", NumberIn(0, 1e12, true), 11),
+    Value("--weight-hold", &FboArgs::weight_hold,
+          "dp-fts-de: rounds with DE exponent a = 16 before it decays (5; real 10)",
+          IntInRange(0, 1000000), 5),
+    Value("--weight-decay", &FboArgs::weight_decay,
+          "dp-fts-de: rounds over which a decays linearly to 1 (5; real 30)",
+          IntInRange(2, 1000000), 5),
+    Flag("--no-local-init", &FboArgs::no_local_init,
+         "dp-fts-de ablation: initial points from the whole domain"),
+    Flag("--uniform-weights", &FboArgs::uniform_weights,
+         "dp-fts-de ablation: equal weights for every agent in every region"),
+    Value("--delta", &FboArgs::delta, "delta of (epsilon, delta)-DP (default N^-1.1)",
+          NumberIn(0, 1, true, true)),
+    Flag("--privacy-only", &FboArgs::privacy_only,
+         "print the privacy loss epsilon for --q, --z, --rounds, --delta and exit"),
+    Value("--command,-c", &FboArgs::command,
+          "agents' objective: `CMD AGENT x1 ... xd` prints agent AGENT's value at x "
+          "($ADVBO_AGENT, $ADVBO_X set) as its last stdout line; maximised unless "
+          "--minimize; the domain is --domain Sobol points of --bounds. The agents' GPs assume "
+          "values on a unit scale (zero prior mean, variance 1): print them scaled"),
+    Value("--bounds", &FboArgs::bounds, "--command: the box LO:HI[,LO:HI...]"),
+    Flag("--minimize", &FboArgs::minimize, "--command: minimise the printed value"),
+    Custom<FboArgs>([](CLI::App* cmd, FboArgs* a) {
+      return cmd
+          ->add_flag("--maximize", a->maximize,
+                     "--command: maximise the printed value (the default; as `advbo bo "
+                     "--maximize`)")
+          ->excludes(cmd->get_option("--minimize"));
+    }),
+    Value("--eval-timeout", &FboArgs::eval_timeout,
+          "--command: seconds per evaluation (0 = none); a failure stops the run",
+          NumberIn(0, experiment::kMaxHttpTimeout), 0),
+    Value("--mnist-dir", &FboArgs::mnist_dir, "mnist-lssvm: MNIST IDX folder", std::nullopt,
+          "data/mnist"),
+    Value("--seed", &FboArgs::seed, "run seed", UnsignedInt(), 0),
+    Value("-o,--out,--out-dir", &FboArgs::out_dir, "output folder (--out-dir is the old name)"),
+    Flag("-q,--quiet", &FboArgs::quiet, "no progress bar"),
+};
+
 std::function<int()> RegisterFboCommand(CLI::App& app) {
   auto a = std::make_shared<FboArgs>();
   CLI::App* cmd = app.add_subcommand(
@@ -305,84 +376,8 @@ std::function<int()> RegisterFboCommand(CLI::App& app) {
       "  broadcast piecewise. Families: synthetic (GP draw + per-agent +-gap), mnist-lssvm\n"
       "  (each agent tunes an LS-SVM on its own MNIST slice). Writes rounds.jsonl, summary.json,\n"
       "  table.txt, curves.csv and curves.png into the -o/--out folder.");
-  cmd->add_option("--algo", a->algo, "ts | fts | dp-fts-de")->default_val("dp-fts-de");
-  cmd->add_option("--family", a->family, "synthetic | mnist-lssvm")->default_val("synthetic");
-  cmd->add_option("--agents", a->agents, "N agents (default 200 synthetic, 20 mnist-lssvm)")
-      ->check(IntInRange(1, 10000));
-  cmd->add_option("--rounds", a->rounds, "T rounds after initialisation")
-      ->check(IntInRange(1, 1000000))
-      ->default_val(40);
-  cmd->add_option("--init", a->init, "initial points per agent (default 10 synthetic, 3 real)")
-      ->check(IntInRange(1, 100000));
-  cmd->add_option("--features", a->features, "M shared random features")
-      ->check(IntInRange(1, 100000))
-      ->default_val(50);
-  cmd->add_option("--lengthscale", a->lengthscale,
-                  "SE lengthscale of the agents' GPs and features on [0,1]^d (default 0.03 "
-                  "synthetic, 0.1 real)")
-      ->check(NumberIn(0, 1e6, true));
-  cmd->add_option("--noise", a->noise, "observation noise variance sigma^2")
-      ->check(NumberIn(0, 1e6, true))
-      ->default_val(0.01);
-  cmd->add_option("--gap", a->gap, "synthetic: per-point offset d of each agent")
-      ->check(NumberIn(0, 1e6))
-      ->default_val(0.02);
-  cmd->add_option("--domain", a->domain,
-                  "domain size (default 1000 synthetic grid points, 900 = 30 x 30 real)")
-      ->check(IntInRange(2, 100000));
-  cmd->add_option("--schedule", a->schedule,
-                  "p_t: sqrt (1 - 1/sqrt t, p_1 = p_2; FTS) | sqrt-all (1 - 1/sqrt t, p_1 = 0; "
-                  "DP-FTS-DE synthetic) | square (1 - 1/t^2; real data)")
-      ->default_val("sqrt");
-  cmd->add_option("--regions", a->regions, "dp-fts-de: P sub-regions")
-      ->check(IntInRange(1, 100000))
-      ->default_val(2);
-  cmd->add_option("--q", a->q, "dp-fts-de: Poisson sampling rate of agents")
-      ->check(NumberIn(0, 1, true))
-      ->default_val(0.25);
-  cmd->add_option("--z", a->z, "dp-fts-de: noise multiplier (0 = no noise, no privacy)")
-      ->check(NumberIn(0, 1e6))
-      ->default_val(1.0);
-  cmd->add_option("--clip", a->clip, "dp-fts-de: clipping threshold S")
-      ->check(NumberIn(0, 1e12, true))
-      ->default_val(11);
-  cmd->add_option("--weight-hold", a->weight_hold,
-                  "dp-fts-de: rounds with DE exponent a = 16 before it decays (5; real 10)")
-      ->check(IntInRange(0, 1000000))
-      ->default_val(5);
-  cmd->add_option("--weight-decay", a->weight_decay,
-                  "dp-fts-de: rounds over which a decays linearly to 1 (5; real 30)")
-      ->check(IntInRange(2, 1000000))
-      ->default_val(5);
-  cmd->add_flag("--no-local-init", a->no_local_init,
-                "dp-fts-de ablation: initial points from the whole domain");
-  cmd->add_flag("--uniform-weights", a->uniform_weights,
-                "dp-fts-de ablation: equal weights for every agent in every region");
-  cmd->add_option("--delta", a->delta, "delta of (epsilon, delta)-DP (default N^-1.1)")
-      ->check(NumberIn(0, 1, true, true));
-  cmd->add_flag("--privacy-only", a->privacy_only,
-                "print the privacy loss epsilon for --q, --z, --rounds, --delta and exit");
-  cmd->add_option(
-      "--command,-c", a->command,
-      "agents' objective: `CMD AGENT x1 ... xd` prints agent AGENT's value at x "
-      "($ADVBO_AGENT, $ADVBO_X set) as its last stdout line; maximised unless "
-      "--minimize; the domain is --domain Sobol points of --bounds. The agents' GPs assume "
-      "values on a unit scale (zero prior mean, variance 1): print them scaled");
-  cmd->add_option("--bounds", a->bounds, "--command: the box LO:HI[,LO:HI...]");
-  CLI::Option* minimize =
-      cmd->add_flag("--minimize", a->minimize, "--command: minimise the printed value");
-  cmd->add_flag("--maximize", a->maximize,
-                "--command: maximise the printed value (the default; as `advbo bo --maximize`)")
-      ->excludes(minimize);
-  cmd->add_option("--eval-timeout", a->eval_timeout,
-                  "--command: seconds per evaluation (0 = none); a failure stops the run")
-      ->check(NumberIn(0, experiment::kMaxHttpTimeout))
-      ->default_val(0);
-  cmd->add_option("--mnist-dir", a->mnist_dir, "mnist-lssvm: MNIST IDX folder")
-      ->default_val("data/mnist");
-  cmd->add_option("--seed", a->seed, "run seed")->check(UnsignedInt())->default_val(0);
-  cmd->add_option("-o,--out,--out-dir", a->out_dir, "output folder (--out-dir is the old name)");
-  cmd->add_flag("-q,--quiet", a->quiet, "no progress bar");
+
+  AddOptionTable(cmd, a.get(), kFboOptions);
   return [cmd, a]() { return cmd->parsed() ? RunFbo(*a) : 0; };
 }
 

@@ -13,6 +13,7 @@
 
 #include "bo/allocator.h"
 #include "cli/commands.h"
+#include "cli/option_table.h"
 #include "cli/validators.h"
 #include "defenses/game_defense.h"
 #include "defenses/registry.h"
@@ -123,6 +124,78 @@ int RunServe(const ServeArgs& a) {
 
 }  // namespace
 
+// The options of the command, in --help order (cli/option_table.h).
+const OptionRow<ServeArgs> kServeOptions[] = {
+    Value("--model", &ServeArgs::model, "TorchScript classifier (default models/<dataset>_cw.pt)"),
+    Value("--dataset", &ServeArgs::dataset,
+          "picks the default model and game-defender VAE: mnist | cifar10",
+          CLI::IsMember({"mnist", "cifar10"}), "mnist"),
+    Value("--output", &ServeArgs::output, "model output: auto | logits | probs", std::nullopt,
+          "auto"),
+    Value("--input-shape", &ServeArgs::input_shape,
+          "the model's input C,H,W (default: probed with [1,28,28], [3,32,32], "
+          "[3,224,224])"),
+    Value("--normalize", &ServeArgs::normalize,
+          "the model expects normalised input: MEAN[,MEAN,MEAN]:STD[,STD,STD]; clients "
+          "send pixels in [0,1]"),
+    Custom<ServeArgs>([](CLI::App* cmd, ServeArgs* a) {
+      return cmd
+          ->add_option(
+              "--defense", a->defense,
+              defenses::DefenseHelp() +
+                  "\nPer-instance when clients send session headers. A game "
+                  "defender's GP keeps a window of the last 100-200 rounds unless its spec sets "
+                  "window=N (window=0: the exact GP, whose cost grows with the session)")
+          ->default_val("none");
+    }),
+    Value("--defender-vae", &ServeArgs::defender_vae,
+          "VAE of a game defender (default models/<dataset>_vae.pt)"),
+    Custom<ServeArgs>([](CLI::App* cmd, ServeArgs* a) {
+      return cmd
+          ->add_option("--defender-eps", a->defender_eps,
+                       "latent game defender: L_inf clip around the attacker's image (default the "
+                       "dataset's standard eps: 0.3 MNIST, 8/255 CIFAR-10)")
+          ->transform(RadiusIn(1));
+    }),
+    Value("--host", &ServeArgs::serve, &serve::ServeOptions::host,
+          "bind address (default 127.0.0.1: this machine only; 0.0.0.0 exposes it)", std::nullopt,
+          "127.0.0.1"),
+    Value("--port", &ServeArgs::serve, &serve::ServeOptions::port,
+          "TCP port (0 = any free port; see --port-file)", CLI::Range(0, 65535), 8080),
+    Value("--port-file", &ServeArgs::port_file, "write the bound port to this file once listening"),
+    Value("--max-batch", &ServeArgs::serve, &serve::ServeOptions::max_batch,
+          "images per request (413 beyond)", CLI::PositiveNumber, 1024),
+    Value("--max-body-mb", &ServeArgs::max_body_mb, "request body limit in MiB (413 beyond)",
+          NumberIn(0, 4096, true), 64),
+    Value("--max-sessions", &ServeArgs::serve, &serve::ServeOptions::max_sessions,
+          "per-instance defense sessions kept, oldest dropped (0 = 4096, or 16 for a "
+          "game defender, which keeps a GP per session)",
+          IntInRange(0, 1000000), 0),
+    Value("--max-session-queries", &ServeArgs::serve, &serve::ServeOptions::max_session_queries,
+          "images one defense session may send (403 beyond, not retried); bounds a game "
+          "defender's history",
+          IntInRange(1, 100000000), 5000),
+    Value("--seed", &ServeArgs::serve, &serve::ServeOptions::seed,
+          "seed of the defense for requests without a session", UnsignedInt(), 0),
+    Value("--connections,--threads", &ServeArgs::serve, &serve::ServeOptions::connections,
+          "connections served at once, one thread each (requests are scored one at a "
+          "time; --threads is the old name)",
+          IntInRange(1, serve::kMaxConnections), 64),
+    Value("--read-timeout", &ServeArgs::serve, &serve::ServeOptions::read_timeout_seconds,
+          "seconds to wait for each read of a request (and each write of a reply); "
+          "idle keep-alive connections close after the same time",
+          NumberIn(0, 3600, true), 5),
+    Value("--head-timeout", &ServeArgs::serve, &serve::ServeOptions::head_timeout_seconds,
+          "seconds for a request's line and headers to arrive, counted from when a "
+          "thread takes the connection up or answered its last request; a slower "
+          "client is cut (a client trickling its headers cannot hold a thread longer)",
+          NumberIn(0, 3600, true), 10),
+    Value("--body-timeout", &ServeArgs::serve, &serve::ServeOptions::body_timeout_seconds,
+          "seconds for a whole request body to arrive (408 beyond)", NumberIn(0, 86400, true), 60),
+    Value("--torch-threads", &ServeArgs::torch_threads, "LibTorch intra-op threads (0 = default)",
+          IntInRange(0, experiment::kMaxThreads), 0),
+};
+
 std::function<int()> RegisterServeCommand(CLI::App& app) {
   auto args = std::make_shared<ServeArgs>();
   auto* cmd = app.add_subcommand(
@@ -131,81 +204,8 @@ std::function<int()> RegisterServeCommand(CLI::App& app) {
       "/predict with a float32 NCHW batch (header X-Advbo-Shape: N,C,H,W) or PNG images, "
       "scores back as JSON; attack it with --model http://HOST:PORT/predict");
   ServeArgs* a = args.get();
-  cmd->add_option("--model", a->model, "TorchScript classifier (default models/<dataset>_cw.pt)");
-  cmd->add_option("--dataset", a->dataset,
-                  "picks the default model and game-defender VAE: mnist | cifar10")
-      ->check(CLI::IsMember({"mnist", "cifar10"}))
-      ->default_val("mnist");
-  cmd->add_option("--output", a->output, "model output: auto | logits | probs")
-      ->default_val("auto");
-  cmd->add_option("--input-shape", a->input_shape,
-                  "the model's input C,H,W (default: probed with [1,28,28], [3,32,32], "
-                  "[3,224,224])");
-  cmd->add_option("--normalize", a->normalize,
-                  "the model expects normalised input: MEAN[,MEAN,MEAN]:STD[,STD,STD]; clients "
-                  "send pixels in [0,1]");
-  cmd->add_option(
-         "--defense", a->defense,
-         defenses::DefenseHelp() +
-             "\nPer-instance when clients send session headers. A game "
-             "defender's GP keeps a window of the last 100-200 rounds unless its spec sets "
-             "window=N (window=0: the exact GP, whose cost grows with the session)")
-      ->default_val("none");
-  cmd->add_option("--defender-vae", a->defender_vae,
-                  "VAE of a game defender (default models/<dataset>_vae.pt)");
-  cmd->add_option("--defender-eps", a->defender_eps,
-                  "latent game defender: L_inf clip around the attacker's image (default the "
-                  "dataset's standard eps: 0.3 MNIST, 8/255 CIFAR-10)")
-      ->transform(RadiusIn(1));
-  cmd->add_option("--host", a->serve.host,
-                  "bind address (default 127.0.0.1: this machine only; 0.0.0.0 exposes it)")
-      ->default_val("127.0.0.1");
-  cmd->add_option("--port", a->serve.port, "TCP port (0 = any free port; see --port-file)")
-      ->check(CLI::Range(0, 65535))
-      ->default_val(8080);
-  cmd->add_option("--port-file", a->port_file, "write the bound port to this file once listening");
-  cmd->add_option("--max-batch", a->serve.max_batch, "images per request (413 beyond)")
-      ->check(CLI::PositiveNumber)
-      ->default_val(1024);
-  cmd->add_option("--max-body-mb", a->max_body_mb, "request body limit in MiB (413 beyond)")
-      ->check(NumberIn(0, 4096, true))
-      ->default_val(64);
-  cmd->add_option("--max-sessions", a->serve.max_sessions,
-                  "per-instance defense sessions kept, oldest dropped (0 = 4096, or 16 for a "
-                  "game defender, which keeps a GP per session)")
-      ->check(IntInRange(0, 1000000))
-      ->default_val(0);
-  cmd->add_option("--max-session-queries", a->serve.max_session_queries,
-                  "images one defense session may send (403 beyond, not retried); bounds a game "
-                  "defender's history")
-      ->check(IntInRange(1, 100000000))
-      ->default_val(5000);
-  cmd->add_option("--seed", a->serve.seed, "seed of the defense for requests without a session")
-      ->check(UnsignedInt())
-      ->default_val(0);
-  cmd->add_option("--connections,--threads", a->serve.connections,
-                  "connections served at once, one thread each (requests are scored one at a "
-                  "time; --threads is the old name)")
-      ->check(IntInRange(1, serve::kMaxConnections))
-      ->default_val(64);
-  cmd->add_option("--read-timeout", a->serve.read_timeout_seconds,
-                  "seconds to wait for each read of a request (and each write of a reply); "
-                  "idle keep-alive connections close after the same time")
-      ->check(NumberIn(0, 3600, true))
-      ->default_val(5);
-  cmd->add_option("--head-timeout", a->serve.head_timeout_seconds,
-                  "seconds for a request's line and headers to arrive, counted from when a "
-                  "thread takes the connection up or answered its last request; a slower "
-                  "client is cut (a client trickling its headers cannot hold a thread longer)")
-      ->check(NumberIn(0, 3600, true))
-      ->default_val(10);
-  cmd->add_option("--body-timeout", a->serve.body_timeout_seconds,
-                  "seconds for a whole request body to arrive (408 beyond)")
-      ->check(NumberIn(0, 86400, true))
-      ->default_val(60);
-  cmd->add_option("--torch-threads", a->torch_threads, "LibTorch intra-op threads (0 = default)")
-      ->check(IntInRange(0, experiment::kMaxThreads))
-      ->default_val(0);
+
+  AddOptionTable(cmd, a, kServeOptions);
   return [cmd, args]() { return cmd->parsed() ? RunServe(*args) : 0; };
 }
 

@@ -18,6 +18,7 @@ import argparse
 import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -168,18 +169,24 @@ def compare(args):
         with open(os.path.join(args.report, "cases.jsonl"), "w") as f:
             for r in rows:
                 f.write(json.dumps(r) + "\n")
-        write_readme(args.report, rows, args.title, args.expected)
+        write_readme(args.report, rows, args.title, args.expected, args.allow)
     return 0 if all(r["identical"] for r in rows) else 1
 
 
-def write_readme(folder, rows, title, expected):
-    """README.md of a report: one row per case, the fields that differ, and what was expected."""
+def write_readme(folder, rows, title, expected, allow):
+    """README.md of a report: one row per case, the fields that differ, and what was expected
+    (`allow`: regular expressions of the differing paths the change meant)."""
     same = sum(r["identical"] for r in rows)
+    meant = [re.compile(a) for a in allow or []]
+    only_meant = sum(not r["identical"] and all(any(m.search(d) for m in meant) for d in r["differs"])
+                     for r in rows)
     lines = [f"# {title}", "",
              "`python3 tools/bench/same_records.py run --binary OLD --out A`, the same with the new",
              "build into B, then `same_records.py compare A B --report THIS_FOLDER`: every case's",
              "outputs (records, reference, verdicts, summary) compared field by field, timing fields",
-             "left out.", "", f"{same} of {len(rows)} cases identical.", ""]
+             "left out.", "",
+             f"{same} of {len(rows)} cases identical; {only_meant} more differ only in the fields the "
+             f"change meant to alter; {len(rows) - same - only_meant} differ otherwise.", ""]
     if expected:
         lines += ["Expected differences: " + expected, ""]
     lines += ["| case | command | records | differing fields |", "| --- | --- | ---: | --- |"]
@@ -205,6 +212,8 @@ def main():
     c.add_argument("--report", help="folder for cases.jsonl and README.md")
     c.add_argument("--title", default="Records of two builds, side by side")
     c.add_argument("--expected", default="", help="what the change meant to alter (README)")
+    c.add_argument("--allow", action="append",
+                   help="regular expression of a differing path the change meant (repeatable)")
     args = ap.parse_args()
     if args.mode == "run":
         run(args)
