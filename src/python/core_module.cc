@@ -149,6 +149,19 @@ data::ImageSet ToImageSet(const py::array& images_in, const py::array& labels_in
   return set;
 }
 
+// The options left in `opts` after a call read its own: a TypeError naming them and the
+// `accepted` ones, from `function` ("advbo.attack").
+void RefuseLeftOptions(const py::dict& opts, const char* function,
+                       const std::vector<std::string>& accepted) {
+  if (opts.empty()) return;
+  std::string keys, names;
+  for (auto item : opts)
+    keys += (keys.empty() ? "" : ", ") + py::str(item.first).cast<std::string>();
+  for (const auto& n : accepted) names += (names.empty() ? "" : ", ") + n;
+  throw py::type_error(std::string(function) + ": unknown option(s) " + keys +
+                       " (accepted: " + names + ")");
+}
+
 // The options _core.run reads from its keyword arguments besides its named ones, exported as
 // _core.RUN_OPTIONS (advbo/_api.py derives the options Attack passes through from it).
 const std::vector<std::string>& RunOptions() {
@@ -199,15 +212,7 @@ experiment::ExperimentSpec SpecOfOptions(const std::string& attack, std::optiona
       Take<std::string>(opts, "start_images", "", "a folder path (class sub-folders 0/, 1/, ...)");
   *dataset =
       Take<std::optional<std::string>>(opts, "dataset", std::nullopt, "'mnist', 'cifar10' or None");
-  if (!opts.empty()) {
-    std::string keys;
-    for (auto item : opts)
-      keys += (keys.empty() ? "" : ", ") + py::str(item.first).cast<std::string>();
-    std::string accepted;
-    for (const auto& n : RunOptions()) accepted += (accepted.empty() ? "" : ", ") + n;
-    throw py::type_error("advbo.attack: unknown option(s) " + keys + " (accepted: " + accepted +
-                         ")");
-  }
+  RefuseLeftOptions(opts, "advbo.attack", RunOptions());
   if (*dataset && **dataset != "mnist" && **dataset != "cifar10")
     throw py::value_error("dataset must be 'mnist', 'cifar10' or None");
   return spec;
@@ -471,15 +476,7 @@ py::dict EvaluateModel(const std::string& model, const std::string& out, py::kwa
   if (shard.size() != 2) throw py::value_error("shard must be a pair [k, n] with 1 <= k <= n");
   o.shard_k = shard[0];
   o.shard_n = shard[1];
-  if (!opts.empty()) {
-    std::string keys;
-    for (auto item : opts)
-      keys += (keys.empty() ? "" : ", ") + py::str(item.first).cast<std::string>();
-    std::string accepted;
-    for (const auto& n : EvaluateOptions()) accepted += (accepted.empty() ? "" : ", ") + n;
-    throw py::type_error("advbo.evaluate: unknown option(s) " + keys + " (accepted: " + accepted +
-                         ")");
-  }
+  RefuseLeftOptions(opts, "advbo.evaluate", EvaluateOptions());
   std::vector<std::string> notes;
   experiment::EvaluationResult r;
   {
