@@ -55,10 +55,17 @@ std::string NoInstancesMessage(const ExperimentSpec& s, const Selection& sel,
          " (= --target); choose images of other classes or another target";
 }
 
+// The run's threat model from the spec's options (resolved and checked once, here).
+ThreatModel ThreatModelOf(const ExperimentSpec& s) {
+  return ResolveThreatModel(s.dataset, s.eps, s.norm, s.feedback, s.pixels, s.radius_use,
+                            s.option_names, s.rescale_compat);
+}
+
 }  // namespace
 
 Experiment::Experiment(ExperimentSpec spec) : spec_(std::move(spec)) {
-  tm_ = Validate(spec_);
+  Validate(spec_);
+  tm_ = ThreatModelOf(spec_);
   dataset_name_ = spec_.data.empty() ? spec_.dataset : spec_.data;
   images_ = LoadImages(spec_.dataset, spec_.data, spec_.format);
   if (!spec_.classes.empty()) data::ApplyClassOrder(&images_, spec_.classes, spec_.data);
@@ -70,7 +77,8 @@ Experiment::Experiment(ExperimentSpec spec, data::ImageSet images,
                        std::shared_ptr<oracle::Lockstep> lockstep)
     : spec_(std::move(spec)), lockstep_(std::move(lockstep)) {
   if (!model) throw std::invalid_argument("Experiment: no model");
-  tm_ = Validate(spec_);
+  Validate(spec_);
+  tm_ = ThreatModelOf(spec_);
   spec_.data = data_name == spec_.dataset ? "" : data_name;
   dataset_name_ = data_name;
   images_ = std::move(images);
@@ -402,8 +410,10 @@ JobResult Experiment::Run(size_t i, size_t j, const attacks::AttackProgress& pro
   bo::Rng rng(iseed);
   const long budget = hooks.budget.value_or(spec_.budget);
   if (budget < 1) throw std::invalid_argument("a job's budget must be >= 1");
-  oracle::Referee orc(*model_, images_.image(inst.index), inst.label, inst.target, tm_.ball(),
-                      budget);
+  // The instance's eps-ball, built once from the run's threat model.
+  oracle::Referee orc(
+      *model_, oracle::Ball::Make(tm_.ball(), images_.image(inst.index), images_.image_size()),
+      inst.label, inst.target, budget);
   orc.set_feedback_type(tm_.feedback);
   orc.set_min_distance(spec_.goal == "min-distance");
   int start_index = -1;  // a targeted hard-label attack's start: an image of the target class

@@ -45,7 +45,7 @@ void CheckSession(const ExperimentSpec& s) {
 
 }  // namespace
 
-ThreatModel Validate(const ExperimentSpec& s) {
+void Validate(const ExperimentSpec& s) {
   if (s.attacks.empty()) throw std::invalid_argument("no attack given");
   std::set<std::string> seen;
   for (const auto& a : s.attacks) {
@@ -70,10 +70,6 @@ ThreatModel Validate(const ExperimentSpec& s) {
     throw std::invalid_argument(
         "--classes orders the classes of your own data (--data); the shipped datasets' "
         "classes are already the shipped models' order");
-  ThreatModel tm = ResolveThreatModel(s.dataset, s.eps, s.norm, s.feedback, s.pixels, s.radius_use,
-                                      s.option_names);  // throws naming the option
-  tm.rescale_compat = s.rescale_compat;
-  if (tm.rescale_compat) tm.ball().Check(s.option_names.eps.c_str());
   if (s.goal != "success" && s.goal != "min-distance")
     throw std::invalid_argument("goal must be 'success' or 'min-distance', got '" + s.goal + "'");
   if (s.goal == "min-distance" && s.feedback != "label")
@@ -123,7 +119,6 @@ ThreatModel Validate(const ExperimentSpec& s) {
     throw std::invalid_argument("--verify-draws must be in 1..1000, got " +
                                 std::to_string(s.verify_draws));
   CheckImageIndices(s.indices);
-  return tm;
 }
 
 int AutoLockstepLanes(size_t jobs, int input_size) {

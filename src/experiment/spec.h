@@ -175,9 +175,10 @@ void CheckImageIndices(const std::vector<int>& indices);
 /// in (0, 1] and not NaN (eps an L2 radius in (0, kMaxL2Radius] with norm l2), norm linf |
 /// l2, feedback scores | label, budget in [1, kMaxBudget], http_timeout in (0, kMaxHttpTimeout],
 /// pixels 8bit | float, threads in [0, kMaxThreads], clean_images >= 0, attack specs unique. Throws
-/// std::invalid_argument naming the option (as the CLI spells it) and the value. Returns the
-/// run's threat model (ResolveThreatModel: where the radius is checked, once per run).
-ThreatModel Validate(const ExperimentSpec& spec);
+/// std::invalid_argument naming the option (as the CLI spells it) and the value. The threat
+/// model's options (eps, norm, feedback, pixels) are resolved and checked by the Experiment
+/// (ResolveThreatModel), once per run.
+void Validate(const ExperimentSpec& spec);
 
 /// Splits a comma list of attack specs. A piece "key=value" with no ':' before its '='
 /// continues the previous spec's settings, so "bos2:kernel=matern52,beta=constant:9,square"

@@ -47,22 +47,24 @@ nlohmann::json ThreatModel::ToJson() const {
 
 ThreatModel ResolveThreatModel(const std::string& dataset, std::optional<double> eps,
                                const std::string& norm, const std::string& feedback,
-                               const std::string& pixels, RadiusUse use, const OptionNames& names) {
+                               const std::string& pixels, RadiusUse use, const OptionNames& names,
+                               bool rescale_compat) {
   ThreatModel tm;
+  tm.rescale_compat = rescale_compat;
   tm.norm = oracle::ParseNorm(norm, names.norm.c_str());
   tm.feedback = oracle::ParseFeedback(feedback, names.feedback.c_str());
   tm.pixels = oracle::ParsePixelSpace(pixels, names.pixels.c_str());
-  if (eps) oracle::BallShape{tm.norm, *eps}.Check(names.eps.c_str());
   if (eps) {
     tm.eps = *eps;
-    return tm;
+  } else {
+    const std::optional<double> fallback = DefaultRadius(dataset, tm.norm, use);
+    if (!fallback)
+      throw std::invalid_argument(names.eps + " is required: '" + dataset + "' has no default " +
+                                  oracle::NormName(tm.norm) + " radius");
+    tm.eps = *fallback;
+    tm.eps_default = true;
   }
-  const std::optional<double> fallback = DefaultRadius(dataset, tm.norm, use);
-  if (!fallback)
-    throw std::invalid_argument(names.eps + " is required: '" + dataset + "' has no default " +
-                                oracle::NormName(tm.norm) + " radius");
-  tm.eps = *fallback;
-  tm.eps_default = true;
+  tm.ball().Check(names.eps.c_str());
   return tm;
 }
 

@@ -102,10 +102,12 @@ struct ThreatModel {
 /// "scores" | "label", `pixels` "8bit" | "float", `eps` the radius (unset: DefaultRadius of
 /// `dataset` for `use`). Throws std::invalid_argument naming the option by `names` for an
 /// unknown norm, feedback or pixel space, a radius outside the norm's range (NaN included:
-/// L_inf (0, 1], L2 (0, kMaxL2Radius]) or a missing radius without a default.
+/// L_inf (0, 1], L2 (0, kMaxL2Radius]), a missing radius without a default, or
+/// `rescale_compat` (BayesOpt's rescaled ball) with an L2 norm. The radius is checked here
+/// (oracle::BallShape::Check) and nowhere else.
 ThreatModel ResolveThreatModel(const std::string& dataset, std::optional<double> eps,
                                const std::string& norm, const std::string& feedback,
                                const std::string& pixels, RadiusUse use,
-                               const OptionNames& names = {});
+                               const OptionNames& names = {}, bool rescale_compat = false);
 
 }  // namespace advbo::experiment

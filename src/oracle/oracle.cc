@@ -60,11 +60,15 @@ Referee::Referee(const Classifier& model, const float* clean, int true_class, in
 
 Referee::Referee(const Classifier& model, const float* clean, int true_class, int target,
                  const BallShape& ball, long budget)
+    : Referee(model, Ball::Make(ball, clean, static_cast<size_t>(std::max(0, model.input_size()))),
+              true_class, target, budget) {}
+
+Referee::Referee(const Classifier& model, std::unique_ptr<Ball> ball, int true_class, int target,
+                 long budget)
     : QueryOracle(this),
       model_(model),
       true_class_(true_class),
       target_(target),
-      shape_(ball),
       budget_(budget),
       defense_(Undefended(model)) {
   const int k = model.num_classes();
@@ -76,11 +80,14 @@ Referee::Referee(const Classifier& model, const float* clean, int true_class, in
   if ((k > 0 && target >= k) || target < -1 || target == true_class)
     throw std::invalid_argument("Referee: target " + std::to_string(target) +
                                 " must be -1 (untargeted) or a class != the true class");
-  if (!(ball.radius >= 0)) throw std::invalid_argument("Referee: epsilon must be >= 0");
+  if (!ball) throw std::invalid_argument("Referee: no ball");
+  if (static_cast<long>(ball->size()) != model.input_size())
+    throw std::invalid_argument("Referee: the ball has " + std::to_string(ball->size()) +
+                                " pixels, the model takes " + std::to_string(model.input_size()));
   if (budget < 1) throw std::invalid_argument("Referee: budget must be >= 1");
-  const int d = model.input_size();
-  clean_.assign(clean, clean + d);
-  ball_ = Ball::Make(shape_, clean_.data(), clean_.size());
+  shape_ = ball->shape();
+  clean_ = ball->clean();
+  ball_ = std::move(ball);
 }
 
 void Referee::Reshape(const BallShape& shape, const char* what) {

@@ -223,6 +223,11 @@ class Referee final : public QueryOracle {
   /// `clean`, built once (Ball::Make; its errors are std::invalid_argument).
   Referee(const Classifier& model, const float* clean, int true_class, int target,
           const BallShape& ball, long budget);
+  /// With a ball built by the caller (Ball::Make around the clean image, which is the ball's
+  /// clean(); its size must be the model's input size). Throws std::invalid_argument on bad
+  /// arguments or a null ball.
+  Referee(const Classifier& model, std::unique_ptr<Ball> ball, int true_class, int target,
+          long budget);
 
   DefendedAnswer Evaluate(float* images, int n) override;
   long stride() const override { return 1; }

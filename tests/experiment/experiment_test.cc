@@ -37,7 +37,9 @@ ExperimentSpec Good() {
   return s;
 }
 
-TEST(ExperimentSpec, ValidateRefusesEveryBadField) {
+// Validate checks every field but the threat model's, which the Experiment resolves (and its
+// radius checks) once, before loading anything: together they refuse every bad field.
+TEST(ExperimentSpec, ValidateAndTheThreatModelRefuseEveryBadField) {
   EXPECT_NO_THROW(Validate(Good()));
   const double nan = std::numeric_limits<double>::quiet_NaN();
   std::vector<std::pair<std::string, std::function<void(ExperimentSpec&)>>> bad = {
@@ -66,6 +68,8 @@ TEST(ExperimentSpec, ValidateRefusesEveryBadField) {
     mutate(s);
     try {
       Validate(s);
+      ResolveThreatModel(s.dataset, s.eps, s.norm, s.feedback, s.pixels, s.radius_use,
+                         s.option_names, s.rescale_compat);
       ADD_FAILURE() << what << " accepted";
     } catch (const std::invalid_argument& e) {
       const std::string msg = e.what();
