@@ -19,6 +19,7 @@
 #include "cli/validators.h"
 #include "experiment/evaluation.h"
 #include "experiment/records.h"
+#include "experiment/reference.h"
 #include "experiment/runner.h"
 
 namespace advbo::cli {
@@ -121,11 +122,14 @@ const OptionRow<EvaluateArgs> kEvaluateOptions[] = {
     Flag("--no-adaptive", &EvaluateArgs::evaluation, &experiment::EvaluationOptions::no_adaptive,
          "do not add the defense's adaptive attack to the ensemble"),
     Value("--reference", &EvaluateArgs::evaluation, &experiment::EvaluationOptions::reference,
-          "white-box reference beside the ensemble: auto (APGD-CE + APGD-T, Croce & "
-          "Hein 2020, when it applies: a local TorchScript model, no defense, L_inf) | "
-          "apgd (the same) | none. Writes reference.jsonl, reference_robust_accuracy "
-          "and combined_robust_accuracy (robust only where both failed)",
-          CLI::IsMember({"auto", "apgd", "none"}), "auto"),
+          std::string("white-box reference beside the ensemble, where it applies (a local "
+                      "TorchScript model, no defense, L_inf): apgd (APGD-CE + APGD-T, Croce & "
+                      "Hein 2020) | standard (APGD-CE + APGD-T + FAB-T: AutoAttack's standard "
+                      "white-box attacks) | auto (") +
+              experiment::kDefaultReference +
+              ") | none. Writes reference.jsonl, reference_robust_accuracy and "
+              "combined_robust_accuracy (robust only where both failed)",
+          CLI::IsMember({"auto", "apgd", "standard", "none"}), "auto"),
     Value("--split", &EvaluateArgs::evaluation, &experiment::EvaluationOptions::split,
           "how --budget (per image, over the whole ensemble) is shared: one weight per "
           "ensemble attack in order (default equal); what an attack leaves unused "
@@ -164,7 +168,8 @@ const OptionRow<EvaluateArgs> kEvaluateOptions[] = {
     Custom<EvaluateArgs>([](CLI::App* cmd, EvaluateArgs* a) {
       return cmd
           ->add_option("--reference-targets", a->evaluation.apgd.target_classes,
-                       "APGD-T target classes, the top ones by clean logits (standard: 9)")
+                       "APGD-T (and FAB-T) target classes, the top ones by clean logits "
+                       "(standard: 9)")
           ->check(IntInRange(0, 1000))
           ->default_val(9);
     }),

@@ -20,6 +20,7 @@
 #include "experiment/reference.h"
 #include "experiment/runner.h"
 #include "experiment/summary.h"
+#include "experiment/trust_checks.h"
 #include "text/numbers.h"
 
 namespace advbo::experiment {
@@ -289,7 +290,8 @@ std::vector<nlohmann::json> RunReferenceStep(const EvaluationOptions& a, const E
     Note(hooks, "white-box reference: does not apply: " + *why_not);
     return {};
   }
-  const nlohmann::json settings = ReferenceSettings(ex, a.apgd);
+  const whitebox::ApgdOptions attacks = ReferenceAttacks(a.reference, a.apgd);
+  const nlohmann::json settings = ReferenceSettings(ex, attacks);
   const int targets = settings.at("target_classes").get<int>();
   if (targets < a.apgd.target_classes)
     Note(hooks,
@@ -309,7 +311,8 @@ std::vector<nlohmann::json> RunReferenceStep(const EvaluationOptions& a, const E
   long todo = 0;
   for (const auto& inst : ex.instances()) todo += mine.count(inst.index) && !done.count(inst.index);
   if (todo == 0) return all;
-  Note(hooks, "white-box reference APGD-CE + APGD-T (Croce & Hein 2020; " +
+  Note(hooks, std::string("white-box reference APGD-CE + APGD-T") +
+                  (attacks.fab_target_classes > 0 ? " + FAB-T" : "") + " (Croce & Hein 2020; " +
                   std::to_string(a.apgd.iterations) + " steps, " + std::to_string(a.apgd.restarts) +
                   " restart(s), " + std::to_string(targets) + " target classes" +
                   (ex.pixels() == oracle::PixelSpace::k8bit ? ", iterates checked on the 8-bit grid"
@@ -328,7 +331,7 @@ std::vector<nlohmann::json> RunReferenceStep(const EvaluationOptions& a, const E
     };
   }
   const auto fresh = RunReference(
-      ex, mine, done, a.apgd,
+      ex, mine, done, attacks,
       [&](long finished, long, const std::string& status) {
         if (hooks.progress) hooks.progress(finished, status, false);
       },
@@ -454,9 +457,11 @@ std::string ReferenceRows(const nlohmann::json& summary, bool blackbox) {
     return table;
   }
   const auto& rs = ref.at("settings");
+  const bool fab = rs.value("fab_target_classes", 0) > 0;
   table += "white-box reference        " + Pct(num("reference_robust_accuracy")) +
-           " robust, APGD-CE + APGD-T (" + std::to_string(rs.at("iterations").get<int>()) +
-           " steps, " + std::to_string(rs.at("restarts").get<int>()) + " CE restart(s), " +
+           (fab ? " robust, APGD-CE + APGD-T + FAB-T (" : " robust, APGD-CE + APGD-T (") +
+           std::to_string(rs.at("iterations").get<int>()) + " steps, " +
+           std::to_string(rs.at("restarts").get<int>()) + " CE restart(s), " +
            std::to_string(rs.at("target_classes").get<int>()) + " targets, " +
            (rs.at("grid").get<bool>() ? "iterates checked on the 8-bit grid" : "float iterates") +
            ")\n";
@@ -490,7 +495,7 @@ std::string EvaluationTable(const nlohmann::json& summary) {
   table += "clean accuracy             " + Pct(num("clean_accuracy")) + "\n";
   table +=
       blackbox ? EnsembleRows(summary) : "black-box ensemble         not run (--reference-only)\n";
-  return table + ReferenceRows(summary, blackbox);
+  return table + ReferenceRows(summary, blackbox) + TrustCheckRows(summary);
 }
 
 namespace {
@@ -646,7 +651,7 @@ void WriteEvaluateOutputs(const EvaluationOptions& a, const EvaluatePlan& p, con
                           const std::vector<nlohmann::json>& all,
                           const std::vector<nlohmann::json>& reference,
                           const std::string& reference_why_not, const std::string& tag,
-                          const RunTime& time, EvaluationResult* out) {
+                          const RunTime& time, const OutputProbe& probe, EvaluationResult* out) {
   const std::vector<std::string> order = a.reference_only ? std::vector<std::string>{} : p.order;
   auto verdicts = WorstCaseVerdicts(p.mine, ex.selection().skipped, all, order);
   if (reference_why_not.empty()) AttachReference(&verdicts, reference);
@@ -664,7 +669,9 @@ void WriteEvaluateOutputs(const EvaluationOptions& a, const EvaluatePlan& p, con
   }
   summary["reference"] =
       reference_why_not.empty()
-          ? nlohmann::json{{"applies", true}, {"settings", ReferenceSettings(ex, a.apgd)}}
+          ? nlohmann::json{{"applies", true},
+                           {"settings",
+                            ReferenceSettings(ex, ReferenceAttacks(a.reference, a.apgd))}}
           : nlohmann::json{{"applies", false}, {"reason", reference_why_not}};
   if (!reference_why_not.empty()) {
     summary["reference_robust_accuracy"] = nullptr;
@@ -694,6 +701,7 @@ void WriteEvaluateOutputs(const EvaluationOptions& a, const EvaluatePlan& p, con
   summary["evaluation"] = EvaluationSettings(p);
   summary["evaluation_images"] = p.images;
   AddRecordStatistics(&summary, all, order, time);
+  AddTrustChecks(&summary, reference, probe, !ex.model().outputs_logits());
   const fs::path dir(a.out_dir);
   if (!order.empty()) WriteRobustCurves(dir, tag, verdicts, summary, out);
   WriteFileAtomic(dir / ("images" + tag + ".jsonl"), VerdictLines(verdicts));
@@ -705,12 +713,9 @@ void WriteEvaluateOutputs(const EvaluationOptions& a, const EvaluatePlan& p, con
 
 // The reference options' own checks (before any work).
 void CheckReferenceOptions(const EvaluationOptions& a) {
-  if (a.reference != "auto" && a.reference != "apgd" && a.reference != "none")
-    throw std::invalid_argument("--reference must be auto, apgd or none, got '" + a.reference +
-                                "'");
   if (a.reference_only && a.reference == "none")
     throw std::invalid_argument("--reference-only needs the reference (not --reference none)");
-  a.apgd.Validate();
+  if (a.reference != "none") ReferenceAttacks(a.reference, a.apgd).Validate();
 }
 
 // The on_job hook of --save-images: the clean and the adversarial image of each image an
@@ -747,6 +752,12 @@ EvaluationResult Evaluate(const EvaluationOptions& a, const EvaluationHooks& hoo
     throw std::invalid_argument("--reference-only: the white-box reference does not apply: " +
                                 ReferenceNotApplicable(ex));
   if (hooks.on_experiment) hooks.on_experiment(ex);
+  const OutputProbe probe = ProbeRandomisedOutputs(ex);
+  if (probe.randomised())
+    Note(hooks,
+         "the model's outputs are randomised (the same image scored twice differed by " +
+             Fmt(probe.max_difference, 6) + "): see the checks in table.txt",
+         true);
   CreatedFolders folders;
   folders.Create(a.out_dir);
   const std::string tag = ShardTag(p.shard_k, p.shard_n);
@@ -797,7 +808,7 @@ EvaluationResult Evaluate(const EvaluationOptions& a, const EvaluationHooks& hoo
   const std::vector<nlohmann::json> reference = RunReferenceStep(a, p, ex, tag, hooks, &why_not);
   EvaluationResult out;
   out.records = records.string();
-  WriteEvaluateOutputs(a, p, ex, all, reference, why_not, tag, time, &out);
+  WriteEvaluateOutputs(a, p, ex, all, reference, why_not, tag, time, probe, &out);
   folders.Keep();
   if (out.summary["not_evaluated"].get<long>() > 0 && !a.reference_only) out.status = 3;
   return out;
@@ -1041,6 +1052,21 @@ EvaluationResult MergeEvaluations(const std::vector<std::string>& inputs,
   summary["merged_shards"] = m.shards;
   summary["merged_from"] = inputs;
   AddRecordStatistics(&summary, all, order, time);
+  // The checks from every shard's probe (the largest difference) and the merged records.
+  OutputProbe probe;
+  for (const auto& sm : m.summaries) {
+    const OutputProbe one = OutputProbe::FromSummary(sm);
+    probe.images += one.images;
+    probe.queries += one.queries;
+    probe.max_difference = std::max(probe.max_difference, one.max_difference);
+    probe.max_score = std::max(probe.max_score, one.max_score);
+  }
+  const bool probabilities =
+      first.value("checks", nlohmann::json::object()).value("probability_outputs", false);
+  AddTrustChecks(
+      &summary,
+      first.at("reference").value("applies", false) ? refs : std::vector<nlohmann::json>{}, probe,
+      probabilities);
   EvaluationResult out;
   WriteMergedFolder(out_dir, summary, verdicts, all, refs, &out);
   out.record_count = static_cast<long>(all.size());

@@ -36,7 +36,8 @@ struct EvaluationOptions {
   bool no_adaptive = false;
   /// How the budget is shared: one positive weight per member in order ("" = equal).
   std::string split;
-  /// The white-box reference: "auto" (APGD-CE + APGD-T where it applies) | "apgd" | "none".
+  /// The white-box reference where it applies: "auto" (kDefaultReference, reference.h) |
+  /// "apgd" (APGD-CE + APGD-T) | "standard" (+ FAB-T, AutoAttack's standard) | "none".
   std::string reference = "auto";
   /// Run only the white-box reference.
   bool reference_only = false;

@@ -1,5 +1,6 @@
 // The white-box reference beside `advbo evaluate`'s black-box ensemble: when it
-// applies, APGD-CE + APGD-T (whitebox/apgd.h) on the same correctly classified images, under
+// applies, APGD-CE + APGD-T, and with "standard" FAB-T after them (whitebox/apgd.h:
+// AutoAttack's standard white-box attacks), on the same correctly classified images, under
 // the same threat model (L_inf eps; with 8-bit queries every iterate checked on the grid).
 // One JSON record per image (reference.jsonl), resumable like the attack records.
 #pragma once
@@ -16,6 +17,15 @@ namespace advbo::experiment {
 
 class Experiment;
 
+/// What `--reference auto` runs (chosen by measurement: docs/guide/evaluate.md, "The white-box
+/// reference"): "apgd" (APGD-CE + APGD-T) or "standard" (APGD-CE + APGD-T + FAB-T).
+inline constexpr char kDefaultReference[] = "apgd";
+
+/// The attacks of the reference `kind`: "apgd" (FAB-T off), "standard" (FAB-T on the same
+/// number of targets as APGD-T, AutoAttack's standard version) or "auto" (kDefaultReference);
+/// `base` gives every other setting. Throws std::invalid_argument naming the kind otherwise.
+whitebox::ApgdOptions ReferenceAttacks(const std::string& kind, whitebox::ApgdOptions base);
+
 /// "" when the reference applies to `ex`, else why not, e.g. "the defense jpeg:quality=75 has
 /// no gradient in advbo's reference" -- a served model (no autograd here), any defense
 /// (none is differentiable in the reference yet: JPEG, AAA, detectors never will be), an L2
@@ -28,8 +38,9 @@ nlohmann::json ReferenceSettings(const Experiment& ex, const whitebox::ApgdOptio
 
 /// Runs the reference on the instances of `ex` whose image index is in `images` and not in
 /// `done` (resumed), and returns one record per image: image_index, true_class,
-/// reference_robust, reference_broken_by ("apgd-ce" | "apgd-t" | null), target,
-/// adversarial_class, gradient_steps, margin, linf, seconds (of the whole call, shared), and
+/// reference_robust, reference_broken_by ("apgd-ce" | "apgd-t" | "fab-t" | null), target,
+/// adversarial_class, gradient_steps, zero_gradient, margin, linf, seconds_all_images and
+/// seconds_by_attack (of the whole call, shared: each attack's wall seconds), and
 /// the ReferenceSettings under "reference". `options.grid` and `options.seed` are set from
 /// the experiment (8-bit queries; spec.seed). Requires ReferenceNotApplicable(ex) == "".
 /// Throws oracle::ModelError (model failure) or std::invalid_argument.

@@ -466,7 +466,8 @@ py::dict EvaluateModel(const std::string& model, const std::string& out, py::kwa
   o.ensemble = Take<std::string>(opts, "ensemble", "", "a comma list of attack specs (str)");
   o.no_adaptive = !Take<bool>(opts, "adaptive", true, "True or False");
   o.split = Take<std::string>(opts, "split", "", "a comma list of weights (str)");
-  o.reference = Take<std::string>(opts, "reference", "auto", "'auto', 'apgd' or 'none'");
+  o.reference =
+      Take<std::string>(opts, "reference", "auto", "'auto', 'apgd', 'standard' or 'none'");
   o.reference_only = Take<bool>(opts, "reference_only", false, "True or False");
   o.apgd.iterations = Take<int>(opts, "reference_steps", o.apgd.iterations, "an int");
   o.apgd.restarts = Take<int>(opts, "reference_restarts", o.apgd.restarts, "an int");

@@ -5,6 +5,7 @@
 #include <torch/script.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -13,78 +14,13 @@
 
 #include "bo/random.h"
 #include "oracle/oracle.h"
-#include "oracle/sanitizer_allocator.h"
+#include "whitebox/fab.h"
+#include "whitebox/model.h"
 
 namespace advbo::whitebox {
 namespace {
 
 using torch::indexing::Slice;
-
-std::string FirstLine(const std::string& s) { return s.substr(0, s.find('\n')); }
-
-// The model with its normalisation, differentiable in its input.
-class Model {
- public:
-  Model(const std::string& path, const std::optional<oracle::Normalization>& normalize,
-        bool outputs_logits, int channels)
-      : path_(path), logits_(outputs_logits) {
-    if (!std::filesystem::exists(path)) throw oracle::ModelError(path + ": model file not found");
-    oracle::InstallSanitizerTensorAllocator();
-    try {
-      module_ = torch::jit::load(path, torch::kCPU);
-      module_.eval();
-      for (auto p : module_.parameters()) p.set_requires_grad(false);
-    } catch (const std::exception& e) {
-      throw oracle::ModelError(path + ": not a loadable TorchScript module (" +
-                               FirstLine(e.what()) + ")");
-    }
-    if (normalize) {
-      const bool one = normalize->mean.size() == 1;
-      std::vector<float> mean(channels), sd(channels);
-      for (int c = 0; c < channels; ++c) {
-        mean[c] = normalize->mean[one ? 0 : c];
-        sd[c] = normalize->std[one ? 0 : c];
-      }
-      mean_ = torch::tensor(mean).view({1, channels, 1, 1});
-      std_ = torch::tensor(sd).view({1, channels, 1, 1});
-    }
-  }
-
-  // Log-scores [n, classes]: the logits, or log-probabilities for a probability output.
-  torch::Tensor Scores(const torch::Tensor& x) {
-    torch::Tensor in = mean_.defined() ? (x - mean_) / std_ : x;
-    torch::Tensor out;
-    try {
-      torch::jit::IValue v = module_.forward({in});
-      if (!v.isTensor()) throw oracle::ModelError(path_ + ": forward() did not return a tensor");
-      out = v.toTensor().to(torch::kFloat32);
-    } catch (const oracle::ModelError&) {
-      throw;
-    } catch (const std::exception& e) {
-      throw oracle::ModelError(path_ + ": forward/backward pass failed (" + FirstLine(e.what()) +
-                               ")");
-    }
-    if (out.dim() != 2 || out.size(0) != x.size(0))
-      throw oracle::ModelError(path_ + ": output must be [N, classes]");
-    return logits_ ? out : torch::log(out.clamp_min(1e-30));
-  }
-
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-  bool logits_;
-  torch::jit::Module module_;
-  torch::Tensor mean_, std_;
-};
-
-// Margin z_y - max_{j != y} z_j per row.
-torch::Tensor Margin(const torch::Tensor& z, const torch::Tensor& y) {
-  const torch::Tensor zy = z.gather(1, y.unsqueeze(1)).squeeze(1);
-  const torch::Tensor others =
-      z.scatter(1, y.unsqueeze(1), -std::numeric_limits<float>::infinity());
-  return zy - std::get<0>(others.max(1));
-}
 
 // The loss APGD maximises, per image [n]: cross-entropy (APGD-CE) or, with targets
 // (t >= 0), the targeted DLR loss of Sec. 3.2, -(z_y - z_t) / (z_pi1 - (z_pi3 + z_pi4) / 2).
@@ -97,13 +33,6 @@ torch::Tensor Loss(const torch::Tensor& z, const torch::Tensor& y, const torch::
       sorted.select(1, 0) - 0.5 * (sorted.select(1, 2) + sorted.select(1, 3)) + 1e-12;
   return -(zy - zt) / den;
 }
-
-// One batch's state: the clean images, labels, targets and the ball.
-struct Batch {
-  torch::Tensor x0, y, t, lo, hi;  // lo/hi: the eps-ball intersected with [0, 1]
-  torch::Tensor grid_lo, grid_hi;  // with the grid: the 8-bit ball's box as k in 0..255
-  std::vector<size_t> rows;        // positions in the caller's arrays
-};
 
 class Runner {
  public:
@@ -123,46 +52,25 @@ class Runner {
     *z = scores.detach();
   }
 
-  // The image whose verdict counts: x itself, or x rounded onto the grid inside the ball.
-  torch::Tensor Checked(const Batch& b, const torch::Tensor& x) const {
-    if (!o_.grid) return x;
-    torch::Tensor k = torch::round(x * 255.0f);
-    k = torch::max(torch::min(k, b.grid_hi), b.grid_lo);
-    return k / 255.0f;
-  }
-
-  // Records the first misclassified checked image of each still-unbroken image.
-  void CheckSuccess(const Batch& b, const torch::Tensor& x, const torch::Tensor& z,
-                    torch::Tensor* found, torch::Tensor* adv, torch::Tensor* adv_margin,
-                    torch::Tensor* adv_class, torch::Tensor* low_margin) {
-    torch::Tensor xc = x, zc = z;
-    if (o_.grid) {
-      torch::NoGradGuard ng;
-      xc = Checked(b, x);
-      zc = model_->Scores(xc);
-    }
-    const torch::Tensor m = Margin(zc, b.y);
-    *low_margin = torch::min(*low_margin, m);
-    const torch::Tensor fresh = (m < 0).logical_and(found->logical_not());
-    if (!fresh.any().item<bool>()) return;
-    *found = found->logical_or(fresh);
-    const torch::Tensor sel = fresh.view({-1, 1, 1, 1});
-    *adv = torch::where(sel, xc, *adv);
-    *adv_margin = torch::where(fresh, m, *adv_margin);
-    *adv_class = torch::where(fresh, zc.argmax(1), *adv_class);
-  }
-
   torch::Tensor Project(const Batch& b, const torch::Tensor& x) const {
-    return torch::max(torch::min(x, b.hi), b.lo);
+    return ProjectToBall(b, x);
+  }
+
+  // Records the checked image of x (x, or on the grid its rounding; z = log-scores at x).
+  void Check(const Batch& b, const torch::Tensor& x, const torch::Tensor& z, Findings* f) {
+    if (!o_.grid) return f->Record(b, x, z);
+    torch::NoGradGuard ng;
+    const torch::Tensor xc = Checked(b, x, true);
+    f->Record(b, xc, model_->Scores(xc));
   }
 
   // One APGD run (Algorithm 1) from a random start in the ball; fills the success fields.
-  void Run(const Batch& b, const torch::Tensor& start, torch::Tensor* found, torch::Tensor* adv,
-           torch::Tensor* adv_margin, torch::Tensor* adv_class, torch::Tensor* low_margin) {
+  void Run(const Batch& b, const torch::Tensor& start, Findings* found) {
     const int64_t n = b.x0.size(0);
     torch::Tensor x = start, f, g, z;
     Evaluate(b, x, &f, &g, &z);
-    CheckSuccess(b, x, z, found, adv, adv_margin, adv_class, low_margin);
+    found->zero_gradient = g.flatten(1).abs().amax(1) == 0;
+    Check(b, x, z, found);
     torch::Tensor eta = torch::full({n}, 2.0 * eps_, torch::kFloat32);
     torch::Tensor f_max = f.clone(), x_max = x.clone(), g_max = g.clone();
     torch::Tensor eta_check = eta.clone(), f_max_check = f_max.clone();
@@ -177,7 +85,7 @@ class Runner {
       x_prev = x;
       x = x_next;
       Evaluate(b, x, &f, &g, &z);
-      CheckSuccess(b, x, z, found, adv, adv_margin, adv_class, low_margin);
+      Check(b, x, z, found);
       increases += (f > f_last).to(torch::kFloat32);
       f_last = f;
       const torch::Tensor better = f > f_max;
@@ -219,11 +127,18 @@ void ApgdOptions::Validate() const {
     if (!ok) throw std::invalid_argument("APGD reference: " + what);
   };
   need(iterations >= 1, "iterations must be >= 1");
-  need(restarts >= 1, "restarts must be >= 1");
+  need(restarts >= 0, "restarts must be >= 0");
   need(target_classes >= 0, "target_classes must be >= 0");
   need(target_restarts >= 1, "target_restarts must be >= 1");
   need(rho > 0 && rho <= 1, "rho must be in (0, 1]");
   need(alpha > 0 && alpha <= 1, "alpha must be in (0, 1]");
+  need(fab_target_classes >= 0, "fab_target_classes must be >= 0");
+  need(fab_iterations >= 1, "fab_iterations must be >= 1");
+  need(fab_restarts >= 1, "fab_restarts must be >= 1");
+  need(fab_alpha_max >= 0 && fab_alpha_max < 1, "fab_alpha_max must be in [0, 1)");
+  need(fab_eta >= 1, "fab_eta must be >= 1");
+  need(fab_beta > 0 && fab_beta <= 1, "fab_beta must be in (0, 1]");
+  need(restarts + target_classes + fab_target_classes > 0, "no run asked for");
   need(batch >= 1, "batch must be >= 1");
   need(threads >= 0, "threads must be >= 0");
 }
@@ -243,12 +158,14 @@ std::vector<int> ApgdCheckpoints(int iterations) {
 
 namespace {
 
-// The targets of every image: the top `o.target_classes` classes other than its label by the
-// clean image's scores. Checks the class count (>= 4 for the targeted DLR loss) and labels.
+// The targets of every image: the top max(target_classes, fab_target_classes) classes other
+// than its label by the clean image's scores. Checks the class count (>= 4 for the targeted
+// DLR loss) and labels.
 std::vector<std::vector<int>> TopTargets(Model& model, const torch::Tensor& all,
                                          const std::vector<int>& labels, const ApgdOptions& o) {
   const size_t n = labels.size();
   std::vector<std::vector<int>> targets(n);
+  const int wanted = std::max(o.target_classes, o.fab_target_classes);
   int classes = 0;
   for (size_t s = 0; s < n; s += o.batch) {
     const int64_t m = std::min<int64_t>(o.batch, n - s);
@@ -258,7 +175,7 @@ std::vector<std::vector<int>> TopTargets(Model& model, const torch::Tensor& all,
     for (int64_t r = 0; r < m; ++r)
       for (int64_t c = 0; c < z.size(1); ++c) {
         const int cls = order[r][c].item<int>();
-        if (cls != labels[s + r] && static_cast<int>(targets[s + r].size()) < o.target_classes)
+        if (cls != labels[s + r] && static_cast<int>(targets[s + r].size()) < wanted)
           targets[s + r].push_back(cls);
       }
   }
@@ -272,11 +189,13 @@ std::vector<std::vector<int>> TopTargets(Model& model, const torch::Tensor& all,
   return targets;
 }
 
-// One APGD run's kind: APGD-CE (target_rank -1) or APGD-T on the image's target_rank-th
-// target, and which restart.
+// One run's kind: APGD-CE (target_rank -1), APGD-T or (fab) FAB-T on the image's
+// target_rank-th target, and which restart.
 struct RunSpec {
   int target_rank;
   int restart;
+  bool fab = false;
+  std::string Name() const { return fab ? "fab-t" : target_rank < 0 ? "apgd-ce" : "apgd-t"; }
   bool Touches(const std::vector<int>& targets) const {
     return target_rank < 0 || target_rank < static_cast<int>(targets.size());
   }
@@ -383,7 +302,8 @@ std::vector<ApgdImageResult> RunApgdReference(
     const std::string& model_path, const std::optional<oracle::Normalization>& normalize,
     bool outputs_logits, const std::vector<float>& images, const std::vector<int>& labels,
     const std::vector<int>& image_indices, int channels, int height, int width, double eps,
-    const ApgdOptions& options, const ApgdProgress& progress) {
+    const ApgdOptions& options, const ApgdProgress& progress,
+    std::map<std::string, double>* stage_seconds) {
   options.Validate();
   const size_t n = labels.size(), d = static_cast<size_t>(channels) * height * width;
   if (channels <= 0 || height <= 0 || width <= 0 || images.size() != n * d ||
@@ -398,6 +318,11 @@ std::vector<ApgdImageResult> RunApgdReference(
   torch::NoGradGuard outer_no_grad;  // re-enabled inside Evaluate only
   Model model(model_path, normalize, outputs_logits, channels);
   Runner runner(&model, radius, options);
+  FabSettings fab;
+  fab.iterations = options.fab_iterations;
+  fab.alpha_max = options.fab_alpha_max;
+  fab.eta = options.fab_eta;
+  fab.beta = options.fab_beta;
   std::vector<ApgdImageResult> out(n);
   for (size_t i = 0; i < n; ++i)
     out[i].image_index = image_indices[i], out[i].label = labels[i],
@@ -411,40 +336,54 @@ std::vector<ApgdImageResult> RunApgdReference(
   for (int r = 0; r < options.restarts; ++r) runs.push_back({-1, r});
   for (int k = 0; k < options.target_classes; ++k)
     for (int r = 0; r < options.target_restarts; ++r) runs.push_back({k, r});
+  for (int k = 0; k < options.fab_target_classes; ++k)
+    for (int r = 0; r < options.fab_restarts; ++r) runs.push_back({k, r, true});
   const Boxes boxes = BallBoxes(all, radius, eps, options.grid);
   for (size_t run_id = 0; run_id < runs.size(); ++run_id) {
     const RunSpec& rs = runs[run_id];
+    const auto t0 = std::chrono::steady_clock::now();
     std::vector<size_t> alive;
     for (size_t i = 0; i < n; ++i)
       if (out[i].robust && rs.Touches(targets[i])) alive.push_back(i);
     const std::string status = rs.target_rank < 0
                                    ? "apgd-ce run " + std::to_string(rs.restart + 1)
-                                   : "apgd-t target " + std::to_string(rs.target_rank + 1);
+                                   : rs.Name() + " target " + std::to_string(rs.target_rank + 1);
     for (size_t s = 0; s < alive.size(); s += options.batch) {
       const Batch b =
           MakeBatch(all, boxes,
                     {alive.begin() + s, alive.begin() + std::min(alive.size(), s + options.batch)},
                     labels, targets, rs, options.grid);
       const int64_t m = static_cast<int64_t>(b.rows.size());
-      torch::Tensor found = torch::zeros({m}, torch::kBool), adv = b.x0.clone();
-      torch::Tensor adv_margin = torch::zeros({m}, torch::kFloat32);
-      torch::Tensor adv_class = torch::full({m}, -1, torch::kLong);
-      torch::Tensor low = torch::full({m}, std::numeric_limits<float>::infinity(), torch::kFloat32);
-      runner.Run(b, RandomStart(runner, b, image_indices, options.seed, run_id, radius), &found,
-                 &adv, &adv_margin, &adv_class, &low);
+      Findings f(b);
+      long steps = options.iterations;
+      if (rs.fab) {
+        // FAB-T's first run starts at the clean image; later ones uniformly in the ball of
+        // half the radius (FAB, Sec. 3.3).
+        const torch::Tensor start =
+            rs.restart == 0
+                ? b.x0
+                : RandomStart(runner, b, image_indices, options.seed, run_id, 0.5 * radius);
+        steps = RunFabTargeted(model, b, start, fab, options.grid, &f);
+      } else {
+        runner.Run(b, RandomStart(runner, b, image_indices, options.seed, run_id, radius), &f);
+      }
       for (int64_t r = 0; r < m; ++r) {
         ApgdImageResult& res = out[b.rows[r]];
-        res.gradient_steps += options.iterations;
-        res.margin = std::min(res.margin, static_cast<double>(low[r].item<float>()));
-        if (!found[r].item<bool>()) continue;
+        res.gradient_steps += steps;
+        if (run_id == 0) res.zero_gradient = f.zero_gradient[r].item<bool>();
+        res.margin = std::min(res.margin, static_cast<double>(f.low_margin[r].item<float>()));
+        if (!f.found[r].item<bool>()) continue;
         res.robust = false;
-        res.broken_by = rs.target_rank < 0 ? "apgd-ce" : "apgd-t";
+        res.broken_by = rs.Name();
         res.target = rs.target_rank < 0 ? -1 : targets[b.rows[r]][rs.target_rank];
-        res.adversarial_class = static_cast<int>(adv_class[r].item<int64_t>());
-        res.margin = adv_margin[r].item<float>();
-        DescribeBreak(model, b, r, adv[r].contiguous(), radius, options.grid, &res);
+        res.adversarial_class = static_cast<int>(f.adv_class[r].item<int64_t>());
+        res.margin = f.adv_margin[r].item<float>();
+        DescribeBreak(model, b, r, f.adv[r].contiguous(), radius, options.grid, &res);
       }
     }
+    if (stage_seconds)
+      (*stage_seconds)[rs.Name()] +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (progress) {
       // Images finished: broken ones, and all once the last run that can touch them ran.
       long done = 0, robust_left = 0;

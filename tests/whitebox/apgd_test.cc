@@ -1,4 +1,5 @@
-// The white-box reference (APGD-CE + APGD-T) against the closed form of a linear classifier:
+// The white-box reference (APGD-CE + APGD-T, FAB-T) against the closed form of a linear
+// classifier:
 // for logits z = W^T x + b the smallest margin z_y - z_j over the L_inf ball intersected with
 // [0, 1] is sum_i min(a_i lo_i, a_i hi_i) + (b_y - b_j), a = w_y - w_j (each pixel at the end
 // of its interval that lowers the margin), so an image is breakable iff that minimum is
@@ -23,6 +24,7 @@
 #include "data/datasets.h"
 #include "oracle/classifier.h"
 #include "oracle/oracle.h"
+#include "whitebox/fab.h"
 
 namespace advbo::whitebox {
 namespace {
@@ -74,6 +76,42 @@ class LinearModel : public ::testing::Test {
       worst = std::min(worst, m);
     }
     return worst;
+  }
+
+  // Closed-form minimal L_inf distance (with the [0, 1] box) at which class t overtakes y:
+  // the smallest r whose ball holds a point with z_t >= z_y; the largest gain of z_t - z_y
+  // over the ball grows with r, so bisection finds it.
+  static double MinimalDistance(const float* x, int y, int t) {
+    auto w = w_.accessor<float, 2>();
+    auto b = b_.accessor<float, 1>();
+    auto best_gain = [&](double r) {
+      double g = static_cast<double>(b[t]) - b[y];
+      for (int i = 0; i < kD; ++i) {
+        const double a = static_cast<double>(w[i][t]) - w[i][y];
+        const double lo = std::max(0.0, x[i] - r), hi = std::min(1.0, x[i] + r);
+        g += std::max(a * lo, a * hi);
+      }
+      return g;
+    };
+    double lo = 0, hi = 1;
+    if (best_gain(hi) < 0) return std::numeric_limits<double>::infinity();
+    for (int k = 0; k < 60; ++k) (best_gain(0.5 * (lo + hi)) >= 0 ? hi : lo) = 0.5 * (lo + hi);
+    return hi;
+  }
+
+  // The class with the highest clean logit other than y (the first target of APGD-T/FAB-T).
+  static int TopOther(const float* x, int y) {
+    auto w = w_.accessor<float, 2>();
+    auto b = b_.accessor<float, 1>();
+    int best = -1;
+    double best_z = -std::numeric_limits<double>::infinity();
+    for (int j = 0; j < kClasses; ++j) {
+      if (j == y) continue;
+      double z = b[j];
+      for (int i = 0; i < kD; ++i) z += static_cast<double>(w[i][j]) * x[i];
+      if (z > best_z) best_z = z, best = j;
+    }
+    return best;
   }
 
   static int Predict(const float* x) {
@@ -184,6 +222,74 @@ TEST_F(LinearModel, TheInstanceDefeatsAWeakAttack) {
   EXPECT_GT(t.missed, 3) << "of " << t.breakable << " breakable images";
 }
 
+// FAB-T alone (no APGD run): the reference's options with only its runs.
+ApgdOptions FabOnly(int targets) {
+  ApgdOptions o;
+  o.restarts = 0;
+  o.target_classes = 0;
+  o.fab_target_classes = targets;
+  return o;
+}
+
+TEST_F(LinearModel, FabTFindsTheMinimalLinfPerturbation) {
+  // On a linear model FAB's linearisation is exact, so its first step from the clean image
+  // is the minimal L_inf point past the hyperplane z_t = z_y (times the overshoot eta), and
+  // its later steps come back towards it. With a ball as large as the box every image
+  // breaks, and the distance of the kept break is the closed-form minimum for the first
+  // target, up to FAB's overshoot and bias (0.5 % here; 1 % allowed).
+  std::vector<float> x;
+  std::vector<int> y, idx;
+  MakeImages(30, &x, &y, &idx, Predict);
+  ApgdOptions o = FabOnly(1);
+  o.batch = 16;
+  const auto res = RunApgdReference(Path(), std::nullopt, true, x, y, idx, 1, 28, 28, 1.0, o);
+  int compared = 0;
+  for (size_t i = 0; i < res.size(); ++i) {
+    const float* xi = x.data() + i * kD;
+    const double r = MinimalDistance(xi, y[i], TopOther(xi, y[i]));
+    if (!std::isfinite(r)) continue;
+    ++compared;
+    ASSERT_FALSE(res[i].robust) << "image " << i << " minimal distance " << r;
+    EXPECT_EQ(res[i].broken_by, "fab-t");
+    EXPECT_NE(Predict(res[i].adversarial.data()), y[i]) << "image " << i;
+    EXPECT_GE(res[i].linf, r * (1 - 1e-4)) << "image " << i << ": below the minimum";
+    EXPECT_LE(res[i].linf, r * 1.01) << "image " << i << ": the minimum is " << r;
+  }
+  EXPECT_GE(compared, 25);
+}
+
+TEST_F(LinearModel, FabTBreaksExactlyTheBreakableImagesInFloat) {
+  // FAB-T alone on all 9 other classes, at the radius of the APGD test: its breaks, checked
+  // inside the ball, are exactly the closed form's breakable images.
+  const Tally t = CheckAgainstClosedForm(3.0 / 255, FabOnly(9), true, Path(), WorstMargin, Predict);
+  EXPECT_GT(t.breakable, 5);
+  EXPECT_EQ(t.missed, 0);
+}
+
+TEST(FabProjection, MinimalLinfStepOntoTheHyperplaneInTheBox) {
+  // Two rows of 4 coordinates. Row 0: w = (1, -2, 0, 1), c = 0.6 from p = (0.5, 0.5, 0.5,
+  // 0.95): without the box every moving coordinate would go 0.6 / 4 = 0.15; coordinate 3 has
+  // only 0.05 of room (up), so the others share the rest: r = (0.6 - 0.05) / 3 = 0.18333.
+  // Row 1: the box cannot reach c = 10, so every moving coordinate goes to its end.
+  const torch::Tensor p = torch::tensor({{0.5f, 0.5f, 0.5f, 0.95f}, {0.2f, 0.7f, 0.4f, 0.0f}});
+  const torch::Tensor w = torch::tensor({{1.0f, -2.0f, 0.0f, 1.0f}, {1.0f, -1.0f, 0.0f, 1.0f}});
+  const torch::Tensor c = torch::tensor({0.6f, 10.0f});
+  const torch::Tensor d = ProjectLinfOntoHyperplaneInBox(p, w, c);
+  const float r = 0.55f / 3;
+  EXPECT_NEAR(d[0][0].item<float>(), r, 1e-6);
+  EXPECT_NEAR(d[0][1].item<float>(), -r, 1e-6);
+  EXPECT_EQ(d[0][2].item<float>(), 0.0f);
+  EXPECT_NEAR(d[0][3].item<float>(), 0.05f, 1e-6);
+  EXPECT_NEAR((w[0] * d[0]).sum().item<float>(), 0.6f, 1e-5);
+  EXPECT_NEAR(d[1][0].item<float>(), 0.8f, 1e-6);
+  EXPECT_NEAR(d[1][1].item<float>(), -0.7f, 1e-6);
+  EXPECT_EQ(d[1][2].item<float>(), 0.0f);
+  EXPECT_NEAR(d[1][3].item<float>(), 1.0f, 1e-6);
+  // The other side: a negative c moves the other way.
+  const torch::Tensor back = ProjectLinfOntoHyperplaneInBox(p, w, -c);
+  EXPECT_NEAR((w[0] * back[0]).sum().item<float>(), -0.6f, 1e-5);
+}
+
 TEST(ApgdCheckpoints, ThePapersSchedule) {
   EXPECT_EQ(ApgdCheckpoints(100), (std::vector<int>{0, 22, 41, 57, 70, 80, 87, 93, 99}));
   EXPECT_EQ(ApgdCheckpoints(1), (std::vector<int>{0, 1}));
@@ -195,6 +301,11 @@ TEST(ApgdOptions, OutOfRangeIsRefused) {
   EXPECT_THROW(o.Validate(), std::invalid_argument);
   o = ApgdOptions{};
   o.rho = 1.5;
+  EXPECT_THROW(o.Validate(), std::invalid_argument);
+  o = ApgdOptions{};
+  o.fab_eta = 0.5;
+  EXPECT_THROW(o.Validate(), std::invalid_argument);
+  o = FabOnly(0);  // no run at all
   EXPECT_THROW(o.Validate(), std::invalid_argument);
 }
 
@@ -215,13 +326,14 @@ namespace advbo::whitebox {
 namespace {
 
 // The model card's white-box numbers reproduce: the committed per-image reference of
-// models/mnist_at.pt (tools/results/at_reference/mnist_at_8bit, gzip-compressed, made by `advbo
-// evaluate
+// models/mnist_fgsm_overfit.pt (tools/results/at_reference/mnist_fgsm_overfit_8bit,
+// gzip-compressed, made by `advbo evaluate
 // --reference-only` on the first 1,000 test images) against a fresh run on its first 24
 // images -- the same random starts (seeded per image), so the same verdicts.
-TEST(ShippedReference, MnistAtCardReproducesImageByImage) {
+TEST(ShippedReference, StressCaseCardReproducesImageByImage) {
   const std::string root = ADVBO_SOURCE_DIR;
-  const std::string path = root + "/tools/results/at_reference/mnist_at_8bit/reference.jsonl.gz";
+  const std::string path =
+      root + "/tools/results/at_reference/mnist_fgsm_overfit_8bit/reference.jsonl.gz";
   std::ifstream file(path, std::ios::binary);
   ASSERT_TRUE(file.good()) << path;
   const std::vector<uint8_t> gz((std::istreambuf_iterator<char>(file)),
@@ -244,8 +356,8 @@ TEST(ShippedReference, MnistAtCardReproducesImageByImage) {
   ApgdOptions o;
   o.grid = true;
   o.threads = 1;
-  const auto res = RunApgdReference(root + "/models/mnist_at.pt", std::nullopt, true, x, y, idx, 1,
-                                    28, 28, 0.3, o);
+  const auto res = RunApgdReference(root + "/models/mnist_fgsm_overfit.pt", std::nullopt, true, x,
+                                    y, idx, 1, 28, 28, 0.3, o);
   int robust = 0, mismatches = 0;
   for (size_t k = 0; k < res.size(); ++k) {
     robust += res[k].robust;

@@ -3,14 +3,21 @@
 
 Used only at development time (Debian's python3-torch); advbo itself never needs Python.
 
-Training: "fast" adversarial training, FGSM with a random start (Wong, Rice & Kolter,
-ICLR 2020, Alg. 3): per batch, delta ~ U(-eps, eps), one signed-gradient step of size
-alpha = 1.25 eps, projection onto the L-inf eps-ball and [0, 1], then a descent step on the
-cross-entropy at x + delta. The paper's guard against catastrophic overfitting is kept:
-after every epoch a PGD-10 attack runs on a validation split held out of the *training* set
-(never the test set), and the epoch with the best validation PGD accuracy is exported.
-MNIST ramps eps up linearly over the first epochs (a warm-up; FGSM training at eps = 0.3
-from the first step is unstable).
+Two recipes (--recipe; the default is pgd for MNIST, fgsm-rs for CIFAR-10):
+  pgd      PGD adversarial training (Madry et al., ICLR 2018, Sec. 3 and eq. 2.1): per batch,
+           delta ~ U(-eps, eps), then K signed-gradient ascent steps of size alpha on the
+           cross-entropy, each projected onto the L-inf eps-ball and [0, 1]; then a descent
+           step on the cross-entropy at x + delta. K = --pgd-train-steps (default 10),
+           alpha = 2.5 eps / K (Madry et al.'s rule: the walk can cross the ball).
+  fgsm-rs  "fast" adversarial training, FGSM with a random start (Wong, Rice & Kolter,
+           ICLR 2020, Alg. 3): delta ~ U(-eps, eps), one signed-gradient step of size
+           alpha = 1.25 eps. At eps = 0.3 on MNIST it overfits catastrophically (see
+           models/mnist_fgsm_overfit.md); it is kept for CIFAR-10 and for that stress case.
+Both keep the guard against catastrophic overfitting: after every epoch a PGD attack
+(--val-steps steps on the margin loss, one restart) runs on a validation split held out of
+the *training* set (never the test set), and the epoch with the best validation PGD accuracy
+is exported. MNIST ramps eps up linearly over the first epochs (a warm-up; training at
+eps = 0.3 from the first step is unstable).
 
 Evaluation (the card's reference numbers, what a black-box evaluation should approach):
 untargeted PGD on the C&W margin loss max_{j != y} z_j - z_y (Carlini & Wagner 2017), 50
@@ -117,6 +124,21 @@ def fgsm_rs_delta(model, xb, yb, eps, alpha, gen):
     return ((xb + delta).clamp(0, 1) - xb).detach()
 
 
+def pgd_train_delta(model, xb, yb, eps, steps, gen):
+    """Madry et al. 2018, eq. 2.1's inner maximisation: PGD-`steps` on the cross-entropy from a
+    uniform start, step 2.5 eps / steps, projected onto the eps-ball and [0, 1]."""
+    alpha = 2.5 * eps / steps
+    delta = (torch.rand(xb.shape, generator=gen) * 2 - 1) * eps
+    delta = (xb + delta).clamp(0, 1) - xb
+    for _ in range(steps):
+        delta.requires_grad_(True)
+        loss = F.cross_entropy(model(xb + delta), yb)
+        grad, = torch.autograd.grad(loss, delta)
+        delta = (delta.detach() + alpha * grad.sign()).clamp(-eps, eps)
+        delta = (xb + delta).clamp(0, 1) - xb
+    return delta.detach()
+
+
 def evaluate(model, xte, yte, eps, steps, restarts, seed, n, bs):
     gen = torch.Generator().manual_seed(seed)
     x, y = xte[:n], yte[:n]
@@ -147,11 +169,21 @@ def main():
                     "(default 1000 MNIST, 500 CIFAR-10; the first ones of the official test set)")
     ap.add_argument("--pgd-steps", type=int, default=50)
     ap.add_argument("--restarts", type=int, default=5)
+    ap.add_argument("--recipe", choices=["pgd", "fgsm-rs"], default=None,
+                    help="training attack (default pgd for mnist, fgsm-rs for cifar10)")
+    ap.add_argument("--pgd-train-steps", type=int, default=10, help="PGD steps per batch (recipe pgd)")
+    ap.add_argument("--val-steps", type=int, default=20, help="PGD steps of the per-epoch validation")
+    ap.add_argument("--shift", type=int, default=None, help="random-shift augmentation in pixels "
+                    "(default 2 for mnist with recipe pgd, 0 for mnist fgsm-rs, 4 for cifar10)")
+    ap.add_argument("--name", default=None, help="output name (default <dataset>_at)")
     ap.add_argument("--eval-only", help="skip training; evaluate this TorchScript model")
     ap.add_argument("--limit-train", type=int, default=None, help="smoke test: train on this many images")
     args = ap.parse_args()
     if args.eps is not None and not 0 < args.eps <= 1:
         ap.error(f"--eps must be in (0, 1], got {args.eps}")
+    if args.pgd_train_steps < 1 or args.val_steps < 1:
+        ap.error("--pgd-train-steps and --val-steps must be at least 1")
+    recipe = args.recipe or ("pgd" if args.dataset == "mnist" else "fgsm-rs")
 
     torch.manual_seed(args.seed)
     np.random.seed(args.seed)
@@ -162,7 +194,8 @@ def main():
         (xtr, ytr), (xte, yte) = load_mnist(args.data)
         eps = args.eps if args.eps is not None else 0.3
         model = CWNet(1, 32, 64, 200, 64 * 4 * 4, [0.1307], [0.3081], dropout=0.0)
-        epochs, lr, shift, flip, bs, warmup = args.epochs or 20, 2e-3, 0, False, 128, 5
+        shift = args.shift if args.shift is not None else (2 if recipe == "pgd" else 0)
+        epochs, lr, flip, bs, warmup = args.epochs or 20, 2e-3, False, 128, 5
         example = torch.rand(1, 1, 28, 28)
         eval_n = args.eval_n or 1000
         arch = "conv32-conv32-pool-conv64-conv64-pool-fc200-fc200-fc10"
@@ -171,11 +204,12 @@ def main():
         eps = args.eps if args.eps is not None else 8 / 255
         mean, std = [0.4914, 0.4822, 0.4465], [0.2470, 0.2435, 0.2616]
         model = CWNet(3, 64, 128, 256, 128 * 5 * 5, mean, std, dropout=0.0)
-        epochs, lr, shift, flip, bs, warmup = args.epochs or 10, 2e-3, 4, True, 128, 0
+        shift = args.shift if args.shift is not None else 4
+        epochs, lr, flip, bs, warmup = args.epochs or 10, 2e-3, True, 128, 0
         example = torch.rand(1, 3, 32, 32)
         eval_n = args.eval_n or 500
         arch = "conv64-conv64-pool-conv128-conv128-pool-fc256-fc256-fc10"
-    name = f"{args.dataset}_at"
+    name = args.name or f"{args.dataset}_at"
     alpha_ratio = 1.25
     # Validation split: the last 1000 training images (model selection never sees the test set).
     xval, yval = xtr[-1000:], ytr[-1000:]
@@ -202,7 +236,10 @@ def main():
                 xb = augment(xtr[idx].clone(), shift, flip, gen)
                 e = eps * min(1.0, (step + 1) / (warmup * (len(xtr) // bs))) if warmup else eps
                 model.train()
-                delta = fgsm_rs_delta(model, xb, ytr[idx], e, alpha_ratio * e, gen)
+                if recipe == "pgd":
+                    delta = pgd_train_delta(model, xb, ytr[idx], e, args.pgd_train_steps, gen)
+                else:
+                    delta = fgsm_rs_delta(model, xb, ytr[idx], e, alpha_ratio * e, gen)
                 loss = F.cross_entropy(model(xb + delta), ytr[idx])
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
@@ -213,10 +250,10 @@ def main():
                 nb += 1
             model.eval()
             val_clean = accuracy(model, xval, yval)
-            val_pgd = val_pgd_accuracy(model, xval, yval, eps, 10, gen)
+            val_pgd = val_pgd_accuracy(model, xval, yval, eps, args.val_steps, gen)
             history.append((ep + 1, tot / nb, val_clean, val_pgd))
             print(f"[{name}] epoch {ep + 1}/{epochs} loss {tot / nb:.4f} val clean {val_clean:.2f}% "
-                  f"val PGD-10 {val_pgd:.2f}% ({time.time() - t0:.0f}s)", flush=True)
+                  f"val PGD-{args.val_steps} {val_pgd:.2f}% ({time.time() - t0:.0f}s)", flush=True)
             if val_pgd >= best:
                 best, best_state = val_pgd, copy.deepcopy(model.state_dict())
                 best_epoch = ep + 1
@@ -252,6 +289,13 @@ def main():
     if args.eval_only:
         return 0
 
+    if recipe == "pgd":
+        recipe_txt = (f"PGD adversarial training (Madry et al., ICLR 2018, eq. 2.1): ε = {eps:.4f}, "
+                      f"{args.pgd_train_steps} steps of α = 2.5 ε / {args.pgd_train_steps} on the "
+                      "cross-entropy from δ₀ ~ U(−ε, ε)")
+    else:
+        recipe_txt = (f"FGSM with random start (Wong, Rice & Kolter, ICLR 2020, Alg. 3): ε = {eps:.4f}, "
+                      "step α = 1.25 ε, δ₀ ~ U(−ε, ε)")
     eps_txt = "0.3" if args.dataset == "mnist" else "8/255"
     hist = "\n".join(f"| {e} | {l:.4f} | {c:.2f} % | {p:.2f} % |" for e, l, c, p in history)
     shape = "[N, 1, 28, 28]" if args.dataset == "mnist" else "[N, 3, 32, 32]"
@@ -265,10 +309,10 @@ the reference a black-box evaluation should approach from above.
 | --- | --- |
 | architecture | {arch}; 3x3 valid convs, each followed by batch norm and ReLU; 2x2 max-pool; no dropout (the C&W architecture of the shipped `{args.dataset}_cw.pt`) |
 | training data | the {args.dataset} folder passed as `--data` ({len(xtr)} training images; the last 1,000 held out for model selection) |
-| recipe | FGSM with random start (Wong, Rice & Kolter, ICLR 2020, Alg. 3): ε = {eps:.4f}, step α = 1.25 ε, δ₀ ~ U(−ε, ε){f'; ε ramped linearly over the first {warmup} epochs' if warmup else ''} |
+| recipe | {recipe_txt}{f'; ε ramped linearly over the first {warmup} epochs' if warmup else ''} |
 | augmentation | {aug} |
 | optimiser | AdamW lr {lr} (one-cycle, 30 % warm-up), weight decay 5e-4, batch {bs} |
-| epochs | {epochs}; exported: epoch {best_epoch} (best PGD-10 accuracy on the held-out training images — the paper's early stop against catastrophic overfitting) |
+| epochs | {epochs}; exported: epoch {best_epoch} (best PGD-{args.val_steps} accuracy on the held-out training images — the paper's early stop against catastrophic overfitting) |
 | seed | {args.seed} |
 | training wall time | {wall:.0f} s on {args.threads} CPU threads (shared with other development jobs) |
 | clean accuracy, full official test set (10,000 images) | **{test_acc:.2f} %** |
@@ -278,11 +322,11 @@ the reference a black-box evaluation should approach from above.
 | input contract | float32 NCHW {shape}, pixels in [0, 1]; normalisation is inside the module |
 | output | logits [N, 10] (use `--output auto` or `logits`) |
 | sha256 | `{sha256(pt_path)}` |
-| produced by | `/usr/bin/python3 tools/train/train_at.py {args.dataset} --data DATA/{args.dataset} --out {args.out} --seed {args.seed} --threads {args.threads}{f' --epochs {args.epochs}' if args.epochs else ''}` (Debian python3-torch {torch.__version__}) |
+| produced by | `/usr/bin/python3 tools/train/train_at.py {args.dataset} --data DATA/{args.dataset} --out {args.out} --seed {args.seed} --threads {args.threads}{f' --epochs {args.epochs}' if args.epochs else ''}{f' --recipe {args.recipe}' if args.recipe else ''}{f' --name {args.name}' if args.name else ''}` (Debian python3-torch {torch.__version__}) |
 
-Per epoch (validation = the 1,000 held-out training images; PGD-10, one restart, float):
+Per epoch (validation = the 1,000 held-out training images; PGD-{args.val_steps}, one restart, float):
 
-| epoch | training loss (adversarial) | validation clean | validation PGD-10 |
+| epoch | training loss (adversarial) | validation clean | validation PGD-{args.val_steps} |
 | ---: | ---: | ---: | ---: |
 {hist}
 

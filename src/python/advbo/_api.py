@@ -579,8 +579,8 @@ class EvaluationResult(NamedTuple):
     robust_accuracy: the black-box ensemble's worst-case robust accuracy, a fraction in [0, 1]
         over all images looked at (clean errors and images not evaluated count as not robust);
         None with reference_only=True.
-    reference_robust_accuracy: the white-box reference's (APGD-CE + APGD-T), or None where it
-        does not apply.
+    reference_robust_accuracy: the white-box reference's (APGD-CE + APGD-T, and FAB-T with
+        reference="standard"), or None where it does not apply.
     upper_bound: whether the number is only an upper bound (no working adaptive attack
         challenged the defense, or the budget is below the default 10,000 per image); the
         reasons are summary["upper_bound_reasons"].
@@ -624,9 +624,10 @@ def evaluate(model, out, *, dataset: str = "mnist", eps: Optional[float] = None,
         result is marked an upper bound).
     options: norm, feedback, pixels, seed, defense ("jpeg:quality=75", "noise:sigma=0.02", ...;
         every member is then wrapped by the defense's adaptive attack unless adaptive=False),
-        ensemble ("square,parsimonious"), split ("1,2"), reference ("auto" | "apgd" | "none"),
-        reference_only, reference_steps, reference_restarts, reference_targets, verify_draws,
-        threads, normalize, output, save_images, shard ([k, n]) -- advbo evaluate's flags.
+        ensemble ("square,parsimonious"), split ("1,2"),
+        reference ("auto" | "apgd" | "standard" | "none"), reference_only, reference_steps,
+        reference_restarts, reference_targets, verify_draws, threads, normalize, output,
+        save_images, shard ([k, n]) -- advbo evaluate's flags.
 
     Raises TypeError / ValueError for bad arguments (naming them), advbo.ModelError /
     advbo.DataError naming the file.
