@@ -733,6 +733,25 @@ std::function<void(const JobResult&)> SaveBrokenImage(const std::string& folder,
   };
 }
 
+// The checks of a merge: every shard's probe (summed, the largest difference) and the merged
+// reference records.
+void AddMergedTrustChecks(nlohmann::json* summary, const std::vector<nlohmann::json>& shards,
+                          const std::vector<nlohmann::json>& refs) {
+  OutputProbe probe;
+  for (const auto& sm : shards) {
+    const OutputProbe one = OutputProbe::FromSummary(sm);
+    probe.images += one.images;
+    probe.queries += one.queries;
+    probe.max_difference = std::max(probe.max_difference, one.max_difference);
+    probe.max_score = std::max(probe.max_score, one.max_score);
+  }
+  const nlohmann::json& s = *summary;
+  const bool probabilities =
+      s.value("checks", nlohmann::json::object()).value("probability_outputs", false);
+  const bool applies = s.at("reference").value("applies", false);
+  AddTrustChecks(summary, applies ? refs : std::vector<nlohmann::json>{}, probe, probabilities);
+}
+
 }  // namespace
 
 ExperimentSpec EvaluationOptions::EvaluationSpec() {
@@ -1052,21 +1071,7 @@ EvaluationResult MergeEvaluations(const std::vector<std::string>& inputs,
   summary["merged_shards"] = m.shards;
   summary["merged_from"] = inputs;
   AddRecordStatistics(&summary, all, order, time);
-  // The checks from every shard's probe (the largest difference) and the merged records.
-  OutputProbe probe;
-  for (const auto& sm : m.summaries) {
-    const OutputProbe one = OutputProbe::FromSummary(sm);
-    probe.images += one.images;
-    probe.queries += one.queries;
-    probe.max_difference = std::max(probe.max_difference, one.max_difference);
-    probe.max_score = std::max(probe.max_score, one.max_score);
-  }
-  const bool probabilities =
-      first.value("checks", nlohmann::json::object()).value("probability_outputs", false);
-  AddTrustChecks(
-      &summary,
-      first.at("reference").value("applies", false) ? refs : std::vector<nlohmann::json>{}, probe,
-      probabilities);
+  AddMergedTrustChecks(&summary, m.summaries, refs);
   EvaluationResult out;
   WriteMergedFolder(out_dir, summary, verdicts, all, refs, &out);
   out.record_count = static_cast<long>(all.size());

@@ -296,6 +296,37 @@ void DescribeBreak(Model& model, const Batch& b, int64_t r, const torch::Tensor&
   res->vertex_adversarial = Margin(zv, b.y.index({Slice(r, r + 1)})).item<float>() < 0;
 }
 
+// AutoAttack's order: APGD-CE restarts, then each APGD-T target's restarts, then FAB-T's.
+std::vector<RunSpec> RunOrder(const ApgdOptions& o) {
+  std::vector<RunSpec> runs;
+  for (int r = 0; r < o.restarts; ++r) runs.push_back({-1, r});
+  for (int k = 0; k < o.target_classes; ++k)
+    for (int r = 0; r < o.target_restarts; ++r) runs.push_back({k, r});
+  for (int k = 0; k < o.fab_target_classes; ++k)
+    for (int r = 0; r < o.fab_restarts; ++r) runs.push_back({k, r, true});
+  return runs;
+}
+
+// Adds run `rs`'s findings on batch `b` to the images' results: the steps spent, the first
+// run's zero-gradient flag (`first`), the lowest margin, and each break with its description.
+void StoreFindings(Model& model, const Batch& b, const Findings& f, const RunSpec& rs, bool first,
+                   long steps, const std::vector<std::vector<int>>& targets, double radius,
+                   bool grid, std::vector<ApgdImageResult>* out) {
+  for (int64_t r = 0; r < static_cast<int64_t>(b.rows.size()); ++r) {
+    ApgdImageResult& res = (*out)[b.rows[r]];
+    res.gradient_steps += steps;
+    if (first) res.zero_gradient = f.zero_gradient[r].item<bool>();
+    res.margin = std::min(res.margin, static_cast<double>(f.low_margin[r].item<float>()));
+    if (!f.found[r].item<bool>()) continue;
+    res.robust = false;
+    res.broken_by = rs.Name();
+    res.target = rs.target_rank < 0 ? -1 : targets[b.rows[r]][rs.target_rank];
+    res.adversarial_class = static_cast<int>(f.adv_class[r].item<int64_t>());
+    res.margin = f.adv_margin[r].item<float>();
+    DescribeBreak(model, b, r, f.adv[r].contiguous(), radius, grid, &res);
+  }
+}
+
 }  // namespace
 
 std::vector<ApgdImageResult> RunApgdReference(
@@ -318,11 +349,8 @@ std::vector<ApgdImageResult> RunApgdReference(
   torch::NoGradGuard outer_no_grad;  // re-enabled inside Evaluate only
   Model model(model_path, normalize, outputs_logits, channels);
   Runner runner(&model, radius, options);
-  FabSettings fab;
-  fab.iterations = options.fab_iterations;
-  fab.alpha_max = options.fab_alpha_max;
-  fab.eta = options.fab_eta;
-  fab.beta = options.fab_beta;
+  const FabSettings fab{options.fab_iterations, options.fab_alpha_max, options.fab_eta,
+                        options.fab_beta};
   std::vector<ApgdImageResult> out(n);
   for (size_t i = 0; i < n; ++i)
     out[i].image_index = image_indices[i], out[i].label = labels[i],
@@ -332,12 +360,7 @@ std::vector<ApgdImageResult> RunApgdReference(
                        {static_cast<int64_t>(n), channels, height, width}, torch::kFloat32)
           .clone();
   const std::vector<std::vector<int>> targets = TopTargets(model, all, labels, options);
-  std::vector<RunSpec> runs;  // APGD-CE restarts, then each target's restarts
-  for (int r = 0; r < options.restarts; ++r) runs.push_back({-1, r});
-  for (int k = 0; k < options.target_classes; ++k)
-    for (int r = 0; r < options.target_restarts; ++r) runs.push_back({k, r});
-  for (int k = 0; k < options.fab_target_classes; ++k)
-    for (int r = 0; r < options.fab_restarts; ++r) runs.push_back({k, r, true});
+  const std::vector<RunSpec> runs = RunOrder(options);
   const Boxes boxes = BallBoxes(all, radius, eps, options.grid);
   for (size_t run_id = 0; run_id < runs.size(); ++run_id) {
     const RunSpec& rs = runs[run_id];
@@ -353,7 +376,6 @@ std::vector<ApgdImageResult> RunApgdReference(
           MakeBatch(all, boxes,
                     {alive.begin() + s, alive.begin() + std::min(alive.size(), s + options.batch)},
                     labels, targets, rs, options.grid);
-      const int64_t m = static_cast<int64_t>(b.rows.size());
       Findings f(b);
       long steps = options.iterations;
       if (rs.fab) {
@@ -367,19 +389,7 @@ std::vector<ApgdImageResult> RunApgdReference(
       } else {
         runner.Run(b, RandomStart(runner, b, image_indices, options.seed, run_id, radius), &f);
       }
-      for (int64_t r = 0; r < m; ++r) {
-        ApgdImageResult& res = out[b.rows[r]];
-        res.gradient_steps += steps;
-        if (run_id == 0) res.zero_gradient = f.zero_gradient[r].item<bool>();
-        res.margin = std::min(res.margin, static_cast<double>(f.low_margin[r].item<float>()));
-        if (!f.found[r].item<bool>()) continue;
-        res.robust = false;
-        res.broken_by = rs.Name();
-        res.target = rs.target_rank < 0 ? -1 : targets[b.rows[r]][rs.target_rank];
-        res.adversarial_class = static_cast<int>(f.adv_class[r].item<int64_t>());
-        res.margin = f.adv_margin[r].item<float>();
-        DescribeBreak(model, b, r, f.adv[r].contiguous(), radius, options.grid, &res);
-      }
+      StoreFindings(model, b, f, rs, run_id == 0, steps, targets, radius, options.grid, &out);
     }
     if (stage_seconds)
       (*stage_seconds)[rs.Name()] +=

@@ -101,12 +101,14 @@ TEST_F(BenchCli, ShardsMergeToTheSameTableAsOneRunAndRunsResume) {
 // type error whenever a folder held reference records).
 TEST_F(BenchCli, EvaluateMergeKeepsTheWhiteBoxReference) {
   const fs::path ev = dir_ / "ev", merged = dir_ / "merged";
-  ASSERT_EQ(RunAdvbo("evaluate --dataset mnist --model " + advbo::testing::kRoot +
-                         "/models/mnist_at.pt -n 4 --budget 40 --reference-steps 10 --threads 1 "
-                         "-q -o " +
-                         ev.string(),
-                     dir_ / "log1"),
-            0)
+  ASSERT_EQ(
+      RunAdvbo(
+          "evaluate --dataset mnist --model " + advbo::testing::kRoot +
+              "/models/mnist_fgsm_overfit.pt -n 4 --budget 40 --reference-steps 10 --threads 1 "
+              "-q -o " +
+              ev.string(),
+          dir_ / "log1"),
+      0)
       << Slurp(dir_ / "log1");
   ASSERT_EQ(RunAdvbo("evaluate merge " + ev.string() + " -o " + merged.string(), dir_ / "log2"), 0)
       << Slurp(dir_ / "log2");

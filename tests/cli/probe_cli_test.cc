@@ -12,7 +12,8 @@ class ProbeCli : public TempDirTest {
   // `advbo evaluate` of the first `n` MNIST images of the adversarially trained model with
   // random and Square at 40 queries per image, no reference, into `out`.
   int Evaluate(const std::string& extra, const fs::path& out, int n = 4) {
-    return RunAdvbo("evaluate --model " + kRoot + "/models/mnist_at.pt -n " + std::to_string(n) +
+    return RunAdvbo("evaluate --model " + kRoot + "/models/mnist_fgsm_overfit.pt -n " +
+                        std::to_string(n) +
                         " --ensemble random,square --budget 40 --reference none --threads 1 -q " +
                         extra + " -o " + out.string(),
                     dir_ / "log");
@@ -138,7 +139,7 @@ TEST_F(ProbeCli, AMergedSummaryHasEveryFieldOfAnUnmergedOne) {
 // Finding 7: --reference-targets 50 on a 10-class model claimed 50 APGD-T targets; 9 ran.
 TEST_F(ProbeCli, ReferenceTargetsAreTheOnesThatRan) {
   ASSERT_EQ(RunAdvbo("evaluate --model " + kRoot +
-                         "/models/mnist_at.pt -n 2 --ensemble random --budget 10 "
+                         "/models/mnist_fgsm_overfit.pt -n 2 --ensemble random --budget 10 "
                          "--reference-steps 2 --reference-targets 50 --threads 1 -q -o " +
                          (dir_ / "ev").string(),
                      dir_ / "log"),

@@ -197,7 +197,7 @@ TEST_F(Evaluation, PicksTheEnsembleAndRadiusOfTheThreatModel) {
 
 TEST_F(Evaluation, ReferenceBesideTheEnsemble) {
   EvaluationOptions o = Options("mnist", 8, 90, dir_ / "ref");
-  o.spec.model = std::string(ADVBO_SOURCE_DIR) + "/models/mnist_at.pt";
+  o.spec.model = std::string(ADVBO_SOURCE_DIR) + "/models/mnist_fgsm_overfit.pt";
   o.spec.eps = 0.4;
   o.apgd.iterations = 20;
   o.apgd.target_classes = 3;
