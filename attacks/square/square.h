@@ -50,7 +50,7 @@ struct SquareOptions {
   /// Smallest magnitude of a window's value, as a fraction of the radius, in [0, 1]: each
   /// window (and stripe) is set to +-radius * u, u ~ U[magnitude, 1], so the search reaches
   /// inside the ball, not only its vertices (1 = the paper). An adversarially trained model
-  /// can be robust at the vertices and not inside (on models/mnist_at.pt the
+  /// can be robust at the vertices and not inside (on models/mnist_fgsm_overfit.pt the
   /// nearest vertex of 57 of 61 APGD breaks is not adversarial). Spec: square:magnitude=M.
   double magnitude = 1.0;
   /// The untargeted runs' loss: 0 = the margin (the oracle's objective, the paper), 1 =

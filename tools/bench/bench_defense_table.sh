@@ -6,7 +6,7 @@
 #
 #   bash tools/bench/bench_defense_table.sh DATASET [N] [BUDGET] [OUT_ROOT]
 #
-# DATASET mnist (models mnist_cw.pt and mnist_at.pt, eps 0.3) or cifar10 (cifar10_cw.pt and
+# DATASET mnist (models mnist_cw.pt and mnist_fgsm_overfit.pt, eps 0.3) or cifar10 (cifar10_cw.pt and
 # cifar10_at.pt, eps 8/255). N = the first N test images (default 50), BUDGET = queries per
 # attack (default 1000), ensemble = Square (ENSEMBLE overrides, e.g. square,parsimonious).
 # Writes OUT_ROOT/<model>/<defense>/ (default tools/results/defense_table/<dataset>); a run
@@ -26,7 +26,7 @@ THREADS="${THREADS:-1}"
 JOBS="${JOBS:-2}"
 ENSEMBLE="${ENSEMBLE:-square}"
 case "$dataset" in
-  mnist) models=(mnist_cw mnist_at); eps=0.3 ;;
+  mnist) models=(mnist_cw mnist_fgsm_overfit); eps=0.3 ;;
   cifar10) models=(cifar10_cw cifar10_at); eps=8/255 ;;
   *) echo "dataset must be mnist or cifar10, got '$dataset'" >&2; exit 2 ;;
 esac
