@@ -183,6 +183,10 @@ def main():
         ap.error(f"--eps must be in (0, 1], got {args.eps}")
     if args.pgd_train_steps < 1 or args.val_steps < 1:
         ap.error("--pgd-train-steps and --val-steps must be at least 1")
+    if args.shift is not None and not 0 <= args.shift <= 8:
+        ap.error(f"--shift must be in 0..8 pixels, got {args.shift}")
+    if args.epochs is not None and args.epochs < 1:
+        ap.error(f"--epochs must be at least 1, got {args.epochs}")
     recipe = args.recipe or ("pgd" if args.dataset == "mnist" else "fgsm-rs")
 
     torch.manual_seed(args.seed)
