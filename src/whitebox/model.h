@@ -24,6 +24,7 @@ class Model {
   /// log-probabilities for a probability output. Throws oracle::ModelError on failure.
   torch::Tensor Scores(const torch::Tensor& x);
 
+  /// The model file (for messages).
   const std::string& path() const { return path_; }
 
  private:
@@ -38,9 +39,14 @@ torch::Tensor Margin(const torch::Tensor& z, const torch::Tensor& y);
 
 /// One batch's state: the clean images, labels, targets and the ball.
 struct Batch {
-  torch::Tensor x0, y, t, lo, hi;  ///< lo/hi: the eps-ball intersected with [0, 1]
-  torch::Tensor grid_lo, grid_hi;  ///< with the grid: the 8-bit ball's box as k in 0..255
-  std::vector<size_t> rows;        ///< positions in the caller's arrays
+  torch::Tensor x0;          ///< clean images [m, C, H, W] in [0, 1]
+  torch::Tensor y;           ///< labels [m]
+  torch::Tensor t;           ///< targets [m] of a targeted run (undefined otherwise)
+  torch::Tensor lo;          ///< lower end [m, C, H, W] of the eps-ball intersected with [0, 1]
+  torch::Tensor hi;          ///< upper end [m, C, H, W] of the eps-ball intersected with [0, 1]
+  torch::Tensor grid_lo;     ///< with the grid: the 8-bit ball's lower end as k in 0..255
+  torch::Tensor grid_hi;     ///< with the grid: the 8-bit ball's upper end as k in 0..255
+  std::vector<size_t> rows;  ///< positions in the caller's arrays
 };
 
 /// What the runs of one batch found, [m] per image (m = rows of the batch): the first
