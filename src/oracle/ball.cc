@@ -97,13 +97,20 @@ void BallShape::Check(const char* option) const {
 
 namespace {
 
-// The k with |GridValue(k) - c| <= eps and 0 <= k <= 255 (tested in double), as [klo, khi];
-// klo > khi when there is none. Contiguous: |k/255 - c| grows away from c.
+// The grid values k (0 <= k <= 255) a pixel may take around clean value c, as [klo, khi];
+// klo > khi when there is none. Around an 8-bit clean pixel (c = GridValue(kc)) the ball is
+// counted in grid steps: k within GridRadius(eps) * 255 steps of kc, as the saved PNG's bytes
+// differ (|k - kc| / 255 <= eps). Testing float32 values in double instead would drop the last
+// step on some pixels: float(k / 255) - float(kc / 255) exceeds 8/255 in double by float
+// rounding for 36 of the 248 values kc at eps = 8/255. Around an off-grid c: the k with
+// |GridValue(k) - c| <= eps, tested in double.
 std::pair<long, long> GridRange(double c, double eps) {
   const long kc = std::lround(c * 255.0);
-  const long r = std::lround(GridRadius(eps) * 255.0) + 1;
+  const long r = std::lround(GridRadius(eps) * 255.0);
+  if (kc >= 0 && kc <= 255 && static_cast<float>(c) == GridValue(kc))
+    return {std::max(0L, kc - r), std::min(255L, kc + r)};
   auto inside = [&](long k) { return k >= 0 && k <= 255 && std::abs(GridValue(k) - c) <= eps; };
-  long klo = std::max(0L, kc - r), khi = std::min(255L, kc + r);
+  long klo = std::max(0L, kc - r - 1), khi = std::min(255L, kc + r + 1);
   while (klo <= khi && !inside(klo)) ++klo;
   while (khi >= klo && !inside(khi)) --khi;
   while (klo > 0 && inside(klo - 1)) --klo;
@@ -303,6 +310,12 @@ bool Ball::Contains(const float* image) const {
   if (grid_) {
     for (size_t i = 0; i < d; ++i)
       if (image[i] != clean_[i] && !OnPixelGrid(image + i, 1)) return false;
+    // L_inf on the grid: within the box, counted in grid steps (GridRange).
+    if (shape_.norm == Norm::kLinf && !shape_.rescaled) {
+      for (size_t i = 0; i < d; ++i)
+        if (image[i] < lo_[i] || image[i] > hi_[i]) return false;
+      return true;
+    }
   }
   if (shape_.rescaled) {
     const double e = shape_.radius;

@@ -93,10 +93,11 @@ struct BallShape {
 /// that put an image into it. Built once per attack instance (Referee, the runner's saved
 /// image, the white-box reference); immutable.
 ///
-/// The 8-bit L_inf ball's box is tested in double as every threat-model check tests it: the
-/// grid values k/255 (as float, as data are read) with |k/255 - x0| <= eps and 0 <= k <= 255.
-/// Where float rounding puts the step at exactly eps a hair outside (8/255 around some clean
-/// values), that step is not in the ball.
+/// The 8-bit L_inf ball's box is counted in grid steps, as the saved PNG's bytes differ: the
+/// grid values k/255 (as float, as data are read) with |k - k0| <= GridRadius(eps) * 255 and
+/// 0 <= k <= 255 around an 8-bit clean pixel k0/255 (8 steps at eps = 8/255 around every clean
+/// value, although float(k/255) - float(k0/255) exceeds 8/255 in double by float rounding for
+/// some k0); around an off-grid clean pixel, the k with |k/255 - x0| <= eps in double.
 class Ball {
  public:
   /// The ball `shape` around `clean` [d] (pixels in [0, 1]). Throws std::invalid_argument for
@@ -127,7 +128,8 @@ class Ball {
   /// std::invalid_argument when image.size() != d.
   std::vector<float> Quantize(const std::vector<float>& image) const;
   /// Whether `image` [d] lies in the query set: every pixel finite and in [0, 1], within the
-  /// ball (in double) and, in 8-bit mode, on the grid. The rescaled ball contains what its map
+  /// ball (in double; in 8-bit L_inf mode within the grid box, counted in steps) and, in 8-bit
+  /// mode, on the grid. The rescaled ball contains what its map
   /// produces: within 2 eps / (1 + 2 eps) of the clean image in L_inf.
   bool Contains(const float* image) const;
   /// Distance of `image` [d] from the clean image in the ball's norm (double).

@@ -240,8 +240,8 @@ TEST_F(BenchCli, WorkerGroupsGiveTheRecordsOfOneGroup) {
 }
 
 // The threat model and the budget hold for every attack of the registry, as recorded by a
-// bench run: queries <= budget and L_inf <= eps (float32) for every record, also for the
-// 8-bit verified image; MNIST and CIFAR-10.
+// bench run: queries <= budget and L_inf <= eps (to float32 rounding) for every record, also
+// for the 8-bit verified image; MNIST and CIFAR-10.
 TEST_F(BenchCli, EveryAttackStaysInTheBallAndTheBudget) {
   const std::string all =
       "bos2,bos2-nostop,bayesopt,bayesopt-learnd,genattack,zoo,autozoom,square,parsimonious,random";
@@ -261,9 +261,10 @@ TEST_F(BenchCli, EveryAttackStaysInTheBallAndTheBudget) {
       seen.insert(r["attack"].get<std::string>());
       EXPECT_LE(r["queries_used"].get<long>(), 40) << l.substr(0, 80);
       EXPECT_LE(r["queries"].get<long>(), 40) << l.substr(0, 80);
-      EXPECT_LE(r["linf"].get<double>(), static_cast<double>(static_cast<float>(eps)) + 1e-9)
-          << r["attack"];
-      EXPECT_LE(r["quantized_linf"].get<double>(), eps + 1e-9) << r["attack"];
+      // At most eps in grid steps: a float32 difference of two grid values may exceed the
+      // double eps by float rounding (< 1e-7, against a grid step of 3.9e-3).
+      EXPECT_LE(r["linf"].get<double>(), eps + 1e-7) << r["attack"];
+      EXPECT_LE(r["quantized_linf"].get<double>(), eps + 1e-7) << r["attack"];
       EXPECT_EQ(r["epsilon"].get<double>(), eps);
     }
     EXPECT_EQ(seen.size(), 10u) << dataset;

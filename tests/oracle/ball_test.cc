@@ -5,9 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 namespace advbo::oracle {
@@ -84,16 +86,29 @@ TEST(Ball, MakeRefusesWhatNo8BitQueryCanMeet) {
   EXPECT_NO_THROW(Ball::Make({Norm::kLinf, 0.1, PixelSpace::kFloat}, off_grid.data(), 2));
 }
 
-TEST(Ball, EightBitBoxIsTestedInDouble) {
-  // float(8/255) = 0.03137255 lies above the double 8/255 = 0.031372549: around a clean 0 the
-  // eighth step up is outside the ball, so the box ends at 7/255; around 1/255 all 8 fit.
-  const std::vector<float> clean = {0.0f, 1 / 255.0f};
-  const auto ball = Ball::Make({Norm::kLinf, 8 / 255.0, PixelSpace::k8bit}, clean.data(), 2);
-  ASSERT_GT(static_cast<double>(8 / 255.0f), 8 / 255.0);
-  EXPECT_EQ(ball->upper()[0], 7 / 255.0f);
-  EXPECT_EQ(ball->lower()[0], 0.0f);
-  const double up = static_cast<double>(9 / 255.0f) - static_cast<double>(1 / 255.0f);
-  EXPECT_EQ(ball->upper()[1], up <= 8 / 255.0 ? 9 / 255.0f : 8 / 255.0f);
+TEST(Ball, EightBitBoxCountsGridSteps) {
+  // float(8/255) = 0.03137255 lies above the double 8/255 = 0.031372549, and for 36 of the 248
+  // clean values k0 the float difference float((k0 + 8)/255) - float(k0/255) does too; the box
+  // is counted in grid steps all the same: 8 steps each way around every clean value (clipped
+  // to 0..255), as the saved PNG's bytes differ. At eps = 0.3 (76.5/255): 76 steps.
+  for (const auto& [eps, steps] : {std::pair<double, long>{8 / 255.0, 8}, {0.3, 76}}) {
+    std::vector<float> clean(256);
+    for (long k = 0; k < 256; ++k) clean[k] = GridValue(k);
+    const auto ball = Ball::Make({Norm::kLinf, eps, PixelSpace::k8bit}, clean.data(), 256);
+    long beyond_double = 0;
+    for (long k = 0; k < 256; ++k) {
+      EXPECT_EQ(ball->upper()[k], GridValue(std::min(255L, k + steps))) << k;
+      EXPECT_EQ(ball->lower()[k], GridValue(std::max(0L, k - steps))) << k;
+      beyond_double += static_cast<double>(ball->upper()[k]) - clean[k] > eps;
+    }
+    if (steps == 8) EXPECT_GT(beyond_double, 0);  // the case a test in double would drop
+    // The box's corners are in the query set; one step further is not.
+    std::vector<float> up(clean.begin(), clean.end());
+    for (long k = 0; k < 256; ++k) up[k] = ball->upper()[k];
+    EXPECT_TRUE(ball->Contains(up.data()));
+    up[0] = GridValue(steps + 1);
+    EXPECT_FALSE(ball->Contains(up.data()));
+  }
 }
 
 TEST(Ball, ProjectionsStayInTheQuerySet) {
@@ -119,8 +134,19 @@ TEST(Ball, ProjectionsStayInTheQuerySet) {
       for (size_t i = 0; i < d; ++i) x[i] = clean[i] + noise(rng);
       x[trial % d] = std::nanf("");  // non-finite pixels become the clean one
       ball->Project(x.data(), 1);
-      const double dist = c.shape.norm == Norm::kL2 ? L2Distance(x, clean) : LinfDistance(x, clean);
-      EXPECT_LE(dist, c.shape.radius) << c.name;
+      if (c.shape.norm == Norm::kLinf && c.shape.pixels == PixelSpace::k8bit) {
+        // On the grid the L_inf ball is counted in steps (a float difference may exceed the
+        // double radius by float rounding).
+        long steps = 0;
+        for (size_t i = 0; i < d; ++i)
+          steps =
+              std::max(steps, std::abs(std::lround(x[i] * 255.0) - std::lround(clean[i] * 255.0)));
+        EXPECT_LE(steps, std::lround(GridRadius(c.shape.radius) * 255.0)) << c.name;
+      } else {
+        const double dist =
+            c.shape.norm == Norm::kL2 ? L2Distance(x, clean) : LinfDistance(x, clean);
+        EXPECT_LE(dist, c.shape.radius) << c.name;
+      }
       EXPECT_EQ(x[trial % d], clean[trial % d]) << c.name;
       for (size_t i = 0; i < d; ++i) {
         ASSERT_GE(x[i], 0.0f) << c.name;

@@ -241,7 +241,10 @@ TEST_F(Models, EightBitQueriesLieOnTheGridInsideTheBall) {
       for (int i = 0; i < 784; ++i) {
         const double k = static_cast<double>(img[i]) * 255.0;
         ASSERT_NEAR(k, std::round(k), 1e-3) << "pixel " << i << " off the grid";
-        ASSERT_LE(std::abs(static_cast<double>(img[i]) - clean[i]), eps) << "pixel " << i;
+        // Inside the ball, counted in grid steps (GridRange).
+        ASSERT_LE(std::abs(std::lround(k) - std::lround(clean[i] * 255.0)),
+                  std::lround(GridRadius(eps) * 255.0))
+            << "pixel " << i;
         ASSERT_TRUE(img[i] >= 0.0f && img[i] <= 1.0f);
       }
     });
