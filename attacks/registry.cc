@@ -166,22 +166,25 @@ std::unique_ptr<Attack> MakeAutoZoom(const std::string& spec, const AttackContex
   return std::make_unique<AutoZoomAttack>(o);
 }
 
-// NES and Bandits: gradient estimates with signed steps.
+// NES and Bandits: gradient estimates with signed steps (NES also unsigned ones).
 void AddGradientEstimators(std::vector<AttackEntry>* e) {
   using F = AttackFamily;
   using ON = NesOptions;
-  e->push_back({"nes",
-                F::kScoreLinf,
-                "NES gradient estimates, signed steps (Ilyas et al., ICML 2018, Alg. 1)",
-                "samples, sigma, lr_ratio",
-                {0, 0},
-                [](const std::string& spec, const AttackContext&) -> std::unique_ptr<Attack> {
-                  return std::make_unique<NesAttack>(
-                      Settings(spec, ON{},
-                               {Integer("samples", &ON::samples, 1, 100000),
-                                Real("sigma", &ON::sigma), Real("lr_ratio", &ON::lr_ratio)}),
-                      spec);
-                }});
+  e->push_back(
+      {"nes",
+       F::kScoreLinf,
+       "NES gradient estimates, signed steps (Ilyas et al., ICML 2018, Alg. 1); unsigned=1: "
+       "unsigned, shrinking steps into the ball's interior",
+       "samples, sigma, lr_ratio, unsigned",
+       {0, 0},
+       [](const std::string& spec, const AttackContext&) -> std::unique_ptr<Attack> {
+         return std::make_unique<NesAttack>(
+             Settings(
+                 spec, ON{},
+                 {Integer("samples", &ON::samples, 1, 100000), Real("sigma", &ON::sigma),
+                  Real("lr_ratio", &ON::lr_ratio), Integer("unsigned", &ON::unsigned_steps, 0, 1)}),
+             spec);
+       }});
   using OB = BanditsOptions;
   e->push_back({"bandits",
                 F::kScoreLinf,

@@ -15,6 +15,8 @@ void NesOptions::Validate(const std::string& name) const {
     throw std::invalid_argument("attack '" + name + "': sigma must be in (0, 1]");
   if (!(lr_ratio > 0 && lr_ratio <= 1))
     throw std::invalid_argument("attack '" + name + "': lr_ratio must be in (0, 1]");
+  if (unsigned_steps != 0 && unsigned_steps != 1)
+    throw std::invalid_argument("attack '" + name + "': unsigned must be 0 or 1");
 }
 
 NesAttack::NesAttack(NesOptions options, std::string name)
@@ -33,6 +35,7 @@ AttackResult NesAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
   const float lr = static_cast<float>(options_.lr_ratio * oracle.query_radius());
   std::normal_distribution<float> g(0.0f, 1.0f);
   std::vector<float> x = x0, u, batch, grad(d);
+  const double budget = static_cast<double>(std::max<long>(1, oracle.budget()));
   while (oracle.remaining() > 0 && !oracle.succeeded()) {
     // One estimate: as many antithetic pairs as the budget allows, keeping one query for
     // the new iterate.
@@ -54,7 +57,16 @@ AttackResult NesAttack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
       if (!std::isfinite(diff)) continue;
       for (size_t k = 0; k < d; ++k) grad[k] += diff * u[p * d + k];
     }
-    for (size_t k = 0; k < d; ++k) x[k] += lr * static_cast<float>((grad[k] > 0) - (grad[k] < 0));
+    if (options_.unsigned_steps) {
+      float top = 0.0f;
+      for (float v : grad) top = std::max(top, std::fabs(v));
+      const double used = static_cast<double>(oracle.queries()) / budget;
+      const float step = lr * (used < 0.5 ? 1.0f : used < 0.75 ? 0.5f : 0.25f);
+      if (top > 0)
+        for (size_t k = 0; k < d; ++k) x[k] += step * grad[k] / top;
+    } else {
+      for (size_t k = 0; k < d; ++k) x[k] += lr * static_cast<float>((grad[k] > 0) - (grad[k] < 0));
+    }
     oracle.Query(x.data(), 1);  // the iterate itself (projected in place): a success?
     if (progress) progress(oracle.queries(), oracle.best_objective());
   }

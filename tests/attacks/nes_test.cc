@@ -44,5 +44,41 @@ TEST(Nes, FirstStepFollowsTheSignOfTheLinearModelsGradient) {
   EXPECT_NEAR(r.best_objective, -50.0 + lr * a.lpNorm<1>(), 1e-4);
 }
 
+// Unsigned steps (nes:unsigned=1): the first step is lr g / max|g| with g ~ a, so pixel i moves
+// by lr a_i / max|a| (noise ~0.18 |a|_2 / 8 ~ 0.2 per coordinate on g, i.e. ~0.15 lr on the
+// step: tolerance 0.5 lr) and no pixel by more than lr; a signed step (every pixel by exactly
+// lr) or a wrong normalisation fails it. After 75 % of the budget the step is lr / 4: the
+// last iterate moves by at most lr / 4 from the one before.
+TEST(Nes, UnsignedStepsFollowTheGradientsMagnitudesAndShrink) {
+  constexpr int kSide = 8, kD = kSide * kSide, kPairs = 2000;
+  const Eigen::VectorXd a = testing::MixedSignWeights(kD, 5);
+  const std::vector<float> x0(kD, 0.5f);
+  std::vector<std::vector<float>> seen;
+  auto model = testing::LinearModel(a, x0, -50.0, kSide, &seen);
+  const double eps = 0.05;
+  oracle::Referee orc(*model, x0.data(), 0, -1, eps, 4 * (2 * kPairs + 1));  // four steps
+  NesOptions o;
+  o.samples = kPairs;
+  o.sigma = 0.01;
+  o.unsigned_steps = 1;
+  bo::Rng rng(3);
+  NesAttack(o).Run(orc, rng, nullptr);
+  ASSERT_EQ(seen.size(), static_cast<size_t>(4 * (2 * kPairs + 1)));
+  const double lr = o.lr_ratio * eps, top = a.cwiseAbs().maxCoeff();
+  const std::vector<float>& first = seen[2 * kPairs];
+  double largest = 0;
+  for (int i = 0; i < kD; ++i) {
+    const double move = first[i] - x0[i];
+    EXPECT_NEAR(move, lr * a(i) / top, 0.5 * lr) << i;
+    largest = std::max(largest, std::abs(move));
+  }
+  EXPECT_NEAR(largest, lr, 1e-6);  // the largest estimated coordinate moves by exactly lr
+  const std::vector<float>& third = seen[3 * (2 * kPairs + 1) - 1];
+  const std::vector<float>& last = seen.back();
+  double last_move = 0;
+  for (int i = 0; i < kD; ++i) last_move = std::max(last_move, std::abs(last[i] - third[i]) + 0.0);
+  EXPECT_NEAR(last_move, lr / 4, 1e-6);
+}
+
 }  // namespace
 }  // namespace advbo::attacks
