@@ -738,13 +738,7 @@ std::function<void(const JobResult&)> SaveBrokenImage(const std::string& folder,
 void AddMergedTrustChecks(nlohmann::json* summary, const std::vector<nlohmann::json>& shards,
                           const std::vector<nlohmann::json>& refs) {
   OutputProbe probe;
-  for (const auto& sm : shards) {
-    const OutputProbe one = OutputProbe::FromSummary(sm);
-    probe.images += one.images;
-    probe.queries += one.queries;
-    probe.max_difference = std::max(probe.max_difference, one.max_difference);
-    probe.max_score = std::max(probe.max_score, one.max_score);
-  }
+  for (const auto& sm : shards) probe.Add(OutputProbe::FromSummary(sm));
   const nlohmann::json& s = *summary;
   const bool probabilities =
       s.value("checks", nlohmann::json::object()).value("probability_outputs", false);

@@ -38,6 +38,13 @@ OutputProbe OutputProbe::FromSummary(const nlohmann::json& summary) {
   return p;
 }
 
+void OutputProbe::Add(const OutputProbe& other) {
+  images += other.images;
+  queries += other.queries;
+  max_difference = std::max(max_difference, other.max_difference);
+  max_score = std::max(max_score, other.max_score);
+}
+
 OutputProbe ProbeRandomisedOutputs(const Experiment& ex, int images) {
   OutputProbe p;
   const data::ImageSet& set = ex.images();

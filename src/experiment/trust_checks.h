@@ -40,6 +40,8 @@ struct OutputProbe {
   nlohmann::json ToJson() const;
   /// The probe of a summary's "checks" (zero when absent: a folder written before the checks).
   static OutputProbe FromSummary(const nlohmann::json& summary);
+  /// Adds another shard's probe: images and queries summed, the maxima kept (merging folders).
+  void Add(const OutputProbe& other);
 };
 
 /// Scores the first `images` correctly classified clean images of `ex` (its instances) twice,
