@@ -68,7 +68,8 @@ def main():
     log = os.path.join(args.out, "autoattack.log")
     if os.path.exists(log):
         os.remove(log)
-    aa = AutoAttack(model, norm="Linf", eps=args.eps, version="standard", seed=0, log_path=log)
+    aa = AutoAttack(model, norm="Linf", eps=args.eps, version="standard", seed=0, log_path=log,
+                    device="cpu")
     t0 = time.time()
     x_adv = aa.run_standard_evaluation(x, y, bs=250)
     wall = time.time() - t0

@@ -10,7 +10,8 @@
 #                   image, the reference and the combined worst case beside)
 # MODEL: mnist_at (the robust MNIST target, eps 0.3) | mnist_fgsm_overfit (the stress case,
 #        eps 0.3) | cifar10_at (eps 8/255); mnist and cifar10 stand for mnist_at and cifar10_at
-# N:     the first N test images (default 1000 MNIST, 500 CIFAR-10)
+# N:     the first N test images (default 1000 MNIST, 500 CIFAR-10); evaluate writes
+#        OUT_ROOT/MODEL at the default N, OUT_ROOT/MODEL_N at another
 # SHARDS: evaluate in this many shards, one process each, then combine (default 2 = the
 #         machine's cores). An interrupted run resumes when run again.
 # OUT_ROOT default tools/results/at_reference (reference) / tools/results/at_evaluate.
@@ -23,10 +24,11 @@ case "$model" in
   mnist | cifar10) model="${model}_at" ;;
 esac
 case "$model" in
-  mnist_at | mnist_fgsm_overfit) dataset=mnist; n="${3:-1000}" ;;
-  cifar10_at) dataset=cifar10; n="${3:-500}" ;;
+  mnist_at | mnist_fgsm_overfit) dataset=mnist; default_n=1000 ;;
+  cifar10_at) dataset=cifar10; default_n=500 ;;
   *) echo "model must be mnist_at, mnist_fgsm_overfit or cifar10_at" >&2; exit 1 ;;
 esac
+n="${3:-$default_n}"
 shards="${4:-2}"
 ADVBO="${ADVBO:-build/advbo}"
 common=(--dataset "$dataset" --model "models/${model}.pt" -n "$n" --seed 0 --threads 1 -q
@@ -41,6 +43,7 @@ case "$step" in
   evaluate)
     root="${5:-tools/results/at_evaluate}"
     out="$root/${model}"
+    [ "$n" = "$default_n" ] || out="${out}_${n}"
     pids=()
     for k in $(seq 1 "$shards"); do
       "$ADVBO" evaluate "${common[@]}" ${EXTRA:-} --shard "$k/$shards" -o "$out" &
