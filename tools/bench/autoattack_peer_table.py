@@ -39,6 +39,14 @@ def points(x):
     return f"{v + 0.0:+.1f}"
 
 
+def table(caption, header, align, rows, first=False):
+    """Prints a caption and a markdown table (align: one l or r per column)."""
+    print(("" if first else "\n") + caption + "\n")
+    print("| " + " | ".join(header) + " |")
+    print("| " + " | ".join("---:" if a == "r" else "---" for a in align) + " |")
+    print("\n".join(rows))
+
+
 def image_flags(path):
     """{image_index: (black-box robust, reference robust, combined robust)} of an evaluate
     folder's images.jsonl (a missing reference counts as the black-box flag)."""
@@ -109,31 +117,24 @@ def main():
         times.append(f"| {model} | {n} | {wall['autoattack']:.0f} (cumulative: {aa_text}) | "
                      f"{wall['advbo']:.0f} (reference: {ref_text}) | **{ratio:.2f}×** | "
                      f"{ref_ratio:.2f}× |")
-    print("Robust accuracy (AutoAttack's stages in its order: " + names + "; advbo: black-box "
+    table("Robust accuracy (AutoAttack's stages in its order: " + names + "; advbo: black-box "
           "ensemble / white-box reference / combined; differences in points, advbo minus "
-          "AutoAttack standard):\n")
-    print("| model | images | clean (AutoAttack / advbo) | AutoAttack after each stage | "
-          "AutoAttack standard | advbo black-box / reference / combined | combined − AA | "
-          "black-box − AA | AutoAttack's warnings |")
-    print("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | --- |")
-    print("\n".join(rows))
-    print("\nPaired, image by image:\n")
-    print("| model | images | robust in advbo's combined, broken by AutoAttack | broken by advbo, "
-          "robust under AutoAttack | robust under advbo's black-box, broken by AutoAttack |")
-    print("| --- | ---: | ---: | ---: | ---: |")
-    print("\n".join(pairs))
+          "AutoAttack standard):",
+          ["model", "images", "clean (AutoAttack / advbo)", "AutoAttack after each stage",
+           "AutoAttack standard", "advbo black-box / reference / combined", "combined − AA",
+           "black-box − AA", "AutoAttack's warnings"], "lrrlrrrrl", rows, first=True)
+    table("Paired, image by image:",
+          ["model", "images", "robust in advbo's combined, broken by AutoAttack",
+           "broken by advbo, robust under AutoAttack",
+           "robust under advbo's black-box, broken by AutoAttack"], "lrrrr", pairs)
     if eight:
-        print("\nThe default 8-bit queries (`advbo evaluate` without --pixels; ε rounded down "
-              "onto the grid), the same images, from the folder named:\n")
-        print("| model | images | black-box | combined | black-box − AA | robust under the "
-              "black-box, broken by AutoAttack | folder |")
-        print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
-        print("\n".join(eight))
-    print("\nWall time in seconds, each tool's whole command (one thread each, side by side):\n")
-    print("| model | images | AutoAttack | advbo evaluate | advbo / AutoAttack | advbo's "
-          "white-box reference alone / AutoAttack |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: |")
-    print("\n".join(times))
+        table("The default 8-bit queries (`advbo evaluate` without --pixels; ε rounded down onto "
+              "the grid), the same images, from the folder named:",
+              ["model", "images", "black-box", "combined", "black-box − AA",
+               "robust under the black-box, broken by AutoAttack", "folder"], "lrrrrrl", eight)
+    table("Wall time in seconds, each tool's whole command (one thread each, side by side):",
+          ["model", "images", "AutoAttack", "advbo evaluate", "advbo / AutoAttack",
+           "advbo's white-box reference alone / AutoAttack"], "lrrrrr", times)
     return 0
 
 

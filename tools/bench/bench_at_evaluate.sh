@@ -29,6 +29,7 @@ case "$model" in
   *) echo "model must be mnist_at, mnist_fgsm_overfit or cifar10_at" >&2; exit 1 ;;
 esac
 n="${3:-$default_n}"
+[[ "$n" =~ ^[1-9][0-9]{0,4}$ ]] || { echo "N must be a whole number of images in [1, 99999], got '$n'" >&2; exit 1; }
 shards="${4:-2}"
 ADVBO="${ADVBO:-build/advbo}"
 common=(--dataset "$dataset" --model "models/${model}.pt" -n "$n" --seed 0 --threads 1 -q

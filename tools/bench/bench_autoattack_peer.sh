@@ -21,6 +21,7 @@ cd "$(dirname "$0")/../.."
 aa="${1:?AA_DIR: a checkout of github.com/fra31/auto-attack}"
 model="${2:?MODEL: mnist_at | cifar10_at | mnist_fgsm_overfit}"
 n="${3:-100}"
+[[ "$n" =~ ^[1-9][0-9]{0,4}$ ]] || { echo "N must be a whole number of images in [1, 99999], got '$n'" >&2; exit 1; }
 case "$model" in
   mnist_at | mnist_fgsm_overfit) dataset=mnist; eps=0.3 ;;
   cifar10_at) dataset=cifar10; eps=$(/usr/bin/python3 -c 'print(8/255)') ;;

@@ -54,13 +54,10 @@ def evaluate_row():
     for peer, eight in (("mnist_at_100", "mnist_at_200"), ("cifar10_at_100", "cifar10_at_100")):
         aa = summary(f"autoattack_peer/{peer}/autoattack/autoattack.json")
         s = summary(f"autoattack_peer/{peer}/advbo/summary.json")
-        e = summary(f"at_evaluate/{eight}/summary.json")
-        if e["images"] != aa["n"]:  # the 8-bit folder holds more images: read the same ones
-            with gzip.open(os.path.join(R, "at_evaluate", eight, "images.jsonl.gz"), "rt") as f:
-                rows = [json.loads(line) for line in f]
-            bb = sum(r["robust"] for r in rows if r["image_index"] < aa["n"]) / aa["n"]
-        else:
-            bb = e["robust_accuracy"]
+        # The 8-bit folder may hold more images: read the same ones.
+        with gzip.open(os.path.join(R, "at_evaluate", eight, "images.jsonl.gz"), "rt") as f:
+            rows = [json.loads(line) for line in f]
+        bb = sum(r["robust"] for r in rows if r["image_index"] < aa["n"]) / aa["n"]
         parts.append((aa["robust_accuracy"], s["combined_robust_accuracy"], bb))
     fmt = " / ".join
     return (f"AutoAttack {fmt(f'{100 * a:.1f} %' for a, _, _ in parts)}, advbo combined "
