@@ -50,8 +50,8 @@ def distance_row():
 def evaluate_row():
     """advbo's combined and black-box numbers beside AutoAttack's own code on the same images
     (tools/results/autoattack_peer; the black-box number from the default 8-bit evaluation)."""
-    parts = []
-    for peer, eight in (("mnist_at_100", "mnist_at_200"), ("cifar10_at_100", "cifar10_at_100")):
+    parts, sizes = [], []
+    for peer, eight in (("mnist_at_100", "mnist_at_200"), ("cifar10_at_500", "cifar10_at")):
         aa = summary(f"autoattack_peer/{peer}/autoattack/autoattack.json")
         s = summary(f"autoattack_peer/{peer}/advbo/summary.json")
         # The 8-bit folder may hold more images: read the same ones.
@@ -59,10 +59,11 @@ def evaluate_row():
             rows = [json.loads(line) for line in f]
         bb = sum(r["robust"] for r in rows if r["image_index"] < aa["n"]) / aa["n"]
         parts.append((aa["robust_accuracy"], s["combined_robust_accuracy"], bb))
+        sizes.append(f"{aa['n']:,}")
     fmt = " / ".join
     return (f"AutoAttack {fmt(f'{100 * a:.1f} %' for a, _, _ in parts)}, advbo combined "
             f"**{fmt(f'{100 * c:.1f} %' for _, c, _ in parts)}**, black-box alone (8-bit) "
-            f"{fmt(f'{100 * b:.1f} %' for _, _, b in parts)}; 100 images each")
+            f"{fmt(f'{100 * b:.1f} %' for _, _, b in parts)}; {fmt(sizes)} images")
 
 
 def aaa_row():
