@@ -128,7 +128,8 @@ void FinishResult(const oracle::QueryOracle& oracle, double start_seconds, Attac
   if (label && std::isfinite(oracle.best_distance())) r->closest_adversarial = oracle.best_image();
   r->seconds = NowSeconds() - start_seconds;
   r->model_seconds = oracle.model_seconds();
-  r->bo_seconds = r->seconds - r->model_seconds;
+  r->wait_seconds = oracle.wait_seconds();
+  r->bo_seconds = std::max(0.0, r->seconds - r->model_seconds - r->wait_seconds);
 }
 
 }  // namespace advbo::attacks

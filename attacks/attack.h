@@ -33,9 +33,11 @@ struct AttackResult {
   /// distance is the oracle's best_distance()), empty before one and with score feedback.
   std::vector<float> closest_adversarial;
   double seconds = 0;        ///< wall time of the instance
-  double model_seconds = 0;  ///< of which inside the model
-  double bo_seconds = 0;     ///< the rest: the attack's own computation
-  nlohmann::json details;    ///< attack-specific record fields (e.g. BOS^2 loops)
+  double model_seconds = 0;  ///< of which its own model time (its share of batched forwards)
+  /// of which waiting for other lockstep lanes or worker groups (0 outside lockstep)
+  double wait_seconds = 0;
+  double bo_seconds = 0;   ///< the rest: the attack's own computation
+  nlohmann::json details;  ///< attack-specific record fields (e.g. BOS^2 loops)
 };
 
 /// Progress callback: (queries used, best objective so far).

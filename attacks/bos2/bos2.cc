@@ -287,7 +287,7 @@ class Bos2Run {
   bo::Rng& rng_;
   const Bos2Progress& progress_;
   const Clock::time_point t_start_ = Clock::now();
-  const double model_s0_;
+  const double model_s0_, wait_s0_;
   const int c_;
   LatentQuerier querier_;
   std::optional<bo::TrustRegion> trust_;  // with Bos2Options::trust_region
@@ -311,6 +311,7 @@ Bos2Run::Bos2Run(oracle::QueryOracle& oracle, const Bos2Options& opt, bo::Rng& r
       rng_(rng),
       progress_(progress),
       model_s0_(oracle.model_seconds()),
+      wait_s0_(oracle.wait_seconds()),
       c_(oracle.model().channels()),
       querier_(oracle, opt.saturation),
       // Noise variance (standardised units): fitted from 1e-2, or fixed at 1e-6 (BayesOpt ref.).
@@ -629,7 +630,9 @@ Bos2Result Bos2Run::Finish() {
   result_.adversarial = result_.success ? oracle_.success_image() : oracle_.best_image();
   result_.seconds = std::chrono::duration<double>(Clock::now() - t_start_).count();
   result_.model_seconds = oracle_.model_seconds() - model_s0_;
-  result_.bo_seconds = std::max(0.0, result_.seconds - result_.model_seconds);
+  result_.wait_seconds = oracle_.wait_seconds() - wait_s0_;
+  result_.bo_seconds =
+      std::max(0.0, result_.seconds - result_.model_seconds - result_.wait_seconds);
   if (trust_) result_.trust_restarts = trust_->restarts();
   return result_;
 }

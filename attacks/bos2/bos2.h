@@ -202,9 +202,10 @@ struct Bos2Result {
   bool refine_handover = false;
   long refine_queries = 0;  ///< queries the refinement stage spent
   int trust_restarts = 0;   ///< trust-region restarts (L fell below L_min; 0 without one)
-  /// Wall seconds of the instance: in all, in the model, in BO work (the rest is bookkeeping).
+  /// Wall seconds of the instance: in all, in the model (its own share of batched forward
+  /// passes), waiting for other lockstep lanes or worker groups, in BO work (the rest).
   ///@{
-  double seconds = 0, model_seconds = 0, bo_seconds = 0;
+  double seconds = 0, model_seconds = 0, wait_seconds = 0, bo_seconds = 0;
   ///@}
   Bos2Phases phases;  ///< where bo_seconds went
 };

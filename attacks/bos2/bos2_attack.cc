@@ -267,6 +267,7 @@ AttackResult Bos2Attack::Run(oracle::QueryOracle& oracle, bo::Rng& rng,
   r.adversarial = b.adversarial;
   r.seconds = b.seconds;
   r.model_seconds = b.model_seconds;
+  r.wait_seconds = b.wait_seconds;
   r.bo_seconds = b.bo_seconds;
   nlohmann::json loops = nlohmann::json::array();
   for (const auto& l : b.loops)

@@ -131,9 +131,13 @@ void PrintSummary(const AttackArgs& a, const experiment::Experiment& ex,
               Fmt(s.at("mean_queries_fail_at_budget").get<double>(), 1).c_str());
   const double spi = s.at("seconds_per_instance").get<double>();
   const double model = spi * s.at("model_fraction").get<double>();
-  std::printf("%-26s %s s (model %s s = %s %%, BO %s s)\n", "seconds per instance",
-              Fmt(spi, 2).c_str(), Fmt(model, 2).c_str(),
-              Fmt(spi > 0 ? 100.0 * model / spi : NAN, 1).c_str(), Fmt(spi - model, 2).c_str());
+  const double wait = spi * s.at("wait_fraction").get<double>();
+  std::printf(
+      "%-26s %s s (model %s s = %s %%, waiting for lockstep rounds %s s, the attack's own "
+      "work %s s = %s x the model's)\n",
+      "seconds per instance", Fmt(spi, 2).c_str(), Fmt(model, 2).c_str(),
+      Fmt(spi > 0 ? 100.0 * model / spi : NAN, 1).c_str(), Fmt(wait, 2).c_str(),
+      Fmt(spi - model - wait, 2).c_str(), Fmt(NumberOr(s, "bo_over_model"), 2).c_str());
   if (s.contains("perturbation_loops"))
     std::printf("%-26s %ld (%ld ended by Bayesian optimal stopping)\n", "perturbation loops",
                 s.at("perturbation_loops").get<long>(), s.at("loops_stopped_early").get<long>());

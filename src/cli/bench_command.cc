@@ -171,12 +171,14 @@ AttackRow SummarizeAttack(const std::string& name, const std::vector<const nlohm
   const double spi = s.at("seconds_per_instance").get<double>();
   char line[512];
   std::snprintf(
-      line, sizeof(line), "%-12s %9zu %6s %6s %6s %8s %8s %12s %10s %8s %6s\n", name.c_str(),
-      rs.size(), Fmt(NumberOr(s, "asr"), 1).c_str(), Fmt(NumberOr(s, "asr_8bit"), 1).c_str(),
-      Fmt(NumberOr(s, "max_queries"), 0).c_str(), Fmt(NumberOr(s, "mean_queries"), 2).c_str(),
-      Fmt(NumberOr(s, "median_queries"), 1).c_str(),
+      line, sizeof(line), "%-12s %9zu %6s %6s %6s %8s %8s %12s %10s %8s %6s %8s %6s\n",
+      name.c_str(), rs.size(), Fmt(NumberOr(s, "asr"), 1).c_str(),
+      Fmt(NumberOr(s, "asr_8bit"), 1).c_str(), Fmt(NumberOr(s, "max_queries"), 0).c_str(),
+      Fmt(NumberOr(s, "mean_queries"), 2).c_str(), Fmt(NumberOr(s, "median_queries"), 1).c_str(),
       Fmt(s.at("mean_queries_fail_at_budget").get<double>(), 1).c_str(), Fmt(spi, 2).c_str(),
       Fmt(spi > 0 ? 100.0 * s.at("model_fraction").get<double>() : NAN, 1).c_str(),
+      Fmt(spi > 0 ? 100.0 * s.at("wait_fraction").get<double>() : NAN, 1).c_str(),
+      Fmt(NumberOr(s, "bo_over_model"), 2).c_str(),
       Fmt(s.contains("bad_query_share") ? 100.0 * s.at("bad_query_share").get<double>() : NAN, 1)
           .c_str());
   row.line = line;
@@ -220,9 +222,9 @@ void WriteSummary(const std::vector<nlohmann::json>& records, const fs::path& di
   nlohmann::json summary = nlohmann::json::array();
   std::ostringstream table;
   char line[512];
-  std::snprintf(line, sizeof(line), "%-12s %9s %6s %6s %6s %8s %8s %12s %10s %8s %6s\n", "attack",
-                "instances", "ASR%", "8bit%", "max", "mean", "median", "mean(fail=T)", "s/instance",
-                "model%", "bad%");
+  std::snprintf(line, sizeof(line), "%-12s %9s %6s %6s %6s %8s %8s %12s %10s %8s %6s %8s %6s\n",
+                "attack", "instances", "ASR%", "8bit%", "max", "mean", "median", "mean(fail=T)",
+                "s/instance", "model%", "wait%", "BO/model", "bad%");
   table << line;
   std::vector<std::vector<double>> curves;
   for (const auto& name : order) {

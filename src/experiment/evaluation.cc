@@ -232,6 +232,27 @@ EvaluatePlan PlanEvaluate(const EvaluationOptions& a) {
   return p;
 }
 
+// An unsharded run over a folder of shards (the command that combines them): each attack's
+// wall time is its shards' (summed, as a merge gives it) plus this invocation's share, so the
+// table does not report 0 s for work the shards did.
+void AddShardWallTimes(const std::string& out_dir, RunTime* time) {
+  std::map<std::string, double> shards;
+  for (const auto& f : ShardFiles(out_dir, "summary", ".json")) {
+    if (f.filename() == "summary.json") continue;
+    std::ifstream in(f);
+    const nlohmann::json sm = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (!sm.is_object()) throw std::runtime_error(f.string() + ": not a JSON summary");
+    const nlohmann::json times = sm.value("time_by_attack", nlohmann::json::object());
+    for (const auto& [k, v] : times.items()) shards[k] += v.value("wall_seconds", 0.0);
+  }
+  if (shards.empty()) return;
+  double lane_total = 0;
+  for (const auto& [name, t] : time->lane_seconds) lane_total += t;
+  for (const auto& [name, t] : time->lane_seconds)
+    if (lane_total > 0) shards[name] += time->wall_seconds * t / lane_total;
+  time->by_attack = std::move(shards);
+}
+
 // The records already there: this run's file and every other record file of the folder
 // (records.jsonl and records.shard-*.jsonl: an unsharded run over a folder of shards, or a
 // shard started after an unsharded run, counts them as done). Throws when one was made with
@@ -816,6 +837,7 @@ EvaluationResult Evaluate(const EvaluationOptions& a, const EvaluationHooks& hoo
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (hooks.end) hooks.end();
   }
+  if (p.shard_n == 1) AddShardWallTimes(a.out_dir, &time);
   file.Commit();
   std::string why_not;
   const std::vector<nlohmann::json> reference = RunReferenceStep(a, p, ex, tag, hooks, &why_not);

@@ -58,6 +58,7 @@ void CheckRecordFields(const nlohmann::json& r, const std::string& where) {
   number_in("queries", need("queries"), 0, t);
   number_in("seconds", need("seconds"), 0, 1e12);
   number_in("model_seconds", need("model_seconds"), 0, 1e12);
+  if (r.contains("wait_seconds")) number_in("wait_seconds", r.at("wait_seconds"), 0, 1e12);
   if (r.contains("queries_used")) integer_in("queries_used", r.at("queries_used"), 0, t);
   if (r.contains("quantized_success") && !r.at("quantized_success").is_boolean() &&
       !r.at("quantized_success").is_null())

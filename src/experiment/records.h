@@ -20,8 +20,8 @@ void WriteFileAtomic(const std::filesystem::path& path, const std::string& text)
 /// Checks the fields every attack record carries and the tables read: attack (non-empty
 /// string), image_index (integer >= 0), target (integer >= 0 or null), success (bool),
 /// budget (integer in [1, 1e8]), queries (number in [0, budget]), seconds and model_seconds
-/// (finite numbers >= 0), queries_used (if present: integer in [0, budget]) and
-/// quantized_success (if present: bool or null). Throws std::runtime_error
+/// (finite numbers >= 0), wait_seconds (if present: finite >= 0), queries_used (if present: integer
+/// in [0, budget]) and quantized_success (if present: bool or null). Throws std::runtime_error
 /// "WHERE: field 'F' is missing" / "... is not ..." -- never a raw JSON-library message.
 void CheckRecordFields(const nlohmann::json& record, const std::string& where);
 

@@ -450,6 +450,7 @@ nlohmann::json InstanceRecord(const std::string& attack, const Instance& inst,
   }
   rec["seconds"] = r.seconds;
   rec["model_seconds"] = r.model_seconds;
+  rec["wait_seconds"] = r.wait_seconds;
   rec["bo_seconds"] = r.bo_seconds;
   rec["seed"] = seed;
   rec["instance_seed"] = instance_seed;

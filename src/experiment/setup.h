@@ -238,8 +238,9 @@ std::map<int, int> TargetStartImages(const data::ImageSet& images, const oracle:
 /// image_index, true_class, target (null = untargeted), success, queries (1-based first
 /// success, or all used), queries_used, budget (all three in model evaluations: with EOT,
 /// k samples per query, each sample counts, and eot_samples = k is recorded), epsilon, linf / l2 of
-/// the reported image, final_objective, the attack's details, threat_model, seconds, model_seconds,
-/// bo_seconds, seed, instance_seed, model, dataset.
+/// the reported image, final_objective, the attack's details, threat_model, seconds, model_seconds
+/// (the instance's own share of the forward passes), wait_seconds (waiting for other lockstep
+/// lanes or worker groups), bo_seconds (the rest), seed, instance_seed, model, dataset.
 nlohmann::json InstanceRecord(const std::string& attack, const Instance& instance,
                               const attacks::AttackResult& result, const oracle::Referee& oracle,
                               uint64_t seed, uint64_t instance_seed, const std::string& model_path,

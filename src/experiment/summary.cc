@@ -72,7 +72,7 @@ nlohmann::json DistanceAtCheckpoints(const std::vector<std::pair<long, double>>&
 nlohmann::json SummarizeRecords(const std::vector<const nlohmann::json*>& records) {
   if (records.empty()) throw std::invalid_argument("SummarizeRecords: no records");
   std::vector<double> succ;
-  double all = 0, secs = 0, model = 0;
+  double all = 0, secs = 0, model = 0, wait = 0, bo = 0;
   long ok8 = 0, checked8 = 0, loops = 0, stopped = 0;
   bool has_loops = false;
   long bad = 0, watched = 0, watched_queries = 0;  // bad queries of the records that count them
@@ -91,7 +91,11 @@ nlohmann::json SummarizeRecords(const std::vector<const nlohmann::json*>& record
     if (ok) succ.push_back(q);
     all += ok ? q : r->at("budget").get<double>();
     secs += r->at("seconds").get<double>();
-    model += r->at("model_seconds").get<double>();
+    const double r_model = r->at("model_seconds").get<double>();
+    const double r_wait = r->value("wait_seconds", 0.0);
+    model += r_model;
+    wait += r_wait;
+    bo += r->value("bo_seconds", r->at("seconds").get<double>() - r_model - r_wait);
     if (r->contains("loops") && r->at("loops").is_array()) {
       has_loops = true;
       for (const auto& l : r->at("loops")) {
@@ -114,7 +118,9 @@ nlohmann::json SummarizeRecords(const std::vector<const nlohmann::json*>& record
       {"median_queries", OrNull(any, any ? Median(succ) : 0)},
       {"mean_queries_fail_at_budget", all / n},
       {"seconds_per_instance", secs / n},
-      {"model_fraction", secs > 0 ? model / secs : 0.0}};
+      {"model_fraction", secs > 0 ? model / secs : 0.0},
+      {"wait_fraction", secs > 0 ? wait / secs : 0.0},
+      {"bo_over_model", OrNull(model > 0, model > 0 ? bo / model : 0)}};
   // The radius as given and as enforced (8-bit L_inf queries: the grid radius).
   const nlohmann::json& first = *records.front();
   s["epsilon"] = first.value("epsilon", nlohmann::json());

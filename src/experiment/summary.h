@@ -17,7 +17,10 @@ namespace advbo::experiment {
 ///     record was re-checked),
 ///   max_queries, mean_queries, median_queries (over successes; null without one),
 ///   mean_queries_fail_at_budget (a failure counted at its budget),
-///   seconds_per_instance, model_fraction (share of the wall time inside the model, in [0, 1]),
+///   seconds_per_instance, model_fraction (share of the wall time in the instances' own
+///     forward passes, in [0, 1]), wait_fraction (share spent waiting for other lockstep lanes
+///     or worker groups, in [0, 1]), bo_over_model (the attack's own computation -- bo_seconds,
+///     or the wall time less model and waiting -- over the model time; null without model time),
 ///   epsilon, epsilon_effective (of the first record; null in records of old versions),
 ///   perturbation_loops, loops_stopped_early (only when the records carry BOS^2 loops),
 ///   bad_queries_mean, bad_query_share (only when records carry bad_queries: mean per

@@ -85,6 +85,15 @@ const char* QueryPurposeName(QueryPurpose p);
 /// The purpose QueryPurposeName names; throws std::invalid_argument naming the text.
 QueryPurpose ParseQueryPurpose(const std::string& name);
 
+/// Where a query's wall time went besides the model's own forward pass, for callers whose
+/// model calls wait for others (filled by oracle::Lockstep; Referee::Evaluate reads it).
+struct QueryTiming {
+  /// Wall seconds spent waiting, not scoring: for the other lanes of a lockstep round to ask,
+  /// for their images' share of the round's forward passes, and for another worker group's
+  /// forward pass on a back end that is not thread-safe. >= 0, only ever added to.
+  double wait_seconds = 0;
+};
+
 /// Who is querying: one attack instance of the oracle (Referee::set_context). A served
 /// model uses it to keep a per-instance defense (`advbo serve --defense`): a fresh defender
 /// per session, seeded like a local --defense, paid with the instance's attack objective.
@@ -95,6 +104,9 @@ struct QueryContext {
   int true_class = -1;        ///< the instance's label
   int target = -1;            ///< its target class, -1 = untargeted
   QueryPurpose purpose = QueryPurpose::kAttack;  ///< what the scored images are for
+  /// Where waiting time is added (QueryTiming), or null: nothing is told. Not sent to a
+  /// served model; the Referee points it at its own account for every batch.
+  QueryTiming* timing = nullptr;
 };
 
 /// A served model's defense refused images (a stateful detector in front of it, reject

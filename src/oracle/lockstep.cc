@@ -189,6 +189,7 @@ Eigen::MatrixXd Lockstep::Score(const ScoreBackend& inner, const float* images, 
     lock.unlock();
     return inner.Scores(images, n, c, h, w, context);
   }
+  const auto t_ask = std::chrono::steady_clock::now();
   Lane& me = lane_[lane];
   me.inner = &inner;
   me.images = images;
@@ -201,6 +202,13 @@ Eigen::MatrixXd Lockstep::Score(const ScoreBackend& inner, const float* images, 
   ++group_[me.group].waiting;
   MaybeRunRound(lock, me.group);
   wake_[lane].wait(lock, [&] { return me.state == LaneState::kRunning; });
+  if (context && context->timing) {
+    // The lane's own model time is its images' share of the round's forward passes; the
+    // rest of its wall time in this call was waiting.
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t_ask).count();
+    context->timing->wait_seconds += std::max(0.0, wall - me.forward_share);
+  }
   if (me.error) std::rethrow_exception(me.error);
   return std::move(me.scores);
 }
@@ -278,7 +286,7 @@ void Lockstep::ForwardRound(const std::vector<int>& asking) {
   long rows = 0, forwards = 0;
   std::exception_ptr error;
   Eigen::MatrixXd all;
-  const auto t0 = std::chrono::steady_clock::now();
+  auto t0 = std::chrono::steady_clock::now();
   try {
     for (int l : asking) {
       const Lane& lane = lane_[l];
@@ -289,6 +297,7 @@ void Lockstep::ForwardRound(const std::vector<int>& asking) {
     // Groups' rounds run at once; a back end that is not thread-safe takes one at a time.
     std::unique_lock<std::mutex> serial(forward_mu_, std::defer_lock);
     if (!first.inner->thread_safe()) serial.lock();
+    t0 = std::chrono::steady_clock::now();  // waiting for another group's forward is not scoring
     all = ScoreInChunks(asking, rows, &forwards);
   } catch (...) {
     error = std::current_exception();
@@ -302,6 +311,7 @@ void Lockstep::ForwardRound(const std::vector<int>& asking) {
       lane.error = error;
     else
       lane.scores = all.middleRows(at, lane.n);
+    lane.forward_share = rows > 0 ? seconds * lane.n / static_cast<double>(rows) : 0.0;
     at += lane.n;
   }
   std::lock_guard<std::mutex> lock(mu_);

@@ -88,7 +88,9 @@ class Lockstep {
   /// Raw scores [n, classes] of `images` (n images [c, h, w], contiguous) from `inner`. From
   /// a lane of a running Run: joins its group's current round (waits for every other running
   /// lane of the group to call Score or finish its job) and is answered from the round's batched
-  /// forward passes. From any other thread: `inner` scores the images as they are. Throws what
+  /// forward passes; context->timing (if any) gains the call's wall time beyond its images'
+  /// share of the round's forward seconds (QueryTiming::wait_seconds). From any other thread:
+  /// `inner` scores the images as they are. Throws what
   /// `inner` throws (every lane of the failed round gets the exception) and OutputError when a
   /// forward pass returns another row count.
   Eigen::MatrixXd Score(const ScoreBackend& inner, const float* images, int n, int c, int h, int w,
@@ -111,6 +113,7 @@ class Lockstep {
     int n = 0, c = 0, h = 0, w = 0;
     Eigen::MatrixXd scores;    // answer
     std::exception_ptr error;  // or the failure of its round's forward
+    double forward_share = 0;  // its rows' share of the round's forward seconds
   };
   // One worker group's round state: its live lanes, how many of them wait, and its jobs
   // (local index j is global job group + j * W).

@@ -168,8 +168,13 @@ DefendedAnswer Referee::Evaluate(float* images, int n) {
     throw BudgetExhausted("query budget of " + std::to_string(budget_) + " exhausted (" +
                           std::to_string(queries_) + " used, " + std::to_string(n) + " requested)");
   Project(images, n);
+  context_.timing = &timing_;
+  const double waited_before = timing_.wait_seconds;
   DefendedAnswer a = defense_->Evaluate(images, n, &context_);
-  model_seconds_ += a.model_seconds;
+  // The forward passes' wall time less what this instance spent waiting for other lockstep
+  // lanes or worker groups: its own model time.
+  const double waited = timing_.wait_seconds - waited_before;
+  model_seconds_ += std::max(0.0, a.model_seconds - waited);
   const Eigen::Index classes = a.log_probs.cols();
   if (true_class_ >= classes || target_ >= classes)
     throw ModelError(model_.path() + ": the model answers with " + std::to_string(classes) +
@@ -287,5 +292,6 @@ int QueryOracle::true_class() const { return referee_->true_class(); }
 int QueryOracle::target() const { return referee_->target(); }
 const Classifier& QueryOracle::model() const { return referee_->model(); }
 double QueryOracle::model_seconds() const { return referee_->model_seconds(); }
+double QueryOracle::wait_seconds() const { return referee_->wait_seconds(); }
 
 }  // namespace advbo::oracle

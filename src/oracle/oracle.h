@@ -190,8 +190,11 @@ class QueryOracle {
   int target() const;
   /// The model (behind its defense).
   const Classifier& model() const;
-  /// Wall seconds spent inside the model's forward passes.
+  /// Wall seconds of the model's forward passes for this instance (Referee::model_seconds:
+  /// its own share, without waiting for other lockstep lanes).
   double model_seconds() const;
+  /// Wall seconds its model calls waited for other lockstep lanes or worker groups.
+  double wait_seconds() const;
   /// The referee that answers (this object for the Referee itself).
   Referee& referee() const { return *referee_; }
 
@@ -342,8 +345,13 @@ class Referee final : public QueryOracle {
   int target() const { return target_; }
   /// The model (behind its defense).
   const Classifier& model() const { return model_; }
-  /// Wall seconds spent inside the model's forward passes.
+  /// Wall seconds of the model's forward passes for this instance's queries: its own share
+  /// (under lockstep, its images' share of each round's batched forward passes), without the
+  /// waiting of wait_seconds().
   double model_seconds() const { return model_seconds_; }
+  /// Wall seconds this instance's model calls waited for other lockstep lanes or worker
+  /// groups (QueryTiming); 0 outside lockstep.
+  double wait_seconds() const { return timing_.wait_seconds; }
   /// The defense in front of the classifier (oracle/defended_model.h): every query goes
   /// through `defense`'s stages (input transforms on a copy, the classifier, output
   /// post-processing, a stateful detector, a learning defender), so the attack only ever
@@ -392,6 +400,7 @@ class Referee final : public QueryOracle {
   std::vector<float> best_image_, success_image_;
   Eigen::RowVectorXd best_log_probs_, success_log_probs_;
   double model_seconds_ = 0.0;
+  QueryTiming timing_;  // where the model calls' waiting is added (context_.timing)
   std::function<void(const float*, long)> observer_;
   std::unique_ptr<DefendedModel> defense_;
   std::function<void(const QueryResult&)> batch_observer_;

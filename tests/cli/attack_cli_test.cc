@@ -44,8 +44,15 @@ TEST_F(Cli, AttackWritesRecordsSummaryAndImages) {
     EXPECT_EQ(fs::exists(dir_ / "png" / ("adversarial_" + tag)), ok) << tag;
     EXPECT_EQ(fs::exists(dir_ / "png" / ("perturbation_" + tag)), ok) << tag;
     for (const char* key : {"image_index", "true_class", "target", "success", "queries", "linf",
-                            "l2", "final_objective", "loops", "seconds", "model_seconds", "seed"})
+                            "l2", "final_objective", "loops", "seconds", "model_seconds",
+                            "wait_seconds", "bo_seconds", "seed"})
       EXPECT_TRUE(r.contains(key)) << key;
+    // The wall time splits into the model's, the waiting and the attack's own (up to
+    // round-off), each >= 0.
+    EXPECT_NEAR(r["model_seconds"].get<double>() + r["wait_seconds"].get<double>() +
+                    r["bo_seconds"].get<double>(),
+                r["seconds"].get<double>(), 1e-6);
+    EXPECT_GE(r["wait_seconds"].get<double>(), 0.0);
     EXPECT_EQ(r["target"], 3);
     EXPECT_EQ(r["seed"], 4);
     EXPECT_LE(r["queries_used"].get<long>(), 200);
@@ -84,7 +91,9 @@ TEST_F(Cli, SameSeedGivesIdenticalRecordsApartFromTimings) {
                        dir_ / "log"),
               0);
     auto r = nlohmann::json::parse(Slurp(out));
-    for (const char* k : {"seconds", "model_seconds", "bo_seconds", "bo_phase_seconds"}) r.erase(k);
+    for (const char* k :
+         {"seconds", "model_seconds", "wait_seconds", "bo_seconds", "bo_phase_seconds"})
+      r.erase(k);
     return r;
   };
   EXPECT_EQ(run("a.jsonl"), run("b.jsonl"));
@@ -147,8 +156,8 @@ TEST_F(Cli, RecordsDoNotDependOnTheThreadCount) {
       std::ifstream in(out);
       for (std::string line; std::getline(in, line);) {
         auto r = nlohmann::json::parse(line);
-        for (const char* k :
-             {"seconds", "model_seconds", "bo_seconds", "bo_phase_seconds", "threads"})
+        for (const char* k : {"seconds", "model_seconds", "wait_seconds", "bo_seconds",
+                              "bo_phase_seconds", "threads"})
           r.erase(k);
         recs.push_back(r);
       }

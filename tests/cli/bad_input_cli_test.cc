@@ -231,7 +231,9 @@ std::vector<nlohmann::json> Untimed(const fs::path& p) {
   std::ifstream in(p);
   for (std::string l; std::getline(in, l);) {
     auto r = nlohmann::json::parse(l);
-    for (const char* k : {"seconds", "model_seconds", "bo_seconds", "bo_phase_seconds"}) r.erase(k);
+    for (const char* k :
+         {"seconds", "model_seconds", "wait_seconds", "bo_seconds", "bo_phase_seconds"})
+      r.erase(k);
     out.push_back(r);
   }
   return out;

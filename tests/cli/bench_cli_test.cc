@@ -24,6 +24,8 @@ nlohmann::json Stats(const fs::path& dir) {
   for (auto& r : s) {
     r.erase("seconds_per_instance");
     r.erase("model_fraction");
+    r.erase("wait_fraction");
+    r.erase("bo_over_model");
   }
   return s;
 }

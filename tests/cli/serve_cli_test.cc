@@ -64,6 +64,7 @@ void ExpectSameRecords(const std::vector<nlohmann::json>& a, const std::vector<n
   ASSERT_FALSE(a.empty()) << what;
   const std::vector<std::string> skip = {"seconds",
                                          "model_seconds",
+                                         "wait_seconds",
                                          "bo_seconds",
                                          "bo_phase_seconds",
                                          "model",

@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -119,15 +120,25 @@ TEST_F(Evaluation, WorstCaseEqualsThePerAttackRecordsAndResumes) {
   // Two shards, then the unsharded run on their folder: the same verdicts, no new record.
   EvaluationOptions sh = o;
   sh.out_dir = (dir_ / "sh").string();
+  std::map<std::string, double> shard_wall;  // each attack's wall seconds, summed over shards
   for (int k = 1; k <= 2; ++k) {
     EvaluationOptions part = sh;
     part.shard_k = k;
     part.shard_n = 2;
-    Evaluate(part);
+    const EvaluationResult r = Evaluate(part);
+    for (const auto& [name, t] : r.summary["time_by_attack"].items())
+      shard_wall[name] += t["wall_seconds"].get<double>();
   }
-  Evaluate(sh);
+  const EvaluationResult combined = Evaluate(sh);
   EXPECT_EQ(Slurp(dir_ / "sh" / "images.jsonl"), verdicts);
   EXPECT_EQ(Lines(dir_ / "sh" / "records.jsonl"), 0);
+  // It ran no attack, so each attack's wall time is what its shards took, as a merge gives it.
+  ASSERT_FALSE(shard_wall.empty());
+  for (const auto& [name, wall] : shard_wall) {
+    EXPECT_GT(wall, 0.0) << name;
+    EXPECT_DOUBLE_EQ(combined.summary["time_by_attack"][name]["wall_seconds"].get<double>(), wall)
+        << name;
+  }
   // Shards in separate folders, merged: the same verdicts.
   fs::create_directories(dir_ / "m1");
   fs::create_directories(dir_ / "m2");

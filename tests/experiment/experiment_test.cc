@@ -317,7 +317,7 @@ TEST(ExperimentSettings, MismatchNamesTheSetting) {
 
 // A record without its timing fields (they differ from run to run).
 nlohmann::json WithoutTimings(nlohmann::json r) {
-  for (const char* k : {"seconds", "model_seconds", "bo_seconds"}) r.erase(k);
+  for (const char* k : {"seconds", "model_seconds", "wait_seconds", "bo_seconds"}) r.erase(k);
   return r;
 }
 

@@ -290,6 +290,54 @@ TEST(Lockstep, WorkerGroupsForwardAtOnceOnlyOnAThreadSafeBackEnd) {
   }
 }
 
+// Scores like LoggingBackend after sleeping `ms` milliseconds per forward pass.
+class SlowBackend : public ScoreBackend {
+ public:
+  explicit SlowBackend(int ms) : ms_(ms) {}
+  Eigen::MatrixXd Scores(const float*, int n, int, int, int, const QueryContext*) const override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms_));
+    return Eigen::MatrixXd::Zero(n, 2);
+  }
+  std::string name() const override { return "fake://slow"; }
+
+ private:
+  int ms_;
+};
+
+// The timing split: a lane whose partner does 40 ms of its own work before every call waits
+// that long in each round, and its wait is told through QueryContext::timing; the partner,
+// the last to ask, waits (almost) nothing. Each lane's wall time in Score is its wait plus its
+// share (1/2) of the 10 ms forward passes.
+TEST(Lockstep, ALaneIsToldHowLongItWaitedForTheOthers) {
+  SlowBackend inner(10);
+  Lockstep ls(2);
+  const int calls = 5;
+  QueryTiming timing[2];
+  double wall[2] = {0, 0};
+  ls.Run(2, [&](size_t k) -> Lockstep::Commit {
+    QueryContext context;
+    context.timing = &timing[k];
+    const std::vector<float> x = {0.5f, 0.5f};
+    for (int t = 0; t < calls; ++t) {
+      if (k == 1) std::this_thread::sleep_for(std::chrono::milliseconds(40));
+      const auto t0 = std::chrono::steady_clock::now();
+      ls.Score(inner, x.data(), 1, 1, 1, 2, &context);
+      wall[k] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+    return {};
+  });
+  EXPECT_GE(timing[0].wait_seconds, calls * 0.030);  // 40 ms each round, less scheduling slack
+  EXPECT_LT(timing[1].wait_seconds, timing[0].wait_seconds / 2);
+  const double forward = ls.stats().forward_seconds;
+  EXPECT_GE(forward, calls * 0.010);
+  for (int k = 0; k < 2; ++k) {
+    EXPECT_GE(timing[k].wait_seconds, 0.0);
+    // wait + own share = wall time in Score, up to the wake-up latency of each call.
+    EXPECT_LE(timing[k].wait_seconds + forward / 2, wall[k] + 1e-9) << "lane " << k;
+    EXPECT_GE(timing[k].wait_seconds + forward / 2, wall[k] - calls * 0.005) << "lane " << k;
+  }
+}
+
 // B = 1 (with one worker group or two side by side): a call of several images goes to the
 // model as it is (one pass of its own size, no padding), as outside lockstep.
 TEST(Lockstep, OneLanePerGroupPassesCallsOnAsTheyAre) {

@@ -18,7 +18,7 @@ import advbo
 
 ROOT = os.environ.get("ADVBO_SOURCE", os.path.join(os.path.dirname(__file__), "..", ".."))
 BINARY = os.environ.get("ADVBO_BINARY", os.path.join(ROOT, "build", "advbo"))
-TIMING = {"seconds", "model_seconds", "bo_seconds", "bo_phase_seconds"}
+TIMING = {"seconds", "model_seconds", "wait_seconds", "bo_seconds", "bo_phase_seconds"}
 
 
 def shipped_mnist(n):

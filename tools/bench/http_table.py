@@ -11,7 +11,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/report_util.py
 from report_util import emit, mean_se, open_text  # noqa: E402
 
-TIMING = {"seconds", "model_seconds", "bo_seconds", "bo_phase_seconds", "model"}
+TIMING = {"seconds", "model_seconds", "wait_seconds", "bo_seconds", "bo_phase_seconds", "model"}
 
 
 def load(path):

@@ -72,8 +72,8 @@ CASES = {
 }
 
 # Fields that measure time (or follow from it), not results.
-TIMING = {"seconds", "model_fraction", "seconds_per_instance", "wall_seconds", "started",
-          "finished", "date", "elapsed", "seconds_all_images"}
+TIMING = {"seconds", "model_fraction", "wait_fraction", "bo_over_model", "seconds_per_instance",
+          "wall_seconds", "started", "finished", "date", "elapsed", "seconds_all_images"}
 
 
 def is_timing(key):

@@ -19,7 +19,7 @@ from report_util import open_text  # noqa: E402
 # name (path vs URL) and graph, the lanes and worker groups the local file was scored in (a
 # served model answers one call at a time; records agree across lanes) and what only a local
 # defense reports.
-SKIP = {"seconds", "model_seconds", "bo_seconds", "bo_phase_seconds", "model", "model_graph",
+SKIP = {"seconds", "model_seconds", "wait_seconds", "bo_seconds", "bo_phase_seconds", "model", "model_graph",
         "lockstep", "workers", "defense", "clean_accuracy", "defended_clean_accuracy",
         "clean_images"}
 

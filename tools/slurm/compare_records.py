@@ -8,7 +8,7 @@ Usage: compare_records.py A.jsonl B.jsonl
 import json
 import sys
 
-TIMING = ("seconds", "bo_seconds", "model_seconds", "bo_phase_seconds", "shard")
+TIMING = ("seconds", "bo_seconds", "model_seconds", "wait_seconds", "bo_phase_seconds", "shard")
 
 
 def load(path):
