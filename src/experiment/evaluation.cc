@@ -55,6 +55,11 @@ struct RunTime {
   double wall_seconds = 0;
   std::map<std::string, double> lane_seconds;
   std::map<std::string, double> by_attack;
+  // Adds a shard summary's per-attack wall seconds (its time_by_attack) to by_attack.
+  void AddShard(const nlohmann::json& summary) {
+    const nlohmann::json times = summary.value("time_by_attack", nlohmann::json::object());
+    for (const auto& [k, v] : times.items()) by_attack[k] += v.value("wall_seconds", 0.0);
+  }
 };
 
 // What a run of `advbo evaluate` attacks: the experiment's spec (every image of the run, so
@@ -236,21 +241,20 @@ EvaluatePlan PlanEvaluate(const EvaluationOptions& a) {
 // wall time is its shards' (summed, as a merge gives it) plus this invocation's share, so the
 // table does not report 0 s for work the shards did.
 void AddShardWallTimes(const std::string& out_dir, RunTime* time) {
-  std::map<std::string, double> shards;
+  RunTime shards;
   for (const auto& f : ShardFiles(out_dir, "summary", ".json")) {
     if (f.filename() == "summary.json") continue;
     std::ifstream in(f);
     const nlohmann::json sm = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
     if (!sm.is_object()) throw std::runtime_error(f.string() + ": not a JSON summary");
-    const nlohmann::json times = sm.value("time_by_attack", nlohmann::json::object());
-    for (const auto& [k, v] : times.items()) shards[k] += v.value("wall_seconds", 0.0);
+    shards.AddShard(sm);
   }
-  if (shards.empty()) return;
+  if (shards.by_attack.empty()) return;
   double lane_total = 0;
   for (const auto& [name, t] : time->lane_seconds) lane_total += t;
   for (const auto& [name, t] : time->lane_seconds)
-    if (lane_total > 0) shards[name] += time->wall_seconds * t / lane_total;
-  time->by_attack = std::move(shards);
+    if (lane_total > 0) shards.by_attack[name] += time->wall_seconds * t / lane_total;
+  time->by_attack = std::move(shards.by_attack);
 }
 
 // The records already there: this run's file and every other record file of the folder
@@ -1079,8 +1083,7 @@ EvaluationResult MergeEvaluations(const std::vector<std::string>& inputs,
     for (const auto& [k, v] : queries.items())
       if (v.is_number()) setup[k] = setup.value(k, 0L) + v.get<long>();
     time.wall_seconds += sm.value("wall_seconds", 0.0);
-    const nlohmann::json times = sm.value("time_by_attack", nlohmann::json::object());
-    for (const auto& [k, v] : times.items()) time.by_attack[k] += v.value("wall_seconds", 0.0);
+    time.AddShard(sm);
   }
   summary["setup_queries"] = setup;
   summary["shard"] = "merged";
