@@ -26,41 +26,44 @@ struct PerturbationSample {
   double y;
 };
 
-// Group j's share of the loop's global candidate pool: candidate_pool rows [P, D] whose group
-// columns are uniform in [-1, 1] (a vertex_fraction of them at box vertices), zeros elsewhere
-// (the component kernel reads only its group's columns). With a trust region (`box`
-// non-null: its lower and upper bounds), uniform in the box and at its vertices instead.
+// Group j's share of the loop's global candidate pool, in the group's coordinates:
+// candidate_pool rows [P, d_j] uniform in [-1, 1] (a vertex_fraction of them at box vertices).
+// With a trust region (`box` non-null: its lower and upper bounds [D]), uniform in the box and
+// at its vertices instead.
 Eigen::MatrixXd PoolCandidates(const ExactGP& gp, int j, const Bos2Options& opt,
                                const std::pair<Eigen::VectorXd, Eigen::VectorXd>* box,
                                bo::Rng& rng) {
   const auto& dims = dynamic_cast<const bo::AdditiveKernel&>(gp.kernel()).group(j).active_dims();
-  const int p = opt.candidate_pool;
+  const int p = opt.candidate_pool, dj = static_cast<int>(dims.size());
   const int n_vertex = static_cast<int>(std::lround(opt.acquisition.vertex_fraction * p));
   std::uniform_real_distribution<double> unif(-1.0, 1.0);
-  Eigen::MatrixXd z = Eigen::MatrixXd::Zero(p, gp.X().cols());
+  Eigen::MatrixXd z(p, dj);
   for (int c = 0; c < p; ++c)
-    for (int a : dims) {
+    for (int i = 0; i < dj; ++i) {
+      const int a = dims[i];
       const double v = c < n_vertex ? (unif(rng) < 0 ? -1.0 : 1.0) : unif(rng);
-      z(c, a) =
+      z(c, i) =
           box == nullptr ? v : box->first(a) + (box->second(a) - box->first(a)) * 0.5 * (v + 1.0);
     }
   return z;
 }
 
-// Group j's local candidates: local_candidates rows around the incumbent (Gaussian with
+// Group j's local candidates [local_candidates, d_j] around the incumbent [D] (Gaussian with
 // std local_scale * 2 per coordinate, clipped to the loop's bounds [lb, ub]: [-1, 1] or the
 // trust region).
 Eigen::MatrixXd LocalCandidates(const ExactGP& gp, int j, const Eigen::VectorXd& incumbent,
                                 const Eigen::VectorXd& lb, const Eigen::VectorXd& ub,
                                 const Bos2Options& opt, bo::Rng& rng) {
   const auto& dims = dynamic_cast<const bo::AdditiveKernel&>(gp.kernel()).group(j).active_dims();
-  const int p = opt.acquisition.local_candidates;
+  const int p = opt.acquisition.local_candidates, dj = static_cast<int>(dims.size());
   std::normal_distribution<double> normal(0.0, 1.0);
-  Eigen::MatrixXd z = Eigen::MatrixXd::Zero(p, gp.X().cols());
+  Eigen::MatrixXd z(p, dj);
   for (int c = 0; c < p; ++c)
-    for (int a : dims)
-      z(c, a) =
+    for (int i = 0; i < dj; ++i) {
+      const int a = dims[i];
+      z(c, i) =
           std::clamp(incumbent(a) + opt.acquisition.local_scale * 2.0 * normal(rng), lb(a), ub(a));
+    }
   return z;
 }
 
@@ -518,19 +521,21 @@ void Bos2Run::SyncPools(Loop* loop) {
         loop->global_pool.emplace(per_gp_);
         loop->local_pool.emplace(per_gp_);
       }
+      // Drawn group by group (one random stream), their caches computed in parallel.
       const std::pair<Eigen::VectorXd, Eigen::VectorXd> box{loop->lb, loop->ub};
+      std::vector<Eigen::MatrixXd> z;
       for (int j = 0; j < loop->global_pool->num_groups(); ++j)
-        loop->global_pool->SetCandidates(
-            per_gp_, j, PoolCandidates(per_gp_, j, opt_, trust_ ? &box : nullptr, rng_));
+        z.push_back(PoolCandidates(per_gp_, j, opt_, trust_ ? &box : nullptr, rng_));
+      loop->global_pool->SetAllGroupCandidates(per_gp_, std::move(z));
       loop->pool_lb = loop->lb;
       loop->pool_ub = loop->ub;
     }
     if (loop->local_center.size() == 0 || loop->local_center != loop->incumbent || box_moved) {
       loop->local_center = loop->incumbent;
+      std::vector<Eigen::MatrixXd> z;
       for (int j = 0; j < loop->local_pool->num_groups(); ++j)
-        loop->local_pool->SetCandidates(
-            per_gp_, j,
-            LocalCandidates(per_gp_, j, loop->incumbent, loop->lb, loop->ub, opt_, rng_));
+        z.push_back(LocalCandidates(per_gp_, j, loop->incumbent, loop->lb, loop->ub, opt_, rng_));
+      loop->local_pool->SetAllGroupCandidates(per_gp_, std::move(z));
     }
     loop->global_pool->Sync(per_gp_);
     loop->local_pool->Sync(per_gp_);

@@ -1,10 +1,13 @@
 #include "bo/additive.h"
 
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
 #include <stdexcept>
+#include <string>
 
 #include "bo/hyperparameters.h"
 #include "bo/optimize.h"
@@ -117,7 +120,9 @@ double ComponentUcb::Value(const Eigen::VectorXd& z, Eigen::VectorXd* grad) cons
   const double s = std::sqrt(std::max(kj_->variance() - reduction, 1e-12));
   if (grad) {
     if (!precision_) l.triangularView<Eigen::Lower>().transpose().solveInPlace(v_);  // K^{-1} k
-    // d k(z, x_i) / dz = dk/dr2_i * 2 (z - x_i) / l^2
+    // d k(z, x_i) / dz = dk/dr2_i * 2 (z - x_i) / l^2, so with w = dk/dr2 .* alpha and
+    // w' = dk/dr2 .* K^{-1} k:  d mu / dz = 2 diff^T w / l^2,  d s^2 / dz = -4 diff^T w' / l^2,
+    // both from one pass over diff ([d_j, N] x [N, 2]).
     w_ = (dk_.col(0) * gp_.alpha().array()).matrix();
     const Eigen::VectorXd dm = 2.0 * inv_l2_ * diff_.transpose() * w_;
     w_ = (dk_.col(0) * v_.array()).matrix();
@@ -238,7 +243,7 @@ AdditiveCandidatePool::AdditiveCandidatePool(const ExactGP& gp) {
 }
 
 void AdditiveCandidatePool::Recompute(const ExactGP& gp, Group* g, int j) {
-  const Eigen::Index n = gp.num_data(), m = g->z.rows(), cap = n + 64;
+  const Eigen::Index n = gp.num_data(), m = g->zj.rows(), cap = n + 64;
   g->v.resize(cap, m);
   g->vsq.setZero(m);
   g->a.setZero(m);
@@ -268,17 +273,51 @@ void AdditiveCandidatePool::SolveTargets(const ExactGP& gp) {
   l.solveInPlace(e_);
 }
 
-void AdditiveCandidatePool::SetCandidates(const ExactGP& gp, int j, Eigen::MatrixXd z) {
+void AdditiveCandidatePool::SetCandidates(const ExactGP& gp, int j, const Eigen::MatrixXd& z) {
   if (j < 0 || j >= num_groups())
     throw std::invalid_argument("AdditiveCandidatePool: group index out of range");
   if (z.rows() > 0 && z.cols() != gp.X().cols())
     throw std::invalid_argument("AdditiveCandidatePool: candidates need the GP's dimension");
+  SetGroupCandidates(gp, j,
+                     z.rows() > 0 ? AsAdditive(gp).group(j).ActiveColumns(z) : Eigen::MatrixXd());
+}
+
+void AdditiveCandidatePool::SetGroupCandidates(const ExactGP& gp, int j, Eigen::MatrixXd zj) {
+  if (j < 0 || j >= num_groups())
+    throw std::invalid_argument("AdditiveCandidatePool: group index out of range");
+  const auto dj = static_cast<Eigen::Index>(AsAdditive(gp).group(j).active_dims().size());
+  if (zj.rows() > 0 && zj.cols() != dj)
+    throw std::invalid_argument("AdditiveCandidatePool: group candidates need the group's " +
+                                std::to_string(dj) + " coordinates, got " +
+                                std::to_string(zj.cols()));
   Sync(gp);
-  groups_[j].z = std::move(z);
-  groups_[j].zj = groups_[j].z.rows() > 0 ? AsAdditive(gp).group(j).ActiveColumns(groups_[j].z)
-                                          : Eigen::MatrixXd();
+  groups_[j].zj = std::move(zj);
   Recompute(gp, &groups_[j], j);
   UpdateMean(gp, &groups_[j]);
+}
+
+void AdditiveCandidatePool::SetAllGroupCandidates(const ExactGP& gp,
+                                                  std::vector<Eigen::MatrixXd> zj) {
+  if (static_cast<int>(zj.size()) != num_groups())
+    throw std::invalid_argument("AdditiveCandidatePool: " + std::to_string(zj.size()) +
+                                " candidate sets for " + std::to_string(num_groups()) + " groups");
+  const AdditiveKernel& k = AsAdditive(gp);
+  for (int j = 0; j < num_groups(); ++j) {
+    const auto dj = static_cast<Eigen::Index>(k.group(j).active_dims().size());
+    if (zj[j].rows() > 0 && zj[j].cols() != dj)
+      throw std::invalid_argument("AdditiveCandidatePool: group " + std::to_string(j) +
+                                  "'s candidates need its " + std::to_string(dj) +
+                                  " coordinates, got " + std::to_string(zj[j].cols()));
+  }
+  // The old candidates are dropped before the Sync, which then only updates the targets'
+  // solves (the same u, e and anchor as SetGroupCandidates group by group).
+  for (auto& g : groups_) g = Group{};
+  Sync(gp);
+  for (int j = 0; j < num_groups(); ++j) groups_[j].zj = std::move(zj[j]);
+  tbb::parallel_for(0, num_groups(), [&](int j) {
+    Recompute(gp, &groups_[j], j);
+    UpdateMean(gp, &groups_[j]);
+  });
 }
 
 void AdditiveCandidatePool::UpdateMean(const ExactGP& gp, Group* g) const {
@@ -308,11 +347,12 @@ void AdditiveCandidatePool::Sync(const ExactGP& gp) {
     }
     if (n > n_) {
       const Eigen::MatrixXd xnew = gp.X().bottomRows(n - n_);
-      for (int j = 0; j < num_groups(); ++j) {
+      // Groups are independent: extended in parallel, each exactly as alone.
+      tbb::parallel_for(0, num_groups(), [&](int j) {
         Group& g = groups_[j];
-        if (g.z.rows() == 0) continue;
+        if (g.zj.rows() == 0) return;
         if (g.v.rows() < n) {  // grow the capacity (64 spare rows at a time)
-          Eigen::MatrixXd v2(n + 64, g.z.rows());
+          Eigen::MatrixXd v2(n + 64, g.zj.rows());
           v2.topRows(n_) = g.v.topRows(n_);
           g.v.swap(v2);
         }
@@ -331,16 +371,16 @@ void AdditiveCandidatePool::Sync(const ExactGP& gp) {
           g.a.noalias() = g.v.topRows(n).transpose() * u_;
           g.b.noalias() = g.v.topRows(n).transpose() * e_;
         }
-      }
+      });
     } else if (!same_targets) {
       for (auto& g : groups_)
-        if (g.z.rows() > 0 && n > 0) g.a.noalias() = g.v.topRows(n).transpose() * u_;
+        if (g.zj.rows() > 0 && n > 0) g.a.noalias() = g.v.topRows(n).transpose() * u_;
     }
   } else {
     ++recomputes_;
     anchor_ = n > 0 ? gp.y_shift() : 0.0;
     SolveTargets(gp);
-    for (int j = 0; j < num_groups(); ++j) Recompute(gp, &groups_[j], j);
+    tbb::parallel_for(0, num_groups(), [&](int j) { Recompute(gp, &groups_[j], j); });
   }
   for (auto& g : groups_) UpdateMean(gp, &g);
   n_ = n;
@@ -357,8 +397,61 @@ void AdditiveCandidatePool::Posterior(const ExactGP& gp, int j, Eigen::VectorXd*
   if (!SameState(gp) || n_ != gp.num_data())
     throw std::logic_error("AdditiveCandidatePool::Posterior: call Sync after the GP changed");
   if (mean) *mean = g.mean;
-  if (var) *var = (Eigen::VectorXd::Constant(g.z.rows(), kj.variance()) - g.vsq).cwiseMax(0.0);
+  if (var) *var = (Eigen::VectorXd::Constant(g.zj.rows(), kj.variance()) - g.vsq).cwiseMax(0.0);
 }
+
+namespace {
+
+// Group j's part of MaximizeAddGpUcbOnPoolsBatch: its coordinates [d_j] of each of the q
+// batch points -- point 0 the polished best of the pools' candidates and the incumbent x0's
+// own coordinates by the group's UCB, point b >= 1 the b-th best scored one (the last when
+// fewer are scored).
+std::vector<Eigen::VectorXd> MaximizeGroupOnPools(
+    const ExactGP& gp, int j, const Eigen::VectorXd& lb, const Eigen::VectorXd& ub, int t,
+    const AddGpUcbOptions& opt, const Eigen::VectorXd& x0,
+    const std::vector<const AdditiveCandidatePool*>& pools, int q, const GpPrecision* precision) {
+  const std::vector<int>& dims = AsAdditive(gp).group(j).active_dims();
+  const int dj = static_cast<int>(dims.size());
+  const double sqrt_beta = std::sqrt(std::max(0.0, opt.beta.Beta(t, dj)));
+  // Every candidate's score, best first; the incumbent's own coordinates compete too.
+  std::vector<std::pair<double, Eigen::VectorXd>> scored;
+  {
+    Eigen::VectorXd mu, var;
+    ComponentPosterior(gp, j, x0.transpose(), &mu, &var);
+    Eigen::VectorXd z(dj);
+    for (int i = 0; i < dj; ++i) z(i) = x0(dims[i]);
+    scored.emplace_back(Ucb(mu, var, sqrt_beta * sqrt_beta)(0), z);
+  }
+  for (const auto* p : pools) {
+    const Eigen::MatrixXd& zj = p->group_candidates(j);
+    if (zj.rows() == 0) continue;
+    Eigen::VectorXd mu, var;
+    p->Posterior(gp, j, &mu, &var);
+    const Eigen::VectorXd score = Ucb(mu, var, sqrt_beta * sqrt_beta);
+    const int keep = std::max({1, opt.polish_starts, q});
+    std::vector<int> order(score.size());
+    for (int c = 0; c < score.size(); ++c) order[c] = c;
+    const int top = std::min<int>(keep, static_cast<int>(order.size()));
+    std::partial_sort(order.begin(), order.begin() + top, order.end(),
+                      [&](int a, int b) { return score(a) > score(b); });
+    for (int s = 0; s < top; ++s)
+      scored.emplace_back(score(order[s]), zj.row(order[s]).transpose());
+  }
+  std::stable_sort(scored.begin(), scored.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  Eigen::VectorXd best_z = scored[0].second;
+  double best = scored[0].first;
+  std::vector<Eigen::VectorXd> starts;
+  for (int s = 0; s < std::min<int>(opt.polish_starts, static_cast<int>(scored.size())); ++s)
+    starts.push_back(scored[s].second);
+  PolishGroup(gp, j, sqrt_beta, lb, ub, opt.polish_iterations, starts, &best_z, &best, precision);
+  std::vector<Eigen::VectorXd> out(q);
+  out[0] = best_z;
+  for (int b = 1; b < q; ++b) out[b] = scored[std::min<size_t>(b, scored.size() - 1)].second;
+  return out;
+}
+
+}  // namespace
 
 Eigen::VectorXd MaximizeAddGpUcbOnPools(const ExactGP& gp, const Eigen::VectorXd& lb,
                                         const Eigen::VectorXd& ub, int t,
@@ -384,53 +477,19 @@ std::vector<Eigen::VectorXd> MaximizeAddGpUcbOnPoolsBatch(
   for (const auto* p : pools)
     if (p == nullptr || p->num_groups() != k.num_groups())
       throw std::invalid_argument("MaximizeAddGpUcbOnPools: a pool of another decomposition");
-  Eigen::VectorXd x = incumbent.cwiseMax(lb).cwiseMin(ub);
-  std::vector<Eigen::VectorXd> batch(q, x);
+  const Eigen::VectorXd x0 = incumbent.cwiseMax(lb).cwiseMin(ub);
+  // The acquisition is a sum of per-group terms on disjoint coordinates (eq. 5.4), so the
+  // groups are maximised independently and in parallel; each group's result is the same as
+  // in a serial pass. chosen[j][b]: group j's coordinates of batch point b.
+  std::vector<std::vector<Eigen::VectorXd>> chosen(k.num_groups());
+  tbb::parallel_for(0, k.num_groups(), [&](int j) {
+    chosen[j] = MaximizeGroupOnPools(gp, j, lb, ub, t, opt, x0, pools, q, precision);
+  });
+  std::vector<Eigen::VectorXd> batch(q, x0);
   for (int j = 0; j < k.num_groups(); ++j) {
     const std::vector<int>& dims = k.group(j).active_dims();
-    const int dj = static_cast<int>(dims.size());
-    const double sqrt_beta = std::sqrt(std::max(0.0, opt.beta.Beta(t, dj)));
-    // Every candidate's score, best first; the incumbent's own coordinates compete too.
-    std::vector<std::pair<double, Eigen::VectorXd>> scored;
-    {
-      Eigen::VectorXd mu, var;
-      ComponentPosterior(gp, j, x.transpose(), &mu, &var);
-      Eigen::VectorXd z(dj);
-      for (int i = 0; i < dj; ++i) z(i) = x(dims[i]);
-      scored.emplace_back(Ucb(mu, var, sqrt_beta * sqrt_beta)(0), z);
-    }
-    for (const auto* p : pools) {
-      if (p->candidates(j).rows() == 0) continue;
-      Eigen::VectorXd mu, var;
-      p->Posterior(gp, j, &mu, &var);
-      const Eigen::VectorXd score = Ucb(mu, var, sqrt_beta * sqrt_beta);
-      const int keep = std::max({1, opt.polish_starts, q});
-      std::vector<int> order(score.size());
-      for (int c = 0; c < score.size(); ++c) order[c] = c;
-      const int top = std::min<int>(keep, static_cast<int>(order.size()));
-      std::partial_sort(order.begin(), order.begin() + top, order.end(),
-                        [&](int a, int b) { return score(a) > score(b); });
-      for (int s = 0; s < top; ++s) {
-        Eigen::VectorXd z(dj);
-        for (int i = 0; i < dj; ++i) z(i) = p->candidates(j)(order[s], dims[i]);
-        scored.emplace_back(score(order[s]), z);
-      }
-    }
-    std::stable_sort(scored.begin(), scored.end(),
-                     [](const auto& a, const auto& b) { return a.first > b.first; });
-    Eigen::VectorXd best_z = scored[0].second;
-    double best = scored[0].first;
-    std::vector<Eigen::VectorXd> starts;
-    for (int s = 0; s < std::min<int>(opt.polish_starts, static_cast<int>(scored.size())); ++s)
-      starts.push_back(scored[s].second);
-    PolishGroup(gp, j, sqrt_beta, lb, ub, opt.polish_iterations, starts, &best_z, &best, precision);
-    for (int i = 0; i < dj; ++i) x(dims[i]) = best_z(i);
-    batch[0] = x;
-    // The other points of a batch take this group's next-best scored candidates, unpolished.
-    for (int b = 1; b < q; ++b) {
-      const Eigen::VectorXd& z = scored[std::min<size_t>(b, scored.size() - 1)].second;
-      for (int i = 0; i < dj; ++i) batch[b](dims[i]) = z(i);
-    }
+    for (int b = 0; b < q; ++b)
+      for (size_t i = 0; i < dims.size(); ++i) batch[b](dims[i]) = chosen[j][b](i);
   }
   return batch;
 }

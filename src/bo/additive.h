@@ -121,18 +121,28 @@ class AdditiveCandidatePool {
   /// An empty pool for gp's current additive decomposition; throws std::invalid_argument if
   /// gp's kernel is not an AdditiveKernel. The pool keeps no reference to gp.
   explicit AdditiveCandidatePool(const ExactGP& gp);
-  /// Replaces group j's candidates by the rows of z [M, D] and computes their caches
-  /// against gp (which must be the GP of the last Sync, if any). Throws
+  /// Replaces group j's candidates by the rows of z [M, D] (only the group's columns are
+  /// kept) and computes their caches against gp (which must be the GP of the last Sync, if
+  /// any). Throws std::invalid_argument on a bad group index or column count.
+  void SetCandidates(const ExactGP& gp, int j, const Eigen::MatrixXd& z);
+  /// SetCandidates with the group's own coordinates zj [M, d_j], in the order of the group
+  /// kernel's active_dims() (no [M, D] matrix that is zero outside the group). Throws
   /// std::invalid_argument on a bad group index or column count.
-  void SetCandidates(const ExactGP& gp, int j, Eigen::MatrixXd z);
-  /// Brings every group's caches in line with gp (extension or full recomputation).
+  void SetGroupCandidates(const ExactGP& gp, int j, Eigen::MatrixXd zj);
+  /// SetGroupCandidates for every group at once: zj[j] [M_j, d_j] becomes group j's
+  /// candidates, and the groups' caches are computed in parallel (TBB), each exactly as by
+  /// SetGroupCandidates. Throws std::invalid_argument unless zj has one matrix per group with
+  /// the group's column count (or no rows).
+  void SetAllGroupCandidates(const ExactGP& gp, std::vector<Eigen::MatrixXd> zj);
+  /// Brings every group's caches in line with gp (extension or full recomputation; the
+  /// groups in parallel, each with the serial result).
   void Sync(const ExactGP& gp);
   /// Component posterior of group j at its candidates as of the last Sync (gp must be that
   /// GP, unchanged since; else std::logic_error): mean [M_j] and variance [M_j], standardised
   /// output units, as ComponentPosterior.
   void Posterior(const ExactGP& gp, int j, Eigen::VectorXd* mean, Eigen::VectorXd* var) const;
-  /// Group j's candidates [M_j, D].
-  const Eigen::MatrixXd& candidates(int j) const { return groups_.at(j).z; }
+  /// Group j's candidates in the group's coordinates [M_j, d_j] (order of active_dims()).
+  const Eigen::MatrixXd& group_candidates(int j) const { return groups_.at(j).zj; }
   /// Number of additive groups M.
   int num_groups() const { return static_cast<int>(groups_.size()); }
   /// Full recomputations so far (for tests and profiling).
@@ -143,7 +153,7 @@ class AdditiveCandidatePool {
   // sums of squares of v's first N rows; a = V^T u and b = V^T e [M] (u, e below) give the
   // component mean [M] at the last Sync as (a - (y_shift - anchor) b) / y_scale.
   struct Group {
-    Eigen::MatrixXd z, zj, v;         // [M, D], z's group columns [M, d_j], [cap, M]
+    Eigen::MatrixXd zj, v;            // candidates' group columns [M, d_j], [cap, M]
     Eigen::VectorXd vsq, a, b, mean;  // [M] each
   };
   void Recompute(const ExactGP& gp, Group* g, int j);
@@ -167,8 +177,9 @@ class AdditiveCandidatePool {
 /// MaximizeAddGpUcb over candidate pools instead of fresh random candidates: for each group,
 /// scores the candidates of every pool in `pools` (Synced to gp) plus the incumbent's own
 /// coordinates, then polishes the best with L-BFGS-B as MaximizeAddGpUcb does
-/// (options.random_candidates and local_candidates are unused here). Returns x [D] in the
-/// box. Throws std::invalid_argument on shape mismatch or pools of another decomposition.
+/// (options.random_candidates and local_candidates are unused here). The groups are
+/// maximised in parallel (TBB); the result does not depend on the thread count. Returns x [D]
+/// in the box. Throws std::invalid_argument on shape mismatch or pools of another decomposition.
 /// `precision` (optional, Synced to gp) speeds up the polish (ComponentUcb).
 Eigen::VectorXd MaximizeAddGpUcbOnPools(const ExactGP& gp, const Eigen::VectorXd& lb,
                                         const Eigen::VectorXd& ub, int t,

@@ -3,6 +3,7 @@
 #include "attacks/bos2/bos2.h"
 
 #include <gtest/gtest.h>
+#include <tbb/global_control.h>
 
 #include <cmath>
 #include <set>
@@ -148,6 +149,30 @@ TEST_F(Bos2OnMnist, SameSeedSameRunAndStoppingAblation) {
   }
   Bos2Result c = run(3, false);
   for (const auto& l : c.loops) EXPECT_FALSE(l.stopped_early);
+}
+
+TEST_F(Bos2OnMnist, TunedRunDoesNotDependOnTheThreadCount) {
+  // The default configuration (candidate pools, trust region): its groups are maximised and
+  // its pools recomputed in parallel; one thread and two give the same run.
+  auto run = [&](int threads, std::vector<double>* best) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    const int idx = 1;
+    oracle::Referee o(*model_, data_->image(idx), data_->labels[idx], 7, 0.1, 150);
+    o.set_pixel_space(oracle::PixelSpace::k8bit);
+    bo::Rng rng(5);
+    return RunBos2(o, Bos2Options::Tuned(), rng, [&](long, double y) { best->push_back(y); });
+  };
+  std::vector<double> best1, best2;
+  const Bos2Result a = run(1, &best1), b = run(2, &best2);
+  EXPECT_EQ(best1, best2);
+  EXPECT_EQ(a.queries, b.queries);
+  EXPECT_EQ(a.adversarial, b.adversarial);
+  ASSERT_EQ(a.loops.size(), b.loops.size());
+  for (size_t i = 0; i < a.loops.size(); ++i) {
+    EXPECT_EQ(a.loops[i].side, b.loops[i].side);
+    EXPECT_EQ(a.loops[i].queries, b.loops[i].queries);
+    EXPECT_EQ(a.loops[i].best_objective, b.loops[i].best_objective);
+  }
 }
 
 TEST_F(Bos2OnMnist, BatchedLoopsSendQPointsPerForwardPassWithinTheThreatModel) {

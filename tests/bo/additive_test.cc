@@ -2,6 +2,7 @@
 #include "bo/additive.h"
 
 #include <gtest/gtest.h>
+#include <tbb/global_control.h>
 
 #include <cmath>
 
@@ -149,7 +150,7 @@ TEST(AdditiveCandidatePool, IncrementalPosteriorEqualsTheDirectOne) {
     for (int j = 0; j < 2; ++j) {
       Eigen::VectorXd m, v, md, vd;
       pool.Posterior(gp, j, &m, &v);
-      ComponentPosterior(gp, j, pool.candidates(j), &md, &vd);
+      ComponentPosterior(gp, j, j == 0 ? z0 : z1, &md, &vd);
       EXPECT_LT((m - md).cwiseAbs().maxCoeff(), 1e-9) << when << " group " << j;
       EXPECT_LT((v - vd).cwiseAbs().maxCoeff(), 1e-9) << when << " group " << j;
     }
@@ -209,9 +210,13 @@ struct TwoGroupPool {
            1e-3),
         pool(gp) {
     gp.SetData(x, Eval(x));
-    for (int j = 0; j < 2; ++j) pool.SetCandidates(gp, j, Uniform(200, 4, rng));
+    for (int j = 0; j < 2; ++j) {
+      z.push_back(Uniform(200, 4, rng));
+      pool.SetCandidates(gp, j, z.back());
+    }
   }
   Eigen::MatrixXd x;
+  std::vector<Eigen::MatrixXd> z;  // each group's candidates [200, 4]
   ExactGP gp;
   AdditiveCandidatePool pool;
 };
@@ -231,7 +236,7 @@ TEST(AdditiveCandidatePool, PooledMaximiserMatchesTheBestPoolCandidateWithoutPol
   for (int j = 0; j < 2; ++j) {
     // Group j's coordinates of the answer: the best of the pool and the incumbent by UCB.
     Eigen::MatrixXd all(201, 4);
-    all.topRows(200) = pool.candidates(j);
+    all.topRows(200) = setup.z[j];
     all.row(200) = inc.transpose();
     Eigen::VectorXd m, v;
     ComponentPosterior(gp, j, all, &m, &v);
@@ -272,7 +277,7 @@ TEST(AdditiveCandidatePool, OnePassBatchTakesEachGroupsNextBestCandidates) {
   for (int j = 0; j < 2; ++j) {
     // Group j of point b: the b-th best of the pool candidates and the incumbent by UCB.
     Eigen::MatrixXd all(201, 4);
-    all.topRows(200) = pool.candidates(j);
+    all.topRows(200) = setup.z[j];
     all.row(200) = inc.transpose();
     Eigen::VectorXd m, v;
     ComponentPosterior(gp, j, all, &m, &v);
@@ -285,6 +290,92 @@ TEST(AdditiveCandidatePool, OnePassBatchTakesEachGroupsNextBestCandidates) {
   }
   EXPECT_THROW(MaximizeAddGpUcbOnPoolsBatch(gp, lb, ub, 1, opt, inc, {&pool}, 0),
                std::invalid_argument);
+}
+
+TEST(AdditiveCandidatePool, GroupCoordinatesAndAllGroupsAtOnceGiveTheSameCaches) {
+  Rng rng(7);
+  TwoGroupPool setup(rng);
+  ExactGP& gp = setup.gp;
+  const AdditiveKernel& k = dynamic_cast<const AdditiveKernel&>(gp.kernel());
+  // The same candidates given by their group columns, one group at a time and all at once.
+  AdditiveCandidatePool by_group(gp), all(gp);
+  std::vector<Eigen::MatrixXd> zj;
+  for (int j = 0; j < 2; ++j) {
+    zj.push_back(k.group(j).ActiveColumns(setup.z[j]));
+    by_group.SetGroupCandidates(gp, j, zj.back());
+    EXPECT_EQ(by_group.group_candidates(j), zj.back());
+  }
+  all.SetAllGroupCandidates(gp, zj);
+  auto expect_same = [&](const char* when) {
+    for (int j = 0; j < 2; ++j) {
+      Eigen::VectorXd m0, v0, m1, v1, m2, v2;
+      setup.pool.Posterior(gp, j, &m0, &v0);
+      by_group.Posterior(gp, j, &m1, &v1);
+      all.Posterior(gp, j, &m2, &v2);
+      EXPECT_EQ(m0, m1) << when;
+      EXPECT_EQ(v0, v1) << when;
+      EXPECT_EQ(m1, m2) << when;
+      EXPECT_EQ(v1, v2) << when;
+    }
+  };
+  expect_same("set");
+  // After appends the three stay equal (the parallel extension of every group).
+  for (int step = 0; step < 3; ++step) {
+    const Eigen::MatrixXd xn = Uniform(2, 4, rng);
+    for (int r = 0; r < 2; ++r) gp.AddObservation(xn.row(r).transpose(), F(xn.row(r)));
+    setup.pool.Sync(gp);
+    by_group.Sync(gp);
+    all.Sync(gp);
+    expect_same("after appends");
+  }
+  // Replacing every group's candidates after the GP grew: as group by group.
+  gp.AddObservation(Uniform(1, 4, rng).row(0).transpose(), 0.3);
+  zj = {Uniform(30, 2, rng), Uniform(0, 2, rng)};
+  by_group.SetGroupCandidates(gp, 0, zj[0]);
+  by_group.SetGroupCandidates(gp, 1, zj[1]);
+  all.SetAllGroupCandidates(gp, zj);
+  for (int j = 0; j < 2; ++j) {
+    Eigen::VectorXd m1, v1, m2, v2;
+    by_group.Posterior(gp, j, &m1, &v1);
+    all.Posterior(gp, j, &m2, &v2);
+    EXPECT_EQ(m1, m2);
+    EXPECT_EQ(v1, v2);
+  }
+  EXPECT_EQ(all.group_candidates(1).rows(), 0);
+  // Wrong shapes: named, nothing changed.
+  EXPECT_THROW(all.SetGroupCandidates(gp, 0, Uniform(5, 3, rng)), std::invalid_argument);
+  EXPECT_THROW(all.SetAllGroupCandidates(gp, {Uniform(5, 2, rng)}), std::invalid_argument);
+  EXPECT_THROW(all.SetAllGroupCandidates(gp, {Uniform(5, 2, rng), Uniform(5, 4, rng)}),
+               std::invalid_argument);
+  EXPECT_EQ(all.group_candidates(0), zj[0]);
+}
+
+TEST(AdditiveCandidatePool, PooledBatchDoesNotDependOnTheThreadCount) {
+  Rng rng(8);
+  // Six groups of two on [-1, 1]^12, so the parallel pass has groups to share out.
+  std::vector<std::vector<int>> groups;
+  for (int j = 0; j < 6; ++j) groups.push_back({2 * j, 2 * j + 1});
+  ExactGP gp(
+      std::make_unique<AdditiveKernel>(KernelFamily::kSquaredExponential, 12, groups, 0.7, 1.0 / 6),
+      1e-4);
+  const Eigen::MatrixXd x = Uniform(40, 12, rng);
+  Eigen::VectorXd y(40);
+  for (int i = 0; i < 40; ++i) y(i) = (x.row(i).array() * 2.0).sin().sum();
+  gp.SetData(x, y);
+  AdditiveCandidatePool pool(gp);
+  std::vector<Eigen::MatrixXd> zj;
+  for (int j = 0; j < 6; ++j) zj.push_back(Uniform(150, 2, rng));
+  pool.SetAllGroupCandidates(gp, zj);
+  AddGpUcbOptions opt;
+  opt.polish_starts = 2;
+  const Eigen::VectorXd lb = -Eigen::VectorXd::Ones(12), ub = Eigen::VectorXd::Ones(12);
+  auto run = [&](int threads) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    return MaximizeAddGpUcbOnPoolsBatch(gp, lb, ub, 5, opt, x.row(2).transpose(), {&pool}, 3);
+  };
+  const auto serial = run(1), parallel = run(2);
+  ASSERT_EQ(serial.size(), 3u);
+  for (int b = 0; b < 3; ++b) EXPECT_EQ(serial[b], parallel[b]) << "batch point " << b;
 }
 
 TEST(GpPrecision, IncrementalInverseAndFastComponentUcbMatchTheDirectOnes) {
