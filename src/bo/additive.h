@@ -104,18 +104,19 @@ Eigen::VectorXd MaximizeAddGpUcb(const ExactGP& gp, const Eigen::VectorXd& lb,
 
 /// Finite candidate sets for Add-GP-UCB whose component posteriors are kept up to date
 /// incrementally (advbo's speed structure; the acquisition is Kandasamy 2015's per-group
-/// UCB, BOS^2 eq. 5.4). Group j holds candidates Z_j [M_j, D] (only the group's columns
-/// matter) and V_j = L^{-1} K_j(X, Z_j) [N, M_j], where L is the GP's Cholesky factor; the
-/// component mean is V_j^T w with w = L^{-1} y~, the variance k_j(z, z) minus the column
-/// sums of squares of V_j. Since y~ = (y - y_shift) / y_scale is affine in y, the pool keeps
-/// a_j = V_j^T L^{-1} (y - c) and b_j = V_j^T L^{-1} 1 (c fixed at the last recomputation),
-/// which only gain the new rows' terms as the GP grows, so the mean costs O(M_j) per Sync
-/// however the standardisation moves. While the GP only grows by row-append updates
+/// UCB, BOS^2 eq. 5.4). Group j holds candidates Z_j in its own coordinates [M_j, d_j] (the
+/// component kernel reads no other column) and V_j = L^{-1} K_j(X, Z_j) [N, M_j], where L is the
+/// GP's Cholesky factor; the component mean is V_j^T w with w = L^{-1} y~, the variance k_j(z, z)
+/// minus the column sums of squares of V_j. Since y~ = (y - y_shift) / y_scale is affine in y, the
+/// pool keeps a_j = V_j^T L^{-1} (y - c) and b_j = V_j^T L^{-1} 1 (c fixed at the last
+/// recomputation), which only gain the new rows' terms as the GP grows, so the mean costs O(M_j)
+/// per Sync however the standardisation moves. While the GP only grows by row-append updates
 /// (ExactGP::AddObservation without a refactorisation, unchanged hyperparameters), Sync
 /// extends V_j by the new rows in one pass over it, O(N M_j) per observation (plus one
 /// more pass after ExactGP::ReplaceTargets changed old targets); any other
 /// change (SetData, refit, refactorisation, new kernel) triggers a full O(N^2 M_j)
-/// recomputation. The posteriors equal ComponentPosterior's up to round-off (tested).
+/// recomputation. The groups' caches are computed and extended in parallel (TBB), each with
+/// its serial result. The posteriors equal ComponentPosterior's up to round-off (tested).
 class AdditiveCandidatePool {
  public:
   /// An empty pool for gp's current additive decomposition; throws std::invalid_argument if

@@ -1,6 +1,9 @@
 #include "bo/hyperparameters.h"
 
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -141,7 +144,7 @@ FitResult FitHyperparameters(ExactGP* gp, const FitOptions& opt, Rng& rng) {
   Eigen::VectorXd lb, ub;
   LogBox(kinds, opt, std::log(gp->noise_variance()), noise_free, &lb, &ub);
   const LogPrior log_prior(kinds, opt, nfree, noise_free);
-  int evals = 0;
+  std::atomic<int> evals{0};
   GradObjective neg_lml = [&](const Eigen::VectorXd& theta, Eigen::VectorXd* g) {
     ++evals;
     double v;
@@ -158,20 +161,29 @@ FitResult FitHyperparameters(ExactGP* gp, const FitOptions& opt, Rng& rng) {
     if (g) *g = -*g;
     return -v;
   };
-  Eigen::VectorXd start = gp->LogHyperparameters().head(nfree).cwiseMax(lb).cwiseMin(ub);
-  BoxedResult best = MinimizeBoxed(neg_lml, start, lb, ub, opt.max_iterations);
+  // Start 0 is the warm start, starts 1..restarts uniform in the log box, drawn in order from
+  // rng; the starts are optimised in parallel (TBB; each as alone) and the best taken in start
+  // order, so the fit does not depend on the thread count.
+  std::vector<Eigen::VectorXd> starts{
+      gp->LogHyperparameters().head(nfree).cwiseMax(lb).cwiseMin(ub)};
   std::uniform_real_distribution<double> u(0.0, 1.0);
   for (int r = 0; r < opt.restarts; ++r) {
     Eigen::VectorXd x0(nfree);
     for (int i = 0; i < nfree; ++i) x0(i) = lb(i) + u(rng) * (ub(i) - lb(i));
-    BoxedResult res = MinimizeBoxed(neg_lml, x0, lb, ub, opt.max_iterations);
-    if (res.f < best.f) best = res;
+    starts.push_back(x0);
   }
+  std::vector<BoxedResult> results(starts.size());
+  tbb::parallel_for(size_t{0}, starts.size(), [&](size_t r) {
+    results[r] = MinimizeBoxed(neg_lml, starts[r], lb, ub, opt.max_iterations);
+  });
+  BoxedResult best = results[0];
+  for (size_t r = 1; r < results.size(); ++r)
+    if (results[r].f < best.f) best = results[r];
   Eigen::VectorXd theta = gp->LogHyperparameters();
   theta.head(nfree) = best.x;
   if (std::isfinite(best.f)) gp->SetLogHyperparameters(theta);
   const double lp = std::isfinite(best.f) ? log_prior(best.x, nullptr) : 0.0;
-  return FitResult{-best.f - lp, evals, -best.f};
+  return FitResult{-best.f - lp, evals.load(), -best.f};
 }
 
 FitResult FitHyperparametersOn(ExactGP* gp, const Eigen::MatrixXd& x, const Eigen::VectorXd& y,

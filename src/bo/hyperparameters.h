@@ -85,7 +85,9 @@ ExactGP SubsetOf(const ExactGP& gp, int max_points, Rng& rng);
 /// marginal likelihood and refactorises gp. Requires gp.num_data() >= 1, else throws
 /// std::invalid_argument. The current hyperparameters are the first start, so a fit
 /// never returns a worse likelihood than it began with. A GP with noise variance 0
-/// (noise-free mode) keeps it at 0 unless options.fit_noise is set.
+/// (noise-free mode) keeps it at 0 unless options.fit_noise is set. The starts (the current
+/// hyperparameters and options.restarts random ones, drawn from rng in order) are optimised
+/// in parallel (TBB); the result does not depend on the thread count.
 FitResult FitHyperparameters(ExactGP* gp, const FitOptions& options, Rng& rng);
 
 /// Fits gp's hyperparameters on another dataset X [N, D], y [N] (N >= 1; e.g. UHE-BO's

@@ -8,6 +8,7 @@
 #include <tbb/global_control.h>
 
 #include <cmath>
+#include <tuple>
 
 #include "bo/hyperparameters.h"
 
@@ -490,6 +491,31 @@ TEST(ExactGP, FantasiesAtThePosteriorMeanKeepTheMean) {
   EXPECT_GT((v0 - v1).maxCoeff(), 1e-6);
   EXPECT_EQ(fant.y_shift(), gp.y_shift());
   EXPECT_EQ(fant.y_scale(), gp.y_scale());
+}
+
+TEST(FitHyperparameters, RestartsInParallelGiveTheSerialFit) {
+  Rng data_rng(11);
+  const Eigen::MatrixXd x = Uniform(60, 3, data_rng, -1, 1);
+  Eigen::VectorXd y(60);
+  for (int i = 0; i < 60; ++i) y(i) = std::sin(3.0 * x(i, 0)) + x(i, 1) * x(i, 2);
+  auto fit = [&](int threads) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    ExactGP gp(std::make_unique<StationaryKernel>(KernelFamily::kMatern52, 3, true,
+                                                  std::vector<int>{}, 1.0, 1.0),
+               0.05);
+    gp.SetData(x, y);
+    Rng rng(4);
+    FitOptions opt;
+    opt.restarts = 3;
+    const FitResult r = FitHyperparameters(&gp, opt, rng);
+    return std::make_tuple(gp.LogHyperparameters(), r.evaluations, r.log_marginal_likelihood,
+                           rng());  // the stream after the fit: the same draws were made
+  };
+  const auto serial = fit(1), parallel = fit(2);
+  EXPECT_EQ(std::get<0>(serial), std::get<0>(parallel));
+  EXPECT_EQ(std::get<1>(serial), std::get<1>(parallel));
+  EXPECT_EQ(std::get<2>(serial), std::get<2>(parallel));
+  EXPECT_EQ(std::get<3>(serial), std::get<3>(parallel));
 }
 
 TEST(ExactGP, NoiseFreeModeInterpolatesAndFitsWithoutNoise) {

@@ -15,6 +15,8 @@
 #   callers.txt   the heaviest call chains, caller first
 # Needs perf (Debian package linux-perf) and kernel.perf_event_paranoid <= 2 or root.
 # ADVBO=path overrides build/advbo (a Release build: frames come from DWARF unwinding).
+# ONE_CORE=1 runs it on one core (taskset -c 0): the BO core's TBB work then stays on the
+# attack's own thread, under RunBos2's call chain, so the shares compare with a serial build's.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ds="${1:?DATASET: mnist | cifar10}"
@@ -31,8 +33,10 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 args=(attack --dataset "$ds" --attack bos2 --targeted -n 1 --eps "$eps" --budget 900
       --lockstep 1 --workers 1 --threads 1 --seed 0 -q --out "$tmp/records.jsonl")
-perf record -q -F 499 --call-graph dwarf,16384 -o "$tmp/perf.data" -- "$ADVBO" "${args[@]}" \
-  > "$tmp/attack.txt"
+prefix=()
+[ "${ONE_CORE:-0}" = 1 ] && prefix=(taskset -c 0)
+perf record -q -F 499 --call-graph dwarf,16384 -o "$tmp/perf.data" -- "${prefix[@]}" "$ADVBO" \
+  "${args[@]}" > "$tmp/attack.txt"
 # perf pads every line to its widest symbol and adds IPC columns the cpu-clock event cannot
 # fill: both are cut, and symbols longer than 200 characters (Eigen's templates) truncated.
 report() {
@@ -40,7 +44,8 @@ report() {
     sed -e 's/ *- *- *$//' -e 's/ *$//' | cut -c1-220
 }
 mkdir -p "$tmp/out"
-echo "advbo ${args[*]/$tmp\/records.jsonl/records.jsonl}" > "$tmp/out/command.txt"
+echo "${prefix[*]:+${prefix[*]} }advbo ${args[*]/$tmp\/records.jsonl/records.jsonl}" \
+  > "$tmp/out/command.txt"
 cp "$tmp/records.jsonl" "$tmp/out/records.jsonl"
 /usr/bin/python3 tools/bench/bo_model_ratio.py "$tmp/records.jsonl" > "$tmp/out/ratio.md"
 report --no-children -g none --percent-limit 0.5 > "$tmp/out/flat.txt"

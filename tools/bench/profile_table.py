@@ -3,7 +3,9 @@
 profile folder (DIR/inclusive.txt, perf's time per function including its callees), the share
 of the attack's samples (those under advbo::attacks::RunBos2) spent in each part of the loop.
 
-    /usr/bin/python3 tools/bench/profile_table.py DIR [DIR ...]
+    /usr/bin/python3 tools/bench/profile_table.py DIR[:LABEL] [DIR[:LABEL] ...]
+
+A column is headed by its LABEL (default: the folder's name).
 
 A part below perf's 2 % reporting limit shows as "< 2". Exits 2 naming the file when a folder
 has no inclusive.txt or its profile has no RunBos2 line.
@@ -13,12 +15,14 @@ import re
 import sys
 
 TOOL = "profile_table"
-# (row label, the function whose inclusive time it is)
+# (row label, the function whose inclusive time it is, or alternatives: the first one the
+# profile has, for a part whose function was renamed)
 PARTS = [
     ("Add-GP-UCB polish (L-BFGS-B on each group's UCB)", "bo::(anonymous namespace)::PolishGroup"),
     ("of which the UCB and its gradient", "bo::ComponentUcb::Value"),
     ("candidate pools: redrawn and recomputed (trust region moved)",
-     "bo::AdditiveCandidatePool::SetCandidates"),
+     ("bo::AdditiveCandidatePool::SetAllGroupCandidates",
+      "bo::AdditiveCandidatePool::SetCandidates")),
     ("of which L⁻¹ K(X, Z) from scratch", "bo::AdditiveCandidatePool::Recompute"),
     ("candidate pools: incremental update (new rows)", "bo::AdditiveCandidatePool::Sync"),
     ("GP hyperparameter fits", "bo::FitHyperparameters"),
@@ -42,26 +46,29 @@ def inclusive(path):
     return out
 
 
-def share(table, func, total):
-    """The inclusive % of `func` (first symbol ending in it) relative to `total`, or None."""
-    for sym, pct in table.items():
-        if sym.endswith(func):
-            return 100.0 * pct / total
+def share(table, funcs, total):
+    """The inclusive % of the first of `funcs` (a name or a tuple of alternatives; the first
+    symbol ending in it) the profile has, relative to `total`, or None."""
+    for func in (funcs if isinstance(funcs, tuple) else (funcs,)):
+        for sym, pct in table.items():
+            if sym.endswith(func):
+                return 100.0 * pct / total
     return None
 
 
 def main():
     dirs = sys.argv[1:]
     if not dirs:
-        sys.exit(f"usage: {TOOL}.py DIR [DIR ...]")
+        sys.exit(f"usage: {TOOL}.py DIR[:LABEL] [DIR[:LABEL] ...]")
     cols = []
-    for d in dirs:
+    for spec in dirs:
+        d, _, label = spec.partition(":")
         path = os.path.join(d, "inclusive.txt")
         t = inclusive(path)
         total = t.get("advbo::attacks::RunBos2")
         if not total:
             sys.exit(f"{TOOL}: {path}: no advbo::attacks::RunBos2 line (not a BOS² profile?)")
-        cols.append((os.path.basename(os.path.normpath(d)), t, total))
+        cols.append((label or os.path.basename(os.path.normpath(d)), t, total))
     print("| part of BOS² | " + " | ".join(f"{c[0]}, % of BOS²'s time" for c in cols) + " |")
     print("| --- |" + " ---: |" * len(cols))
     for label, func in PARTS:
