@@ -73,7 +73,8 @@ CASES = {
 
 # Fields that measure time (or follow from it), not results.
 TIMING = {"seconds", "model_fraction", "wait_fraction", "bo_over_model", "seconds_per_instance",
-          "wall_seconds", "started", "finished", "date", "elapsed", "seconds_all_images"}
+          "wall_seconds", "started", "finished", "date", "elapsed", "seconds_all_images",
+          "seconds_by_attack"}
 
 
 def is_timing(key):
