@@ -7,8 +7,8 @@
 Each file holds `advbo bench` records of the same command (same instances, seeds and budget),
 run with two builds or settings. Instances are paired by (dataset, image index, target). One
 Markdown row per AFTER file:
-  - "same records": whether every record field except the timings (seconds, model_seconds,
-    wait_seconds, bo_seconds, bo_phase_seconds) is equal to BEFORE's;
+  - "same records": whether every record field except the timings (same_records.py's
+    is_timing: seconds, *_seconds, ...) is equal to BEFORE's;
   - ASR and the median queries over successes, before -> after;
   - the mean paired difference in queries (after - before; failures counted at the budget)
     with its standard error;
@@ -28,9 +28,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tools/report_util.py
 from report_util import emit, mean_se, read_records  # noqa: E402
+from same_records import is_timing  # noqa: E402  (the one rule for what a timing field is)
 
 TOOL = "speed_change_table.py"
-TIMING = {"seconds", "model_seconds", "wait_seconds", "bo_seconds", "bo_phase_seconds"}
 
 
 def load(path, attack):
@@ -67,8 +67,8 @@ def row(before, after, label):
     keys = sorted(set(before) & set(after), key=str)
     if not keys:
         return None
-    same = all({k: v for k, v in before[i].items() if k not in TIMING} ==
-               {k: v for k, v in after[i].items() if k not in TIMING} for i in keys)
+    same = all({k: v for k, v in before[i].items() if not is_timing(k)} ==
+               {k: v for k, v in after[i].items() if not is_timing(k)} for i in keys)
     b, a = summary(before, keys), summary(after, keys)
     dq, dq_se = mean_se([charged(after[i]) - charged(before[i]) for i in keys])
     ds, ds_se = mean_se([after[i]["bo_seconds"] - before[i]["bo_seconds"] for i in keys])
