@@ -48,6 +48,36 @@ Eigen::MatrixXd PoolCandidates(const ExactGP& gp, int j, const Bos2Options& opt,
   return z;
 }
 
+// Group j's pool candidates [candidate_pool, d_j] of `pool` carried from the box
+// [old_lb, old_ub] to [lb, ub] (each [D]): the uniform rows by bo::MoveUniformSample (a
+// uniform sample of the new box that keeps the rows the coupling allows), the vertex rows
+// (PoolCandidates' first ones) redrawn as vertices of the new box.
+Eigen::MatrixXd MovedPoolCandidates(const ExactGP& gp, int j, const bo::AdditiveCandidatePool& pool,
+                                    const Eigen::VectorXd& old_lb, const Eigen::VectorXd& old_ub,
+                                    const Eigen::VectorXd& lb, const Eigen::VectorXd& ub,
+                                    const Bos2Options& opt, bo::Rng& rng) {
+  const auto& dims = dynamic_cast<const bo::AdditiveKernel&>(gp.kernel()).group(j).active_dims();
+  const int dj = static_cast<int>(dims.size());
+  Eigen::MatrixXd z = pool.group_candidates(j);
+  const int n_vertex = std::min<int>(
+      static_cast<int>(std::lround(opt.acquisition.vertex_fraction * opt.candidate_pool)),
+      static_cast<int>(z.rows()));
+  Eigen::VectorXd olo(dj), ohi(dj), lo(dj), hi(dj);
+  for (int i = 0; i < dj; ++i) {
+    olo(i) = old_lb(dims[i]);
+    ohi(i) = old_ub(dims[i]);
+    lo(i) = lb(dims[i]);
+    hi(i) = ub(dims[i]);
+  }
+  std::uniform_real_distribution<double> unif(-1.0, 1.0);
+  for (int c = 0; c < n_vertex; ++c)
+    for (int i = 0; i < dj; ++i) z(c, i) = unif(rng) < 0 ? lo(i) : hi(i);
+  Eigen::MatrixXd uniform = z.bottomRows(z.rows() - n_vertex);
+  bo::MoveUniformSample(&uniform, olo, ohi, lo, hi, rng);
+  z.bottomRows(z.rows() - n_vertex) = uniform;
+  return z;
+}
+
 // Group j's local candidates [local_candidates, d_j] around the incumbent [D] (Gaussian with
 // std local_scale * 2 per coordinate, clipped to the loop's bounds [lb, ub]: [-1, 1] or the
 // trust region).
@@ -516,17 +546,25 @@ void Bos2Run::SyncPools(Loop* loop) {
   Timed(&result_.phases.pools, [&] {
     const bool box_moved = trust_ && (loop->pool_lb.size() == 0 || loop->pool_lb != loop->lb ||
                                       loop->pool_ub != loop->ub);
-    if (!loop->global_pool || box_moved) {
-      if (!loop->global_pool) {
-        loop->global_pool.emplace(per_gp_);
-        loop->local_pool.emplace(per_gp_);
-      }
+    if (!loop->global_pool) {
+      loop->global_pool.emplace(per_gp_);
+      loop->local_pool.emplace(per_gp_);
       // Drawn group by group (one random stream), their caches computed in parallel.
       const std::pair<Eigen::VectorXd, Eigen::VectorXd> box{loop->lb, loop->ub};
       std::vector<Eigen::MatrixXd> z;
       for (int j = 0; j < loop->global_pool->num_groups(); ++j)
         z.push_back(PoolCandidates(per_gp_, j, opt_, trust_ ? &box : nullptr, rng_));
       loop->global_pool->SetAllGroupCandidates(per_gp_, std::move(z));
+    } else if (box_moved) {
+      // The pool follows the box: still a uniform sample of it, with only the rows the move
+      // forces out redrawn (and their caches computed).
+      std::vector<Eigen::MatrixXd> z;
+      for (int j = 0; j < loop->global_pool->num_groups(); ++j)
+        z.push_back(MovedPoolCandidates(per_gp_, j, *loop->global_pool, loop->pool_lb,
+                                        loop->pool_ub, loop->lb, loop->ub, opt_, rng_));
+      loop->global_pool->UpdateAllGroupCandidates(per_gp_, std::move(z));
+    }
+    if (box_moved) {
       loop->pool_lb = loop->lb;
       loop->pool_ub = loop->ub;
     }

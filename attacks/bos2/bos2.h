@@ -61,9 +61,9 @@ struct Bos2Options {
   double saturation = 1.0;
   /// Candidate pool per additive group (advbo): 0 = MaximizeAddGpUcb's fresh random and local
   /// candidates every iteration (O(M C N^2) per query); P > 0 = P uniform candidates per
-  /// group drawn once per loop plus acquisition.local_candidates around the incumbent
-  /// (redrawn when it changes), scored by bo::AdditiveCandidatePool in O(M P N) per query
-  /// between refits (MaximizeAddGpUcbOnPools).
+  /// group drawn once per loop (with trust_region: carried along when the box moves) plus
+  /// acquisition.local_candidates around the incumbent (redrawn when it changes), scored by
+  /// bo::AdditiveCandidatePool in O(M P N) per query between refits (MaximizeAddGpUcbOnPools).
   int candidate_pool = 0;
   /// With candidate pools: polish with an incrementally updated K^{-1} (bo::GpPrecision;
   /// one matrix-vector product per evaluation instead of two triangular solves; equal up to
@@ -112,8 +112,10 @@ struct Bos2Options {
   /// width) scaled per coordinate by its additive group's lengthscale (TrustRegion::Weights).
   /// The side doubles after trust.success_tolerance improvements in a row, halves after
   /// trust.failure_tolerance misses in a row, and restarts at length_init below length_min;
-  /// it carries over from one perturbation loop to the next. Candidate pools are redrawn in
-  /// the box when it changes. false = the thesis' global search in [-1, 1]^d. On in Tuned()
+  /// it carries over from one perturbation loop to the next. When the box moves, the uniform
+  /// candidate pool follows it (bo::MoveUniformSample: still a uniform sample of the box,
+  /// only the rows outside the overlap redrawn and recomputed) and the local candidates are
+  /// redrawn. false = the thesis' global search in [-1, 1]^d. On in Tuned()
   /// (docs/benchmarks/attacks.md).
   bool trust_region = false;
   bo::TrustRegionOptions trust;  ///< with trust_region (TuRBO's defaults)

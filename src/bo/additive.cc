@@ -294,10 +294,11 @@ void AdditiveCandidatePool::SetGroupCandidates(const ExactGP& gp, int j, Eigen::
   groups_[j].zj = std::move(zj);
   Recompute(gp, &groups_[j], j);
   UpdateMean(gp, &groups_[j]);
+  columns_computed_ += groups_[j].zj.rows();
 }
 
-void AdditiveCandidatePool::SetAllGroupCandidates(const ExactGP& gp,
-                                                  std::vector<Eigen::MatrixXd> zj) {
+void AdditiveCandidatePool::CheckGroupCandidates(const ExactGP& gp,
+                                                 const std::vector<Eigen::MatrixXd>& zj) const {
   if (static_cast<int>(zj.size()) != num_groups())
     throw std::invalid_argument("AdditiveCandidatePool: " + std::to_string(zj.size()) +
                                 " candidate sets for " + std::to_string(num_groups()) + " groups");
@@ -309,6 +310,11 @@ void AdditiveCandidatePool::SetAllGroupCandidates(const ExactGP& gp,
                                   "'s candidates need its " + std::to_string(dj) +
                                   " coordinates, got " + std::to_string(zj[j].cols()));
   }
+}
+
+void AdditiveCandidatePool::SetAllGroupCandidates(const ExactGP& gp,
+                                                  std::vector<Eigen::MatrixXd> zj) {
+  CheckGroupCandidates(gp, zj);
   // The old candidates are dropped before the Sync, which then only updates the targets'
   // solves (the same u, e and anchor as SetGroupCandidates group by group).
   for (auto& g : groups_) g = Group{};
@@ -318,6 +324,45 @@ void AdditiveCandidatePool::SetAllGroupCandidates(const ExactGP& gp,
     Recompute(gp, &groups_[j], j);
     UpdateMean(gp, &groups_[j]);
   });
+  for (const auto& g : groups_) columns_computed_ += g.zj.rows();
+}
+
+void AdditiveCandidatePool::UpdateAllGroupCandidates(const ExactGP& gp,
+                                                     std::vector<Eigen::MatrixXd> zj) {
+  CheckGroupCandidates(gp, zj);
+  Sync(gp);  // the staying rows' caches as of gp
+  const Eigen::Index n = gp.num_data();
+  std::vector<long> computed(num_groups(), 0);
+  tbb::parallel_for(0, num_groups(), [&](int j) {
+    Group& g = groups_[j];
+    if (zj[j].rows() != g.zj.rows() || n == 0) {
+      g.zj = std::move(zj[j]);
+      Recompute(gp, &g, j);
+      UpdateMean(gp, &g);
+      computed[j] = g.zj.rows();
+      return;
+    }
+    std::vector<Eigen::Index> changed;
+    for (Eigen::Index c = 0; c < g.zj.rows(); ++c)
+      if (zj[j].row(c) != g.zj.row(c)) changed.push_back(c);
+    g.zj = std::move(zj[j]);
+    if (changed.empty()) return;
+    const StationaryKernel& kj = AsAdditive(gp).group(j);
+    Eigen::MatrixXd znew(static_cast<Eigen::Index>(changed.size()), g.zj.cols());
+    for (size_t c = 0; c < changed.size(); ++c) znew.row(c) = g.zj.row(changed[c]);
+    Eigen::MatrixXd vnew = kj.EvalOnActive(kj.ActiveColumns(gp.X()), znew);  // [N, m']
+    gp.cholesky().triangularView<Eigen::Lower>().solveInPlace(vnew);
+    for (size_t c = 0; c < changed.size(); ++c) {
+      const Eigen::Index col = changed[c];
+      g.v.col(col).head(n) = vnew.col(c);
+      g.vsq(col) = vnew.col(c).squaredNorm();
+      g.a(col) = vnew.col(c).dot(u_);
+      g.b(col) = vnew.col(c).dot(e_);
+    }
+    UpdateMean(gp, &g);
+    computed[j] = static_cast<long>(changed.size());
+  });
+  for (long c : computed) columns_computed_ += c;
 }
 
 void AdditiveCandidatePool::UpdateMean(const ExactGP& gp, Group* g) const {
@@ -381,6 +426,7 @@ void AdditiveCandidatePool::Sync(const ExactGP& gp) {
     anchor_ = n > 0 ? gp.y_shift() : 0.0;
     SolveTargets(gp);
     tbb::parallel_for(0, num_groups(), [&](int j) { Recompute(gp, &groups_[j], j); });
+    for (const auto& g : groups_) columns_computed_ += g.zj.rows();
   }
   for (auto& g : groups_) UpdateMean(gp, &g);
   n_ = n;

@@ -135,6 +135,13 @@ class AdditiveCandidatePool {
   /// SetGroupCandidates. Throws std::invalid_argument unless zj has one matrix per group with
   /// the group's column count (or no rows).
   void SetAllGroupCandidates(const ExactGP& gp, std::vector<Eigen::MatrixXd> zj);
+  /// SetAllGroupCandidates for candidates that partly stay: zj[j] [M_j, d_j] becomes group
+  /// j's candidates, and only the rows that differ from the group's current ones (all of
+  /// them if M_j changed) get their caches computed, O(N^2) per changed row instead of
+  /// O(N^2 M_j); the other rows keep theirs, extended by Sync (equal to a recomputation up to
+  /// round-off). Groups in parallel (TBB), each with its serial result. Throws
+  /// std::invalid_argument as SetAllGroupCandidates.
+  void UpdateAllGroupCandidates(const ExactGP& gp, std::vector<Eigen::MatrixXd> zj);
   /// Brings every group's caches in line with gp (extension or full recomputation; the
   /// groups in parallel, each with the serial result).
   void Sync(const ExactGP& gp);
@@ -148,6 +155,10 @@ class AdditiveCandidatePool {
   int num_groups() const { return static_cast<int>(groups_.size()); }
   /// Full recomputations so far (for tests and profiling).
   long num_recomputes() const { return recomputes_; }
+  /// Candidates whose caches were computed from scratch so far, over all groups (by
+  /// SetCandidates and its variants, UpdateAllGroupCandidates and full recomputations; for
+  /// tests and profiling).
+  long num_columns_computed() const { return columns_computed_; }
 
  private:
   // v has spare rows (capacity >= N) so extensions do not copy; vsq [M] holds the column
@@ -158,6 +169,7 @@ class AdditiveCandidatePool {
     Eigen::VectorXd vsq, a, b, mean;  // [M] each
   };
   void Recompute(const ExactGP& gp, Group* g, int j);
+  void CheckGroupCandidates(const ExactGP& gp, const std::vector<Eigen::MatrixXd>& zj) const;
   void UpdateMean(const ExactGP& gp, Group* g) const;
   void SolveTargets(const ExactGP& gp);
   bool SameState(const ExactGP& gp) const;
@@ -173,6 +185,7 @@ class AdditiveCandidatePool {
   Eigen::VectorXd u_, e_;
   double anchor_ = 0.0;
   long recomputes_ = 0;
+  long columns_computed_ = 0;
 };
 
 /// MaximizeAddGpUcb over candidate pools instead of fresh random candidates: for each group,

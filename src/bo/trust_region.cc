@@ -1,6 +1,8 @@
 #include "bo/trust_region.h"
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 #include <stdexcept>
 #include <string>
 
@@ -76,6 +78,78 @@ bool TrustRegion::Update(double y, double best_so_far, int q, int d) {
     ++restarts_;
   }
   return improved;
+}
+
+namespace {
+
+// Uniform point of the 1-D set [lo, hi] \ [ilo, ihi] (ilo, ihi inside [lo, hi]; the set
+// has positive length), from one U(0, 1) draw u.
+double OutsideInterval(double lo, double hi, double ilo, double ihi, double u) {
+  const double left = ilo - lo, right = hi - ihi;
+  const double s = u * (left + right);
+  return s < left ? lo + s : ihi + (s - left);
+}
+
+}  // namespace
+
+std::vector<int> MoveUniformSample(Eigen::MatrixXd* z, const Eigen::VectorXd& lb_old,
+                                   const Eigen::VectorXd& ub_old, const Eigen::VectorXd& lb_new,
+                                   const Eigen::VectorXd& ub_new, Rng& rng) {
+  const Eigen::Index d = z->cols();
+  if (lb_old.size() != d || ub_old.size() != d || lb_new.size() != d || ub_new.size() != d)
+    throw std::invalid_argument("MoveUniformSample: the boxes need the sample's " +
+                                std::to_string(d) + " coordinates");
+  if (!((ub_old - lb_old).array() > 0).all() || !((ub_new - lb_new).array() > 0).all())
+    throw std::invalid_argument("MoveUniformSample: a box has lb >= ub in some coordinate");
+  const Eigen::ArrayXd ilo = lb_old.array().max(lb_new.array());
+  const Eigen::ArrayXd ihi = ub_old.array().min(ub_new.array());
+  const Eigen::ArrayXd width_new = (ub_new - lb_new).array();
+  // f_i = |I_i| / |B'_i|; suffix[i] = prod_{k >= i} f_k (suffix[d] = 1), so |I| / |B'| = suffix[0].
+  const Eigen::ArrayXd f = ((ihi - ilo).max(0.0) / width_new).min(1.0);
+  std::vector<double> suffix(d + 1, 1.0);
+  for (Eigen::Index i = d - 1; i >= 0; --i) suffix[i] = suffix[i + 1] * f(i);
+  const double log_ratio =  // log(|B| / |B'|)
+      (ub_old - lb_old).array().log().sum() - width_new.log().sum();
+  const double keep = std::min(1.0, std::exp(log_ratio));
+  // Residual law: on I with mass |I| (1/|B'| - 1/|B|)+ = suffix0 (1 - |B'|/|B|)+, on B' \ I
+  // with mass 1 - suffix0 (both before normalising).
+  const double suffix0 = suffix[0];
+  const double mass_in = suffix0 * std::max(0.0, 1.0 - std::exp(-log_ratio));
+  const double mass_out = 1.0 - suffix0;
+  std::uniform_real_distribution<double> unif(0.0, 1.0);
+  std::vector<int> redrawn;
+  for (Eigen::Index c = 0; c < z->rows(); ++c) {
+    bool inside = true;
+    for (Eigen::Index i = 0; i < d && inside; ++i)
+      inside = (*z)(c, i) >= ilo(i) && (*z)(c, i) <= ihi(i);
+    if (inside && (keep >= 1.0 || unif(rng) < keep)) continue;
+    redrawn.push_back(static_cast<int>(c));
+    if (mass_in > 0 && unif(rng) * (mass_in + mass_out) < mass_in) {
+      for (Eigen::Index i = 0; i < d; ++i) (*z)(c, i) = ilo(i) + (ihi(i) - ilo(i)) * unif(rng);
+      continue;
+    }
+    // Uniform on B' \ I, coordinate by coordinate, one U(0, 1) draw u each (as a fresh
+    // uniform point): while every earlier coordinate fell in I, coordinate i falls in I_i with
+    // probability p = f_i (1 - suffix[i+1]) / (1 - suffix[i]) -- when u < p, and then at u / p
+    // of I_i, else at (u - p) / (1 - p) of B'_i \ I_i; after one fell outside, the rest are
+    // uniform on B'.
+    bool all_in = true;
+    for (Eigen::Index i = 0; i < d; ++i) {
+      const double u = unif(rng);
+      const double p = all_in ? f(i) * (1.0 - suffix[i + 1]) / (1.0 - suffix[i]) : 0.0;
+      if (!all_in) {
+        (*z)(c, i) = lb_new(i) + width_new(i) * u;
+      } else if (u < p) {
+        (*z)(c, i) = ilo(i) + (ihi(i) - ilo(i)) * (u / p);
+      } else {
+        all_in = false;
+        const double v = (u - p) / (1.0 - p);
+        (*z)(c, i) = ihi(i) > ilo(i) ? OutsideInterval(lb_new(i), ub_new(i), ilo(i), ihi(i), v)
+                                     : lb_new(i) + width_new(i) * v;
+      }
+    }
+  }
+  return redrawn;
 }
 
 }  // namespace advbo::bo

@@ -6,6 +6,9 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <vector>
+
+#include "bo/random.h"
 
 namespace advbo::bo {
 
@@ -68,5 +71,21 @@ class TrustRegion {
   double length_;
   int successes_ = 0, failures_ = 0, restarts_ = 0;
 };
+
+/// Carries a uniform sample along when its box moves, redrawing as few points as the law
+/// allows (advbo; maximal coupling, Lindvall, "Lectures on the Coupling Method", 1992, I.5).
+/// On entry the rows of *z [M, d] are M independent uniform points of the box B = [lb_old,
+/// ub_old]; on return they are M independent uniform points of B' = [lb_new, ub_new] (each
+/// bound [d], lb < ub per coordinate). Row c is kept when it lies in I = B n B' and (when
+/// |B'| > |B|) a U(0, 1) draw is below |B| / |B'|; otherwise it is redrawn from the coupling's
+/// residual law, |I| (1/|B'| - 1/|B|)+ on I and 1/|B'| on B' \ I (normalised), sampled
+/// exactly coordinate by coordinate. So a shifted box of the same volume keeps every row in
+/// the overlap, and the expected number of redrawn rows is M (1 - |I| / max(|B|, |B'|)).
+/// Returns the redrawn rows' indices (increasing). Draws from rng in row order: a redrawn row
+/// takes one U(0, 1) per coordinate, as a fresh draw, plus at most two for the choices.
+/// Throws std::invalid_argument on mismatched sizes or a bound pair with lb >= ub.
+std::vector<int> MoveUniformSample(Eigen::MatrixXd* z, const Eigen::VectorXd& lb_old,
+                                   const Eigen::VectorXd& ub_old, const Eigen::VectorXd& lb_new,
+                                   const Eigen::VectorXd& ub_new, Rng& rng);
 
 }  // namespace advbo::bo

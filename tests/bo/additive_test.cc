@@ -350,6 +350,45 @@ TEST(AdditiveCandidatePool, GroupCoordinatesAndAllGroupsAtOnceGiveTheSameCaches)
   EXPECT_EQ(all.group_candidates(0), zj[0]);
 }
 
+TEST(AdditiveCandidatePool, UpdatingSomeRowsComputesOnlyThoseAndMatchesTheDirectPosterior) {
+  Rng rng(11);
+  TwoGroupPool setup(rng);
+  ExactGP& gp = setup.gp;
+  AdditiveCandidatePool& pool = setup.pool;
+  const AdditiveKernel& k = dynamic_cast<const AdditiveKernel&>(gp.kernel());
+  // Grow the GP first, so the staying rows' caches are extensions and the new rows fresh.
+  for (int r = 0; r < 3; ++r) {
+    const Eigen::MatrixXd xn = Uniform(1, 4, rng);
+    gp.AddObservation(xn.row(0).transpose(), F(xn.row(0)));
+  }
+  std::vector<Eigen::MatrixXd> zj = {pool.group_candidates(0), pool.group_candidates(1)};
+  for (int c = 0; c < 200; c += 7) zj[0].row(c) = Uniform(1, 2, rng);  // 29 rows of group 0
+  zj[1].row(5) = Uniform(1, 2, rng);                                   // 1 row of group 1
+  const long before = pool.num_columns_computed();
+  const long recomputes = pool.num_recomputes();
+  pool.UpdateAllGroupCandidates(gp, zj);
+  EXPECT_EQ(pool.num_columns_computed() - before, 29 + 1);
+  EXPECT_EQ(pool.num_recomputes(), recomputes);  // the GP only grew: no full recomputation
+  for (int j = 0; j < 2; ++j) {
+    EXPECT_EQ(pool.group_candidates(j), zj[j]);
+    Eigen::MatrixXd xs = Eigen::MatrixXd::Zero(200, 4);
+    const auto& dims = k.group(j).active_dims();
+    for (size_t i = 0; i < dims.size(); ++i) xs.col(dims[i]) = zj[j].col(i);
+    Eigen::VectorXd m0, v0, m1, v1;
+    ComponentPosterior(gp, j, xs, &m0, &v0);
+    pool.Posterior(gp, j, &m1, &v1);
+    EXPECT_LT((m0 - m1).cwiseAbs().maxCoeff(), 1e-9);
+    EXPECT_LT((v0 - v1).cwiseAbs().maxCoeff(), 1e-9);
+  }
+  // The same rows again: nothing to compute. Another row count: the group recomputed.
+  pool.UpdateAllGroupCandidates(gp, zj);
+  EXPECT_EQ(pool.num_columns_computed() - before, 30);
+  pool.UpdateAllGroupCandidates(gp, {zj[0], Uniform(40, 2, rng)});
+  EXPECT_EQ(pool.num_columns_computed() - before, 70);
+  EXPECT_THROW(pool.UpdateAllGroupCandidates(gp, {zj[0], Uniform(5, 3, rng)}),
+               std::invalid_argument);
+}
+
 TEST(AdditiveCandidatePool, PooledBatchDoesNotDependOnTheThreadCount) {
   Rng rng(8);
   // Six groups of two on [-1, 1]^12, so the parallel pass has groups to share out.

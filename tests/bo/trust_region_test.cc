@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <vector>
 
 namespace advbo::bo {
 namespace {
@@ -109,6 +111,86 @@ TEST(TrustRegion, InvalidOptionsAreRefused) {
   refuse([](TrustRegionOptions* o) { o->failure_tolerance = -1; });
   refuse([](TrustRegionOptions* o) { o->improvement = -1e-3; });
   EXPECT_THROW(TrustRegion().Update(0.0, 0.0, 0, 1), std::invalid_argument);
+}
+
+// Fraction of the rows of z [M, 2] in the sub-box [lo, hi] (each [2]).
+double FractionIn(const Eigen::MatrixXd& z, const Eigen::Vector2d& lo, const Eigen::Vector2d& hi) {
+  long in = 0;
+  for (Eigen::Index c = 0; c < z.rows(); ++c)
+    in += z(c, 0) >= lo(0) && z(c, 0) <= hi(0) && z(c, 1) >= lo(1) && z(c, 1) <= hi(1);
+  return static_cast<double>(in) / z.rows();
+}
+
+Eigen::MatrixXd UniformIn(int m, const Eigen::Vector2d& lo, const Eigen::Vector2d& hi, Rng& rng) {
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  Eigen::MatrixXd z(m, 2);
+  for (int c = 0; c < m; ++c)
+    for (int i = 0; i < 2; ++i) z(c, i) = lo(i) + (hi(i) - lo(i)) * u(rng);
+  return z;
+}
+
+TEST(MoveUniformSample, SameVolumeShiftKeepsExactlyTheRowsInTheOverlap) {
+  Rng rng(3);
+  const Eigen::Vector2d lo0(0, 0), hi0(1, 1), lo1(0.4, -0.2), hi1(1.4, 0.8);
+  Eigen::MatrixXd z = UniformIn(2000, lo0, hi0, rng);
+  const Eigen::MatrixXd before = z;
+  const std::vector<int> redrawn = MoveUniformSample(&z, lo0, hi0, lo1, hi1, rng);
+  std::vector<int> outside;
+  for (int c = 0; c < z.rows(); ++c) {
+    const bool in_overlap = before(c, 0) >= 0.4 && before(c, 1) <= 0.8;
+    if (!in_overlap) outside.push_back(c);
+    if (in_overlap) EXPECT_EQ(z.row(c), before.row(c));
+    EXPECT_TRUE(z(c, 0) >= 0.4 && z(c, 0) <= 1.4 && z(c, 1) >= -0.2 && z(c, 1) <= 0.8) << c;
+  }
+  EXPECT_EQ(redrawn, outside);  // |I| = 0.48: about 1040 rows redrawn, all of B' \ I
+  for (int c : redrawn)
+    EXPECT_FALSE(z(c, 0) <= 1.0 && z(c, 1) >= 0.0) << "a redrawn row landed in the overlap";
+}
+
+TEST(MoveUniformSample, ResultIsUniformOnTheNewBoxWhenItShrinksOrGrows) {
+  // Large samples: the new box's cells must hold their volume share (within 5 standard
+  // errors), and the redrawn count must be M (1 - |I| / max(|B|, |B'|)).
+  const int m = 200000;
+  struct Case {
+    Eigen::Vector2d lo1, hi1;
+    double overlap_share;  // |I| / max(|B|, |B'|)
+  };
+  const Eigen::Vector2d lo0(0, 0), hi0(1, 1);
+  const std::vector<Case> cases = {
+      {{0.5, 0.25}, {1.0, 0.75}, 0.25},  // shrinks inside B: I = B', |I| / |B| = 1/4
+      {{0.6, 0.5}, {1.6, 1.0}, 0.20},    // half the area, partly outside: I = 0.4 x 0.5
+      {{-0.5, 0.0}, {1.5, 2.0}, 0.25}};  // grows: |B'| = 4, I = B
+  Rng rng(5);
+  for (const Case& cs : cases) {
+    Eigen::MatrixXd z = UniformIn(m, lo0, hi0, rng);
+    const std::vector<int> redrawn = MoveUniformSample(&z, lo0, hi0, cs.lo1, cs.hi1, rng);
+    const double p_redrawn = 1.0 - cs.overlap_share;
+    EXPECT_NEAR(static_cast<double>(redrawn.size()) / m, p_redrawn,
+                5 * std::sqrt(p_redrawn * (1 - p_redrawn) / m));
+    EXPECT_TRUE(std::is_sorted(redrawn.begin(), redrawn.end()));
+    const Eigen::Vector2d w = cs.hi1 - cs.lo1;
+    for (int a = 0; a < 4; ++a)
+      for (int b = 0; b < 4; ++b) {  // 16 cells of the new box, 1/16 of the rows each
+        const Eigen::Vector2d lo(cs.lo1(0) + w(0) * a / 4, cs.lo1(1) + w(1) * b / 4);
+        const Eigen::Vector2d hi = lo + w / 4;
+        EXPECT_NEAR(FractionIn(z, lo, hi), 1.0 / 16, 5 * std::sqrt(1.0 / 16 * 15 / 16 / m))
+            << "cell " << a << "," << b << " of the box from " << cs.lo1.transpose();
+      }
+    EXPECT_DOUBLE_EQ(FractionIn(z, cs.lo1, cs.hi1), 1.0);
+  }
+}
+
+TEST(MoveUniformSample, DisjointBoxesRedrawEveryRowAndBadBoxesAreRejected) {
+  Rng rng(9);
+  const Eigen::Vector2d lo0(0, 0), hi0(1, 1), lo1(2, 2), hi1(3, 3);
+  Eigen::MatrixXd z = UniformIn(100, lo0, hi0, rng);
+  EXPECT_EQ(MoveUniformSample(&z, lo0, hi0, lo1, hi1, rng).size(), 100u);
+  EXPECT_DOUBLE_EQ(FractionIn(z, lo1, hi1), 1.0);
+  EXPECT_THROW(MoveUniformSample(&z, lo0, hi0, lo1, Eigen::Vector2d(3, 2), rng),
+               std::invalid_argument);
+  EXPECT_THROW(
+      MoveUniformSample(&z, lo0, hi0, Eigen::VectorXd::Zero(3), Eigen::VectorXd::Ones(3), rng),
+      std::invalid_argument);
 }
 
 }  // namespace

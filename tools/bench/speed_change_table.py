@@ -2,10 +2,12 @@
 """A speed change of an attack, paired on the same instances: its records before and after.
 
     speed_change_table.py BEFORE.jsonl AFTER.jsonl[:LABEL] [AFTER2.jsonl[:LABEL] ...]
-                          [--attack bos2] [--versus square] [--out TABLE.md]
+                          [--attack bos2] [--after-attack SPEC] [--versus square]
+                          [--out TABLE.md]
 
 Each file holds `advbo bench` records of the same command (same instances, seeds and budget),
-run with two builds or settings. Instances are paired by (dataset, image index, target). One
+run with two builds or settings (--after-attack names the AFTER files' attack when the change
+is a setting, e.g. bos2:precision=1). Instances are paired by (dataset, image index, target). One
 Markdown row per AFTER file:
   - "same records": whether every record field except the timings (same_records.py's
     is_timing: seconds, *_seconds, ...) is equal to BEFORE's;
@@ -67,8 +69,9 @@ def row(before, after, label):
     keys = sorted(set(before) & set(after), key=str)
     if not keys:
         return None
-    same = all({k: v for k, v in before[i].items() if not is_timing(k)} ==
-               {k: v for k, v in after[i].items() if not is_timing(k)} for i in keys)
+    def fields(r):  # the record without its timings and its attack's name
+        return {k: v for k, v in r.items() if not is_timing(k) and k != "attack"}
+    same = all(fields(before[i]) == fields(after[i]) for i in keys)
     b, a = summary(before, keys), summary(after, keys)
     dq, dq_se = mean_se([charged(after[i]) - charged(before[i]) for i in keys])
     ds, ds_se = mean_se([after[i]["bo_seconds"] - before[i]["bo_seconds"] for i in keys])
@@ -117,6 +120,7 @@ def main():
     ap.add_argument("before", help="records.jsonl before the change (optionally :LABEL)")
     ap.add_argument("after", nargs="+", help="records.jsonl after it, each optionally :LABEL")
     ap.add_argument("--attack", default="bos2", help="the attack row compared (default bos2)")
+    ap.add_argument("--after-attack", help="the AFTER files' attack row (default: --attack)")
     ap.add_argument("--versus", help="instead: wall time beside this attack, per file")
     ap.add_argument("--out", help="also write the table to this file")
     args = ap.parse_args()
@@ -129,7 +133,7 @@ def main():
              "| --- | --- | ---: | --- | --- | --- | --- | --- | --- | --- |"]
     for spec in args.after:
         path, _, label = spec.partition(":")
-        line = row(before, load(path, args.attack), label or path)
+        line = row(before, load(path, args.after_attack or args.attack), label or path)
         if line is None:
             print(f"{TOOL}: {path}: no instance in common with {args.before}", file=sys.stderr)
             sys.exit(2)
