@@ -136,7 +136,8 @@ std::vector<int> GpWindow(const std::vector<double>& ys, int max_points) {
 Bos2Options Bos2Options::Tuned() {
   Bos2Options o;
   o.saturation = 3.0;
-  o.candidate_pool = 500;
+  o.candidate_pool = 250;
+  o.acquisition.polish_iterations = 8;
   o.max_gp_points = 200;
   o.refit_every = 0;
   o.perturbation_fit.max_points = o.perturbation_refit.max_points = 100;
@@ -151,7 +152,6 @@ Bos2Options Bos2Options::Fast() {
   Bos2Options o = Tuned();
   o.precision_polish = true;
   o.perturbation_fit.restarts = 0;
-  o.acquisition.polish_iterations = 8;
   o.max_gp_points = 120;
   return o;
 }

@@ -123,17 +123,18 @@ struct Bos2Options {
   /// The thesis-literal configuration (= the member defaults).
   static Bos2Options Thesis() { return Bos2Options{}; }
   /// advbo's default configuration: Thesis() plus the measured improvements (saturation 3,
-  /// noise variance fixed at 1e-6, candidate pools of 500, GP window 200, refits at loop
-  /// starts only on at most 100 points, 20,000 stopping paths, the last third of the budget
-  /// to the full-resolution refinement stage, TuRBO's trust region with its paper defaults),
-  /// each chosen by paired runs against the thesis' configuration and Square on the shipped
-  /// models; the results are in docs/benchmarks/attacks.md.
+  /// noise variance fixed at 1e-6, candidate pools of 250 with 8 L-BFGS-B polish iterations,
+  /// GP window 200, refits at loop starts only on at most 100 points, 20,000 stopping paths,
+  /// the last third of the budget to the full-resolution refinement stage, TuRBO's trust
+  /// region with its paper defaults), each chosen by paired runs against the thesis'
+  /// configuration and Square on the shipped models (docs/benchmarks/attacks.md); the pool
+  /// size and polish iterations by paired runs on fresh instances at the same ASR and queries
+  /// with about 20 % less BO time (docs/benchmarks/performance.md).
   static Bos2Options Tuned();
   /// Tuned() with less BO work per query (`bos2:preset=fast`): the K^-1 polish
   /// (precision_polish), no random restart in the loop-start fits (the GP starts from its
-  /// last hyperparameters), 8 instead of 15 L-BFGS-B polish iterations and a GP window of 120
-  /// instead of 200 points: about 40 % less BO time per query at the same ASR on MNIST in
-  /// paired runs. Not the default because it lost ASR on CIFAR-10 in paired runs.
+  /// last hyperparameters) and a GP window of 120 instead of 200 points. Not the default
+  /// because it lost ASR on CIFAR-10 in paired runs.
   static Bos2Options Fast();
   /// `base` in its MNIST form (advbo; a dataset rule, as Square's authors choose
   /// their window size p_init = 0.8 for MNIST): the refinement stage's windows start at
