@@ -131,6 +131,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1e-6, 1.0));
   app.add_flag("--single", single, "add the single-precision study of the pools");
   CLI11_PARSE(app, argc, argv);
+  if (!(spread >= 1e-6 && spread <= 1.0)) {  // CLI::Range lets NaN through
+    std::fprintf(stderr, "bench_add_gp_ucb: error: --spread must be in [1e-6, 1], got %g\n",
+                 spread);
+    return 1;
+  }
   std::optional<tbb::global_control> limit;
   if (threads > 0) limit.emplace(tbb::global_control::max_allowed_parallelism, threads);
 
