@@ -26,22 +26,34 @@ struct PerturbationSample {
   double y;
 };
 
+// The number of a global pool's rows [0, P] placed at box vertices: vertex_fraction of
+// candidate_pool, the first rows of every group's pool.
+int NumVertexRows(const Bos2Options& opt) {
+  return static_cast<int>(std::lround(opt.acquisition.vertex_fraction * opt.candidate_pool));
+}
+
+// One coordinate of a vertex row: true (the box's upper bound) or false (its lower bound),
+// each with probability 1/2.
+bool VertexAtUpper(bo::Rng& rng) {
+  return !(std::uniform_real_distribution<double>(-1.0, 1.0)(rng) < 0);
+}
+
 // Group j's share of the loop's global candidate pool, in the group's coordinates:
-// candidate_pool rows [P, d_j] uniform in [-1, 1] (a vertex_fraction of them at box vertices).
-// With a trust region (`box` non-null: its lower and upper bounds [D]), uniform in the box and
-// at its vertices instead.
+// candidate_pool rows [P, d_j] uniform in [-1, 1] (the first NumVertexRows of them at box
+// vertices). With a trust region (`box` non-null: its lower and upper bounds [D]), uniform in
+// the box and at its vertices instead.
 Eigen::MatrixXd PoolCandidates(const ExactGP& gp, int j, const Bos2Options& opt,
                                const std::pair<Eigen::VectorXd, Eigen::VectorXd>* box,
                                bo::Rng& rng) {
   const auto& dims = dynamic_cast<const bo::AdditiveKernel&>(gp.kernel()).group(j).active_dims();
   const int p = opt.candidate_pool, dj = static_cast<int>(dims.size());
-  const int n_vertex = static_cast<int>(std::lround(opt.acquisition.vertex_fraction * p));
+  const int n_vertex = NumVertexRows(opt);
   std::uniform_real_distribution<double> unif(-1.0, 1.0);
   Eigen::MatrixXd z(p, dj);
   for (int c = 0; c < p; ++c)
     for (int i = 0; i < dj; ++i) {
       const int a = dims[i];
-      const double v = c < n_vertex ? (unif(rng) < 0 ? -1.0 : 1.0) : unif(rng);
+      const double v = c < n_vertex ? (VertexAtUpper(rng) ? 1.0 : -1.0) : unif(rng);
       z(c, i) =
           box == nullptr ? v : box->first(a) + (box->second(a) - box->first(a)) * 0.5 * (v + 1.0);
     }
@@ -51,7 +63,7 @@ Eigen::MatrixXd PoolCandidates(const ExactGP& gp, int j, const Bos2Options& opt,
 // Group j's pool candidates [candidate_pool, d_j] of `pool` carried from the box
 // [old_lb, old_ub] to [lb, ub] (each [D]): the uniform rows by bo::MoveUniformSample (a
 // uniform sample of the new box that keeps the rows the coupling allows), the vertex rows
-// (PoolCandidates' first ones) redrawn as vertices of the new box.
+// (PoolCandidates' first NumVertexRows) redrawn as vertices of the new box.
 Eigen::MatrixXd MovedPoolCandidates(const ExactGP& gp, int j, const bo::AdditiveCandidatePool& pool,
                                     const Eigen::VectorXd& old_lb, const Eigen::VectorXd& old_ub,
                                     const Eigen::VectorXd& lb, const Eigen::VectorXd& ub,
@@ -59,9 +71,7 @@ Eigen::MatrixXd MovedPoolCandidates(const ExactGP& gp, int j, const bo::Additive
   const auto& dims = dynamic_cast<const bo::AdditiveKernel&>(gp.kernel()).group(j).active_dims();
   const int dj = static_cast<int>(dims.size());
   Eigen::MatrixXd z = pool.group_candidates(j);
-  const int n_vertex = std::min<int>(
-      static_cast<int>(std::lround(opt.acquisition.vertex_fraction * opt.candidate_pool)),
-      static_cast<int>(z.rows()));
+  const int n_vertex = std::min<int>(NumVertexRows(opt), static_cast<int>(z.rows()));
   Eigen::VectorXd olo(dj), ohi(dj), lo(dj), hi(dj);
   for (int i = 0; i < dj; ++i) {
     olo(i) = old_lb(dims[i]);
@@ -69,9 +79,8 @@ Eigen::MatrixXd MovedPoolCandidates(const ExactGP& gp, int j, const bo::Additive
     lo(i) = lb(dims[i]);
     hi(i) = ub(dims[i]);
   }
-  std::uniform_real_distribution<double> unif(-1.0, 1.0);
   for (int c = 0; c < n_vertex; ++c)
-    for (int i = 0; i < dj; ++i) z(c, i) = unif(rng) < 0 ? lo(i) : hi(i);
+    for (int i = 0; i < dj; ++i) z(c, i) = VertexAtUpper(rng) ? hi(i) : lo(i);
   Eigen::MatrixXd uniform = z.bottomRows(z.rows() - n_vertex);
   bo::MoveUniformSample(&uniform, olo, ohi, lo, hi, rng);
   z.bottomRows(z.rows() - n_vertex) = uniform;

@@ -249,15 +249,21 @@ void AdditiveCandidatePool::Recompute(const ExactGP& gp, Group* g, int j) {
   g->a.setZero(m);
   g->b.setZero(m);
   if (m == 0 || n == 0) return;
+  ComputeColumns(gp, j, g->zj, g->v.topRows(n), &g->vsq, &g->a, &g->b);
+}
+
+void AdditiveCandidatePool::ComputeColumns(const ExactGP& gp, int j, const Eigen::MatrixXd& zj,
+                                           Eigen::Ref<Eigen::MatrixXd> v, Eigen::VectorXd* vsq,
+                                           Eigen::VectorXd* a, Eigen::VectorXd* b) const {
   const StationaryKernel& kj = AsAdditive(gp).group(j);
-  g->v.topRows(n) = kj.EvalOnActive(kj.ActiveColumns(gp.X()), g->zj);  // K_j(X, Z) [N, M]
-  gp.cholesky().triangularView<Eigen::Lower>().solveInPlace(g->v.topRows(n));
-  g->vsq = g->v.topRows(n).colwise().squaredNorm().transpose();
-  Eigen::MatrixXd ue(n, 2);
+  v = kj.EvalOnActive(kj.ActiveColumns(gp.X()), zj);  // K_j(X, Z) [N, m]
+  gp.cholesky().triangularView<Eigen::Lower>().solveInPlace(v);
+  *vsq = v.colwise().squaredNorm().transpose();
+  Eigen::MatrixXd ue(v.rows(), 2);
   ue << u_, e_;
-  const Eigen::MatrixXd ab = g->v.topRows(n).transpose() * ue;  // [M, 2]
-  g->a = ab.col(0);
-  g->b = ab.col(1);
+  const Eigen::MatrixXd ab = v.transpose() * ue;  // [m, 2]
+  *a = ab.col(0);
+  *b = ab.col(1);
 }
 
 bool AdditiveCandidatePool::SameState(const ExactGP& gp) const {
@@ -347,17 +353,17 @@ void AdditiveCandidatePool::UpdateAllGroupCandidates(const ExactGP& gp,
       if (zj[j].row(c) != g.zj.row(c)) changed.push_back(c);
     g.zj = std::move(zj[j]);
     if (changed.empty()) return;
-    const StationaryKernel& kj = AsAdditive(gp).group(j);
     Eigen::MatrixXd znew(static_cast<Eigen::Index>(changed.size()), g.zj.cols());
     for (size_t c = 0; c < changed.size(); ++c) znew.row(c) = g.zj.row(changed[c]);
-    Eigen::MatrixXd vnew = kj.EvalOnActive(kj.ActiveColumns(gp.X()), znew);  // [N, m']
-    gp.cholesky().triangularView<Eigen::Lower>().solveInPlace(vnew);
+    Eigen::MatrixXd vnew(n, znew.rows());
+    Eigen::VectorXd vsq, a, b;
+    ComputeColumns(gp, j, znew, vnew, &vsq, &a, &b);
     for (size_t c = 0; c < changed.size(); ++c) {
       const Eigen::Index col = changed[c];
       g.v.col(col).head(n) = vnew.col(c);
-      g.vsq(col) = vnew.col(c).squaredNorm();
-      g.a(col) = vnew.col(c).dot(u_);
-      g.b(col) = vnew.col(c).dot(e_);
+      g.vsq(col) = vsq(c);
+      g.a(col) = a(c);
+      g.b(col) = b(c);
     }
     UpdateMean(gp, &g);
     computed[j] = static_cast<long>(changed.size());

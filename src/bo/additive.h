@@ -169,6 +169,12 @@ class AdditiveCandidatePool {
     Eigen::VectorXd vsq, a, b, mean;  // [M] each
   };
   void Recompute(const ExactGP& gp, Group* g, int j);
+  // Group j's caches for candidates zj [m, d_j] against gp (N >= 1 rows): v = L^{-1} K_j(X, zj)
+  // [N, m] written into *v, and per candidate vsq, a = V^T u and b = V^T e [m]. Recompute and
+  // UpdateAllGroupCandidates both compute columns with it.
+  void ComputeColumns(const ExactGP& gp, int j, const Eigen::MatrixXd& zj,
+                      Eigen::Ref<Eigen::MatrixXd> v, Eigen::VectorXd* vsq, Eigen::VectorXd* a,
+                      Eigen::VectorXd* b) const;
   void CheckGroupCandidates(const ExactGP& gp, const std::vector<Eigen::MatrixXd>& zj) const;
   void UpdateMean(const ExactGP& gp, Group* g) const;
   void SolveTargets(const ExactGP& gp);
