@@ -336,6 +336,10 @@ void AdditiveCandidatePool::SetAllGroupCandidates(const ExactGP& gp,
 void AdditiveCandidatePool::UpdateAllGroupCandidates(const ExactGP& gp,
                                                      std::vector<Eigen::MatrixXd> zj) {
   CheckGroupCandidates(gp, zj);
+  // A full recomputation is due (refit, refactorisation, new data): every candidate's caches
+  // are computed once, as by SetAllGroupCandidates, not the old ones first and the changed
+  // ones again.
+  if (!SameState(gp)) return SetAllGroupCandidates(gp, std::move(zj));
   Sync(gp);  // the staying rows' caches as of gp
   const Eigen::Index n = gp.num_data();
   std::vector<long> computed(num_groups(), 0);

@@ -139,8 +139,10 @@ class AdditiveCandidatePool {
   /// j's candidates, and only the rows that differ from the group's current ones (all of
   /// them if M_j changed) get their caches computed, O(N^2) per changed row instead of
   /// O(N^2 M_j); the other rows keep theirs, extended by Sync (equal to a recomputation up to
-  /// round-off). Groups in parallel (TBB), each with its serial result. Throws
-  /// std::invalid_argument as SetAllGroupCandidates.
+  /// round-off). When gp changed otherwise than by growing (a refit, a refactorisation, new
+  /// data), every row is computed once, exactly as by SetAllGroupCandidates. Groups in
+  /// parallel (TBB), each with its serial result. Throws std::invalid_argument as
+  /// SetAllGroupCandidates.
   void UpdateAllGroupCandidates(const ExactGP& gp, std::vector<Eigen::MatrixXd> zj);
   /// Brings every group's caches in line with gp (extension or full recomputation; the
   /// groups in parallel, each with the serial result).

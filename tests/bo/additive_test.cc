@@ -389,6 +389,32 @@ TEST(AdditiveCandidatePool, UpdatingSomeRowsComputesOnlyThoseAndMatchesTheDirect
                std::invalid_argument);
 }
 
+TEST(AdditiveCandidatePool, UpdatingAfterTheGpChangedComputesEveryRowOnceAsSetAll) {
+  Rng rng(12);
+  TwoGroupPool setup(rng);
+  ExactGP& gp = setup.gp;
+  AdditiveCandidatePool& pool = setup.pool;
+  // New hyperparameters: the old caches are stale, so a full recomputation is due.
+  Eigen::VectorXd theta = gp.LogHyperparameters();
+  theta(0) += 0.3;
+  gp.SetLogHyperparameters(theta);
+  std::vector<Eigen::MatrixXd> zj = {pool.group_candidates(0), pool.group_candidates(1)};
+  zj[0].row(3) = Uniform(1, 2, rng);
+  const long before = pool.num_columns_computed();
+  pool.UpdateAllGroupCandidates(gp, zj);
+  const long rows = zj[0].rows() + zj[1].rows();
+  EXPECT_EQ(pool.num_columns_computed() - before, rows);  // each row once, none twice
+  AdditiveCandidatePool all(gp);
+  all.SetAllGroupCandidates(gp, zj);
+  for (int j = 0; j < 2; ++j) {
+    Eigen::VectorXd m1, v1, m2, v2;
+    pool.Posterior(gp, j, &m1, &v1);
+    all.Posterior(gp, j, &m2, &v2);
+    EXPECT_EQ(m1, m2);
+    EXPECT_EQ(v1, v2);
+  }
+}
+
 TEST(AdditiveCandidatePool, PooledBatchDoesNotDependOnTheThreadCount) {
   Rng rng(8);
   // Six groups of two on [-1, 1]^12, so the parallel pass has groups to share out.
