@@ -20,10 +20,12 @@ TOOL = "profile_table"
 PARTS = [
     ("Add-GP-UCB polish (L-BFGS-B on each group's UCB)", "bo::(anonymous namespace)::PolishGroup"),
     ("of which the UCB and its gradient", "bo::ComponentUcb::Value"),
-    ("candidate pools: redrawn and recomputed (trust region moved)",
+    ("candidate pools: drawn afresh, caches from scratch",
      ("bo::AdditiveCandidatePool::SetAllGroupCandidates",
       "bo::AdditiveCandidatePool::SetCandidates")),
     ("of which L⁻¹ K(X, Z) from scratch", "bo::AdditiveCandidatePool::Recompute"),
+    ("candidate pools: carried along a trust-region move, changed candidates' caches",
+     "bo::AdditiveCandidatePool::UpdateAllGroupCandidates"),
     ("candidate pools: incremental update (new rows)", "bo::AdditiveCandidatePool::Sync"),
     ("GP hyperparameter fits", "bo::FitHyperparameters"),
     ("Bayesian optimal stopping", "bo::BosDecisionTable::Solve"),
