@@ -105,9 +105,9 @@ def gp_row():
 def main():
     rows = [
         ("BOS² vs Square, CIFAR-10, targeted, 8-bit, ε = 0.05, T = 900",
-         attack_row("cifar10_cw", "square", "Square"), "attacks.md"),
+         attack_row("pool250_polish8/cifar10_cw", "square", "Square"), "attacks.md"),
         ("BOS² vs Square, MNIST, targeted, 8-bit, ε = 0.3, T = 900",
-         attack_row("mnist_cw", "square", "Square"), "attacks.md"),
+         attack_row("pool250_polish8/mnist_cw", "square", "Square"), "attacks.md"),
         ("BOS² vs BayesOpt, the BOS² thesis' protocol (Carlini's MNIST network)",
          attack_row("thesis_protocol", "bayesopt", "BayesOpt"), "attacks.md"),
         ("hard-label, CIFAR-10, L2, untargeted", distance_row(),
