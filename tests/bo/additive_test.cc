@@ -201,6 +201,18 @@ TEST(AdditiveCandidatePool, IncrementalPosteriorEqualsTheDirectOne) {
 
 // A two-group additive GP ({0, 1}, {2, 3}) on 25 uniform points of [-1, 1]^4 and a pool of
 // 200 uniform candidates per group.
+// Every group's pool posterior of a equals b's exactly (mean and variance, as of gp).
+void ExpectSamePosteriors(const ExactGP& gp, const AdditiveCandidatePool& a,
+                          const AdditiveCandidatePool& b) {
+  for (int j = 0; j < a.num_groups(); ++j) {
+    Eigen::VectorXd m1, v1, m2, v2;
+    a.Posterior(gp, j, &m1, &v1);
+    b.Posterior(gp, j, &m2, &v2);
+    EXPECT_EQ(m1, m2) << "group " << j;
+    EXPECT_EQ(v1, v2) << "group " << j;
+  }
+}
+
 struct TwoGroupPool {
   explicit TwoGroupPool(Rng& rng)
       : x(Uniform(25, 4, rng)),
@@ -334,13 +346,7 @@ TEST(AdditiveCandidatePool, GroupCoordinatesAndAllGroupsAtOnceGiveTheSameCaches)
   by_group.SetGroupCandidates(gp, 0, zj[0]);
   by_group.SetGroupCandidates(gp, 1, zj[1]);
   all.SetAllGroupCandidates(gp, zj);
-  for (int j = 0; j < 2; ++j) {
-    Eigen::VectorXd m1, v1, m2, v2;
-    by_group.Posterior(gp, j, &m1, &v1);
-    all.Posterior(gp, j, &m2, &v2);
-    EXPECT_EQ(m1, m2);
-    EXPECT_EQ(v1, v2);
-  }
+  ExpectSamePosteriors(gp, by_group, all);
   EXPECT_EQ(all.group_candidates(1).rows(), 0);
   // Wrong shapes: named, nothing changed.
   EXPECT_THROW(all.SetGroupCandidates(gp, 0, Uniform(5, 3, rng)), std::invalid_argument);
@@ -406,13 +412,7 @@ TEST(AdditiveCandidatePool, UpdatingAfterTheGpChangedComputesEveryRowOnceAsSetAl
   EXPECT_EQ(pool.num_columns_computed() - before, rows);  // each row once, none twice
   AdditiveCandidatePool all(gp);
   all.SetAllGroupCandidates(gp, zj);
-  for (int j = 0; j < 2; ++j) {
-    Eigen::VectorXd m1, v1, m2, v2;
-    pool.Posterior(gp, j, &m1, &v1);
-    all.Posterior(gp, j, &m2, &v2);
-    EXPECT_EQ(m1, m2);
-    EXPECT_EQ(v1, v2);
-  }
+  ExpectSamePosteriors(gp, pool, all);
 }
 
 TEST(AdditiveCandidatePool, PooledBatchDoesNotDependOnTheThreadCount) {
